@@ -1,0 +1,74 @@
+package io.spillway.api;
+
+import java.util.function.Consumer;
+
+/**
+ * The client side of an admission scheme for one client session: a queue of requests waiting for
+ * permission to be sent (a credit, a window slot, a rate token), which expires requests that have
+ * waited too long to meet their SLO (Breakwater §3.3).
+ *
+ * <p>A driver (the transport's client, or the simulator) calls {@link #offer} when the application
+ * issues a request, then {@link #poll} until it returns {@code null}, sending each request it
+ * returns; it feeds back every response and control message, and calls {@link #expire} no later than
+ * {@link #nextWakeupNanos()}.
+ *
+ * <p>Not thread-safe: a session's gate is confined to one thread (its event loop) or guarded by
+ * the driver.
+ *
+ * @param <R> the driver's request type, opaque to the gate
+ */
+public interface ClientGate<R> {
+
+  /**
+   * Queues a request issued at {@code nowNanos}.
+   *
+   * @return {@code false} if the gate refused it outright (a client-side drop); the caller then
+   *     fails it at once
+   */
+  boolean offer(R request, long nowNanos);
+
+  /**
+   * Returns the next request that may be sent now, oldest first, having written the overload
+   * fields it carries (session, demand, flags) into {@code header}; {@code null} if none may go.
+   */
+  R poll(long nowNanos, RequestMetadata header);
+
+  /**
+   * Feeds back the response (or reject) to a request this gate released.
+   *
+   * @param sentAtNanos when the request left the client
+   */
+  void onResponse(ResponseMetadata response, long sentAtNanos, long nowNanos);
+
+  /** Feeds back an explicit control message (a credit) from the server. */
+  default void onControl(ResponseMetadata control, long nowNanos) { }
+
+  /**
+   * Removes queued requests that can no longer meet their SLO and hands each to {@code expired};
+   * the caller fails them with {@link Status#EXPIRED}. Returns how many were removed.
+   */
+  int expire(long nowNanos, Consumer<? super R> expired);
+
+  /**
+   * When the gate next needs {@link #expire} or {@link #poll} to be called even if nothing else
+   * happens (the oldest request's expiry, a rate limiter's next token). Only meaningful while
+   * {@link #queued()} is positive.
+   */
+  long nextWakeupNanos();
+
+  /** Requests waiting in this gate. */
+  int queued();
+
+  /**
+   * A demand report the driver must send as a control message because no request can carry it
+   * (demand synchronisation), or {@code -1} if there is none. Taking it clears it.
+   */
+  default int takeDemandReport() {
+    return -1;
+  }
+
+  /** Whether the session has registered with the server (sent its first request). */
+  default boolean isRegistered() {
+    return true;
+  }
+}

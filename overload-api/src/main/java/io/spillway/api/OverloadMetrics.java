@@ -1,0 +1,26 @@
+package io.spillway.api;
+
+/**
+ * Where gates report what they do. Every method has an empty default, and {@link #NONE} is the
+ * default everywhere, so metrics cost nothing unless a caller plugs in an implementation (a
+ * Micrometer or JFR adapter, or the simulator's counters).
+ *
+ * <p>Implementations must be thread-safe, fast and non-blocking: they are called on the hot path.
+ */
+public interface OverloadMetrics {
+
+  /** Reports nothing. */
+  OverloadMetrics NONE = new OverloadMetrics() { };
+
+  /** A server gate decided on a request: {@link Status#OK} when admitted, else the rejection. */
+  default void onAdmission(Status decision) { }
+
+  /** A permit ended. */
+  default void onCompletion(Outcome outcome) { }
+
+  /** A credit pool was resized: its target size, credits currently issued, sessions registered. */
+  default void onCreditPool(long total, long issued, int sessions) { }
+
+  /** An explicit control message (credit, demand) was sent. */
+  default void onControlMessage() { }
+}

@@ -1,0 +1,120 @@
+package io.spillway.api;
+
+/**
+ * The overload fields a response (or reject, or explicit control message) carries back: its
+ * status, the change to the session's credit window, and the price of the interface.
+ *
+ * <p>Credit delta: the signed change of the session's credit window, where the window counts the
+ * session's requests in flight at the server plus its unused credits (Breakwater §3.2.1; the
+ * authors' implementation keeps exactly this per-session window). A negative delta revokes
+ * credits. Deltas are applied in the order they are sent, which the transport preserves per
+ * session.
+ *
+ * <p>Mutable and reusable; not thread-safe.
+ */
+public final class ResponseMetadata {
+
+  /** Marks {@link #price()} as absent: prices are sent lazily (Rajomon §3.4). */
+  public static final long NO_PRICE = Long.MIN_VALUE;
+
+  private long sessionId;
+  private long requestId;
+  private Status status = Status.OK;
+  private int creditDelta;
+  private long creditId;
+  private long price = NO_PRICE;
+  private int threshold;
+
+  /** Clears every field to its default, for reuse. */
+  public ResponseMetadata reset() {
+    sessionId = 0;
+    requestId = 0;
+    status = Status.OK;
+    creditDelta = 0;
+    creditId = 0;
+    price = NO_PRICE;
+    threshold = 0;
+    return this;
+  }
+
+  public long sessionId() {
+    return sessionId;
+  }
+
+  public ResponseMetadata sessionId(long value) {
+    sessionId = value;
+    return this;
+  }
+
+  public long requestId() {
+    return requestId;
+  }
+
+  public ResponseMetadata requestId(long value) {
+    requestId = value;
+    return this;
+  }
+
+  public Status status() {
+    return status;
+  }
+
+  public ResponseMetadata status(Status value) {
+    if (value == null) {
+      throw new NullPointerException("status");
+    }
+    status = value;
+    return this;
+  }
+
+  /** The signed change of the session's credit window. */
+  public int creditDelta() {
+    return creditDelta;
+  }
+
+  public ResponseMetadata creditDelta(int value) {
+    creditDelta = value;
+    return this;
+  }
+
+  /** Echo of the credit id the request spent, for end-to-end RTT (Protego). */
+  public long creditId() {
+    return creditId;
+  }
+
+  public ResponseMetadata creditId(long value) {
+    creditId = value;
+    return this;
+  }
+
+  /** The interface's price, or {@link #NO_PRICE} when this response carries none. */
+  public long price() {
+    return price;
+  }
+
+  public ResponseMetadata price(long value) {
+    price = value;
+    return this;
+  }
+
+  public boolean hasPrice() {
+    return price != NO_PRICE;
+  }
+
+  /** A server-advertised admission threshold (DAGOR's priority level); zero when unused. */
+  public int threshold() {
+    return threshold;
+  }
+
+  public ResponseMetadata threshold(int value) {
+    threshold = value;
+    return this;
+  }
+
+  @Override
+  public String toString() {
+    return "ResponseMetadata[session=" + sessionId + ", request=" + requestId + ", status="
+        + status + ", creditDelta=" + creditDelta + ", creditId=" + creditId + ", price="
+        + (hasPrice() ? price : "none") + ", threshold=" + threshold + "]";
+  }
+}

@@ -1,0 +1,33 @@
+package io.spillway.api;
+
+/**
+ * The handle for one request a server has decided on. It must be completed exactly once, whether
+ * the request was admitted (then with the outcome of its handling) or rejected at admission (then
+ * with {@link Outcome#DROPPED}, which produces the fast reject). Completing writes the response's
+ * overload fields, including the credits piggybacked on it.
+ *
+ * <p>Thread-safe: a permit may be created on an event loop and completed on a worker thread. A
+ * second completion throws {@link IllegalStateException}; see {@link AbstractServerPermit}.
+ */
+public interface ServerPermit {
+
+  /** Whether the request may run. */
+  boolean isAdmitted();
+
+  /** {@link Status#OK} if admitted, otherwise why it was rejected. */
+  Status status();
+
+  /**
+   * Ends the request and fills {@code response} with its status and piggybacked overload fields.
+   *
+   * @param outcome how it ended; a rejected permit must end as {@link Outcome#DROPPED}
+   * @param nowNanos the current time, shared with whatever else the caller timed
+   * @param response filled in by this call, sent by the caller
+   * @throws IllegalStateException if already completed
+   * @throws IllegalArgumentException if a rejected permit is completed with another outcome
+   */
+  void complete(Outcome outcome, long nowNanos, ResponseMetadata response);
+
+  /** Whether {@link #complete} has been called. */
+  boolean isCompleted();
+}

@@ -1,0 +1,50 @@
+package io.spillway.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class RequestBudgetTest {
+
+  @Test
+  void budgetIsTargetMinusServiceMinusNetwork() {
+    // Protego §3.2: budget = target delay − p99 service − p99 network; e.g. 200 − 40 − 10 µs.
+    RequestBudget b = RequestBudget.fromTarget(200_000, 40_000, 10_000);
+    assertEquals(150_000, b.remainingNanos());
+    assertEquals(0, RequestBudget.fromTarget(10, 40, 10).remainingNanos());
+  }
+
+  @Test
+  void chargingShrinksAndStopsAtZero() {
+    RequestBudget b = RequestBudget.of(100);
+    assertTrue(b.fits(100));
+    assertFalse(b.fits(101));
+    b.charge(30);
+    assertEquals(70, b.remainingNanos());
+    b.charge(-5);
+    assertEquals(70, b.remainingNanos());
+    b.charge(500);
+    assertEquals(0, b.remainingNanos());
+    assertTrue(b.isExhausted());
+  }
+
+  @Test
+  void travelsInAScopedValue() throws Exception {
+    assertNull(RequestBudget.currentOrNull());
+    RequestBudget b = RequestBudget.of(1_000);
+    RequestBudget seen = ScopedValue.where(RequestBudget.CURRENT, b).call(RequestBudget::currentOrNull);
+    assertSame(b, seen);
+    assertNull(RequestBudget.currentOrNull());
+  }
+
+  @Test
+  void rejectsNegativeInputs() {
+    assertThrows(IllegalArgumentException.class, () -> RequestBudget.of(-1));
+    assertThrows(IllegalArgumentException.class, () -> RequestBudget.fromTarget(1, -1, 0));
+  }
+}

@@ -1,0 +1,140 @@
+package io.spillway.api.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every admission scheme must pass (../shared/STYLE.md, habit 6). Subclass it and
+ * return the scheme under test; the suite drives it in a {@link ContractWorld} in virtual time.
+ *
+ * <ul>
+ *   <li>every request ends exactly once, and every permit is completed exactly once;
+ *   <li>a credit scheme's clients never have more in flight than they were granted, and its server
+ *       refuses a client that floods past its grant;
+ *   <li>after an overload step ends, the scheme serves the reduced load in full again;
+ *   <li>the results are the same with a clock started just before {@link Long#MAX_VALUE}.
+ * </ul>
+ *
+ * <p>Seeds are fixed; set {@code -Dspillway.seed=N} to explore another.
+ */
+public abstract class AdmissionContract {
+
+  /** The world's shape: 50 clients, 4 workers, 10 µs service, 10 µs RTT, 200 µs SLO. */
+  protected static final int CLIENTS = 50;
+  protected static final int WORKERS = 4;
+  protected static final long SERVICE_NANOS = 10_000;
+  protected static final long RTT_NANOS = 10_000;
+  protected static final long SLO_NANOS = 200_000;
+  private static final long MS = 1_000_000;
+
+  /** The scheme under test, configured for the world's SLO and RTT. */
+  protected abstract OverloadScheme scheme(long sloNanos, long rttNanos);
+
+  protected long seed() {
+    String s = System.getProperty("spillway.seed");
+    return s == null || s.isBlank() ? 42 : Long.parseLong(s);
+  }
+
+  private ContractWorld world(long origin) {
+    return new ContractWorld(scheme(SLO_NANOS, RTT_NANOS), origin, CLIENTS, WORKERS,
+        SERVICE_NANOS, RTT_NANOS, SLO_NANOS, seed());
+  }
+
+  private static double capacity() {
+    return WORKERS * 1e9 / SERVICE_NANOS;
+  }
+
+  @Test
+  void everyRequestAndEveryPermitEndsExactlyOnce() {
+    ContractWorld w = world(0);
+    w.setRate(2 * capacity());
+    w.runFor(50 * MS);
+    w.setRate(0);
+    w.runFor(500 * MS); // long enough to drain even an uncontrolled backlog
+    assertTrue(w.issued() > 1000, "the world should have been busy: " + w.fingerprint());
+    assertEquals(0, w.unfinished(), "every request must end: " + w.fingerprint());
+    assertEquals(0, w.endedTwice(), "no request may end twice: " + w.fingerprint());
+    assertEquals(0, w.gate().outstanding(), "every permit must be completed");
+    w.gate().assertNoLeaks();
+  }
+
+  @Test
+  void aPermitCannotBeCompletedTwice() {
+    ContractWorld w = world(0);
+    ServerPermit permit = w.gate().admit(
+        new RequestMetadata().sessionId(1).flags(RequestMetadata.FLAG_REGISTER), w.clock().read());
+    assertNotNull(permit);
+    Outcome outcome = permit.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED;
+    permit.complete(outcome, w.clock().read(), new ResponseMetadata());
+    assertThrows(IllegalStateException.class,
+        () -> permit.complete(outcome, w.clock().read(), new ResponseMetadata()));
+  }
+
+  @Test
+  void clientsNeverSendBeyondTheirGrant() {
+    assumeTrue(scheme(SLO_NANOS, RTT_NANOS).issuesCredits(), "scheme issues no credits");
+    ContractWorld w = world(0);
+    w.setRate(3 * capacity());
+    w.runFor(30 * MS);
+    w.setRate(0.5 * capacity());
+    w.runFor(30 * MS);
+    assertTrue(w.grantViolations().isEmpty(), String.join("\n", w.grantViolations()));
+  }
+
+  @Test
+  void serverRefusesAFloodBeyondTheGrant() {
+    assumeTrue(scheme(SLO_NANOS, RTT_NANOS).issuesCredits(), "scheme issues no credits");
+    ContractWorld w = world(0);
+    w.flood(1, 500);
+    w.runFor(20 * MS);
+    assertTrue(w.rejected(Status.REJECTED_NO_CREDIT) > 0,
+        "a session that sends 500 requests on one credit must be refused: " + w.fingerprint());
+    assertTrue(w.gate().admitted() < 500, w.fingerprint());
+    w.gate().assertNoLeaks();
+  }
+
+  @Test
+  void recoversAfterALoadStep() {
+    ContractWorld w = world(0);
+    w.setRate(3 * capacity());
+    w.runFor(100 * MS);
+    w.setRate(0.5 * capacity());
+    w.runFor(100 * MS); // settle
+    long issued = w.issued();
+    long served = w.served();
+    long shed = w.rejectedTotal() + w.expired();
+    w.runFor(50 * MS);
+    long issuedAfter = w.issued() - issued;
+    long servedAfter = w.served() - served;
+    long shedAfter = w.rejectedTotal() + w.expired() - shed;
+    assertTrue(issuedAfter > 1000, w.fingerprint());
+    assertEquals(0, shedAfter, "at half capacity nothing should be shed once recovered: " + w.fingerprint());
+    assertTrue(servedAfter >= 0.99 * issuedAfter,
+        "served " + servedAfter + " of " + issuedAfter + " after the step: " + w.fingerprint());
+  }
+
+  @Test
+  void sameResultsWithAClockAboutToWrap() {
+    ContractWorld plain = world(0);
+    ContractWorld wrapping = world(Long.MAX_VALUE - 25 * MS);
+    for (ContractWorld w : new ContractWorld[] {plain, wrapping}) {
+      w.setRate(2 * capacity());
+      w.runFor(50 * MS);
+      w.setRate(0);
+      w.runFor(500 * MS);
+    }
+    assertEquals(plain.fingerprint(), wrapping.fingerprint());
+    wrapping.gate().assertNoLeaks();
+  }
+}

@@ -1,0 +1,304 @@
+package io.spillway.api.testing;
+
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.TimestampedQueue;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * A small closed world for the admission contract: clients with the scheme's client gates, a
+ * server with the scheme's server gate (wrapped in a {@link LeakCheckingServerGate}), a fixed
+ * number of workers with a fixed service time, and a network with a fixed RTT, all on one
+ * {@link VirtualClock}. Arrivals are Poisson at a rate the test sets; everything is deterministic
+ * for the seed.
+ *
+ * <p>It records what the contract checks: every request issued ends exactly once at its client
+ * (served, rejected or expired), and a credit scheme's client never has more requests in flight
+ * than the credits it has been granted.
+ */
+public final class ContractWorld {
+
+  /** A request as the world tracks it. */
+  private static final class Call {
+    final Client client;
+    final long issuedAt;
+    long sentAt;
+    ServerPermit permit;
+    boolean ended;
+
+    Call(Client client, long issuedAt) {
+      this.client = client;
+      this.issuedAt = issuedAt;
+    }
+  }
+
+  private final class Client {
+    final long sessionId;
+    final ClientGate<Call> gate;
+    long granted;
+    int inFlight;
+    long wakeupAt = Long.MIN_VALUE;
+
+    Client(long sessionId, ClientGate<Call> gate) {
+      this.sessionId = sessionId;
+      this.gate = gate;
+    }
+  }
+
+  private final OverloadScheme scheme;
+  private final VirtualClock clock;
+  private final long halfRtt;
+  private final long serviceNanos;
+  private final LeakCheckingServerGate gate;
+  private final TimestampedQueue<Call> runQueue = new TimestampedQueue<>();
+  private final List<Client> clients = new ArrayList<>();
+  private final SplittableRandom random;
+  private int idleWorkers;
+  private double ratePerNano;
+  private io.spillway.api.Cancellable nextArrival;
+
+  private long issued;
+  private long served;
+  private long expired;
+  private long endedTwice;
+  private final Map<Status, Long> rejected = new EnumMap<>(Status.class);
+  private final List<String> grantViolations = new ArrayList<>();
+
+  /**
+   * @param origin the clock's reading at the start (use one near {@link Long#MAX_VALUE} to test
+   *     wrap-around)
+   */
+  public ContractWorld(OverloadScheme scheme, long origin, int clientCount, int workers,
+      long serviceNanos, long rttNanos, long sloNanos, long seed) {
+    this.scheme = scheme;
+    this.clock = new VirtualClock(origin);
+    this.halfRtt = rttNanos / 2;
+    this.serviceNanos = serviceNanos;
+    this.idleWorkers = workers;
+    this.random = new SplittableRandom(seed);
+    this.gate = new LeakCheckingServerGate(scheme.newServerGate(new ServerEnvironment(clock, clock,
+        runQueue, this::explicitCredit, OverloadMetrics.NONE, workers)));
+    for (int i = 0; i < clientCount; i++) {
+      long id = i + 1;
+      clients.add(new Client(id, scheme.newClientGate(new ClientEnvironment(id, sloNanos, OverloadMetrics.NONE))));
+    }
+    gate.start();
+  }
+
+  /** The server's capacity in requests per second. */
+  public double capacityRps(int workers) {
+    return workers * 1e9 / serviceNanos;
+  }
+
+  /** Sets the total Poisson arrival rate (0 stops arrivals). */
+  public void setRate(double requestsPerSecond) {
+    if (nextArrival != null) {
+      nextArrival.cancel();
+      nextArrival = null;
+    }
+    ratePerNano = requestsPerSecond / 1e9;
+    scheduleArrival();
+  }
+
+  /** Runs the world for {@code nanos} of virtual time. */
+  public void runFor(long nanos) {
+    clock.advance(nanos);
+  }
+
+  private void scheduleArrival() {
+    if (ratePerNano <= 0) {
+      return;
+    }
+    long gap = Math.max(1, Math.round(-Math.log(1 - random.nextDouble()) / ratePerNano));
+    nextArrival = clock.schedule(() -> {
+      issue(clients.get(random.nextInt(clients.size())));
+      scheduleArrival();
+    }, gap);
+  }
+
+  private void issue(Client c) {
+    issued++;
+    Call call = new Call(c, clock.read());
+    if (!c.gate.offer(call, clock.read())) {
+      end(call);
+      expired++;
+      return;
+    }
+    drain(c);
+  }
+
+  private void drain(Client c) {
+    c.gate.expire(clock.read(), call -> {
+      end(call);
+      expired++;
+    });
+    RequestMetadata header = new RequestMetadata();
+    Call call;
+    while ((call = c.gate.poll(clock.read(), header)) != null) {
+      if (header.isRegister()) {
+        c.granted += 1; // the registering request carries its own credit
+      }
+      c.inFlight++;
+      if (scheme.issuesCredits() && c.inFlight > c.granted && grantViolations.size() < 10) {
+        grantViolations.add("session " + c.sessionId + " had " + c.inFlight + " in flight with "
+            + c.granted + " granted at t=" + clock.elapsed());
+      }
+      call.sentAt = clock.read();
+      Call sent = call;
+      RequestMetadata copy = new RequestMetadata().sessionId(header.sessionId())
+          .requestId(issued).demand(header.demand()).flags(header.flags());
+      clock.schedule(() -> serverReceive(sent, copy), halfRtt);
+      header.reset();
+    }
+    int demand = c.gate.takeDemandReport();
+    if (demand >= 0) {
+      clock.schedule(() -> gate.onDemand(c.sessionId, demand, clock.read()), halfRtt);
+    }
+    if (c.gate.queued() > 0) {
+      long at = c.gate.nextWakeupNanos();
+      if (c.wakeupAt == Long.MIN_VALUE || at - c.wakeupAt < 0) {
+        c.wakeupAt = at;
+        long delay = Math.max(1, at - clock.read());
+        clock.schedule(() -> {
+          if (c.wakeupAt == at) {
+            c.wakeupAt = Long.MIN_VALUE;
+            drain(c);
+          }
+        }, delay);
+      }
+    }
+  }
+
+  private void serverReceive(Call call, RequestMetadata header) {
+    ServerPermit permit = gate.admit(header, clock.read());
+    call.permit = permit;
+    if (!permit.isAdmitted()) {
+      ResponseMetadata reject = new ResponseMetadata();
+      permit.complete(Outcome.DROPPED, clock.read(), reject);
+      clock.schedule(() -> clientReceive(call, reject), halfRtt);
+      return;
+    }
+    if (idleWorkers > 0) {
+      startService(call);
+    } else {
+      runQueue.offer(call, clock.read());
+    }
+  }
+
+  private void startService(Call call) {
+    idleWorkers--;
+    clock.schedule(() -> {
+      ResponseMetadata response = new ResponseMetadata();
+      call.permit.complete(Outcome.SUCCESS, clock.read(), response);
+      clock.schedule(() -> clientReceive(call, response), halfRtt);
+      idleWorkers++;
+      Call next = runQueue.poll();
+      if (next != null) {
+        startService(next);
+      }
+    }, serviceNanos);
+  }
+
+  private void explicitCredit(long sessionId, int delta) {
+    Client c = clients.get((int) (sessionId - 1));
+    clock.schedule(() -> {
+      c.granted += delta;
+      c.gate.onControl(new ResponseMetadata().sessionId(sessionId).creditDelta(delta), clock.read());
+      drain(c);
+    }, halfRtt);
+  }
+
+  private void clientReceive(Call call, ResponseMetadata response) {
+    Client c = call.client;
+    c.inFlight--;
+    c.granted += response.creditDelta();
+    c.gate.onResponse(response, call.sentAt, clock.read());
+    if (response.status() == Status.OK) {
+      served++;
+    } else {
+      rejected.merge(response.status(), 1L, Long::sum);
+    }
+    end(call);
+    drain(c);
+  }
+
+  private void end(Call call) {
+    if (call.ended) {
+      endedTwice++;
+    }
+    call.ended = true;
+  }
+
+  /** Sends {@code count} requests from session {@code sessionId} at once, ignoring its gate. */
+  public void flood(long sessionId, int count) {
+    Client c = clients.get((int) (sessionId - 1));
+    for (int i = 0; i < count; i++) {
+      issued++;
+      Call call = new Call(c, clock.read());
+      call.sentAt = clock.read();
+      c.inFlight++;
+      RequestMetadata header = new RequestMetadata().sessionId(sessionId).requestId(issued)
+          .flags(i == 0 ? RequestMetadata.FLAG_REGISTER : 0);
+      clock.schedule(() -> serverReceive(call, header), halfRtt);
+    }
+  }
+
+  public LeakCheckingServerGate gate() {
+    return gate;
+  }
+
+  public VirtualClock clock() {
+    return clock;
+  }
+
+  public long issued() {
+    return issued;
+  }
+
+  public long served() {
+    return served;
+  }
+
+  public long expired() {
+    return expired;
+  }
+
+  public long rejected(Status status) {
+    return rejected.getOrDefault(status, 0L);
+  }
+
+  public long rejectedTotal() {
+    return rejected.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** Requests issued that have not ended (still queued or in flight). */
+  public long unfinished() {
+    return issued - served - expired - rejectedTotal();
+  }
+
+  public long endedTwice() {
+    return endedTwice;
+  }
+
+  public List<String> grantViolations() {
+    return grantViolations;
+  }
+
+  /** A compact fingerprint of the run, to compare two runs for equality. */
+  public String fingerprint() {
+    return "issued=" + issued + " served=" + served + " expired=" + expired + " rejected=" + rejected
+        + " admitted=" + gate.admitted();
+  }
+}

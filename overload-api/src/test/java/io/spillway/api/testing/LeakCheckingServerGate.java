@@ -1,0 +1,132 @@
+package io.spillway.api.testing;
+
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Wraps a gate and remembers every permit it hands out, so a test can assert that each one was
+ * completed exactly once: {@link #assertNoLeaks()} fails naming the permits never completed, and a
+ * second completion fails at once (the real permit throws; this wrapper also records it).
+ *
+ * <p>Thread-safe.
+ */
+public final class LeakCheckingServerGate implements ServerGate {
+
+  private final ServerGate delegate;
+  private final Map<ServerPermit, String> open = Collections.synchronizedMap(new IdentityHashMap<>());
+  private final List<String> doubleCompletions = Collections.synchronizedList(new ArrayList<>());
+  private long issued;
+  private long admitted;
+
+  public LeakCheckingServerGate(ServerGate delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public ServerPermit admit(RequestMetadata request, long nowNanos) {
+    ServerPermit permit = delegate.admit(request, nowNanos);
+    if (permit == null) {
+      throw new AssertionError("admit returned null for " + request);
+    }
+    String label = "session " + request.sessionId() + " request " + request.requestId() + " " + permit.status();
+    synchronized (this) {
+      issued++;
+      if (permit.isAdmitted()) {
+        admitted++;
+      }
+    }
+    Tracked tracked = new Tracked(permit, label);
+    open.put(tracked, label);
+    return tracked;
+  }
+
+  @Override
+  public void onDemand(long sessionId, int demand, long nowNanos) {
+    delegate.onDemand(sessionId, demand, nowNanos);
+  }
+
+  @Override
+  public void deregister(long sessionId, long nowNanos) {
+    delegate.deregister(sessionId, nowNanos);
+  }
+
+  @Override
+  public void start() {
+    delegate.start();
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+
+  /** Permits handed out so far. */
+  public synchronized long issued() {
+    return issued;
+  }
+
+  /** Permits handed out that admitted their request. */
+  public synchronized long admitted() {
+    return admitted;
+  }
+
+  /** Permits handed out and not completed yet. */
+  public int outstanding() {
+    return open.size();
+  }
+
+  /** Fails if any permit is still open or was completed twice. */
+  public void assertNoLeaks() {
+    if (!doubleCompletions.isEmpty()) {
+      throw new AssertionError("permits completed twice: " + doubleCompletions);
+    }
+    synchronized (open) {
+      if (!open.isEmpty()) {
+        List<String> some = open.values().stream().limit(10).toList();
+        throw new AssertionError(open.size() + " permits never completed, e.g. " + some);
+      }
+    }
+  }
+
+  private final class Tracked implements ServerPermit {
+    private final ServerPermit permit;
+    private final String label;
+
+    Tracked(ServerPermit permit, String label) {
+      this.permit = permit;
+      this.label = label;
+    }
+
+    @Override
+    public boolean isAdmitted() {
+      return permit.isAdmitted();
+    }
+
+    @Override
+    public Status status() {
+      return permit.status();
+    }
+
+    @Override
+    public boolean isCompleted() {
+      return permit.isCompleted();
+    }
+
+    @Override
+    public void complete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      if (open.remove(this) == null) {
+        doubleCompletions.add(label);
+      }
+      permit.complete(outcome, nowNanos, response);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package io.spillway.credit;
+
+/**
+ * Breakwater's parameters. {@link #forSlo} gives the paper's defaults (breakwater-osdi20 §5.1
+ * "Parameter tuning"): α = 0.1 %, β = 2 %, target delay d_t = 40 % of the SLO, AQM drop threshold
+ * 2·d_t, the control period one network RTT.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param alpha α, aggressiveness of the additive increase (eq. 3)
+ * @param beta β, sensitivity of the multiplicative decrease (eq. 2)
+ * @param targetDelayNanos d_t, the queueing delay the pool steers to
+ * @param dropThresholdNanos AQM drops requests arriving when queueing delay is at or above this
+ * @param controlPeriodNanos how often C_total is updated (the paper: every RTT)
+ * @param perSessionCap the largest window one session may hold (the authors' implementation: 64)
+ * @param clientQueueTimeoutNanos how long a request may wait in the client queue before it expires
+ * @param demandSpeculation speculate on demand and overcommit (§3.2.2); {@code false} is demand
+ *     synchronisation: explicit demand messages and no overcommit
+ * @param aqm whether delay-based AQM is on (§3.2.3)
+ */
+public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
+    long dropThresholdNanos, long controlPeriodNanos, int perSessionCap,
+    long clientQueueTimeoutNanos, boolean demandSpeculation, boolean aqm) {
+
+  /** The authors' per-session window limit (SRPC_MAX_WINDOW). */
+  public static final int DEFAULT_PER_SESSION_CAP = 64;
+
+  public BreakwaterConfig {
+    if (!(alpha > 0) || !(beta > 0)) {
+      throw new IllegalArgumentException("alpha and beta must be positive: " + alpha + ", " + beta);
+    }
+    if (targetDelayNanos <= 0 || dropThresholdNanos <= 0 || controlPeriodNanos <= 0
+        || clientQueueTimeoutNanos <= 0) {
+      throw new IllegalArgumentException("delays must be positive: target=" + targetDelayNanos
+          + " drop=" + dropThresholdNanos + " period=" + controlPeriodNanos
+          + " clientTimeout=" + clientQueueTimeoutNanos);
+    }
+    if (perSessionCap < 1) {
+      throw new IllegalArgumentException("perSessionCap must be at least 1: " + perSessionCap);
+    }
+  }
+
+  /**
+   * The paper's defaults for a workload with the given SLO and network RTT. The client queue
+   * timeout is half the SLO: a request that has queued that long at the client is unlikely to make
+   * its SLO once it is served (the authors' client uses 100 µs for the 200 µs SLO).
+   */
+  public static BreakwaterConfig forSlo(long sloNanos, long rttNanos) {
+    if (sloNanos <= 0 || rttNanos <= 0) {
+      throw new IllegalArgumentException("SLO and RTT must be positive: " + sloNanos + ", " + rttNanos);
+    }
+    long target = sloNanos * 2 / 5;
+    return new BreakwaterConfig(0.001, 0.02, target, 2 * target, rttNanos,
+        DEFAULT_PER_SESSION_CAP, sloNanos / 2, true, true);
+  }
+
+  /** A builder starting from these values. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /** Builds a {@link BreakwaterConfig}; start from {@link BreakwaterConfig#forSlo}. Not thread-safe. */
+  public static final class Builder {
+    private double alpha;
+    private double beta;
+    private long targetDelayNanos;
+    private long dropThresholdNanos;
+    private long controlPeriodNanos;
+    private int perSessionCap;
+    private long clientQueueTimeoutNanos;
+    private boolean demandSpeculation;
+    private boolean aqm;
+
+    private Builder(BreakwaterConfig c) {
+      alpha = c.alpha;
+      beta = c.beta;
+      targetDelayNanos = c.targetDelayNanos;
+      dropThresholdNanos = c.dropThresholdNanos;
+      controlPeriodNanos = c.controlPeriodNanos;
+      perSessionCap = c.perSessionCap;
+      clientQueueTimeoutNanos = c.clientQueueTimeoutNanos;
+      demandSpeculation = c.demandSpeculation;
+      aqm = c.aqm;
+    }
+
+    public Builder alpha(double value) { alpha = value; return this; }
+
+    public Builder beta(double value) { beta = value; return this; }
+
+    /** Sets d_t and moves the drop threshold to 2·d_t; set the threshold afterwards to override. */
+    public Builder targetDelayNanos(long value) {
+      targetDelayNanos = value;
+      dropThresholdNanos = 2 * value;
+      return this;
+    }
+
+    public Builder dropThresholdNanos(long value) { dropThresholdNanos = value; return this; }
+
+    public Builder controlPeriodNanos(long value) { controlPeriodNanos = value; return this; }
+
+    public Builder perSessionCap(int value) { perSessionCap = value; return this; }
+
+    public Builder clientQueueTimeoutNanos(long value) { clientQueueTimeoutNanos = value; return this; }
+
+    public Builder demandSpeculation(boolean value) { demandSpeculation = value; return this; }
+
+    public Builder aqm(boolean value) { aqm = value; return this; }
+
+    /** @throws IllegalArgumentException if a value is out of range */
+    public BreakwaterConfig build() {
+      return new BreakwaterConfig(alpha, beta, targetDelayNanos, dropThresholdNanos,
+          controlPeriodNanos, perSessionCap, clientQueueTimeoutNanos, demandSpeculation, aqm);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "BreakwaterConfig[alpha=" + alpha + ", beta=" + beta
+        + ", targetDelay=" + targetDelayNanos / 1000.0 + "us"
+        + ", dropThreshold=" + dropThresholdNanos / 1000.0 + "us"
+        + ", period=" + controlPeriodNanos / 1000.0 + "us, perSessionCap=" + perSessionCap
+        + ", clientQueueTimeout=" + clientQueueTimeoutNanos / 1000.0 + "us"
+        + ", demandSpeculation=" + demandSpeculation + ", aqm=" + aqm + "]";
+  }
+}

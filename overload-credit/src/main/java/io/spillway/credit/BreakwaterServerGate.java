@@ -1,0 +1,311 @@
+package io.spillway.credit;
+
+import io.spillway.api.AbstractServerPermit;
+import io.spillway.api.Cancellable;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Breakwater's server: a credit pool sized from queueing delay, credits handed out lazily on
+ * responses, explicit credits only to drained sessions, and delay-based AQM (breakwater-osdi20
+ * §3.2, §4).
+ *
+ * <pre>
+ * Per request (admit), O(1): find the session (registering it on its first request), record its
+ *   piggybacked demand, count it pending, and drop it at once if AQM is on and the queueing delay is
+ *   at or above the drop threshold (§3.2.3, "drop as early as possible").
+ * Per response (permit completion), O(1): the request leaves pending, and the session's window is
+ *   recomputed by eq. 5/6 (lazy distribution, §4); the signed difference rides on the response.
+ *   A session left with no window and nothing pending joins the drained queue.
+ * Per control period (one RTT, on the injected scheduler): C_total by eq. 1–3, clamped to
+ *   [parallelism, 64·n_c]; while credits are open, pop drained sessions and send each one credit
+ *   in an explicit message (§3.2.1: "explicit credit messages are only generated when piggybacking
+ *   is not possible"). The authors wake drained sessions in FIFO order per core; one FIFO here.
+ * </pre>
+ *
+ * <p>No operation scans the sessions: the per-request cost is independent of their number.
+ *
+ * <p>Thread-safe. Each session's window is guarded by the session's monitor; C_issued and the
+ * session count are atomics; C_total is written only by the control loop. Readings of the globals
+ * inside a session update may be a moment stale, as in the authors' implementation.
+ */
+public final class BreakwaterServerGate implements ServerGate {
+
+  private final BreakwaterConfig config;
+  private final ServerEnvironment environment;
+  private final QueueDelaySignal queueDelay;
+  private final ControlChannel control;
+  private final OverloadMetrics metrics;
+  private final long minimumPool;
+
+  private final ConcurrentHashMap<Long, Session> sessions = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
+  private final AtomicLong issued = new AtomicLong();
+  private final AtomicInteger sessionCount = new AtomicInteger();
+  private volatile long total;
+  private volatile Cancellable controlLoop;
+
+  /** A gate with the given parameters; call {@link #start()} to begin the control loop. */
+  public BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment) {
+    if (config == null || environment == null) {
+      throw new NullPointerException(config == null ? "config" : "environment");
+    }
+    this.config = config;
+    this.environment = environment;
+    this.queueDelay = environment.queueDelay();
+    this.control = environment.control();
+    this.metrics = environment.metrics();
+    this.minimumPool = environment.parallelism();
+    this.total = minimumPool;
+  }
+
+  @Override
+  public synchronized void start() {
+    if (controlLoop == null) {
+      controlLoop = environment.scheduler().every(config.controlPeriodNanos(),
+          () -> updatePool(environment.ticker().read()));
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (controlLoop != null) {
+      controlLoop.cancel();
+    }
+  }
+
+  @Override
+  public ServerPermit admit(RequestMetadata request, long nowNanos) {
+    Session session = sessions.get(request.sessionId());
+    if (session == null) {
+      session = register(request.sessionId());
+    }
+    Status decision = Status.OK;
+    synchronized (session) {
+      if (session.closed) {
+        // Deregistered while this request was on its way: nothing to account against.
+        decision = Status.REJECTED_NO_CREDIT;
+      } else {
+        session.demand = request.demand();
+        session.drained = false; // lazily removed from the drained queue
+        if (session.pending >= config.perSessionCap()) {
+          decision = Status.REJECTED_NO_CREDIT;
+        } else {
+          session.pending++;
+          if (config.aqm() && queueDelay.queueingDelayNanos(nowNanos) >= config.dropThresholdNanos()) {
+            decision = Status.REJECTED_AQM;
+          }
+        }
+      }
+    }
+    metrics.onAdmission(decision);
+    return new Permit(session, decision, decision != Status.REJECTED_NO_CREDIT);
+  }
+
+  @Override
+  public void onDemand(long sessionId, int demand, long nowNanos) {
+    if (config.demandSpeculation()) {
+      return; // speculation ignores explicit demand; only piggybacked demand counts
+    }
+    Session session = sessions.get(sessionId);
+    if (session == null) {
+      session = register(sessionId);
+    }
+    int delta;
+    synchronized (session) {
+      if (session.closed) {
+        return;
+      }
+      session.demand = demand;
+      if (session.pending > 0) {
+        return; // a response is coming and will carry the credits
+      }
+      delta = redistribute(session);
+    }
+    if (delta != 0) {
+      metrics.onControlMessage();
+      control.sendCredit(sessionId, delta);
+    }
+  }
+
+  @Override
+  public void deregister(long sessionId, long nowNanos) {
+    Session session = sessions.remove(sessionId);
+    if (session == null) {
+      return;
+    }
+    synchronized (session) {
+      if (session.closed) {
+        return;
+      }
+      session.closed = true;
+      issued.addAndGet(-session.window);
+      session.window = 0;
+      session.drained = false;
+    }
+    sessionCount.decrementAndGet();
+  }
+
+  /** C_total, the current size of the credit pool. */
+  public long poolSize() {
+    return total;
+  }
+
+  /** C_issued, credits currently held by sessions (in flight plus unused). */
+  public long issuedCredits() {
+    return issued.get();
+  }
+
+  /** n_c, sessions currently registered. */
+  public int sessionCount() {
+    return sessionCount.get();
+  }
+
+  /** The window a session holds, or -1 if it is not registered. For tests and diagnostics. */
+  public int windowOf(long sessionId) {
+    Session session = sessions.get(sessionId);
+    if (session == null) {
+      return -1;
+    }
+    synchronized (session) {
+      return session.window;
+    }
+  }
+
+  /** The configuration this gate runs with. */
+  public BreakwaterConfig config() {
+    return config;
+  }
+
+  /**
+   * One control period: resize the pool from the queueing delay (eq. 1–3) and hand open credits to
+   * drained sessions. Runs on the scheduler; public so a driver may tick the gate itself.
+   */
+  public void updatePool(long nowNanos) {
+    int n = sessionCount.get();
+    long delay = queueDelay.queueingDelayNanos(nowNanos);
+    long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
+        config.beta(), n);
+    next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
+    total = next;
+    long open = next - issued.get();
+    while (open > 0) {
+      Session session = drained.poll();
+      if (session == null) {
+        break;
+      }
+      boolean granted = false;
+      synchronized (session) {
+        session.queued = false;
+        if (session.drained && !session.closed && session.window == 0 && session.pending == 0) {
+          session.drained = false;
+          session.window = 1;
+          granted = true;
+        }
+      }
+      if (granted) {
+        issued.incrementAndGet();
+        open--;
+        metrics.onControlMessage();
+        control.sendCredit(session.id, 1);
+      }
+    }
+    metrics.onCreditPool(next, issued.get(), n);
+  }
+
+  private Session register(long sessionId) {
+    // The registering request carries its own credit (Breakwater §3: the first request rides on
+    // the register message), so the session starts with a window of one.
+    Session fresh = new Session(sessionId, 1);
+    Session existing = sessions.putIfAbsent(sessionId, fresh);
+    if (existing != null) {
+      return existing;
+    }
+    issued.incrementAndGet();
+    sessionCount.incrementAndGet();
+    return fresh;
+  }
+
+  /** Recomputes a session's window (eq. 4–6); caller holds the session's monitor. */
+  private int redistribute(Session session) {
+    long poolTotal = total;
+    long poolIssued = issued.get();
+    int n = Math.max(1, sessionCount.get());
+    long overcommit = config.demandSpeculation()
+        ? CreditPolicy.overcommit(poolTotal, poolIssued, n) : 0;
+    int next = CreditPolicy.nextWindow(session.window, session.pending, session.demand, poolTotal,
+        poolIssued, overcommit, config.perSessionCap());
+    int delta = next - session.window;
+    if (delta != 0) {
+      session.window = next;
+      issued.addAndGet(delta);
+    }
+    if (next == 0 && session.pending == 0 && !session.drained
+        && (config.demandSpeculation() || session.demand > 0)) {
+      // With speculation every drained session may get an explicit credit; with demand
+      // synchronisation only those that said they have demand (the authors' server does the same).
+      session.drained = true;
+      if (!session.queued) {
+        session.queued = true; // at most one queue entry per session, however often it drains
+        drained.add(session);
+      }
+    }
+    return delta;
+  }
+
+  private final class Permit extends AbstractServerPermit {
+    private final Session session;
+    private final boolean counted;
+
+    Permit(Session session, Status status, boolean counted) {
+      super(status);
+      this.session = session;
+      this.counted = counted;
+    }
+
+    @Override
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      int delta = 0;
+      synchronized (session) {
+        if (!session.closed) {
+          if (counted) {
+            session.pending--;
+          }
+          delta = redistribute(session);
+        }
+      }
+      response.sessionId(session.id).creditDelta(delta);
+      metrics.onCompletion(outcome);
+    }
+  }
+
+  /** Per-session credit state; fields guarded by the session's monitor. */
+  private static final class Session {
+    final long id;
+    int window;
+    int pending;
+    int demand;
+    /** Wants an explicit credit: no window, nothing pending. */
+    boolean drained;
+    /** Has an entry in the drained queue (possibly stale if {@link #drained} was cleared). */
+    boolean queued;
+    boolean closed;
+
+    Session(long id, int window) {
+      this.id = id;
+      this.window = window;
+    }
+  }
+}

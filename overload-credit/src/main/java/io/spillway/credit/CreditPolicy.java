@@ -1,0 +1,114 @@
+package io.spillway.credit;
+
+/**
+ * Breakwater's credit arithmetic as pure functions: numbers in, numbers out, no state, no locks,
+ * no clock. {@link BreakwaterServerGate} calls these; the unit tests feed them the paper's numbers.
+ *
+ * <pre>
+ * Breakwater (breakwater-osdi20.txt), §3.2.1 and §3.2.2:
+ *   [1] C_total ← C_total + A                                  if d_m &lt; d_t        (eq. 1)
+ *   [2] C_total ← C_total · max(1 − β·(d_m − d_t)/d_t, 0.5)     otherwise            (eq. 2)
+ *   [3] A = max(α · n_c, 1)                                                          (eq. 3)
+ *   [4] C_oc = max((C_total − C_issued) / n_c, 1)                                    (eq. 4)
+ *   §4 "Lazy credit distribution", for client x when a response to it is sent:
+ *   [5] c_x ← min(demand_x + C_oc, c_x + C_avail)   if C_issued &lt; C_total            (eq. 5)
+ *   [6] c_x ← min(demand_x + C_oc, c_x − 1)         if C_issued &gt; C_total            (eq. 6)
+ * </pre>
+ *
+ * <p>The paper states [5] and [6] for c_x, the client's <em>unused</em> credits. Spillway keeps,
+ * as the authors' implementation does, a per-session <em>window</em> w_x = pending_x + c_x (requests
+ * of x in flight at the server plus its unused credits), and C_issued = Σ w_x, so that the pool
+ * bounds the requests in the server plus the credits that may still become requests. In window
+ * form, with pending_x already reduced by the request being answered, [5] and [6] read
+ * {@code w ← min(pending + demand + C_oc, w + C_avail)} and {@code w ← min(pending + demand +
+ * C_oc, w − 1)}; the window never drops below pending (in-flight requests cannot be revoked) and
+ * never exceeds a per-session cap (the authors use 64). When C_issued = C_total the window only
+ * shrinks toward demand + C_oc.
+ *
+ * <p>Without demand speculation (the "demand synchronisation" ablation, §5.2 Fig. 8–9) the server
+ * knows each client's demand exactly and issues no overcommitted credits: C_oc = 0.
+ */
+final class CreditPolicy {
+
+  private CreditPolicy() { }
+
+  /**
+   * The additive increase per control period, eq. 3: {@code max(⌊α·n_c⌋, 1)}.
+   *
+   * @param alpha the aggressiveness α (the paper uses 0.001)
+   * @param sessions n_c, registered client sessions
+   */
+  static long additiveIncrease(double alpha, int sessions) {
+    return Math.max((long) (alpha * sessions), 1L);
+  }
+
+  /**
+   * The multiplicative-decrease factor of eq. 2: {@code max(1 − β·(d_m − d_t)/d_t, 0.5)}.
+   */
+  static double decreaseFactor(double beta, long measuredDelayNanos, long targetDelayNanos) {
+    double overshoot = (double) (measuredDelayNanos - targetDelayNanos) / targetDelayNanos;
+    return Math.max(1.0 - beta * overshoot, 0.5);
+  }
+
+  /**
+   * One control-period update of C_total, eq. 1–3, before clamping.
+   *
+   * @param total the current C_total
+   * @param measuredDelayNanos d_m, the server's queueing delay now
+   * @param targetDelayNanos d_t
+   */
+  static long nextPoolSize(long total, long measuredDelayNanos, long targetDelayNanos,
+      double alpha, double beta, int sessions) {
+    if (measuredDelayNanos < targetDelayNanos) {
+      return total + additiveIncrease(alpha, sessions);
+    }
+    return (long) (total * decreaseFactor(beta, measuredDelayNanos, targetDelayNanos));
+  }
+
+  /**
+   * Keeps C_total in a sane range: at least {@code minimum} (the server's parallelism, so an idle
+   * server can always fill its cores) and at most {@code perSessionCap · n_c} (no session can use
+   * more), but never below the minimum.
+   */
+  static long clampPoolSize(long total, long minimum, int perSessionCap, int sessions) {
+    long maximum = Math.max(minimum, (long) perSessionCap * sessions);
+    return Math.max(minimum, Math.min(total, maximum));
+  }
+
+  /** Overcommitted credits per client, eq. 4: {@code max((C_total − C_issued)/n_c, 1)}. */
+  static long overcommit(long total, long issued, int sessions) {
+    if (sessions <= 0) {
+      return 1;
+    }
+    return Math.max((total - issued) / sessions, 1L);
+  }
+
+  /**
+   * The window a session should hold after a response to it, eq. 5 and 6 in window form.
+   *
+   * @param window the session's current window w_x
+   * @param pending the session's requests still in flight at the server, not counting the one
+   *     being answered
+   * @param demand the session's latest reported demand (requests queued at the client)
+   * @param total C_total
+   * @param issued C_issued, the sum of all windows, including this session's current one
+   * @param overcommit C_oc from {@link #overcommit}, or 0 without demand speculation
+   * @param perSessionCap the largest window a session may hold
+   * @return the new window, in [pending, perSessionCap] (pending wins if it exceeds the cap)
+   */
+  static int nextWindow(int window, int pending, int demand, long total, long issued,
+      long overcommit, int perSessionCap) {
+    long wanted = (long) pending + demand + overcommit;
+    long next;
+    if (issued < total) {
+      next = Math.min(wanted, window + (total - issued));     // eq. 5
+    } else if (issued > total) {
+      next = Math.min(wanted, window - 1L);                     // eq. 6
+    } else {
+      next = Math.min(wanted, window);
+    }
+    next = Math.min(next, perSessionCap);
+    next = Math.max(next, pending);
+    return (int) next;
+  }
+}

@@ -1,0 +1,110 @@
+package io.spillway.credit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class BreakwaterClientGateTest {
+
+  private static final long US = 1_000;
+  private static final long T0 = Long.MAX_VALUE - 100 * US; // wraps during the test
+
+  private static BreakwaterClientGate<String> client(boolean speculation) {
+    BreakwaterConfig c = BreakwaterConfig.forSlo(200 * US, 10 * US).toBuilder()
+        .demandSpeculation(speculation).build();
+    return new BreakwaterClientGate<>(c, new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
+  }
+
+  private static ResponseMetadata credit(int delta) {
+    return new ResponseMetadata().creditDelta(delta);
+  }
+
+  @Test
+  void theFirstRequestRegistersAndCarriesTheDemandBehindIt() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.offer("b", T0);
+    g.offer("c", T0);
+    RequestMetadata h = new RequestMetadata();
+    assertEquals("a", g.poll(T0, h));
+    assertTrue(h.isRegister());
+    assertEquals(9, h.sessionId());
+    assertEquals(2, h.demand());
+    assertNull(g.poll(T0, new RequestMetadata()), "one credit, already spent");
+  }
+
+  @Test
+  void creditsAreConsumedAsTheyArrive() {
+    BreakwaterClientGate<String> g = client(true);
+    for (String s : new String[] {"a", "b", "c", "d"}) {
+      g.offer(s, T0);
+    }
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(credit(2), T0, T0 + 10 * US); // window 1 → 3, nothing in flight
+    RequestMetadata h = new RequestMetadata();
+    assertEquals("b", g.poll(T0, h));
+    assertEquals(2, h.demand());
+    assertEquals("c", g.poll(T0, h));
+    assertEquals("d", g.poll(T0, h));
+    assertNull(g.poll(T0, h));
+    assertEquals(3, g.inFlight());
+    g.onControl(credit(1), T0);
+    assertEquals(4, g.window());
+  }
+
+  @Test
+  void negativeCreditsRevokeUnusedOnes() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(credit(4), T0, T0);       // window 5, unused 5
+    g.onControl(credit(-3), T0);           // window 2
+    assertEquals(2, g.window());
+    g.offer("b", T0);
+    g.offer("c", T0);
+    g.offer("d", T0);
+    assertEquals("b", g.poll(T0, new RequestMetadata()));
+    assertEquals("c", g.poll(T0, new RequestMetadata()));
+    assertNull(g.poll(T0, new RequestMetadata()));
+    g.onControl(credit(-5), T0);           // more than unused: the window just closes
+    assertEquals(0, g.window());
+    assertNull(g.poll(T0, new RequestMetadata()));
+  }
+
+  @Test
+  void requestsExpireAfterTheQueueTimeout() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata()); // in flight on the registration credit
+    g.offer("b", T0 + 10 * US);
+    g.offer("c", T0 + 60 * US);
+    assertEquals(T0 + 110 * US, g.nextWakeupNanos()); // timeout = SLO/2 = 100 µs
+    List<String> expired = new ArrayList<>();
+    assertEquals(0, g.expire(T0 + 109 * US, expired::add));
+    assertEquals(1, g.expire(T0 + 110 * US, expired::add)); // past Long.MAX_VALUE by now
+    assertEquals(List.of("b"), expired);
+    assertEquals(1, g.queued());
+  }
+
+  @Test
+  void demandSynchronisationReportsOnceWhenBlocked() {
+    BreakwaterClientGate<String> g = client(false);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    assertEquals(-1, g.takeDemandReport(), "nothing blocked yet");
+    g.offer("b", T0);
+    assertEquals(1, g.takeDemandReport());
+    g.offer("c", T0);
+    assertEquals(-1, g.takeDemandReport(), "already waiting for the server's answer");
+    g.onResponse(credit(-1), T0, T0); // answered with no credit: still blocked, report again
+    assertEquals(2, g.takeDemandReport());
+  }
+}

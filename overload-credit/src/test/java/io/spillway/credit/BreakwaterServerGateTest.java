@@ -1,0 +1,211 @@
+package io.spillway.credit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.Outcome;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.testing.VirtualClock;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class BreakwaterServerGateTest {
+
+  private static final long US = 1_000;
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 50 * US);
+  private long delayNanos;
+  private final List<long[]> credits = new ArrayList<>();
+
+  private BreakwaterServerGate gate(BreakwaterConfig config, int parallelism) {
+    BreakwaterServerGate g = new BreakwaterServerGate(config, new ServerEnvironment(clock, clock,
+        now -> delayNanos, (session, delta) -> credits.add(new long[] {session, delta}),
+        OverloadMetrics.NONE, parallelism));
+    g.start();
+    return g;
+  }
+
+  private static BreakwaterConfig config() {
+    return BreakwaterConfig.forSlo(200 * US, 10 * US); // d_t 80 µs, drop 160 µs, period 10 µs
+  }
+
+  private ServerPermit send(BreakwaterServerGate g, long session, int demand, boolean register) {
+    return g.admit(new RequestMetadata().sessionId(session).demand(demand)
+        .flags(register ? RequestMetadata.FLAG_REGISTER : 0), clock.read());
+  }
+
+  private static int complete(ServerPermit p, long now) {
+    ResponseMetadata r = new ResponseMetadata();
+    p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, now, r);
+    return r.creditDelta();
+  }
+
+  @Test
+  void defaultsAreThePapers() {
+    BreakwaterConfig c = config();
+    assertEquals(0.001, c.alpha());
+    assertEquals(0.02, c.beta());
+    assertEquals(80 * US, c.targetDelayNanos());
+    assertEquals(160 * US, c.dropThresholdNanos());
+    assertEquals(10 * US, c.controlPeriodNanos());
+  }
+
+  @Test
+  void theFirstRequestRegistersWithItsOwnCredit() {
+    BreakwaterServerGate g = gate(config(), 4);
+    ServerPermit p = send(g, 7, 0, true);
+    assertTrue(p.isAdmitted());
+    assertEquals(1, g.sessionCount());
+    assertEquals(1, g.windowOf(7));
+    assertEquals(1, g.issuedCredits());
+  }
+
+  @Test
+  void creditsArePiggybackedLazilyOnResponses() {
+    BreakwaterServerGate g = gate(config(), 4);
+    ServerPermit p = send(g, 1, 5, true);
+    // pool 4 (parallelism), issued 1, one session: C_oc = 3, window ← min(0 + 5 + 3, 1 + 3) = 4
+    assertEquals(3, complete(p, clock.read()));
+    assertEquals(4, g.windowOf(1));
+    assertEquals(4, g.issuedCredits());
+    assertTrue(credits.isEmpty(), "nothing explicit while a response can carry credits");
+  }
+
+  @Test
+  void thePoolGrowsBelowTargetAndShrinksAboveIt() {
+    BreakwaterServerGate g = gate(config(), 4);
+    send(g, 1, 0, true);
+    clock.advance(100 * US); // 10 periods below target: +1 each (n_c = 1)
+    assertEquals(14, g.poolSize());
+    delayNanos = 160 * US;   // 100 % over: ×0.98 per period
+    clock.advance(10 * US);
+    assertEquals(13, g.poolSize()); // 14 × 0.98 = 13.72 → 13
+    delayNanos = 10_000 * US;
+    clock.advance(30 * US);
+    assertEquals(4, g.poolSize()); // halves, floored at the parallelism
+  }
+
+  @Test
+  void aqmDropsAtTheThresholdAndStillAnswersWithCredits() {
+    BreakwaterServerGate g = gate(config(), 4);
+    complete(send(g, 1, 0, true), clock.read());
+    delayNanos = 160 * US - 1;
+    ServerPermit kept = send(g, 1, 0, false);
+    assertTrue(kept.isAdmitted());
+    delayNanos = 160 * US;
+    ServerPermit dropped = send(g, 1, 0, false);
+    assertFalse(dropped.isAdmitted());
+    assertEquals(Status.REJECTED_AQM, dropped.status());
+    ResponseMetadata reject = new ResponseMetadata();
+    dropped.complete(Outcome.DROPPED, clock.read(), reject);
+    assertEquals(Status.REJECTED_AQM, reject.status());
+    complete(kept, clock.read());
+    assertEquals(g.windowOf(1), g.issuedCredits(), "C_issued is the sum of windows");
+  }
+
+  @Test
+  void withoutAqmNothingIsDroppedForDelay() {
+    BreakwaterServerGate g = gate(config().toBuilder().aqm(false).build(), 4);
+    delayNanos = 10_000 * US;
+    assertTrue(send(g, 1, 0, true).isAdmitted());
+  }
+
+  @Test
+  void overTheTotalCreditsAreRevokedOneByOne() {
+    BreakwaterServerGate g = gate(config(), 4);
+    ServerPermit first = send(g, 1, 10, true);
+    assertEquals(3, complete(first, clock.read())); // window 4 of a pool of 4
+    List<ServerPermit> inFlight = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      inFlight.add(send(g, 1, 10, false));
+    }
+    delayNanos = 100_000 * US; // the pool halves to its floor of 4 and stays there
+    clock.advance(10 * US);
+    // A second session registers: C_issued = 5 > C_total = 4, so eq. 6 applies.
+    ServerPermit other = send(g, 2, 0, true);
+    assertEquals(5, g.issuedCredits());
+    assertEquals(-1, complete(inFlight.get(0), clock.read()), "eq. 6: one credit back");
+    assertEquals(3, g.windowOf(1));
+    complete(other, clock.read());
+    for (ServerPermit p : inFlight.subList(1, 4)) {
+      complete(p, clock.read());
+    }
+    assertTrue(g.issuedCredits() <= g.poolSize() + 1);
+  }
+
+  @Test
+  void drainedSessionsGetExplicitCreditsWhenThePoolHasRoom() {
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 4);
+    // Demand synchronisation: a session with no demand is left with no window once answered.
+    ServerPermit p = send(g, 1, 0, true);
+    assertEquals(-1, complete(p, clock.read()));
+    assertEquals(0, g.windowOf(1));
+    clock.advance(10 * US);
+    assertTrue(credits.isEmpty(), "no demand, no credit");
+    // It reports demand: with nothing in flight, the server answers with an explicit credit.
+    g.onDemand(1, 3, clock.read());
+    assertEquals(1, credits.size());
+    assertEquals(1, credits.get(0)[0]);
+    assertEquals(3, credits.get(0)[1]);
+  }
+
+  @Test
+  void withSpeculationDrainedSessionsAreWokenByTheControlLoop() {
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(1).build(), 2);
+    // Two sessions hold the whole pool (2), so a third one drains to zero when answered.
+    send(g, 1, 0, true);
+    send(g, 2, 0, true);
+    ServerPermit third = send(g, 3, 0, true);
+    delayNanos = 100 * US; // above target: no growth, the pool stays at its floor of 2
+    clock.advance(10 * US);
+    assertEquals(-1, complete(third, clock.read()));
+    assertEquals(0, g.windowOf(3));
+    credits.clear();
+    delayNanos = 0;
+    g.deregister(1, clock.read()); // frees one credit
+    clock.advance(10 * US);
+    assertEquals(1, credits.size(), "the drained session gets one explicit credit");
+    assertEquals(3, credits.get(0)[0]);
+    assertEquals(1, g.windowOf(3));
+  }
+
+  @Test
+  void deregistrationReturnsCreditsAndLaterCompletionsCarryNone() {
+    BreakwaterServerGate g = gate(config(), 4);
+    ServerPermit p = send(g, 1, 10, true);
+    ServerPermit q = send(g, 1, 10, false);
+    assertEquals(1, g.sessionCount());
+    g.deregister(1, clock.read());
+    assertEquals(0, g.sessionCount());
+    assertEquals(0, g.issuedCredits());
+    assertEquals(0, complete(p, clock.read()));
+    assertEquals(0, complete(q, clock.read()));
+    assertEquals(0, g.issuedCredits());
+    g.deregister(1, clock.read()); // harmless twice
+  }
+
+  @Test
+  void aFloodPastTheSessionCapIsRefused() {
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 4);
+    int admitted = 0;
+    int refused = 0;
+    for (int i = 0; i < 20; i++) {
+      ServerPermit p = send(g, 1, 0, i == 0);
+      if (p.isAdmitted()) {
+        admitted++;
+      } else {
+        assertEquals(Status.REJECTED_NO_CREDIT, p.status());
+        refused++;
+        complete(p, clock.read());
+      }
+    }
+    assertEquals(8, admitted);
+    assertEquals(12, refused);
+  }
+}

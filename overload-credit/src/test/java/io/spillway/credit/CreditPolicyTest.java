@@ -1,0 +1,97 @@
+package io.spillway.credit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/** Breakwater's equations with literal numbers (breakwater-osdi20 §3.2, §4; defaults from §5.1). */
+class CreditPolicyTest {
+
+  private static final double ALPHA = 0.001;
+  private static final double BETA = 0.02;
+  private static final long TARGET = 80_000; // d_t = 40 % of a 200 µs SLO
+
+  @Test
+  void additiveIncreaseIsAlphaTimesClientsButAtLeastOne() {
+    // eq. 3: A = max(α·n_c, 1)
+    assertEquals(1, CreditPolicy.additiveIncrease(ALPHA, 1_000));
+    assertEquals(1, CreditPolicy.additiveIncrease(ALPHA, 100));
+    assertEquals(10, CreditPolicy.additiveIncrease(ALPHA, 10_000));
+    assertEquals(1, CreditPolicy.additiveIncrease(ALPHA, 0));
+  }
+
+  @Test
+  void belowTargetThePoolGrowsAdditively() {
+    // eq. 1: C_total ← C_total + A when d_m < d_t
+    assertEquals(501, CreditPolicy.nextPoolSize(500, 79_999, TARGET, ALPHA, BETA, 1_000));
+    assertEquals(510, CreditPolicy.nextPoolSize(500, 0, TARGET, ALPHA, BETA, 10_000));
+  }
+
+  @Test
+  void aboveTargetThePoolShrinksInProportionToTheOvershoot() {
+    // eq. 2: factor = max(1 − β·(d_m − d_t)/d_t, 0.5)
+    assertEquals(1.0, CreditPolicy.decreaseFactor(BETA, TARGET, TARGET), 1e-12);
+    // d_m = 160 µs is 100 % over: 1 − 0.02·1 = 0.98
+    assertEquals(0.98, CreditPolicy.decreaseFactor(BETA, 160_000, TARGET), 1e-12);
+    assertEquals(980, CreditPolicy.nextPoolSize(1_000, 160_000, TARGET, ALPHA, BETA, 1_000));
+    // d_m = 4 ms is 49× over: 1 − 0.98 = 0.02, floored at 0.5
+    assertEquals(0.5, CreditPolicy.decreaseFactor(BETA, 4_000_000, TARGET), 1e-12);
+    assertEquals(500, CreditPolicy.nextPoolSize(1_000, 4_000_000, TARGET, ALPHA, BETA, 1_000));
+    // exactly at target: eq. 2 with a factor of 1 (the pool holds)
+    assertEquals(1_000, CreditPolicy.nextPoolSize(1_000, TARGET, TARGET, ALPHA, BETA, 1_000));
+  }
+
+  @Test
+  void poolStaysBetweenParallelismAndThePerSessionCeiling() {
+    assertEquals(10, CreditPolicy.clampPoolSize(3, 10, 64, 1_000));
+    assertEquals(64_000, CreditPolicy.clampPoolSize(70_000, 10, 64, 1_000));
+    assertEquals(10, CreditPolicy.clampPoolSize(70_000, 10, 64, 0));
+    assertEquals(5_000, CreditPolicy.clampPoolSize(5_000, 10, 64, 1_000));
+  }
+
+  @Test
+  void overcommitIsTheOpenPoolPerClientButAtLeastOne() {
+    // eq. 4: C_oc = max((C_total − C_issued)/n_c, 1)
+    assertEquals(3, CreditPolicy.overcommit(4_000, 1_000, 1_000));
+    assertEquals(1, CreditPolicy.overcommit(1_000, 1_000, 1_000));
+    assertEquals(1, CreditPolicy.overcommit(900, 1_000, 1_000));
+    assertEquals(1, CreditPolicy.overcommit(900, 0, 0));
+  }
+
+  @Test
+  void underTheTotalAClientGetsItsDemandPlusOvercommitBoundedByWhatIsAvailable() {
+    // eq. 5 in window form: w ← min(pending + demand + C_oc, w + C_avail)
+    // pending 2, demand 5, C_oc 3, window 4, C_avail = 1000 − 990 = 10: min(10, 14) = 10
+    assertEquals(10, CreditPolicy.nextWindow(4, 2, 5, 1_000, 990, 3, 64));
+    // only 2 available: min(10, 4 + 2) = 6
+    assertEquals(6, CreditPolicy.nextWindow(4, 2, 5, 1_000, 998, 3, 64));
+  }
+
+  @Test
+  void overTheTotalAClientLosesOneCreditAtATime() {
+    // eq. 6 in window form: w ← min(pending + demand + C_oc, w − 1)
+    assertEquals(9, CreditPolicy.nextWindow(10, 2, 20, 1_000, 1_005, 1, 64));
+    // ...and down to its demand plus overcommit at once if that is lower
+    assertEquals(4, CreditPolicy.nextWindow(10, 2, 1, 1_000, 1_005, 1, 64));
+  }
+
+  @Test
+  void inFlightRequestsAreNeverRevokedAndTheCapHolds() {
+    // pending 7 beats eq. 6's 3
+    assertEquals(7, CreditPolicy.nextWindow(4, 7, 0, 1_000, 2_000, 0, 64));
+    assertEquals(64, CreditPolicy.nextWindow(60, 10, 500, 100_000, 0, 5, 64));
+  }
+
+  @Test
+  void atTheTotalAWindowOnlyShrinksTowardDemand() {
+    assertEquals(5, CreditPolicy.nextWindow(5, 1, 10, 1_000, 1_000, 1, 64));
+    assertEquals(3, CreditPolicy.nextWindow(5, 1, 1, 1_000, 1_000, 1, 64));
+  }
+
+  @Test
+  void withoutSpeculationThereIsNoOvercommit() {
+    // demand synchronisation: C_oc = 0, so a client with no demand keeps nothing unused
+    assertEquals(2, CreditPolicy.nextWindow(6, 2, 0, 1_000, 10, 0, 64));
+    assertEquals(0, CreditPolicy.nextWindow(1, 0, 0, 1_000, 10, 0, 64));
+  }
+}

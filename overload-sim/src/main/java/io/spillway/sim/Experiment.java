@@ -1,0 +1,149 @@
+package io.spillway.sim;
+
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadScheme;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Runs a scenario: measures capacity (unless given), then every scheme at every demand level, or
+ * every scheme through the demand schedule. Runs are independent and each is deterministic for
+ * its seed, so they run in parallel on the available cores without changing any result. Every
+ * scheme sees the same arrivals and service times at a given level (same seed).
+ */
+public final class Experiment {
+
+  /** Closed-loop capacity measurement: how long, and from when it is measured. */
+  static final long CAPACITY_RUN_NANOS = 300_000_000L;
+  static final long CAPACITY_WARMUP_NANOS = 50_000_000L;
+
+  private final Scenario scenario;
+  private final int threads;
+
+  public Experiment(Scenario scenario, int threads) {
+    this.scenario = scenario;
+    this.threads = Math.max(1, threads);
+    // Fail on bad scheme names before any time is spent.
+    scenario.schemes().forEach(name -> SchemeRegistry.create(name, scenario));
+  }
+
+  /** The results of a scenario. */
+  public record Results(Scenario scenario, double capacityRps, boolean capacityMeasured,
+      List<ResultRecord> rows, List<StepConvergence> convergence) { }
+
+  public Results run() throws InterruptedException {
+    boolean measure = scenario.capacityRps() <= 0;
+    double capacity = measure ? measureCapacity(scenario) : scenario.capacityRps();
+    List<ResultRecord> rows = new ArrayList<>();
+    List<StepConvergence> convergence = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      if (scenario.schedule().isEmpty()) {
+        runSteady(pool, capacity, rows);
+      } else {
+        runSchedule(pool, capacity, rows, convergence);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    return new Results(scenario, capacity, measure, rows, convergence);
+  }
+
+  /**
+   * The highest throughput the server reaches with no control (../shared/DESIGN.md "Capacity"):
+   * a closed loop keeping enough requests outstanding that no core ever idles, despite the RTT.
+   */
+  static double measureCapacity(Scenario scenario) {
+    long perRequest = scenario.service().meanNanos() + scenario.rxCostNanos() + scenario.txCostNanos();
+    int outstanding = scenario.cores() * (4 + 2 * (int) (scenario.rttNanos() / perRequest + 1));
+    Recorder recorder = new Recorder(10_000_000L);
+    new Simulation(scenario, NoControl.INSTANCE, List.of(new Scenario.DemandStep(0, 0)), 0,
+        outstanding, CAPACITY_RUN_NANOS, recorder, scenario.seed()).run();
+    Tally t = recorder.sum(CAPACITY_WARMUP_NANOS, CAPACITY_RUN_NANOS);
+    return t.completed / ((CAPACITY_RUN_NANOS - CAPACITY_WARMUP_NANOS) / 1e9);
+  }
+
+  private void runSteady(ExecutorService pool, double capacity, List<ResultRecord> rows)
+      throws InterruptedException {
+    List<Double> levels = scenario.demandLevels();
+    long warmup = scenario.warmupNanos();
+    long end = warmup + scenario.durationNanos();
+    List<Future<ResultRecord>> futures = new ArrayList<>();
+    for (String name : scenario.schemes()) {
+      for (int i = 0; i < levels.size(); i++) {
+        double level = levels.get(i);
+        long seed = scenario.seed() * 1_000_003L + i;
+        futures.add(pool.submit(() -> {
+          OverloadScheme scheme = SchemeRegistry.create(name, scenario);
+          Recorder recorder = new Recorder(scenario.windowNanos());
+          new Simulation(scenario, scheme, List.of(new Scenario.DemandStep(level, 0)), capacity, 0,
+              end, recorder, seed).run();
+          long from = roundUp(warmup, scenario.windowNanos());
+          long to = end - end % scenario.windowNanos();
+          return ResultRecord.of(name, scenario, level, capacity, recorder.sum(from, to), to - from, -1, 0);
+        }));
+      }
+    }
+    collect(futures, rows);
+  }
+
+  private void runSchedule(ExecutorService pool, double capacity, List<ResultRecord> rows,
+      List<StepConvergence> convergence) throws InterruptedException {
+    List<Scenario.DemandStep> steps = scenario.schedule();
+    long end = scenario.durationNanos();
+    long window = scenario.windowNanos();
+    List<Future<Recorder>> futures = new ArrayList<>();
+    for (String name : scenario.schemes()) {
+      futures.add(pool.submit(() -> new Simulation(scenario, SchemeRegistry.create(name, scenario),
+          steps, capacity, 0, end, new Recorder(window), scenario.seed()).run()));
+    }
+    List<Recorder> recorders = new ArrayList<>();
+    collect(futures, recorders);
+    double windowMillis = window / 1e6;
+    int full = (int) (end / window);
+    for (int s = 0; s < scenario.schemes().size(); s++) {
+      String name = scenario.schemes().get(s);
+      Recorder recorder = recorders.get(s);
+      for (int w = 0; w < full; w++) {
+        long start = w * window;
+        rows.add(ResultRecord.of(name, scenario, recorder.demandAt(start), capacity,
+            recorder.window(w), window, start / 1e6, windowMillis));
+      }
+      for (int k = 1; k < steps.size(); k++) {
+        long from = roundUp(steps.get(k).startNanos(), window);
+        long to = k + 1 < steps.size() ? steps.get(k + 1).startNanos() : end;
+        int first = (int) (from / window);
+        int last = (int) (to / window); // exclusive
+        double[] goodput = new double[Math.max(0, last - first)];
+        for (int w = first; w < last; w++) {
+          goodput[w - first] = recorder.window(w).good / (window / 1e9);
+        }
+        convergence.add(StepConvergence.of(name, steps.get(k - 1).level(), steps.get(k).level(),
+            steps.get(k).startNanos() / 1e6, goodput, windowMillis));
+      }
+    }
+  }
+
+  private static <T> void collect(List<Future<T>> futures, List<T> into) throws InterruptedException {
+    for (Future<T> f : futures) {
+      try {
+        into.add(f.get());
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof RuntimeException re) {
+          throw re;
+        }
+        throw new IllegalStateException("simulation failed", cause);
+      }
+    }
+  }
+
+  private static long roundUp(long value, long unit) {
+    long r = value % unit;
+    return r == 0 ? value : value + unit - r;
+  }
+}

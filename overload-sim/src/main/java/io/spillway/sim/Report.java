@@ -1,0 +1,142 @@
+package io.spillway.sim;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Prints the results table and writes {@code results.json} (and a CSV of any time series). */
+final class Report {
+
+  private Report() { }
+
+  static void printTable(Experiment.Results results, PrintStream out) {
+    Scenario s = results.scenario();
+    out.printf(Locale.ROOT, "scenario %s: %d clients, %d cores, service %s, RTT %.1f us, SLO %.1f us%n",
+        s.name(), s.clients(), s.cores(), s.service(), s.rttNanos() / 1e3, s.sloNanos() / 1e3);
+    out.printf(Locale.ROOT, "capacity %.0f rps (%s)%n%n", results.capacityRps(),
+        results.capacityMeasured() ? "measured: no control, closed loop" : "given");
+    boolean series = !s.schedule().isEmpty();
+    String header = String.format(Locale.ROOT, "%-24s %7s %8s %10s %10s %10s %7s %9s %9s %7s %9s %8s",
+        "scheme", series ? "t_ms" : "", "demand", "offered", "tput", "goodput", "gp/cap",
+        "p50_us", "p99_us", "drop%", "rej_us", "expired%");
+    out.println(header);
+    out.println("-".repeat(header.length()));
+    for (ResultRecord r : results.rows()) {
+      out.printf(Locale.ROOT, "%-24s %7s %8.2f %10.0f %10.0f %10.0f %7.3f %9.1f %9.1f %7.2f %9.1f %8.2f%n",
+          r.scheme(), series ? String.format(Locale.ROOT, "%.0f", r.windowStartMillis()) : "",
+          r.demand(), r.offeredRps(), r.throughputRps(), r.goodputRps(),
+          r.goodputRps() / r.capacityRps(), r.p50Micros(), r.p99Micros(), 100 * r.dropRate(),
+          r.rejectDelayMicros(), 100 * r.expiredRate());
+    }
+    if (!results.convergence().isEmpty()) {
+      out.println();
+      out.printf(Locale.ROOT, "%-24s %10s %10s %12s %16s%n", "scheme", "step", "at_ms", "goodput", "converged_ms");
+      for (StepConvergence c : results.convergence()) {
+        out.printf(Locale.ROOT, "%-24s %4.1f->%-4.1f %10.0f %12.0f %16s%n", c.scheme(), c.fromLevel(),
+            c.toLevel(), c.stepMillis(), c.convergedGoodputRps(),
+            c.convergenceMillis() < 0 ? "never" : String.format(Locale.ROOT, "%.0f", c.convergenceMillis()));
+      }
+    }
+  }
+
+  static void write(Experiment.Results results, Path dir) throws IOException {
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve("results.json"), toJson(results));
+    if (!results.scenario().schedule().isEmpty()) {
+      StringBuilder csv = new StringBuilder(
+          "scheme,t_ms,demand,offered_rps,throughput_rps,goodput_rps,p50_us,p99_us,drop_rate,reject_delay_us,expired_rate\n");
+      for (ResultRecord r : results.rows()) {
+        csv.append(String.format(Locale.ROOT, "%s,%.0f,%.3f,%.0f,%.0f,%.0f,%.1f,%.1f,%.5f,%.1f,%.5f%n",
+            r.scheme(), r.windowStartMillis(), r.demand(), r.offeredRps(), r.throughputRps(),
+            r.goodputRps(), r.p50Micros(), r.p99Micros(), r.dropRate(), r.rejectDelayMicros(),
+            r.expiredRate()));
+      }
+      Files.writeString(dir.resolve("timeseries.csv"), csv);
+    }
+  }
+
+  static String toJson(Experiment.Results results) {
+    StringBuilder b = new StringBuilder();
+    b.append("{\n  \"scenario\": {");
+    boolean first = true;
+    for (Map.Entry<String, String> e : results.scenario().effective().entrySet()) {
+      b.append(first ? "\n" : ",\n").append("    ").append(quote(e.getKey())).append(": ")
+          .append(quote(e.getValue()));
+      first = false;
+    }
+    b.append("\n  },\n");
+    b.append("  \"capacity_rps\": ").append(num(results.capacityRps())).append(",\n");
+    b.append("  \"capacity_measured\": ").append(results.capacityMeasured()).append(",\n");
+    b.append("  \"records\": [");
+    List<ResultRecord> rows = results.rows();
+    for (int i = 0; i < rows.size(); i++) {
+      ResultRecord r = rows.get(i);
+      b.append(i == 0 ? "\n" : ",\n").append("    {")
+          .append("\"scheme\": ").append(quote(r.scheme()))
+          .append(", \"clients\": ").append(r.clients())
+          .append(", \"demand\": ").append(num(r.demand()))
+          .append(", \"capacity_rps\": ").append(num(r.capacityRps()))
+          .append(", \"offered_rps\": ").append(num(r.offeredRps()))
+          .append(", \"throughput_rps\": ").append(num(r.throughputRps()))
+          .append(", \"goodput_rps\": ").append(num(r.goodputRps()))
+          .append(", \"p50_us\": ").append(num(r.p50Micros()))
+          .append(", \"p99_us\": ").append(num(r.p99Micros()))
+          .append(", \"slo_us\": ").append(num(r.sloMicros()))
+          .append(", \"drop_rate\": ").append(num(r.dropRate()))
+          .append(", \"reject_delay_us\": ").append(num(r.rejectDelayMicros()))
+          .append(", \"expired_rate\": ").append(num(r.expiredRate()))
+          .append(", \"messages_per_request\": ").append(num(r.messagesPerRequest()));
+      if (r.windowMillis() > 0) {
+        b.append(", \"t_ms\": ").append(num(r.windowStartMillis()))
+            .append(", \"window_ms\": ").append(num(r.windowMillis()));
+      }
+      b.append("}");
+    }
+    b.append("\n  ],\n  \"convergence\": [");
+    List<StepConvergence> conv = results.convergence();
+    for (int i = 0; i < conv.size(); i++) {
+      StepConvergence c = conv.get(i);
+      b.append(i == 0 ? "\n" : ",\n").append("    {")
+          .append("\"scheme\": ").append(quote(c.scheme()))
+          .append(", \"from_demand\": ").append(num(c.fromLevel()))
+          .append(", \"to_demand\": ").append(num(c.toLevel()))
+          .append(", \"step_ms\": ").append(num(c.stepMillis()))
+          .append(", \"converged_goodput_rps\": ").append(num(c.convergedGoodputRps()))
+          .append(", \"convergence_ms\": ").append(num(c.convergenceMillis()))
+          .append("}");
+    }
+    b.append(conv.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");
+    return b.toString();
+  }
+
+  private static String num(double v) {
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return Long.toString((long) v);
+    }
+    return String.format(Locale.ROOT, "%.6g", v);
+  }
+
+  private static String quote(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        case '\t' -> b.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            b.append(String.format("\\u%04x", (int) c));
+          } else {
+            b.append(c);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+}

@@ -1,0 +1,371 @@
+package io.spillway.sim;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * One experiment, as written in a {@code scenarios/*.conf} file: {@code key = value} lines,
+ * {@code #} comments. {@code --set key=value} on the command line overrides any key. Every key is
+ * checked: an unknown key or a malformed value is an error naming the key, never silently ignored.
+ *
+ * <p>The same description is meant to run in the simulator and, later, on real sockets, so keys
+ * describe the workload and the server, not the simulator.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class Scenario {
+
+  /** Every key a scenario may set, with its meaning. Also the help text. */
+  static final Map<String, String> KEYS;
+
+  static {
+    Map<String, String> keys = new LinkedHashMap<>();
+    keys.put("name", "scenario name, used in reports");
+    keys.put("description", "one line on what the scenario shows");
+    keys.put("clients", "number of client sessions (1 to 100000)");
+    keys.put("cores", "server cores executing requests and processing messages");
+    keys.put("service", "service-time distribution: exp | const | bimodal (80% mean/4, 20% 4x mean)");
+    keys.put("service_mean_us", "mean service time in microseconds");
+    keys.put("rtt_us", "network round-trip time in microseconds");
+    keys.put("slo_us", "end-to-end latency SLO in microseconds (client queueing included)");
+    keys.put("cost_rx_us", "server CPU per message received and parsed (request, demand)");
+    keys.put("cost_tx_us", "server CPU per message sent (response, reject, explicit credit)");
+    keys.put("demand", "comma-separated demand levels as multiples of capacity, one steady run each");
+    keys.put("schedule", "demand steps 'level@ms, ...' (first at 0); replaces 'demand' with one time-series run");
+    keys.put("warmup_ms", "steady runs: simulated time before measuring");
+    keys.put("duration_ms", "steady runs: simulated time measured; schedules: total length");
+    keys.put("window_ms", "time-series window length");
+    keys.put("schemes", "comma-separated scheme names");
+    keys.put("seed", "random seed; the same seed gives the same results");
+    keys.put("capacity_rps", "server capacity; 0 = measure it (no control, closed loop)");
+    keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
+    keys.put("breakwater.alpha", "Breakwater α (eq. 3); default 0.001");
+    keys.put("breakwater.beta", "Breakwater β (eq. 2); default 0.02");
+    keys.put("breakwater.target_us", "Breakwater d_t; default 40% of the SLO");
+    keys.put("breakwater.drop_us", "Breakwater AQM threshold; default 2·d_t");
+    keys.put("breakwater.period_us", "Breakwater control period; default one RTT");
+    keys.put("breakwater.client_timeout_us", "client queue timeout; default SLO/2");
+    keys.put("breakwater.per_session_cap", "largest window per session; default 64");
+    KEYS = Collections.unmodifiableMap(keys);
+  }
+
+  private static final Map<String, String> DEFAULTS = Map.ofEntries(
+      Map.entry("description", ""),
+      Map.entry("clients", "1000"),
+      Map.entry("cores", "10"),
+      Map.entry("service", "exp"),
+      Map.entry("service_mean_us", "10"),
+      Map.entry("rtt_us", "10"),
+      Map.entry("slo_us", "200"),
+      Map.entry("cost_rx_us", "1.0"),
+      Map.entry("cost_tx_us", "0.75"),
+      Map.entry("demand", "0.5, 1.0, 1.5, 2.0"),
+      Map.entry("schedule", ""),
+      Map.entry("warmup_ms", "500"),
+      Map.entry("duration_ms", "1500"),
+      Map.entry("window_ms", "20"),
+      Map.entry("schemes", "none, breakwater"),
+      Map.entry("seed", "1"),
+      Map.entry("capacity_rps", "0"),
+      Map.entry("time_origin_ns", "0"));
+
+  private final Map<String, String> values;
+
+  private Scenario(Map<String, String> values) {
+    this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+    validate();
+  }
+
+  /** Reads a scenario file. */
+  public static Scenario load(Path file, Map<String, String> overrides) throws IOException {
+    Map<String, String> values = parse(Files.readAllLines(file), file.toString());
+    values.putIfAbsent("name", stripExtension(file.getFileName().toString()));
+    values.putAll(checkKeys(overrides, "--set"));
+    return new Scenario(values);
+  }
+
+  /** A scenario from literal keys (tests). */
+  public static Scenario of(Map<String, String> values) {
+    Map<String, String> copy = new LinkedHashMap<>(checkKeys(values, "scenario"));
+    copy.putIfAbsent("name", "inline");
+    return new Scenario(copy);
+  }
+
+  /** This scenario with some keys replaced. */
+  public Scenario with(Map<String, String> overrides) {
+    Map<String, String> copy = new LinkedHashMap<>(values);
+    copy.putAll(checkKeys(overrides, "override"));
+    return new Scenario(copy);
+  }
+
+  static Map<String, String> parse(List<String> lines, String source) {
+    Map<String, String> values = new LinkedHashMap<>();
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i).strip();
+      if (line.isEmpty() || line.startsWith("#")) {
+        continue;
+      }
+      int eq = line.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(source + ":" + (i + 1) + ": expected 'key = value', got '" + line + "'");
+      }
+      values.put(line.substring(0, eq).strip(), line.substring(eq + 1).strip());
+    }
+    return checkKeys(values, source);
+  }
+
+  private static Map<String, String> checkKeys(Map<String, String> values, String source) {
+    for (String key : values.keySet()) {
+      if (!KEYS.containsKey(key)) {
+        throw new IllegalArgumentException(source + ": unknown scenario key '" + key
+            + "'; known keys: " + String.join(", ", KEYS.keySet()));
+      }
+    }
+    return new LinkedHashMap<>(values);
+  }
+
+  private void validate() {
+    positive("clients", clients());
+    positive("cores", cores());
+    positiveDouble("service_mean_us", doubleValue("service_mean_us"));
+    positiveDouble("rtt_us", doubleValue("rtt_us"));
+    positiveDouble("slo_us", doubleValue("slo_us"));
+    nonNegative("cost_rx_us", doubleValue("cost_rx_us"));
+    nonNegative("cost_tx_us", doubleValue("cost_tx_us"));
+    nonNegative("warmup_ms", doubleValue("warmup_ms"));
+    positiveDouble("duration_ms", doubleValue("duration_ms"));
+    positiveDouble("window_ms", doubleValue("window_ms"));
+    nonNegative("capacity_rps", doubleValue("capacity_rps"));
+    if (clients() > 100_000) {
+      throw invalid("clients", "at most 100000");
+    }
+    service();
+    seed();
+    timeOriginNanos();
+    if (schemes().isEmpty()) {
+      throw invalid("schemes", "name at least one scheme");
+    }
+    if (schedule().isEmpty()) {
+      List<Double> demand = demandLevels();
+      if (demand.isEmpty()) {
+        throw invalid("demand", "give at least one level");
+      }
+      demand.forEach(d -> positiveDouble("demand", d));
+    }
+  }
+
+  public String name() {
+    return get("name");
+  }
+
+  public String description() {
+    return get("description");
+  }
+
+  public int clients() {
+    return intValue("clients");
+  }
+
+  public int cores() {
+    return intValue("cores");
+  }
+
+  public ServiceTime service() {
+    return ServiceTime.parse(get("service"), nanos("service_mean_us", 1_000));
+  }
+
+  public long rttNanos() {
+    return nanos("rtt_us", 1_000);
+  }
+
+  public long sloNanos() {
+    return nanos("slo_us", 1_000);
+  }
+
+  public long rxCostNanos() {
+    return nanos("cost_rx_us", 1_000);
+  }
+
+  public long txCostNanos() {
+    return nanos("cost_tx_us", 1_000);
+  }
+
+  public long warmupNanos() {
+    return nanos("warmup_ms", 1_000_000);
+  }
+
+  public long durationNanos() {
+    return nanos("duration_ms", 1_000_000);
+  }
+
+  public long windowNanos() {
+    return nanos("window_ms", 1_000_000);
+  }
+
+  public long seed() {
+    return longValue("seed");
+  }
+
+  public long timeOriginNanos() {
+    return longValue("time_origin_ns");
+  }
+
+  /** A measured or given capacity; 0 means "measure it". */
+  public double capacityRps() {
+    return doubleValue("capacity_rps");
+  }
+
+  public List<String> schemes() {
+    return list("schemes");
+  }
+
+  public List<Double> demandLevels() {
+    List<Double> levels = new ArrayList<>();
+    for (String s : list("demand")) {
+      levels.add(parseDouble("demand", s));
+    }
+    return levels;
+  }
+
+  /** The demand steps, empty if this scenario has steady demand levels instead. */
+  public List<DemandStep> schedule() {
+    List<DemandStep> steps = new ArrayList<>();
+    for (String item : list("schedule")) {
+      int at = item.indexOf('@');
+      if (at <= 0) {
+        throw invalid("schedule", "expected 'level@ms', got '" + item + "'");
+      }
+      double level = parseDouble("schedule", item.substring(0, at).strip());
+      String time = item.substring(at + 1).strip();
+      if (time.endsWith("ms")) {
+        time = time.substring(0, time.length() - 2).strip();
+      }
+      long startNanos = Math.round(parseDouble("schedule", time) * 1_000_000);
+      if (level < 0 || startNanos < 0) {
+        throw invalid("schedule", "levels and times must be non-negative: '" + item + "'");
+      }
+      if (steps.isEmpty() && startNanos != 0) {
+        throw invalid("schedule", "the first step must start at 0");
+      }
+      if (!steps.isEmpty() && startNanos <= steps.getLast().startNanos()) {
+        throw invalid("schedule", "steps must be in increasing time order");
+      }
+      steps.add(new DemandStep(level, startNanos));
+    }
+    if (!steps.isEmpty() && durationNanos() <= steps.getLast().startNanos()) {
+      throw invalid("duration_ms", "must extend past the last schedule step");
+    }
+    return steps;
+  }
+
+  /** Whether {@code key} was set explicitly (file or --set) rather than left to its default. */
+  public boolean isSet(String key) {
+    return values.containsKey(key);
+  }
+
+  /** A key's value as text, the default if unset; {@code null} for unset keys with no default. */
+  public String get(String key) {
+    if (!KEYS.containsKey(key)) {
+      throw new IllegalArgumentException("unknown scenario key '" + key + "'");
+    }
+    String v = values.get(key);
+    return v != null ? v : DEFAULTS.get(key);
+  }
+
+  /** A key's value in nanoseconds, given the unit's size in nanoseconds. */
+  public long nanos(String key, long unitNanos) {
+    return Math.round(doubleValue(key) * unitNanos);
+  }
+
+  public double doubleValue(String key) {
+    return parseDouble(key, get(key));
+  }
+
+  int intValue(String key) {
+    try {
+      return Integer.parseInt(get(key));
+    } catch (NumberFormatException e) {
+      throw invalid(key, "expected a whole number, got '" + get(key) + "'");
+    }
+  }
+
+  long longValue(String key) {
+    try {
+      return Long.parseLong(get(key));
+    } catch (NumberFormatException e) {
+      throw invalid(key, "expected a whole number, got '" + get(key) + "'");
+    }
+  }
+
+  private List<String> list(String key) {
+    String v = get(key);
+    if (v == null || v.isBlank()) {
+      return List.of();
+    }
+    return Arrays.stream(v.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
+  }
+
+  /** The effective values of every key, defaults included, sorted by key. */
+  public Map<String, String> effective() {
+    Map<String, String> all = new LinkedHashMap<>();
+    Set<String> keys = new TreeSet<>(KEYS.keySet());
+    for (String key : keys) {
+      String v = get(key);
+      if (v != null) {
+        all.put(key, v);
+      }
+    }
+    return all;
+  }
+
+  private static double parseDouble(String key, String text) {
+    try {
+      double v = Double.parseDouble(text.strip());
+      if (!Double.isFinite(v)) {
+        throw invalid(key, "expected a finite number, got '" + text + "'");
+      }
+      return v;
+    } catch (NumberFormatException | NullPointerException e) {
+      throw invalid(key, "expected a number, got '" + text + "'");
+    }
+  }
+
+  private static void positive(String key, long v) {
+    if (v <= 0) {
+      throw invalid(key, "must be positive, got " + v);
+    }
+  }
+
+  private static void positiveDouble(String key, double v) {
+    if (!(v > 0)) {
+      throw invalid(key, "must be positive, got " + v);
+    }
+  }
+
+  private static void nonNegative(String key, double v) {
+    if (!(v >= 0)) {
+      throw invalid(key, "must not be negative, got " + v);
+    }
+  }
+
+  static IllegalArgumentException invalid(String key, String why) {
+    return new IllegalArgumentException("scenario key '" + key + "': " + why);
+  }
+
+  private static String stripExtension(String fileName) {
+    int dot = fileName.lastIndexOf('.');
+    return dot > 0 ? fileName.substring(0, dot) : fileName;
+  }
+
+  /** One step of a demand schedule: {@code level} × capacity from {@code startNanos} on. */
+  public record DemandStep(double level, long startNanos) { }
+}

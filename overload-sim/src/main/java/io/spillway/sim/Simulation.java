@@ -1,0 +1,465 @@
+package io.spillway.sim;
+
+import io.spillway.api.Cancellable;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.Outcome;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Scheduler;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import io.spillway.api.TimestampedQueue;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+
+/**
+ * One simulated run: N clients, a server with a number of cores, a network with a fixed RTT, and
+ * one {@link OverloadScheme} whose real gates make every decision. Virtual time; deterministic for
+ * a seed.
+ *
+ * <p>The model (breakwater-osdi20 §2.2, §3.1, §4):
+ * <ul>
+ *   <li>Clients issue requests by one aggregate open-loop Poisson process whose rate is demand ×
+ *       capacity, each arrival going to a uniformly chosen client (the same as N independent
+ *       Poisson clients). Requests wait in the client gate until it releases them.
+ *   <li>Messages cross the network in RTT/2.
+ *   <li>The server's cores take work in this order: explicit control messages to send, received
+ *       messages to parse (each costs {@code cost_rx}), then admitted requests (service time, then
+ *       {@code cost_tx} to send the response). Parsing a message that is rejected costs {@code
+ *       cost_rx + cost_tx}. Messages are processed before requests, as a kernel's receive path
+ *       preempts application threads, so a flood of messages starves request processing (receive
+ *       livelock) as the paper describes for AQM at high demand.
+ *   <li>The queueing-delay signal is the sum of the receive queue's and the run queue's delays,
+ *       each {@code now − oldest item} ({@link TimestampedQueue}).
+ * </ul>
+ *
+ * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
+ * client re-issuing as soon as its response arrives: how capacity is measured.
+ *
+ * <p>Not thread-safe; one run per instance, on one thread.
+ */
+final class Simulation {
+
+  private static final int ARRIVAL = 0;
+  private static final int SERVER_RX = 1;
+  private static final int CORE_DONE = 2;
+  private static final int CLIENT_RX = 3;
+  private static final int CLIENT_WAKEUP = 4;
+  private static final int TASK = 5;
+  private static final int STEP = 6;
+
+  private static final long NONE = Long.MIN_VALUE;
+
+  private final Scenario scenario;
+  private final OverloadScheme scheme;
+  private final List<Scenario.DemandStep> steps;
+  private final double capacityRps;
+  private final int closedLoop;
+  private final long origin;
+  private final long halfRtt;
+  private final long rxCost;
+  private final long txCost;
+  private final long slo;
+  private final long endNanos;
+  private final Recorder recorder;
+
+  private final SplittableRandom arrivalRandom;
+  private final SplittableRandom serviceRandom;
+  private final SplittableRandom clientRandom;
+  private final PriorityQueue<Event> events = new PriorityQueue<>();
+  private long sequence;
+  private long now;
+
+  private final Client[] clients;
+  private final ServerGate gate;
+  private final TimestampedQueue<Message> receiveQueue = new TimestampedQueue<>(1024);
+  private final TimestampedQueue<Request> runQueue = new TimestampedQueue<>(1024);
+  private final ArrayDeque<Message> sendQueue = new ArrayDeque<>();
+  private int idleCores;
+  private double arrivalRatePerNano;
+  private int stepIndex;
+  private Event pendingArrival;
+  private long nextRequestId;
+
+  private final RequestMetadata requestHeader = new RequestMetadata();
+  private final RequestMetadata outgoingHeader = new RequestMetadata();
+
+  /**
+   * @param steps the demand schedule (a single step for a steady run)
+   * @param capacityRps what demand level 1.0 means
+   * @param closedLoop requests kept outstanding in closed-loop mode, or 0 for open loop
+   * @param recorder where results go
+   */
+  Simulation(Scenario scenario, OverloadScheme scheme, List<Scenario.DemandStep> steps,
+      double capacityRps, int closedLoop, long endNanos, Recorder recorder, long seed) {
+    this.scenario = scenario;
+    this.scheme = scheme;
+    this.steps = steps;
+    this.capacityRps = capacityRps;
+    this.closedLoop = closedLoop;
+    this.origin = scenario.timeOriginNanos();
+    this.halfRtt = scenario.rttNanos() / 2;
+    this.rxCost = scenario.rxCostNanos();
+    this.txCost = scenario.txCostNanos();
+    this.slo = scenario.sloNanos();
+    this.endNanos = endNanos;
+    this.recorder = recorder;
+    SplittableRandom root = new SplittableRandom(seed);
+    this.arrivalRandom = root.split();
+    this.serviceRandom = root.split();
+    this.clientRandom = root.split();
+    this.idleCores = scenario.cores();
+
+    Ticker ticker = () -> origin + now;
+    Scheduler scheduler = (task, delayNanos) -> {
+      if (delayNanos < 0) {
+        throw new IllegalArgumentException("negative delay: " + delayNanos);
+      }
+      Event e = schedule(now + delayNanos, TASK, task);
+      return () -> e.cancelled = true;
+    };
+    QueueDelaySignal delay = QueueDelaySignal.sum(receiveQueue, runQueue);
+    ControlChannel control = this::sendCredit;
+    this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
+        OverloadMetrics.NONE, scenario.cores()));
+
+    int n = closedLoop > 0 ? closedLoop : scenario.clients();
+    this.clients = new Client[n];
+    for (int i = 0; i < n; i++) {
+      long sessionId = i + 1;
+      clients[i] = new Client(sessionId,
+          scheme.newClientGate(new ClientEnvironment(sessionId, slo, OverloadMetrics.NONE)));
+    }
+  }
+
+  /** Runs to the end and returns the recorder. */
+  Recorder run() {
+    gate.start();
+    if (closedLoop > 0) {
+      for (Client c : clients) {
+        issue(c);
+      }
+    } else {
+      for (int i = 1; i < steps.size(); i++) {
+        schedule(steps.get(i).startNanos(), STEP, null);
+      }
+      applyStep(0);
+      scheduleNextArrival();
+    }
+    while (!events.isEmpty()) {
+      Event e = events.poll();
+      if (e.time >= endNanos) {
+        break;
+      }
+      if (e.cancelled) {
+        continue;
+      }
+      now = e.time;
+      dispatch(e);
+      startIdleCores();
+    }
+    gate.close();
+    return recorder;
+  }
+
+  private void dispatch(Event e) {
+    switch (e.type) {
+      case ARRIVAL -> {
+        issue(clients[clientRandom.nextInt(clients.length)]);
+        scheduleNextArrival();
+      }
+      case SERVER_RX -> {
+        Message m = (Message) e.payload;
+        receiveQueue.offer(m, origin + now);
+      }
+      case CORE_DONE -> coreDone((Message) e.payload);
+      case CLIENT_RX -> clientReceive((Message) e.payload);
+      case CLIENT_WAKEUP -> clientWakeup((Client) e.payload, e.time);
+      case TASK -> ((Runnable) e.payload).run();
+      case STEP -> {
+        applyStep(stepIndex + 1);
+        // Exponential gaps are memoryless: redrawing the next arrival at the new rate is exact.
+        if (pendingArrival != null) {
+          pendingArrival.cancelled = true;
+        }
+        scheduleNextArrival();
+      }
+      default -> throw new IllegalStateException("unknown event " + e.type);
+    }
+  }
+
+  // ---------------------------------------------------------------- clients
+
+  private void issue(Client c) {
+    Request r = new Request(nextRequestId++, c, now, scenario.service().sample(serviceRandom));
+    recorder.at(now).offered++;
+    if (!c.gate.offer(r, origin + now)) {
+      recorder.at(now).expired++;
+      reissueIfClosedLoop(c);
+      return;
+    }
+    drain(c);
+  }
+
+  private void drain(Client c) {
+    while (true) {
+      outgoingHeader.reset();
+      Request r = c.gate.poll(origin + now, outgoingHeader);
+      if (r == null) {
+        break;
+      }
+      r.sentAt = now;
+      r.demand = outgoingHeader.demand();
+      r.flags = outgoingHeader.flags();
+      recorder.at(now).sent++;
+      Message m = new Message(Message.REQUEST, c);
+      m.request = r;
+      schedule(now + halfRtt, SERVER_RX, m);
+    }
+    int demand = c.gate.takeDemandReport();
+    if (demand >= 0) {
+      Message m = new Message(Message.DEMAND, c);
+      m.demand = demand;
+      recorder.at(now).demandMessages++;
+      schedule(now + halfRtt, SERVER_RX, m);
+    }
+    armWakeup(c);
+  }
+
+  private void armWakeup(Client c) {
+    if (c.gate.queued() == 0) {
+      return;
+    }
+    long at = c.gate.nextWakeupNanos() - origin;
+    if (at <= now) {
+      at = now + 1;
+    }
+    if (c.wakeupAt == NONE || at < c.wakeupAt) {
+      c.wakeupAt = at;
+      schedule(at, CLIENT_WAKEUP, c);
+    }
+  }
+
+  private void clientWakeup(Client c, long time) {
+    if (c.wakeupAt != time) {
+      return; // superseded by an earlier wakeup
+    }
+    c.wakeupAt = NONE;
+    c.gate.expire(origin + now, r -> {
+      recorder.at(now).expired++;
+      reissueIfClosedLoop(r.client);
+    });
+    drain(c);
+  }
+
+  private void clientReceive(Message m) {
+    Client c = m.client;
+    if (m.type == Message.CREDIT) {
+      c.gate.onControl(m.response, origin + now);
+    } else {
+      Request r = m.request;
+      c.gate.onResponse(m.response, origin + r.sentAt, origin + now);
+      Tally t = recorder.at(now);
+      if (m.response.status() == Status.OK) {
+        long latency = now - r.arrival;
+        t.completed++;
+        if (latency <= slo) {
+          t.good++;
+        }
+        t.latency.recordValue(Math.max(1, latency));
+      } else {
+        t.rejectsReceived++;
+        t.rejectDelaySumNanos += now - r.sentAt;
+      }
+      reissueIfClosedLoop(c);
+    }
+    drain(c);
+  }
+
+  private void reissueIfClosedLoop(Client c) {
+    if (closedLoop > 0) {
+      issue(c);
+    }
+  }
+
+  private void applyStep(int index) {
+    stepIndex = index;
+    arrivalRatePerNano = steps.get(index).level() * capacityRps / 1e9;
+    recorder.demandChanged(now, steps.get(index).level());
+  }
+
+  private void scheduleNextArrival() {
+    pendingArrival = null;
+    if (arrivalRatePerNano <= 0) {
+      return; // an idle step: the next step schedules the next arrival
+    }
+    double gap = -Math.log(1.0 - arrivalRandom.nextDouble()) / arrivalRatePerNano;
+    pendingArrival = schedule(now + Math.max(1, Math.round(gap)), ARRIVAL, null);
+  }
+
+  // ---------------------------------------------------------------- server
+
+  private void sendCredit(long sessionId, int delta) {
+    Message m = new Message(Message.CREDIT, clients[(int) (sessionId - 1)]);
+    m.response = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+    sendQueue.add(m);
+  }
+
+  private void startIdleCores() {
+    while (idleCores > 0) {
+      Message out = sendQueue.poll();
+      if (out != null) {
+        busy(txCost, out);
+        recorder.at(now).creditMessages++;
+        continue;
+      }
+      Message in = receiveQueue.poll();
+      if (in != null) {
+        in.phase = Message.PHASE_PARSE;
+        busy(rxCost, in);
+        continue;
+      }
+      Request r = runQueue.poll();
+      if (r != null) {
+        Message m = new Message(Message.RESPONSE, r.client);
+        m.request = r;
+        m.phase = Message.PHASE_EXECUTE;
+        busy(r.service + txCost, m);
+        continue;
+      }
+      break;
+    }
+  }
+
+  private void busy(long nanos, Message m) {
+    idleCores--;
+    schedule(now + nanos, CORE_DONE, m);
+  }
+
+  private void coreDone(Message m) {
+    idleCores++;
+    Tally t = recorder.at(now);
+    if (m.phase == Message.PHASE_PARSE) {
+      t.messagesIn++;
+      if (m.type == Message.DEMAND) {
+        gate.onDemand(m.client.sessionId, m.demand, origin + now);
+        return;
+      }
+      Request r = m.request;
+      t.received++;
+      requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
+          .demand(r.demand).flags(r.flags);
+      ServerPermit permit = gate.admit(requestHeader, origin + now);
+      if (permit.isAdmitted()) {
+        r.permit = permit;
+        runQueue.offer(r, origin + now);
+      } else {
+        t.dropped++;
+        Message reject = new Message(Message.RESPONSE, m.client);
+        reject.request = r;
+        reject.response = new ResponseMetadata();
+        permit.complete(Outcome.DROPPED, origin + now, reject.response);
+        reject.phase = Message.PHASE_SEND;
+        busy(txCost, reject);
+      }
+      return;
+    }
+    if (m.phase == Message.PHASE_EXECUTE) {
+      m.response = new ResponseMetadata();
+      m.request.permit.complete(Outcome.SUCCESS, origin + now, m.response);
+    }
+    // PHASE_EXECUTE, PHASE_SEND and credits: the message leaves now.
+    t.messagesOut++;
+    schedule(now + halfRtt, CLIENT_RX, m);
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private Event schedule(long time, int type, Object payload) {
+    Event e = new Event(time, sequence++, type, payload);
+    events.add(e);
+    return e;
+  }
+
+  private static final class Event implements Comparable<Event> {
+    final long time;
+    final long seq;
+    final int type;
+    final Object payload;
+    boolean cancelled;
+
+    Event(long time, long seq, int type, Object payload) {
+      this.time = time;
+      this.seq = seq;
+      this.type = type;
+      this.payload = payload;
+    }
+
+    @Override
+    public int compareTo(Event o) {
+      int c = Long.compare(time, o.time);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+  }
+
+  private static final class Client {
+    final long sessionId;
+    final ClientGate<Request> gate;
+    long wakeupAt = NONE;
+
+    Client(long sessionId, ClientGate<Request> gate) {
+      this.sessionId = sessionId;
+      this.gate = gate;
+    }
+  }
+
+  static final class Request {
+    final long id;
+    final Client client;
+    final long arrival;
+    final long service;
+    long sentAt;
+    int demand;
+    int flags;
+    ServerPermit permit;
+
+    Request(long id, Client client, long arrival, long service) {
+      this.id = id;
+      this.client = client;
+      this.arrival = arrival;
+      this.service = service;
+    }
+  }
+
+  private static final class Message {
+    static final int REQUEST = 0;
+    static final int DEMAND = 1;
+    static final int RESPONSE = 2;
+    static final int CREDIT = 3;
+    static final int PHASE_PARSE = 0;
+    static final int PHASE_EXECUTE = 1;
+    static final int PHASE_SEND = 2;
+
+    final int type;
+    final Client client;
+    int phase = PHASE_SEND;
+    Request request;
+    ResponseMetadata response;
+    int demand;
+
+    Message(int type, Client client) {
+      this.type = type;
+      this.client = client;
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package io.spillway.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ScenarioTest {
+
+  @Test
+  void parsesKeysCommentsAndUnits() {
+    Map<String, String> v = Scenario.parse(List.of("# comment", "", "clients = 42",
+        "slo_us=150", "schemes = none,  breakwater"), "test");
+    Scenario s = Scenario.of(v);
+    assertEquals(42, s.clients());
+    assertEquals(150_000, s.sloNanos());
+    assertEquals(List.of("none", "breakwater"), s.schemes());
+    assertEquals(10, s.cores(), "defaults fill the rest");
+  }
+
+  @Test
+  void unknownKeysAndBadValuesAreErrorsThatNameTheKey() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("client", "5")));
+    assertTrue(e.getMessage().contains("'client'"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("clients", "many")));
+    assertTrue(e.getMessage().contains("'clients'"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("rtt_us", "-1")));
+    assertTrue(e.getMessage().contains("'rtt_us'"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("service", "pareto")));
+    assertTrue(e.getMessage().contains("exp, const or bimodal"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> Scenario.parse(List.of("no equals sign"), "f"));
+  }
+
+  @Test
+  void schedulesParseAndMustBeOrdered() {
+    Scenario s = Scenario.of(Map.of("schedule", "0.5@0, 1.4@200ms, 0.5@400", "duration_ms", "600"));
+    assertEquals(3, s.schedule().size());
+    assertEquals(200_000_000L, s.schedule().get(1).startNanos());
+    assertEquals(1.4, s.schedule().get(1).level());
+    assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("schedule", "0.5@10", "duration_ms", "600")).schedule());
+    assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("schedule", "0.5@0, 1@300, 2@200", "duration_ms", "600")).schedule());
+    assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("schedule", "0.5@0, 1@700", "duration_ms", "600")).schedule());
+  }
+
+  @Test
+  void unknownSchemesAreRejectedBeforeRunning() {
+    Scenario s = Scenario.of(Map.of("schemes", "none, brakewater"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new Experiment(s, 1));
+    assertTrue(e.getMessage().contains("brakewater") && e.getMessage().contains("breakwater"), e.getMessage());
+  }
+
+  @Test
+  void theShippedScenariosLoad() throws Exception {
+    for (String name : List.of("breakwater-synthetic", "breakwater-spike")) {
+      Scenario s = Scenario.load(Path.of("..", "scenarios", name + ".conf"), Map.of());
+      assertEquals(name, s.name());
+      s.schemes().forEach(scheme -> SchemeRegistry.create(scheme, s));
+    }
+  }
+
+  @Test
+  void breakwaterKeysReachItsConfig() {
+    Scenario s = Scenario.of(Map.of("slo_us", "100", "breakwater.alpha", "0.002",
+        "breakwater.target_us", "30"));
+    var c = SchemeRegistry.breakwaterConfig(s);
+    assertEquals(0.002, c.alpha());
+    assertEquals(30_000, c.targetDelayNanos());
+    assertEquals(60_000, c.dropThresholdNanos());
+    assertEquals(50_000, c.clientQueueTimeoutNanos());
+  }
+}
