@@ -1,0 +1,110 @@
+package io.spillway.jmh;
+
+import io.spillway.api.Cancellable;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.NoControl;
+import io.spillway.api.Outcome;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Scheduler;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.credit.BreakwaterConfig;
+import io.spillway.credit.BreakwaterServerGate;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The server credit gate's cost per request, admit plus completion (which computes the piggybacked
+ * credit, eq. 4–6), at 100 and 10,000 registered sessions: the cost must not grow with the number
+ * of sessions (no scan over clients, Breakwater §4 "Lazy credit distribution"). Requests rotate
+ * over all sessions, so every call touches a different session's state, as a server with many
+ * clients does.
+ *
+ * <p>Baselines in the same run: {@link NoControl}'s gate (the SPI's floor: a permit allocation and
+ * its exactly-once CAS) and a {@link Semaphore} tryAcquire/release (a static concurrency limit).
+ * Time comes from a counter, not the clock, so only the gate is measured.
+ *
+ * <p>Run: {@code ./spillway jmh CreditGateBenchmark -prof gc}
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+public class CreditGateBenchmark {
+
+  @Param({"100", "10000"})
+  int sessions;
+
+  private BreakwaterServerGate breakwater;
+  private ServerGate none;
+  private final Semaphore semaphore = new Semaphore(1_000_000);
+  private final RequestMetadata request = new RequestMetadata();
+  private final ResponseMetadata response = new ResponseMetadata();
+  private long now;
+  private int next;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    Scheduler idle = (task, delay) -> (Cancellable) () -> { };
+    ServerEnvironment env = new ServerEnvironment(() -> now, idle, t -> 0L, ControlChannel.DISCARD,
+        OverloadMetrics.NONE, 10);
+    breakwater = new BreakwaterServerGate(BreakwaterConfig.forSlo(200_000, 10_000), env);
+    none = NoControl.INSTANCE.newServerGate(env);
+    for (int i = 1; i <= sessions; i++) {
+      request.reset().sessionId(i).demand(1).flags(RequestMetadata.FLAG_REGISTER);
+      breakwater.admit(request, now).complete(Outcome.SUCCESS, now, response.reset());
+    }
+    // Grow the pool below target delay (eq. 1) so sessions hold real windows.
+    for (int i = 0; i < 2_000; i++) {
+      breakwater.updatePool(now);
+    }
+  }
+
+  private long nextSession() {
+    int s = next + 1;
+    next = s == sessions ? 0 : s;
+    return s;
+  }
+
+  @Benchmark
+  public int breakwaterAdmitAndComplete() {
+    request.reset().sessionId(nextSession()).demand(2);
+    ServerPermit permit = breakwater.admit(request, ++now);
+    permit.complete(Outcome.SUCCESS, ++now, response.reset());
+    return response.creditDelta();
+  }
+
+  @Benchmark
+  public int noControlAdmitAndComplete() {
+    request.reset().sessionId(nextSession()).demand(2);
+    ServerPermit permit = none.admit(request, ++now);
+    permit.complete(Outcome.SUCCESS, ++now, response.reset());
+    return response.creditDelta();
+  }
+
+  @Benchmark
+  public boolean semaphoreAcquireAndRelease() {
+    boolean ok = semaphore.tryAcquire();
+    if (ok) {
+      semaphore.release();
+    }
+    return ok;
+  }
+}
