@@ -1,0 +1,253 @@
+package io.spillway.transport;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.LongObjectHashMap;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerPermit;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * One connection's server pipeline stage (../shared/DESIGN.md, "A request's path on a server"):
+ * decode a frame's header, decide on it at once (AQM and credits, before any work on the payload),
+ * answer a rejected request with a header-only reject, dispatch an admitted one to the dispatcher,
+ * and write its response with the credits piggybacked, flushing once per batch of responses.
+ *
+ * <p>Every request the gate decides on gets exactly one answer: a reject, a response, or, if the
+ * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
+ * then. When the connection closes, its sessions are deregistered and their credits return.
+ *
+ * <p>Confined to the channel's event loop, except {@link Dispatch#run()} which runs on the
+ * dispatcher and hands back to the loop.
+ */
+final class ServerFrameHandler extends ByteToMessageDecoder {
+
+  private static final System.Logger LOG = System.getLogger(ServerFrameHandler.class.getName());
+  private static final Object PRESENT = Boolean.TRUE;
+
+  private final SpillwayServer server;
+  private final RequestMetadata header = new RequestMetadata();
+  private final LongObjectHashMap<Object> sessions = new LongObjectHashMap<>();
+  private ChannelHandlerContext ctx;
+  private EventLoopDelayProbe probe;
+  private boolean flushScheduled;
+  private final Runnable flush = this::flushNow;
+
+  ServerFrameHandler(SpillwayServer server) {
+    this.server = server;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+    this.probe = server.probeFor(ctx.channel().eventLoop());
+  }
+
+  @Override
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    while (in.readableBytes() >= Frame.HEADER_SIZE) {
+      int type = Frame.validate(in, server.maxPayload());
+      int length = (int) Frame.payloadLength(in);
+      if (in.readableBytes() < Frame.HEADER_SIZE + length) {
+        return;
+      }
+      switch (type) {
+        case Frame.TYPE_REQUEST -> onRequest(in, length);
+        case Frame.TYPE_DEMAND -> {
+          Frame.readRequest(in, header);
+          in.skipBytes(Frame.HEADER_SIZE);
+          track(header.sessionId());
+          server.gate().onDemand(header.sessionId(), header.demand(), server.ticker().read());
+        }
+        case Frame.TYPE_DEREGISTER -> {
+          Frame.readRequest(in, header);
+          in.skipBytes(Frame.HEADER_SIZE);
+          long session = header.sessionId();
+          if (sessions.remove(session) != null) {
+            server.unbind(session, ctx.channel());
+          }
+          server.gate().deregister(session, server.ticker().read());
+        }
+        default -> throw new FrameException("a client may not send frames of type " + type);
+      }
+    }
+  }
+
+  private void onRequest(ByteBuf in, int length) {
+    Frame.readRequest(in, header);
+    long now = server.ticker().read();
+    if (probe != null) {
+      probe.onDecode(now);
+    }
+    track(header.sessionId());
+    ServerPermit permit = server.gate().admit(header, now);
+    long sessionId = header.sessionId();
+    long requestId = header.requestId();
+    if (!permit.isAdmitted()) {
+      in.skipBytes(Frame.HEADER_SIZE + length); // drop before touching the payload
+      respond(permit, Outcome.DROPPED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
+      return;
+    }
+    in.skipBytes(Frame.HEADER_SIZE);
+    ByteBuf payload = in.readRetainedSlice(length);
+    Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
+    try {
+      server.dispatcher().execute(task);
+    } catch (RejectedExecutionException e) {
+      payload.release();
+      respond(permit, Outcome.FAILED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
+    }
+  }
+
+  private void track(long sessionId) {
+    if (sessions.put(sessionId, PRESENT) == null) {
+      server.bind(sessionId, ctx.channel());
+    }
+  }
+
+  /** Completes the permit and writes the answer. On the event loop. */
+  private void respond(ServerPermit permit, Outcome outcome, long sessionId, long requestId,
+      ByteBuf payload, long now) {
+    ResponseMetadata response = new ResponseMetadata().sessionId(sessionId).requestId(requestId);
+    permit.complete(outcome, now, response);
+    Channel ch = ctx.channel();
+    if (!ch.isActive()) {
+      ReferenceCountUtil.release(payload);
+      return;
+    }
+    ByteBuf head = ctx.alloc().buffer(Frame.HEADER_SIZE);
+    Frame.writeResponse(head, Frame.TYPE_RESPONSE, response, payload.readableBytes());
+    ctx.write(head, ctx.voidPromise());
+    if (payload.isReadable()) {
+      ctx.write(payload, ctx.voidPromise());
+    } else {
+      payload.release();
+    }
+    scheduleFlush();
+  }
+
+  /** Sends an explicit credit frame from any thread (the gate's control loop). */
+  void sendCreditFromAnyThread(long sessionId, int delta) {
+    if (ctx.executor().inEventLoop()) {
+      sendCredit(sessionId, delta);
+    } else {
+      try {
+        ctx.executor().execute(() -> sendCredit(sessionId, delta));
+      } catch (RejectedExecutionException shuttingDown) {
+        // the connection is going away; its sessions are deregistered when it closes
+      }
+    }
+  }
+
+  /** Writes an explicit credit frame. On the event loop. */
+  private void sendCredit(long sessionId, int delta) {
+    if (!ctx.channel().isActive()) {
+      return;
+    }
+    ResponseMetadata m = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+    ByteBuf head = ctx.alloc().buffer(Frame.HEADER_SIZE);
+    Frame.writeResponse(head, Frame.TYPE_CREDIT, m, 0);
+    ctx.write(head, ctx.voidPromise());
+    scheduleFlush();
+  }
+
+  private void scheduleFlush() {
+    if (!flushScheduled) {
+      flushScheduled = true;
+      ctx.executor().execute(flush); // runs after the loop's current batch: one flush for many writes
+    }
+  }
+
+  private void flushNow() {
+    flushScheduled = false;
+    ctx.flush();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    long now = server.ticker().read();
+    for (long session : sessions.keySet()) {
+      server.unbind(session, ctx.channel());
+      server.gate().deregister(session, now);
+    }
+    sessions.clear();
+    super.channelInactive(ctx);
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    Throwable root = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
+        ? cause.getCause() : cause;
+    if (root instanceof FrameException) {
+      LOG.log(Level.WARNING, "closing {0}: malformed frame: {1}", ctx.channel().remoteAddress(), root.getMessage());
+    } else {
+      LOG.log(Level.WARNING, "closing " + ctx.channel().remoteAddress() + " after an error", root);
+    }
+    ctx.close();
+  }
+
+  /** An admitted request on its way through the dispatcher. */
+  private final class Dispatch implements Runnable {
+    private final ServerPermit permit;
+    private final long sessionId;
+    private final long requestId;
+    private final long budgetNanos;
+    private final ByteBuf payload;
+    private final long admittedAt;
+
+    Dispatch(ServerPermit permit, long sessionId, long requestId, long budgetNanos, ByteBuf payload,
+        long admittedAt) {
+      this.permit = permit;
+      this.sessionId = sessionId;
+      this.requestId = requestId;
+      this.budgetNanos = budgetNanos;
+      this.payload = payload;
+      this.admittedAt = admittedAt;
+    }
+
+    @Override
+    public void run() {
+      ByteBuf response = Unpooled.EMPTY_BUFFER;
+      Outcome outcome;
+      try {
+        response = invoke();
+        outcome = Outcome.SUCCESS;
+      } catch (Throwable t) {
+        outcome = server.isBudgetAbort(t) ? Outcome.ABORTED : Outcome.FAILED;
+        if (outcome == Outcome.FAILED) {
+          LOG.log(Level.DEBUG, "handler failed", t);
+        }
+      } finally {
+        payload.release();
+      }
+      Outcome ended = outcome;
+      ByteBuf body = response == null ? Unpooled.EMPTY_BUFFER : response;
+      Runnable answer = () -> respond(permit, ended, sessionId, requestId, body, server.ticker().read());
+      try {
+        ctx.executor().execute(answer);
+      } catch (RejectedExecutionException loopGone) {
+        // The loop is shutting down: the permit must still end exactly once.
+        permit.complete(ended, server.ticker().read(), new ResponseMetadata());
+        ReferenceCountUtil.release(body);
+      }
+    }
+
+    private ByteBuf invoke() throws Exception {
+      long budget = server.budgetFor(budgetNanos, admittedAt);
+      if (budget == Long.MAX_VALUE) {
+        return server.handler().handle(payload, ctx.alloc());
+      }
+      return ScopedValue.where(RequestBudget.CURRENT, RequestBudget.of(budget))
+          .call(() -> server.handler().handle(payload, ctx.alloc()));
+    }
+  }
+}

@@ -1,0 +1,255 @@
+package io.spillway.transport;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.Scheduler;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.Ticker;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Spillway RPC server: frames in, an {@link OverloadScheme}'s server gate deciding on each request
+ * right after its header is decoded, admitted requests run by a {@link RequestHandler} on the
+ * dispatcher, responses out with the credits piggybacked.
+ *
+ * <p>The gate's queueing-delay signal is the sum of every event loop's backlog
+ * ({@link EventLoopDelayProbe}) and the dispatcher's queue (Breakwater §3.1: the sum over stages).
+ * Give the server a dispatcher whose queue delay is measured, such as the Loom carrier-delay
+ * dispatcher; the default runs each request on a new virtual thread of the JDK's scheduler, whose
+ * queue is not visible (its stage then reads 0).
+ *
+ * <p>Thread-safe. Build with {@link #builder()}, {@link #start()}, {@link #close()}.
+ */
+public final class SpillwayServer implements AutoCloseable {
+
+  private final Builder config;
+  private final Transport transport;
+  private final ConcurrentHashMap<Long, ServerFrameHandler> sessions = new ConcurrentHashMap<>();
+  private final List<EventLoopDelayProbe> probes = new ArrayList<>();
+  private final java.util.Map<EventExecutor, EventLoopDelayProbe> probeByLoop = new java.util.IdentityHashMap<>();
+  private EventLoopGroup group;
+  private ExecutorService ownedDispatcher;
+  private Executor dispatcher;
+  private ServerGate gate;
+  private Channel listener;
+
+  private SpillwayServer(Builder b) {
+    this.config = b;
+    this.transport = b.transport != null ? b.transport : Transport.select();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Binds and starts serving; returns this server. */
+  public synchronized SpillwayServer start() throws InterruptedException {
+    if (listener != null) {
+      throw new IllegalStateException("already started");
+    }
+    group = transport.newEventLoopGroup(config.ioThreads);
+    for (EventExecutor e : group) {
+      EventLoopDelayProbe probe = new EventLoopDelayProbe((EventLoop) e);
+      probes.add(probe);
+      probeByLoop.put(e, probe);
+    }
+    if (config.dispatcher != null) {
+      dispatcher = config.dispatcher;
+    } else {
+      ownedDispatcher = Executors.newVirtualThreadPerTaskExecutor();
+      dispatcher = ownedDispatcher;
+    }
+    List<QueueDelaySignal> stages = new ArrayList<>(probes);
+    stages.add(config.dispatcherDelay);
+    QueueDelaySignal delay = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
+    ControlChannel control = this::sendCredit;
+    EventLoop controlLoop = (EventLoop) group.next();
+    gate = config.scheme.newServerGate(new ServerEnvironment(config.ticker, Scheduler.of(controlLoop),
+        delay, control, config.metrics, config.parallelism));
+    gate.start();
+    ServerBootstrap b = new ServerBootstrap()
+        .group(group)
+        .channel(transport.serverChannelClass())
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childHandler(new ChannelInitializer<>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            ch.pipeline().addLast("spillway-server", new ServerFrameHandler(SpillwayServer.this));
+          }
+        });
+    listener = b.bind(config.host, config.port).sync().channel();
+    return this;
+  }
+
+  /** The port bound (useful with port 0). */
+  public int port() {
+    return ((InetSocketAddress) listener.localAddress()).getPort();
+  }
+
+  /** The transport in use. */
+  public Transport transport() {
+    return transport;
+  }
+
+  /** The gate deciding on requests (for diagnostics and tests). */
+  public ServerGate gate() {
+    return gate;
+  }
+
+  /** Sessions currently bound to a connection. */
+  public int boundSessions() {
+    return sessions.size();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (listener == null) {
+      return;
+    }
+    listener.close().syncUninterruptibly();
+    gate.close();
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    if (ownedDispatcher != null) {
+      ownedDispatcher.shutdown();
+    }
+  }
+
+  // ----------------------------------------------------------------- used by ServerFrameHandler
+
+  EventLoopDelayProbe probeFor(EventExecutor loop) {
+    return probeByLoop.get(loop);
+  }
+
+  Ticker ticker() {
+    return config.ticker;
+  }
+
+  Executor dispatcher() {
+    return dispatcher;
+  }
+
+  RequestHandler handler() {
+    return config.handler;
+  }
+
+  int maxPayload() {
+    return config.maxPayload;
+  }
+
+  void bind(long sessionId, Channel channel) {
+    sessions.put(sessionId, (ServerFrameHandler) channel.pipeline().get("spillway-server"));
+  }
+
+  void unbind(long sessionId, Channel channel) {
+    sessions.remove(sessionId, (ServerFrameHandler) channel.pipeline().get("spillway-server"));
+  }
+
+  /** The request's queueing budget left at dispatch, or {@link Long#MAX_VALUE} if it has none. */
+  long budgetFor(long headerBudgetNanos, long admittedAtNanos) {
+    long budget = Math.min(headerBudgetNanos, config.queueingBudgetNanos);
+    if (budget == Long.MAX_VALUE) {
+      return Long.MAX_VALUE;
+    }
+    long waited = config.ticker.read() - admittedAtNanos;
+    return Math.max(0, budget - Math.max(0, waited));
+  }
+
+  boolean isBudgetAbort(Throwable t) {
+    return t instanceof BudgetExceededException;
+  }
+
+  private void sendCredit(long sessionId, int delta) {
+    ServerFrameHandler handler = sessions.get(sessionId);
+    if (handler != null) {
+      handler.sendCreditFromAnyThread(sessionId, delta);
+    }
+  }
+
+  /** Configures a {@link SpillwayServer}. Not thread-safe. */
+  public static final class Builder {
+    private String host = "127.0.0.1";
+    private int port;
+    private OverloadScheme scheme;
+    private RequestHandler handler;
+    private Transport transport;
+    private int ioThreads = 1;
+    private int parallelism = Runtime.getRuntime().availableProcessors();
+    private Executor dispatcher;
+    private QueueDelaySignal dispatcherDelay = QueueDelaySignal.NONE;
+    private Ticker ticker = Ticker.system();
+    private OverloadMetrics metrics = OverloadMetrics.NONE;
+    private int maxPayload = Frame.DEFAULT_MAX_PAYLOAD;
+    private long queueingBudgetNanos = Long.MAX_VALUE;
+
+    private Builder() { }
+
+    public Builder host(String value) { host = Objects.requireNonNull(value); return this; }
+
+    /** The port; 0 picks a free one (see {@link SpillwayServer#port()}). */
+    public Builder port(int value) { port = value; return this; }
+
+    public Builder scheme(OverloadScheme value) { scheme = value; return this; }
+
+    public Builder handler(RequestHandler value) { handler = value; return this; }
+
+    /** Forces a transport; by default {@link Transport#select()}. */
+    public Builder transport(Transport value) { transport = value; return this; }
+
+    public Builder ioThreads(int value) { ioThreads = value; return this; }
+
+    /** Requests the server runs at once (its cores or carrier threads); the credit pool's floor. */
+    public Builder parallelism(int value) { parallelism = value; return this; }
+
+    /** Runs admitted requests; {@code delay} is its queue's delay, a stage of the overload signal. */
+    public Builder dispatcher(Executor value, QueueDelaySignal delay) {
+      dispatcher = Objects.requireNonNull(value);
+      dispatcherDelay = Objects.requireNonNull(delay);
+      return this;
+    }
+
+    public Builder ticker(Ticker value) { ticker = Objects.requireNonNull(value); return this; }
+
+    public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
+
+    public Builder maxPayload(int value) { maxPayload = value; return this; }
+
+    /**
+     * A queueing budget for every request (Protego §3.2: target − p99 service − p99 network); a
+     * request's own budget header, if smaller, wins. Unset: no budget.
+     */
+    public Builder queueingBudgetNanos(long value) { queueingBudgetNanos = value; return this; }
+
+    /** @throws IllegalArgumentException if something required is missing or out of range */
+    public SpillwayServer build() {
+      if (scheme == null || handler == null) {
+        throw new IllegalArgumentException("a server needs a scheme and a handler");
+      }
+      if (ioThreads < 1 || parallelism < 1 || maxPayload < 0
+          || queueingBudgetNanos < 0 || port < 0 || port > 65_535) {
+        throw new IllegalArgumentException("out of range: ioThreads=" + ioThreads + " parallelism="
+            + parallelism + " maxPayload=" + maxPayload + " port=" + port);
+      }
+      return new SpillwayServer(this);
+    }
+  }
+}

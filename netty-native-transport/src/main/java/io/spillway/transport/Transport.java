@@ -1,0 +1,129 @@
+package io.spillway.transport;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
+import java.lang.System.Logger.Level;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * The I/O transport: io_uring, then epoll, then NIO, the first available one, or the one named by
+ * the system property {@code spillway.transport} ({@code io_uring}, {@code epoll} or {@code nio}).
+ * A transport that is skipped is logged with Netty's reason ({@code unavailabilityCause()}); a
+ * forced transport that is unavailable is an error naming that reason.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public enum Transport {
+  IO_URING("io_uring", IoUringServerSocketChannel.class, IoUringSocketChannel.class),
+  EPOLL("epoll", EpollServerSocketChannel.class, EpollSocketChannel.class),
+  NIO("nio", NioServerSocketChannel.class, NioSocketChannel.class);
+
+  /** The system property that forces a transport. */
+  public static final String PROPERTY = "spillway.transport";
+  private static final System.Logger LOG = System.getLogger(Transport.class.getName());
+
+  private final String id;
+  private final Class<? extends ServerChannel> serverChannel;
+  private final Class<? extends Channel> channel;
+
+  Transport(String id, Class<? extends ServerChannel> serverChannel, Class<? extends Channel> channel) {
+    this.id = id;
+    this.serverChannel = serverChannel;
+    this.channel = channel;
+  }
+
+  /** The name used by {@link #PROPERTY}. */
+  public String id() {
+    return id;
+  }
+
+  /** Whether this machine can use it. */
+  public boolean isAvailable() {
+    return unavailabilityCause() == null;
+  }
+
+  /** Why it cannot be used here, or {@code null} if it can. */
+  public Throwable unavailabilityCause() {
+    try {
+      return switch (this) {
+        case IO_URING -> IoUring.isAvailable() ? null : IoUring.unavailabilityCause();
+        case EPOLL -> Epoll.isAvailable() ? null : Epoll.unavailabilityCause();
+        case NIO -> null;
+      };
+    } catch (LinkageError e) {
+      return e;
+    }
+  }
+
+  /** A new event-loop group of {@code threads} threads for this transport. */
+  public EventLoopGroup newEventLoopGroup(int threads) {
+    Supplier<IoHandlerFactory> factory = switch (this) {
+      case IO_URING -> IoUringIoHandler::newFactory;
+      case EPOLL -> EpollIoHandler::newFactory;
+      case NIO -> NioIoHandler::newFactory;
+    };
+    return new MultiThreadIoEventLoopGroup(threads, factory.get());
+  }
+
+  public Class<? extends ServerChannel> serverChannelClass() {
+    return serverChannel;
+  }
+
+  public Class<? extends Channel> channelClass() {
+    return channel;
+  }
+
+  /**
+   * The transport to use: the one forced by {@link #PROPERTY}, or the first available of io_uring,
+   * epoll, NIO, logging why each skipped one was skipped.
+   *
+   * @throws IllegalStateException if the property names an unknown or unavailable transport
+   */
+  public static Transport select() {
+    return select(System.getProperty(PROPERTY));
+  }
+
+  /** As {@link #select()}, with the forced name given ({@code null} or blank: none forced). */
+  public static Transport select(String forced) {
+    if (forced != null && !forced.isBlank()) {
+      Transport t = byId(forced.strip());
+      Throwable cause = t.unavailabilityCause();
+      if (cause != null) {
+        throw new IllegalStateException(PROPERTY + "=" + forced + " is not available here: " + cause, cause);
+      }
+      return t;
+    }
+    for (Transport t : values()) {
+      Throwable cause = t.unavailabilityCause();
+      if (cause == null) {
+        return t;
+      }
+      LOG.log(Level.INFO, "transport {0} unavailable, trying the next: {1}", t.id, cause.toString());
+    }
+    return NIO;
+  }
+
+  static Transport byId(String id) {
+    for (Transport t : values()) {
+      if (t.id.equals(id.toLowerCase(Locale.ROOT)) || t.name().equalsIgnoreCase(id)) {
+        return t;
+      }
+    }
+    throw new IllegalStateException("unknown transport '" + id + "' for " + PROPERTY + "; use io_uring, epoll or nio");
+  }
+}

@@ -1,0 +1,289 @@
+package io.spillway.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.Unpooled;
+import io.spillway.api.AbstractServerPermit;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.testing.LeakCheckingServerGate;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import io.spillway.credit.BreakwaterServerGate;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Real sockets on loopback. Waits are bounded only so a bug fails the test instead of hanging the
+ * build; nothing asserts on how long anything took.
+ */
+class ServerClientTest {
+
+  private static final long WAIT_SECONDS = 20;
+  private static final BreakwaterConfig BW = BreakwaterConfig.forSlo(10_000_000_000L, 100_000);
+
+  /** Wraps a scheme so the test can hold its server gate (and check it for leaks). */
+  private static final class Capturing implements OverloadScheme {
+    final OverloadScheme inner;
+    final AtomicReference<LeakCheckingServerGate> leakChecked = new AtomicReference<>();
+    final AtomicReference<ServerGate> raw = new AtomicReference<>();
+
+    Capturing(OverloadScheme inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public String name() {
+      return inner.name();
+    }
+
+    @Override
+    public ServerGate newServerGate(ServerEnvironment environment) {
+      ServerGate g = inner.newServerGate(environment);
+      raw.set(g);
+      LeakCheckingServerGate checked = new LeakCheckingServerGate(g);
+      leakChecked.set(checked);
+      return checked;
+    }
+
+    @Override
+    public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+      return inner.newClientGate(environment);
+    }
+  }
+
+  private static SpillwayServer echoServer(OverloadScheme scheme, Transport transport) throws Exception {
+    return SpillwayServer.builder().scheme(scheme).transport(transport).parallelism(2)
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start();
+  }
+
+  private static SpillwayClient client(OverloadScheme scheme, SpillwayServer server, int connections,
+      int sessions) throws Exception {
+    return SpillwayClient.builder().scheme(scheme).transport(server.transport()).port(server.port())
+        .connections(connections).sessions(sessions).sloNanos(10_000_000_000L).build().start();
+  }
+
+  static List<Transport> available() {
+    List<Transport> list = new ArrayList<>();
+    for (Transport t : Transport.values()) {
+      if (t.isAvailable()) {
+        list.add(t);
+      }
+    }
+    return list;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void echoesOverEveryAvailableTransport(Transport transport) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(transport.isAvailable(),
+        () -> transport + " unavailable: " + transport.unavailabilityCause());
+    for (OverloadScheme scheme : List.of(NoControl.INSTANCE, Breakwater.of(BW))) {
+      try (SpillwayServer server = echoServer(scheme, transport);
+           SpillwayClient client = client(scheme, server, 1, 1)) {
+        assertEquals(transport, client.transport());
+        for (int i = 0; i < 20; i++) {
+          byte[] sent = ("hello " + i).getBytes();
+          assertArrayEquals(sent, client.session(0).call(sent).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+      }
+    }
+  }
+
+  @Test
+  void manySessionsShareAFewConnections() throws Exception {
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    try (SpillwayServer server = echoServer(scheme, Transport.select());
+         SpillwayClient client = client(scheme, server, 2, 200)) {
+      List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+      for (int round = 0; round < 3; round++) {
+        for (int s = 0; s < client.sessionCount(); s++) {
+          calls.add(client.session(s).call(new byte[] {(byte) s}));
+        }
+      }
+      for (CompletableFuture<byte[]> f : calls) {
+        f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+      }
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      assertEquals(200, gate.sessionCount());
+      assertEquals(200, server.boundSessions());
+      scheme.leakChecked.get().assertNoLeaks();
+    }
+  }
+
+  @Test
+  void aRejectedCallFailsAtOnceWithTheReason() throws Exception {
+    OverloadScheme rejectAll = new OverloadScheme() {
+      @Override
+      public String name() {
+        return "reject-all";
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        return new ServerGate() {
+          @Override
+          public ServerPermit admit(RequestMetadata request, long nowNanos) {
+            return new AbstractServerPermit(Status.REJECTED_AQM) {
+              @Override
+              protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
+            };
+          }
+
+          @Override
+          public void deregister(long sessionId, long nowNanos) { }
+        };
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return NoControl.INSTANCE.newClientGate(environment);
+      }
+    };
+    try (SpillwayServer server = SpillwayServer.builder().scheme(rejectAll)
+             .handler((req, alloc) -> { throw new AssertionError("a rejected request must not run"); })
+             .build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1)) {
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(0).call(new byte[8]).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      OverloadRejectedException rejected = assertInstanceOf(OverloadRejectedException.class, e.getCause());
+      assertEquals(Status.REJECTED_AQM, rejected.status());
+    }
+  }
+
+  @Test
+  void aFailingHandlerAnswersFailed() throws Exception {
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+             .handler((req, alloc) -> { throw new IllegalStateException("boom"); }).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1)) {
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(0).call(new byte[1]).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertEquals(Status.FAILED, ((OverloadRejectedException) e.getCause()).status());
+    }
+  }
+
+  @Test
+  void aMalformedFrameClosesOnlyItsConnection() throws Exception {
+    try (SpillwayServer server = echoServer(NoControl.INSTANCE, Transport.select());
+         SpillwayClient good = client(NoControl.INSTANCE, server, 1, 1)) {
+      for (byte[] garbage : List.of(new byte[64], oversizedHeader(server))) {
+        try (Socket raw = new Socket("127.0.0.1", server.port())) {
+          raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+          OutputStream out = raw.getOutputStream();
+          out.write(garbage);
+          out.flush();
+          InputStream in = raw.getInputStream();
+          assertEquals(-1, in.read(), "the server must close a connection that sends a malformed frame");
+        }
+        assertArrayEquals(new byte[] {42}, good.session(0).call(new byte[] {42}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+            "other connections keep working");
+      }
+    }
+  }
+
+  private static byte[] oversizedHeader(SpillwayServer server) {
+    var buf = Unpooled.buffer();
+    Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1), Frame.DEFAULT_MAX_PAYLOAD + 1);
+    byte[] bytes = new byte[buf.readableBytes()];
+    buf.readBytes(bytes);
+    buf.release();
+    return bytes;
+  }
+
+  @Test
+  void aClientKilledMidFlightLosesNothingAndItsCreditsComeBack() throws Exception {
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(2)
+        .handler((req, alloc) -> {
+          entered.countDown();
+          release.await();
+          return req.retainedDuplicate();
+        }).build().start()) {
+      SpillwayClient client = client(scheme, server, 1, 4);
+      List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        calls.add(client.session(i % 4).call(new byte[] {(byte) i}));
+      }
+      assertTrue(entered.await(WAIT_SECONDS, TimeUnit.SECONDS), "a handler should be running");
+      client.close(); // the client dies with calls queued in its gates and in flight at the server
+      for (CompletableFuture<byte[]> f : calls) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(ConnectionClosedException.class, e.getCause(), "every call fails with a clear error");
+      }
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      waitUntil(() -> gate.sessionCount() == 0);
+      assertEquals(0, gate.issuedCredits(), "the sessions' credits return to the pool");
+      release.countDown(); // the handlers still running finish; their permits must still end
+      waitUntil(() -> scheme.leakChecked.get().outstanding() == 0);
+      scheme.leakChecked.get().assertNoLeaks();
+      assertEquals(0, gate.issuedCredits());
+    }
+  }
+
+  @Test
+  void explicitCreditsReachADrainedSession() throws Exception {
+    // Demand synchronisation: after each response a session with no demand keeps no credit, so its
+    // next call needs a demand message and an explicit credit back.
+    OverloadScheme scheme = Breakwater.creditsOnly(BW);
+    try (SpillwayServer server = echoServer(scheme, Transport.select());
+         SpillwayClient client = client(scheme, server, 1, 1)) {
+      for (int i = 0; i < 10; i++) {
+        assertArrayEquals(new byte[] {(byte) i},
+            client.session(0).call(new byte[] {(byte) i}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      }
+    }
+  }
+
+  @Test
+  void blockingCallsFromVirtualThreads() throws Exception {
+    try (SpillwayServer server = echoServer(Breakwater.of(BW), Transport.select());
+         SpillwayClient client = client(Breakwater.of(BW), server, 1, 8);
+         var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+      List<java.util.concurrent.Future<byte[]>> results = new ArrayList<>();
+      for (int i = 0; i < 64; i++) {
+        int n = i;
+        results.add(threads.submit(() -> client.session(n % 8).callBlocking(new byte[] {(byte) n})));
+      }
+      for (int i = 0; i < 64; i++) {
+        assertArrayEquals(new byte[] {(byte) i}, results.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      }
+    }
+  }
+
+  private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("condition not reached within " + WAIT_SECONDS + " s");
+      }
+      Thread.onSpinWait();
+      Thread.yield();
+    }
+  }
+}
