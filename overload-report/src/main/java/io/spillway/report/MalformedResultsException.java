@@ -1,0 +1,29 @@
+package io.spillway.report;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * A {@code results.json} that exists but cannot be read as results: not JSON, or JSON without the
+ * fields a report needs ({@code records}, and in each record {@code scheme}, {@code demand} and
+ * {@code goodput_rps}). The message names the file, the line and column where the reader stopped
+ * and the JSON path of the offending field, for example {@code records[3].scheme}.
+ *
+ * <p>Immutable; safe to share between threads.
+ */
+public final class MalformedResultsException extends IOException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final transient Path file;
+
+  MalformedResultsException(Path file, String detail, Throwable cause) {
+    super("malformed results file " + file + ": " + detail, cause);
+    this.file = file;
+  }
+
+  /** The file that could not be read. */
+  public Path file() {
+    return file;
+  }
+}

@@ -1,0 +1,112 @@
+package io.spillway.report;
+
+import java.awt.Color;
+import java.awt.Shape;
+import java.awt.geom.Ellipse2D;
+import java.awt.geom.Path2D;
+import java.awt.geom.Rectangle2D;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One color and marker shape per scheme, the same on every chart of a report. The schemes this
+ * project ships have fixed colors, so {@code breakwater} looks the same in every report; other
+ * names take the remaining colors in order of first appearance.
+ *
+ * <p>Colors are the Okabe–Ito palette (distinguishable with the common color-vision
+ * deficiencies), its yellow darkened to stay readable on white.
+ *
+ * <p>Immutable after construction; safe to share between threads.
+ */
+final class SchemePalette {
+
+  private static final Color BLACK = new Color(0x000000);
+  private static final Color BLUE = new Color(0x0072B2);
+  private static final Color VERMILLION = new Color(0xD55E00);
+  private static final Color GREEN = new Color(0x009E73);
+  private static final Color ORANGE = new Color(0xE69F00);
+  private static final Color PURPLE = new Color(0xCC79A7);
+  private static final Color SKY = new Color(0x56B4E9);
+  private static final Color GOLD = new Color(0xB59B00);
+
+  private static final Map<String, Color> FIXED = Map.of(
+      "none", BLACK,
+      "breakwater", BLUE,
+      "breakwater-credit", VERMILLION,
+      "breakwater-credit-spec", GREEN,
+      "protego", ORANGE,
+      "rajomon", PURPLE,
+      "utune", SKY,
+      "mutune", SKY);
+
+  /** For names not in {@link #FIXED}: first the unused palette colors, then a few more. */
+  private static final List<Color> SPARE = List.of(BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY,
+      GOLD, new Color(0x8C510A), new Color(0x7F7F7F), new Color(0x01665E), new Color(0x762A83));
+
+  private final Map<String, Color> colors = new LinkedHashMap<>();
+  private final Map<String, Shape> shapes = new LinkedHashMap<>();
+
+  SchemePalette(List<String> schemes) {
+    Set<Color> used = new HashSet<>();
+    for (String s : schemes) {
+      Color fixed = FIXED.get(s);
+      if (fixed != null) {
+        colors.put(s, fixed);
+        used.add(fixed);
+      }
+    }
+    int spare = 0;
+    for (String s : schemes) {
+      if (colors.containsKey(s)) {
+        continue;
+      }
+      while (spare < SPARE.size() && used.contains(SPARE.get(spare))) {
+        spare++;
+      }
+      Color c;
+      if (spare < SPARE.size()) {
+        c = SPARE.get(spare++);
+      } else {
+        // Beyond eleven unknown schemes: a stable hue from the name.
+        c = Color.getHSBColor((s.hashCode() & 0xffff) / 65536f, 0.8f, 0.7f);
+      }
+      colors.put(s, c);
+      used.add(c);
+    }
+    List<Shape> marks = markers();
+    int i = 0;
+    for (String s : schemes) {
+      shapes.put(s, marks.get(i++ % marks.size()));
+    }
+  }
+
+  Color color(String scheme) {
+    Color c = colors.get(scheme);
+    return c == null ? Color.GRAY : c;
+  }
+
+  Shape shape(String scheme) {
+    Shape s = shapes.get(scheme);
+    return s == null ? markers().get(0) : s;
+  }
+
+  private static List<Shape> markers() {
+    double r = 4;
+    Path2D.Double triangle = new Path2D.Double();
+    triangle.moveTo(0, -r - 1);
+    triangle.lineTo(r + 1, r);
+    triangle.lineTo(-r - 1, r);
+    triangle.closePath();
+    Path2D.Double diamond = new Path2D.Double();
+    diamond.moveTo(0, -r - 1);
+    diamond.lineTo(r + 1, 0);
+    diamond.lineTo(0, r + 1);
+    diamond.lineTo(-r - 1, 0);
+    diamond.closePath();
+    return List.of(new Ellipse2D.Double(-r, -r, 2 * r, 2 * r),
+        new Rectangle2D.Double(-r, -r, 2 * r, 2 * r), triangle, diamond);
+  }
+}
