@@ -95,6 +95,14 @@ public final class SpillwayClient implements AutoCloseable {
     return sessions.get(i);
   }
 
+  /**
+   * The event loop session {@code i} is confined to; its futures complete there. A load generator
+   * that issues calls from this loop avoids a thread hand-off per call.
+   */
+  public io.netty.channel.EventLoop eventLoop(int i) {
+    return sessions.get(i).connection.channel.eventLoop();
+  }
+
   public int sessionCount() {
     return sessions.size();
   }
@@ -314,7 +322,7 @@ public final class SpillwayClient implements AutoCloseable {
             if (response.status() == Status.OK) {
               call.future.complete(body);
             } else {
-              call.future.completeExceptionally(new OverloadRejectedException(response.status()));
+              call.future.completeExceptionally(new OverloadRejectedException(response.status(), call.sentAt));
             }
             s.drain();
           }

@@ -82,9 +82,7 @@ public final class Experiment {
           Recorder recorder = new Recorder(scenario.windowNanos());
           new Simulation(scenario, scheme, List.of(new Scenario.DemandStep(level, 0)), capacity, 0,
               end, recorder, seed).run();
-          long from = roundUp(warmup, scenario.windowNanos());
-          long to = end - end % scenario.windowNanos();
-          return ResultRecord.of(name, scenario, level, capacity, recorder.sum(from, to), to - from, -1, 0);
+          return steadyRecord(scenario, name, level, capacity, recorder, warmup, end);
         }));
       }
     }
@@ -103,29 +101,50 @@ public final class Experiment {
     }
     List<Recorder> recorders = new ArrayList<>();
     collect(futures, recorders);
+    for (int s = 0; s < scenario.schemes().size(); s++) {
+      addSeries(scenario, scenario.schemes().get(s), recorders.get(s), capacity, rows, convergence);
+    }
+  }
+
+  /**
+   * Turns a scheduled run's windows into time-series rows and per-step convergence (shared with the
+   * real-socket harness, which records into the same {@link Recorder}).
+   */
+  public static void addSeries(Scenario scenario, String name, Recorder recorder, double capacity,
+      List<ResultRecord> rows, List<StepConvergence> convergence) {
+    List<Scenario.DemandStep> steps = scenario.schedule();
+    long end = scenario.durationNanos();
+    long window = recorder.windowNanos();
     double windowMillis = window / 1e6;
     int full = (int) (end / window);
-    for (int s = 0; s < scenario.schemes().size(); s++) {
-      String name = scenario.schemes().get(s);
-      Recorder recorder = recorders.get(s);
-      for (int w = 0; w < full; w++) {
-        long start = w * window;
-        rows.add(ResultRecord.of(name, scenario, recorder.demandAt(start), capacity,
-            recorder.window(w), window, start / 1e6, windowMillis));
-      }
-      for (int k = 1; k < steps.size(); k++) {
-        long from = roundUp(steps.get(k).startNanos(), window);
-        long to = k + 1 < steps.size() ? steps.get(k + 1).startNanos() : end;
-        int first = (int) (from / window);
-        int last = (int) (to / window); // exclusive
-        double[] goodput = new double[Math.max(0, last - first)];
-        for (int w = first; w < last; w++) {
-          goodput[w - first] = recorder.window(w).good / (window / 1e9);
-        }
-        convergence.add(StepConvergence.of(name, steps.get(k - 1).level(), steps.get(k).level(),
-            steps.get(k).startNanos() / 1e6, goodput, windowMillis));
-      }
+    for (int w = 0; w < full; w++) {
+      long start = w * window;
+      rows.add(ResultRecord.of(name, scenario, recorder.demandAt(start), capacity,
+          recorder.window(w), window, start / 1e6, windowMillis));
     }
+    for (int k = 1; k < steps.size(); k++) {
+      long from = roundUp(steps.get(k).startNanos(), window);
+      long to = k + 1 < steps.size() ? steps.get(k + 1).startNanos() : end;
+      int first = (int) (from / window);
+      int last = (int) (to / window); // exclusive
+      double[] goodput = new double[Math.max(0, last - first)];
+      for (int w = first; w < last; w++) {
+        goodput[w - first] = recorder.window(w).good / (window / 1e9);
+      }
+      convergence.add(StepConvergence.of(name, steps.get(k - 1).level(), steps.get(k).level(),
+          steps.get(k).startNanos() / 1e6, goodput, windowMillis));
+    }
+  }
+
+  /**
+   * A steady run's result: the windows after the warm-up (rounded up to a window), to the end.
+   */
+  public static ResultRecord steadyRecord(Scenario scenario, String name, double level,
+      double capacity, Recorder recorder, long warmupNanos, long endNanos) {
+    long window = recorder.windowNanos();
+    long from = roundUp(warmupNanos, window);
+    long to = endNanos - endNanos % window;
+    return ResultRecord.of(name, scenario, level, capacity, recorder.sum(from, to), to - from, -1, 0);
   }
 
   private static <T> void collect(List<Future<T>> futures, List<T> into) throws InterruptedException {

@@ -11,13 +11,13 @@ import java.util.List;
  *
  * <p>Not thread-safe; one per run.
  */
-final class Recorder {
+public final class Recorder {
 
   private final long windowNanos;
   private final List<Tally> windows = new ArrayList<>();
   private final List<double[]> demandChanges = new ArrayList<>();
 
-  Recorder(long windowNanos) {
+  public Recorder(long windowNanos) {
     if (windowNanos <= 0) {
       throw new IllegalArgumentException("window must be positive: " + windowNanos);
     }
@@ -25,7 +25,7 @@ final class Recorder {
   }
 
   /** The tally of the window containing {@code nowNanos} (simulated time since the run began). */
-  Tally at(long nowNanos) {
+  public Tally at(long nowNanos) {
     int index = (int) (nowNanos / windowNanos);
     while (windows.size() <= index) {
       windows.add(new Tally());
@@ -33,25 +33,25 @@ final class Recorder {
     return windows.get(index);
   }
 
-  void demandChanged(long nowNanos, double level) {
+  public void demandChanged(long nowNanos, double level) {
     demandChanges.add(new double[] {nowNanos, level});
   }
 
-  long windowNanos() {
+  public long windowNanos() {
     return windowNanos;
   }
 
   /** How many windows have data; the last may be partial if the run ended inside it. */
-  int windowCount() {
+  public int windowCount() {
     return windows.size();
   }
 
-  Tally window(int index) {
+  public Tally window(int index) {
     return index < windows.size() ? windows.get(index) : new Tally();
   }
 
   /** The demand level in force at {@code nowNanos}. */
-  double demandAt(long nowNanos) {
+  public double demandAt(long nowNanos) {
     double level = 0;
     for (double[] change : demandChanges) {
       if (change[0] <= nowNanos) {
@@ -62,7 +62,7 @@ final class Recorder {
   }
 
   /** The sum of the windows that start at or after {@code fromNanos} and end by {@code toNanos}. */
-  Tally sum(long fromNanos, long toNanos) {
+  public Tally sum(long fromNanos, long toNanos) {
     Tally total = new Tally();
     for (int i = 0; i < windows.size(); i++) {
       long start = i * windowNanos;

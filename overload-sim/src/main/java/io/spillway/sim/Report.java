@@ -9,11 +9,11 @@ import java.util.Locale;
 import java.util.Map;
 
 /** Prints the results table and writes {@code results.json} (and a CSV of any time series). */
-final class Report {
+public final class Report {
 
   private Report() { }
 
-  static void printTable(Experiment.Results results, PrintStream out) {
+  public static void printTable(Experiment.Results results, PrintStream out) {
     Scenario s = results.scenario();
     out.printf(Locale.ROOT, "scenario %s: %d clients, %d cores, service %s, RTT %.1f us, SLO %.1f us%n",
         s.name(), s.clients(), s.cores(), s.service(), s.rttNanos() / 1e3, s.sloNanos() / 1e3);
@@ -43,9 +43,15 @@ final class Report {
     }
   }
 
-  static void write(Experiment.Results results, Path dir) throws IOException {
+  /** Writes results.json (and timeseries.csv for a schedule), then the plots and report.md. */
+  public static void write(Experiment.Results results, Path dir) throws IOException {
     Files.createDirectories(dir);
     Files.writeString(dir.resolve("results.json"), toJson(results));
+    writeSeries(results, dir);
+    io.spillway.report.ReportWriter.write(dir.resolve("results.json"), dir);
+  }
+
+  private static void writeSeries(Experiment.Results results, Path dir) throws IOException {
     if (!results.scenario().schedule().isEmpty()) {
       StringBuilder csv = new StringBuilder(
           "scheme,t_ms,demand,offered_rps,throughput_rps,goodput_rps,p50_us,p99_us,drop_rate,reject_delay_us,expired_rate\n");
@@ -59,7 +65,7 @@ final class Report {
     }
   }
 
-  static String toJson(Experiment.Results results) {
+  public static String toJson(Experiment.Results results) {
     StringBuilder b = new StringBuilder();
     b.append("{\n  \"scenario\": {");
     boolean first = true;
@@ -114,6 +120,9 @@ final class Report {
   }
 
   private static String num(double v) {
+    if (!Double.isFinite(v)) {
+      return "null"; // JSON has no NaN or infinity
+    }
     if (v == Math.rint(v) && Math.abs(v) < 1e15) {
       return Long.toString((long) v);
     }

@@ -22,13 +22,13 @@ package io.spillway.sim;
  * @param windowStartMillis for time-series rows, the window's start; -1 for steady rows
  * @param windowMillis for time-series rows, the window's length; 0 for steady rows
  */
-record ResultRecord(String scheme, int clients, double demand, double capacityRps,
+public record ResultRecord(String scheme, int clients, double demand, double capacityRps,
     double offeredRps, double throughputRps, double goodputRps, double p50Micros,
     double p99Micros, double sloMicros, double dropRate, double rejectDelayMicros,
     double expiredRate, double messagesPerRequest, double windowStartMillis,
     double windowMillis) {
 
-  static ResultRecord of(String scheme, Scenario scenario, double demand, double capacityRps,
+  public static ResultRecord of(String scheme, Scenario scenario, double demand, double capacityRps,
       Tally t, long spanNanos, double windowStartMillis, double windowMillis) {
     double seconds = spanNanos / 1e9;
     return new ResultRecord(scheme, scenario.clients(), demand, capacityRps,

@@ -55,6 +55,25 @@ public final class Scenario {
     keys.put("breakwater.period_us", "Breakwater control period; default one RTT");
     keys.put("breakwater.client_timeout_us", "client queue timeout; default SLO/2");
     keys.put("breakwater.per_session_cap", "largest window per session; default 64");
+    keys.put("codel.target_us", "CoDel target queueing delay; default 15% of the SLO");
+    keys.put("codel.interval_us", "CoDel interval (drop onset and control-law base); default 5% of the SLO");
+    keys.put("window.ai", "window additive increase per window of good responses; default 1");
+    keys.put("window.md", "window multiplicative decrease factor in (0,1); default 0.5");
+    keys.put("window.target_us", "window: responses slower than this (from send) are late; default the SLO");
+    keys.put("window.max", "largest window per client; default 64");
+    keys.put("window.client_timeout_us", "window client queue timeout; default SLO/2");
+    keys.put("seda.adj_i", "SEDA additive increase (req/s per client); default 40 x 1000 / clients");
+    keys.put("seda.adj_d", "SEDA multiplicative decrease divisor; default 1.04");
+    keys.put("seda.target_us", "SEDA target 99th-percentile response time; default 40% of the SLO");
+    keys.put("seda.timeout_us", "SEDA longest time between controller runs; default 1000");
+    keys.put("seda.init_rps", "SEDA initial per-client rate (drawn from [x/2, x]); default 1000");
+    keys.put("seda.burst", "SEDA token bucket depth; default 4");
+    keys.put("seda.client_timeout_us", "SEDA client queue timeout; default SLO/2");
+    keys.put("dagor.q_us", "DAGOR_q, average queueing time that means overload; default 35% of the SLO");
+    keys.put("dagor.alpha", "DAGOR α, share of admitted requests shed per overloaded window; default 0.05");
+    keys.put("dagor.beta", "DAGOR β, share of admitted requests added per calm window; default 0.01");
+    keys.put("dagor.period_us", "DAGOR longest window; default 1000");
+    keys.put("dagor.window_reqs", "DAGOR most requests per window; default 2000");
     KEYS = Collections.unmodifiableMap(keys);
   }
 

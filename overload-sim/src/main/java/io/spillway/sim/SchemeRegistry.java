@@ -2,10 +2,19 @@ package io.spillway.sim;
 
 import io.spillway.api.NoControl;
 import io.spillway.api.OverloadScheme;
+import io.spillway.baselines.CoDel;
+import io.spillway.baselines.CoDelConfig;
+import io.spillway.baselines.Dagor;
+import io.spillway.baselines.DagorConfig;
+import io.spillway.baselines.Seda;
+import io.spillway.baselines.SedaConfig;
+import io.spillway.baselines.Window;
+import io.spillway.baselines.WindowConfig;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The schemes an experiment can name, each built from the scenario's parameters. Adding a scheme
@@ -20,7 +29,11 @@ public final class SchemeRegistry {
       new Entry("none", s -> NoControl.INSTANCE),
       new Entry("breakwater", s -> Breakwater.of(breakwaterConfig(s))),
       new Entry("breakwater-credit", s -> Breakwater.creditsOnly(breakwaterConfig(s))),
-      new Entry("breakwater-credit-spec", s -> Breakwater.creditsWithSpeculation(breakwaterConfig(s))));
+      new Entry("breakwater-credit-spec", s -> Breakwater.creditsWithSpeculation(breakwaterConfig(s))),
+      new Entry("codel", s -> CoDel.of(codelConfig(s))),
+      new Entry("window", s -> Window.of(windowConfig(s))),
+      new Entry("seda", s -> Seda.of(sedaConfig(s))),
+      new Entry("dagor", s -> Dagor.of(dagorConfig(s))));
 
   private SchemeRegistry() { }
 
@@ -72,6 +85,106 @@ public final class SchemeRegistry {
       return b.build();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("breakwater parameters: " + e.getMessage(), e);
+    }
+  }
+
+  /** CoDel's tuned defaults for the scenario's SLO, with any codel.* keys applied. */
+  static CoDelConfig codelConfig(Scenario s) {
+    return configure("codel", () -> {
+      CoDelConfig c = CoDelConfig.forSlo(s.sloNanos());
+      if (s.isSet("codel.target_us")) {
+        c = c.withTarget(s.nanos("codel.target_us", 1_000));
+      }
+      if (s.isSet("codel.interval_us")) {
+        c = c.withInterval(s.nanos("codel.interval_us", 1_000));
+      }
+      return c;
+    });
+  }
+
+  /** The window scheme's defaults for the scenario's SLO, with any window.* keys applied. */
+  static WindowConfig windowConfig(Scenario s) {
+    return configure("window", () -> {
+      WindowConfig c = WindowConfig.forSlo(s.sloNanos());
+      if (s.isSet("window.ai")) {
+        c = c.withAdditiveIncrease(s.doubleValue("window.ai"));
+      }
+      if (s.isSet("window.md")) {
+        c = c.withMultiplicativeDecrease(s.doubleValue("window.md"));
+      }
+      if (s.isSet("window.target_us")) {
+        c = c.withLatencyThreshold(s.nanos("window.target_us", 1_000));
+      }
+      if (s.isSet("window.max")) {
+        c = c.withMaxWindow(s.intValue("window.max"));
+      }
+      if (s.isSet("window.client_timeout_us")) {
+        c = c.withClientQueueTimeout(s.nanos("window.client_timeout_us", 1_000));
+      }
+      return c;
+    });
+  }
+
+  /**
+   * SEDA as breakwater-osdi20 §5.1 tuned it for the scenario's SLO and client count (adj_i scaled
+   * with the clients), with any seda.* keys applied; seda.adj_i is taken as given, unscaled.
+   */
+  static SedaConfig sedaConfig(Scenario s) {
+    return configure("seda", () -> {
+      SedaConfig c = SedaConfig.forSlo(s.sloNanos(), s.clients());
+      if (s.isSet("seda.adj_i")) {
+        c = c.withAdjI(s.doubleValue("seda.adj_i"));
+      }
+      if (s.isSet("seda.adj_d")) {
+        c = c.withAdjD(s.doubleValue("seda.adj_d"));
+      }
+      if (s.isSet("seda.target_us")) {
+        c = c.withTarget(s.nanos("seda.target_us", 1_000));
+      }
+      if (s.isSet("seda.timeout_us")) {
+        c = c.withTimeout(s.nanos("seda.timeout_us", 1_000));
+      }
+      if (s.isSet("seda.init_rps")) {
+        c = c.withInitialRate(s.doubleValue("seda.init_rps"));
+      }
+      if (s.isSet("seda.burst")) {
+        c = c.withBurst(s.doubleValue("seda.burst"));
+      }
+      if (s.isSet("seda.client_timeout_us")) {
+        c = c.withClientQueueTimeout(s.nanos("seda.client_timeout_us", 1_000));
+      }
+      return c;
+    });
+  }
+
+  /** DAGOR as breakwater-osdi20 §5.1 tuned it for the scenario's SLO, with any dagor.* keys applied. */
+  static DagorConfig dagorConfig(Scenario s) {
+    return configure("dagor", () -> {
+      DagorConfig c = DagorConfig.forSlo(s.sloNanos());
+      if (s.isSet("dagor.q_us")) {
+        c = c.withQueueingThreshold(s.nanos("dagor.q_us", 1_000));
+      }
+      if (s.isSet("dagor.alpha")) {
+        c = c.withAlpha(s.doubleValue("dagor.alpha"));
+      }
+      if (s.isSet("dagor.beta")) {
+        c = c.withBeta(s.doubleValue("dagor.beta"));
+      }
+      if (s.isSet("dagor.period_us")) {
+        c = c.withPeriod(s.nanos("dagor.period_us", 1_000));
+      }
+      if (s.isSet("dagor.window_reqs")) {
+        c = c.withWindowRequests(s.intValue("dagor.window_reqs"));
+      }
+      return c;
+    });
+  }
+
+  private static <T> T configure(String scheme, Supplier<T> build) {
+    try {
+      return build.get();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(scheme + " parameters: " + e.getMessage(), e);
     }
   }
 }

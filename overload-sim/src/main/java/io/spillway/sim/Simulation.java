@@ -221,6 +221,7 @@ final class Simulation {
       r.sentAt = now;
       r.demand = outgoingHeader.demand();
       r.flags = outgoingHeader.flags();
+      r.priority = outgoingHeader.priority();
       recorder.at(now).sent++;
       Message m = new Message(Message.REQUEST, c);
       m.request = r;
@@ -358,7 +359,7 @@ final class Simulation {
       Request r = m.request;
       t.received++;
       requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
-          .demand(r.demand).flags(r.flags);
+          .demand(r.demand).flags(r.flags).priority(r.priority);
       ServerPermit permit = gate.admit(requestHeader, origin + now);
       if (permit.isAdmitted()) {
         r.permit = permit;
@@ -431,6 +432,7 @@ final class Simulation {
     long sentAt;
     int demand;
     int flags;
+    int priority;
     ServerPermit permit;
 
     Request(long id, Client client, long arrival, long service) {

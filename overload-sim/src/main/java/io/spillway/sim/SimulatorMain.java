@@ -66,8 +66,8 @@ public final class SimulatorMain {
     Experiment.Results results = new Experiment(scenario, threads).run();
     Report.printTable(results, System.out);
     Report.write(results, out);
-    System.out.printf(Locale.ROOT, "%nwrote %s (%.1f s wall clock, %d threads)%n",
-        out.resolve("results.json"), (System.nanoTime() - started) / 1e9, threads);
+    System.out.printf(Locale.ROOT, "%nwrote %s, plots and report.md in %s (%.1f s wall clock, %d threads)%n",
+        out.resolve("results.json"), out, (System.nanoTime() - started) / 1e9, threads);
     return 0;
   }
 

@@ -16,7 +16,7 @@ package io.spillway.sim;
  * @param convergedGoodputRps the converged goodput
  * @param convergenceMillis time to converge; -1 if goodput never settled within the step
  */
-record StepConvergence(String scheme, double fromLevel, double toLevel, double stepMillis,
+public record StepConvergence(String scheme, double fromLevel, double toLevel, double stepMillis,
     double convergedGoodputRps, double convergenceMillis) {
 
   /** The band around the converged value that counts as converged. */
@@ -27,7 +27,7 @@ record StepConvergence(String scheme, double fromLevel, double toLevel, double s
    *     step
    * @param windowMillis the windows' length
    */
-  static StepConvergence of(String scheme, double fromLevel, double toLevel, double stepMillis,
+  public static StepConvergence of(String scheme, double fromLevel, double toLevel, double stepMillis,
       double[] goodputRps, double windowMillis) {
     int n = goodputRps.length;
     if (n < 2) {

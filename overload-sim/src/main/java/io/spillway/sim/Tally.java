@@ -5,25 +5,26 @@ import org.HdrHistogram.Histogram;
 /**
  * Counters and a latency histogram for one stretch of simulated time (the steady measurement, or
  * one time-series window). Latencies are recorded in nanoseconds in an HdrHistogram with three
- * significant digits; percentiles are read from it, never averaged.
+ * significant digits; percentiles are read from it, never averaged. Shared by the simulator and
+ * the real-socket harness. Not thread-safe: one writer.
  */
-final class Tally {
-  long offered;
-  long sent;
-  long received;
-  long dropped;
-  long completed;
-  long good;
-  long expired;
-  long rejectsReceived;
-  long rejectDelaySumNanos;
-  long messagesIn;
-  long messagesOut;
-  long creditMessages;
-  long demandMessages;
-  final Histogram latency = new Histogram(3);
+public final class Tally {
+  public long offered;
+  public long sent;
+  public long received;
+  public long dropped;
+  public long completed;
+  public long good;
+  public long expired;
+  public long rejectsReceived;
+  public long rejectDelaySumNanos;
+  public long messagesIn;
+  public long messagesOut;
+  public long creditMessages;
+  public long demandMessages;
+  public final Histogram latency = new Histogram(3);
 
-  void add(Tally other) {
+  public void add(Tally other) {
     offered += other.offered;
     sent += other.sent;
     received += other.received;

@@ -158,7 +158,7 @@ public final class ContractWorld {
       call.sentAt = clock.read();
       Call sent = call;
       RequestMetadata copy = new RequestMetadata().sessionId(header.sessionId())
-          .requestId(issued).demand(header.demand()).flags(header.flags());
+          .requestId(issued).demand(header.demand()).flags(header.flags()).priority(header.priority());
       clock.schedule(() -> serverReceive(sent, copy), halfRtt);
       header.reset();
     }
