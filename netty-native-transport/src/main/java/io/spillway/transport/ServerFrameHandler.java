@@ -39,6 +39,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private final LongObjectHashMap<Object> sessions = new LongObjectHashMap<>();
   private ChannelHandlerContext ctx;
   private EventLoopDelayProbe probe;
+  private LoopQueue loopQueue;
   private boolean flushScheduled;
   private final Runnable flush = this::flushNow;
 
@@ -50,6 +51,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
     this.probe = server.probeFor(ctx.channel().eventLoop());
+    this.loopQueue = server.queueFor(ctx.channel().eventLoop());
   }
 
   @Override
@@ -100,6 +102,10 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     in.skipBytes(Frame.HEADER_SIZE);
     ByteBuf payload = in.readRetainedSlice(length);
     Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
+    if (loopQueue != null) {
+      loopQueue.submit(task, now);
+      return;
+    }
     try {
       server.dispatcher().execute(task);
     } catch (RejectedExecutionException e) {
@@ -231,6 +237,10 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       }
       Outcome ended = outcome;
       ByteBuf body = response == null ? Unpooled.EMPTY_BUFFER : response;
+      if (ctx.executor().inEventLoop()) {
+        respond(permit, ended, sessionId, requestId, body, server.ticker().read());
+        return;
+      }
       Runnable answer = () -> respond(permit, ended, sessionId, requestId, body, server.ticker().read());
       try {
         ctx.executor().execute(answer);

@@ -46,6 +46,7 @@ public final class SpillwayServer implements AutoCloseable {
   private final ConcurrentHashMap<Long, ServerFrameHandler> sessions = new ConcurrentHashMap<>();
   private final List<EventLoopDelayProbe> probes = new ArrayList<>();
   private final java.util.Map<EventExecutor, EventLoopDelayProbe> probeByLoop = new java.util.IdentityHashMap<>();
+  private final java.util.Map<EventExecutor, LoopQueue> queueByLoop = new java.util.IdentityHashMap<>();
   private EventLoopGroup group;
   private ExecutorService ownedDispatcher;
   private Executor dispatcher;
@@ -67,10 +68,16 @@ public final class SpillwayServer implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     group = transport.newEventLoopGroup(config.ioThreads);
+    List<QueueDelaySignal> loopQueues = new ArrayList<>();
     for (EventExecutor e : group) {
       EventLoopDelayProbe probe = new EventLoopDelayProbe((EventLoop) e);
       probes.add(probe);
       probeByLoop.put(e, probe);
+      if (config.threading == Threading.LOOP_QUEUE) {
+        LoopQueue q = new LoopQueue((EventLoop) e, config.ticker, config.sliceNanos);
+        queueByLoop.put(e, q);
+        loopQueues.add(q);
+      }
     }
     if (config.dispatcher != null) {
       dispatcher = config.dispatcher;
@@ -79,6 +86,7 @@ public final class SpillwayServer implements AutoCloseable {
       dispatcher = ownedDispatcher;
     }
     List<QueueDelaySignal> stages = new ArrayList<>(probes);
+    stages.addAll(loopQueues);
     stages.add(config.dispatcherDelay);
     QueueDelaySignal delay = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
     ControlChannel control = this::sendCredit;
@@ -138,6 +146,16 @@ public final class SpillwayServer implements AutoCloseable {
 
   EventLoopDelayProbe probeFor(EventExecutor loop) {
     return probeByLoop.get(loop);
+  }
+
+  /** The loop's request queue under {@link Threading#LOOP_QUEUE}, else {@code null}. */
+  LoopQueue queueFor(EventExecutor loop) {
+    return queueByLoop.get(loop);
+  }
+
+  /** The threading model in use. */
+  public Threading threading() {
+    return config.threading;
   }
 
   Ticker ticker() {
@@ -200,6 +218,8 @@ public final class SpillwayServer implements AutoCloseable {
     private OverloadMetrics metrics = OverloadMetrics.NONE;
     private int maxPayload = Frame.DEFAULT_MAX_PAYLOAD;
     private long queueingBudgetNanos = Long.MAX_VALUE;
+    private Threading threading = Threading.DISPATCH;
+    private long sliceNanos = 50_000;
 
     private Builder() { }
 
@@ -239,12 +259,18 @@ public final class SpillwayServer implements AutoCloseable {
      */
     public Builder queueingBudgetNanos(long value) { queueingBudgetNanos = value; return this; }
 
+    /** Where admitted requests run; {@link Threading#DISPATCH} by default. */
+    public Builder threading(Threading value) { threading = Objects.requireNonNull(value); return this; }
+
+    /** Under {@link Threading#LOOP_QUEUE}: how long a loop runs requests before reading again. */
+    public Builder sliceNanos(long value) { sliceNanos = value; return this; }
+
     /** @throws IllegalArgumentException if something required is missing or out of range */
     public SpillwayServer build() {
       if (scheme == null || handler == null) {
         throw new IllegalArgumentException("a server needs a scheme and a handler");
       }
-      if (ioThreads < 1 || parallelism < 1 || maxPayload < 0
+      if (ioThreads < 1 || parallelism < 1 || maxPayload < 0 || sliceNanos <= 0
           || queueingBudgetNanos < 0 || port < 0 || port > 65_535) {
         throw new IllegalArgumentException("out of range: ioThreads=" + ioThreads + " parallelism="
             + parallelism + " maxPayload=" + maxPayload + " port=" + port);

@@ -187,6 +187,39 @@ class ServerClientTest {
   }
 
   @Test
+  void aBudgetAbortAnswersRejectedBudgetWithTheBudgetInScope() throws Exception {
+    AtomicReference<Long> seen = new AtomicReference<>();
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+             .queueingBudgetNanos(5_000_000_000L)
+             .handler((req, alloc) -> {
+               seen.set(io.spillway.api.RequestBudget.currentOrNull().remainingNanos());
+               throw new io.spillway.api.BudgetExceededException(10, 5);
+             }).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1)) {
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(0).call(new byte[1]).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertEquals(Status.REJECTED_BUDGET, ((OverloadRejectedException) e.getCause()).status());
+      assertTrue(seen.get() > 0 && seen.get() <= 5_000_000_000L, "budget bound: " + seen.get());
+    }
+  }
+
+  @Test
+  void theLoopQueueThreadingModelServesAndAnswers() throws Exception {
+    try (SpillwayServer server = SpillwayServer.builder().scheme(Breakwater.of(BW)).threading(Threading.LOOP_QUEUE)
+             .parallelism(1).handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient client = client(Breakwater.of(BW), server, 2, 20)) {
+      List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        calls.add(client.session(i % 20).call(new byte[] {(byte) i}));
+      }
+      for (int i = 0; i < 200; i++) {
+        assertArrayEquals(new byte[] {(byte) i}, calls.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      }
+      assertEquals(Threading.LOOP_QUEUE, server.threading());
+    }
+  }
+
+  @Test
   void aMalformedFrameClosesOnlyItsConnection() throws Exception {
     try (SpillwayServer server = echoServer(NoControl.INSTANCE, Transport.select());
          SpillwayClient good = client(NoControl.INSTANCE, server, 1, 1)) {

@@ -47,6 +47,7 @@ public final class Scenario {
     keys.put("schemes", "comma-separated scheme names");
     keys.put("seed", "random seed; the same seed gives the same results");
     keys.put("capacity_rps", "server capacity; 0 = measure it (no control, closed loop)");
+    keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
     keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
     keys.put("breakwater.alpha", "Breakwater α (eq. 3); default 0.001");
     keys.put("breakwater.beta", "Breakwater β (eq. 2); default 0.02");
@@ -95,7 +96,8 @@ public final class Scenario {
       Map.entry("schemes", "none, breakwater"),
       Map.entry("seed", "1"),
       Map.entry("capacity_rps", "0"),
-      Map.entry("time_origin_ns", "0"));
+      Map.entry("time_origin_ns", "0"),
+      Map.entry("threading", "dispatch"));
 
   private final Map<String, String> values;
 
@@ -168,6 +170,7 @@ public final class Scenario {
       throw invalid("clients", "at most 100000");
     }
     service();
+    threading();
     seed();
     timeOriginNanos();
     if (schemes().isEmpty()) {
@@ -200,6 +203,15 @@ public final class Scenario {
 
   public ServiceTime service() {
     return ServiceTime.parse(get("service"), nanos("service_mean_us", 1_000));
+  }
+
+  /** The real-socket server's threading model (µTune's inline vs dispatch); the simulator ignores it. */
+  public String threading() {
+    String t = get("threading").strip();
+    if (!t.equals("inline") && !t.equals("dispatch")) {
+      throw invalid("threading", "expected inline or dispatch, got '" + t + "'");
+    }
+    return t;
   }
 
   public long rttNanos() {

@@ -1,0 +1,201 @@
+package io.spillway.harness;
+
+import io.netty.channel.EventLoop;
+import io.spillway.api.Ticker;
+import io.spillway.sim.Recorder;
+import io.spillway.sim.Scenario;
+import io.spillway.sim.ServiceTime;
+import io.spillway.sim.Tally;
+import io.spillway.transport.OverloadRejectedException;
+import io.spillway.transport.SpillwayClient;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Drives a {@link SpillwayClient} from its own event loop, so issuing a call costs no thread
+ * hand-off, and records what happens in a {@link Recorder} (the simulator's windows and tallies).
+ *
+ * <ul>
+ *   <li>Open loop: one aggregate Poisson process at demand × capacity (steps as scheduled), each
+ *       arrival to a uniformly chosen session, each carrying a sampled service time. An arrival is
+ *       stamped with its scheduled time, not the time the generator got to it, so a generator that
+ *       falls behind adds to measured latency instead of hiding it (no coordinated omission).
+ *   <li>Closed loop: a fixed number of calls outstanding, each completion issuing the next; how
+ *       capacity is measured.
+ * </ul>
+ *
+ * <p>Latency is end to end, from arrival (client queueing included) to the response; a reject's
+ * delay runs from the request leaving the client to the reject arriving.
+ *
+ * <p>Confined to the client's event loop once started.
+ */
+final class LoadGenerator implements Runnable {
+
+  private final SpillwayClient client;
+  private final EventLoop loop;
+  private final Ticker ticker;
+  private final Recorder recorder;
+  private final List<Scenario.DemandStep> steps;
+  private final double capacityRps;
+  private final long runNanos;
+  private final long sloNanos;
+  private final ServiceTime service;
+  private final int closedLoop;
+  private final SplittableRandom arrivals;
+  private final SplittableRandom services;
+  private final SplittableRandom picks;
+  private final CompletableFuture<Recorder> done = new CompletableFuture<>();
+
+  private long start;
+  private int stepIndex;
+  private double ratePerNano;
+  private long nextArrival;
+  private int outstanding;
+  private boolean stopped;
+  private long stoppedAt;
+  long errors;
+
+  private LoadGenerator(SpillwayClient client, Scenario scenario, List<Scenario.DemandStep> steps,
+      double capacityRps, long runNanos, int closedLoop, Recorder recorder, long seed) {
+    this.client = client;
+    this.loop = client.eventLoop(0);
+    this.ticker = Ticker.system();
+    this.recorder = recorder;
+    this.steps = steps;
+    this.capacityRps = capacityRps;
+    this.runNanos = runNanos;
+    this.sloNanos = scenario.sloNanos();
+    this.service = scenario.service();
+    this.closedLoop = closedLoop;
+    SplittableRandom root = new SplittableRandom(seed);
+    this.arrivals = root.split();
+    this.services = root.split();
+    this.picks = root.split();
+  }
+
+  /** Runs an open-loop schedule for {@code runNanos}; completes when every call has ended. */
+  static CompletableFuture<Recorder> openLoop(SpillwayClient client, Scenario scenario,
+      List<Scenario.DemandStep> steps, double capacityRps, long runNanos, Recorder recorder, long seed) {
+    LoadGenerator g = new LoadGenerator(client, scenario, steps, capacityRps, runNanos, 0, recorder, seed);
+    g.loop.execute(g::begin);
+    return g.done;
+  }
+
+  /** Keeps {@code outstanding} calls in flight for {@code runNanos}. */
+  static CompletableFuture<Recorder> closedLoop(SpillwayClient client, Scenario scenario, int outstanding,
+      long runNanos, Recorder recorder, long seed) {
+    LoadGenerator g = new LoadGenerator(client, scenario, List.of(new Scenario.DemandStep(0, 0)), 0,
+        runNanos, outstanding, recorder, seed);
+    g.loop.execute(g::begin);
+    return g.done;
+  }
+
+  private void begin() {
+    start = ticker.read();
+    if (closedLoop > 0) {
+      for (int i = 0; i < closedLoop; i++) {
+        issue(start);
+      }
+    } else {
+      applyStep(0, start);
+    }
+    again();
+  }
+
+  private void applyStep(int index, long now) {
+    stepIndex = index;
+    ratePerNano = steps.get(index).level() * capacityRps / 1e9;
+    recorder.demandChanged(now - start, steps.get(index).level());
+    nextArrival = now + gap(); // exponential gaps are memoryless: redraw at the new rate
+  }
+
+  private long gap() {
+    if (ratePerNano <= 0) {
+      return Long.MAX_VALUE / 4;
+    }
+    return Math.max(1, Math.round(-Math.log(1.0 - arrivals.nextDouble()) / ratePerNano));
+  }
+
+  @Override
+  public void run() {
+    long now = ticker.read();
+    long elapsed = now - start;
+    if (!stopped && elapsed >= runNanos) {
+      stopped = true;
+      stoppedAt = now;
+    }
+    if (stopped) {
+      // Let calls in flight end (expiry bounds how long), then report.
+      if (outstanding == 0 || now - stoppedAt > 5_000_000_000L) {
+        done.complete(recorder);
+        return;
+      }
+      again();
+      return;
+    }
+    if (closedLoop == 0) {
+      while (stepIndex + 1 < steps.size() && elapsed >= steps.get(stepIndex + 1).startNanos()) {
+        applyStep(stepIndex + 1, now);
+      }
+      int burst = 0;
+      while (nextArrival - now <= 0 && burst++ < 1024) {
+        issue(nextArrival);
+        nextArrival += gap();
+      }
+    }
+    again();
+  }
+
+  /**
+   * Runs again on the next loop iteration, after the loop's I/O. Not {@code execute}: Netty 4.2 runs
+   * queued tasks for up to a second (io.netty.eventLoop.maxTaskProcessingQuantumMs, at least 100
+   * ms) before returning to I/O, so a task that re-executes itself starves every socket on the loop;
+   * scheduled tasks are taken once per iteration. A zero delay keeps the loop polling without
+   * blocking, which is what a load generator on its own core should do.
+   */
+  private void again() {
+    loop.schedule(this, 0, TimeUnit.NANOSECONDS);
+  }
+
+  private void issue(long arrival) {
+    SpillwayClient.Session session = client.session(picks.nextInt(client.sessionCount()));
+    byte[] payload = ByteBuffer.allocate(8).putLong(service.sample(services)).array();
+    recorder.at(Math.max(0, arrival - start)).offered++;
+    outstanding++;
+    session.call(payload).whenComplete((body, error) -> ended(arrival, error));
+  }
+
+  private void ended(long arrival, Throwable error) {
+    outstanding--;
+    long now = ticker.read();
+    Tally t = recorder.at(now - start);
+    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (cause == null) {
+      long latency = now - arrival;
+      t.received++;
+      t.completed++;
+      if (latency <= sloNanos) {
+        t.good++;
+      }
+      t.latency.recordValue(Math.max(1, latency));
+    } else if (cause instanceof OverloadRejectedException r) {
+      if (r.wasSent()) {
+        t.received++;
+        t.dropped++;
+        t.rejectsReceived++;
+        t.rejectDelaySumNanos += now - r.sentAtNanos();
+      } else {
+        t.expired++;
+      }
+    } else {
+      errors++;
+    }
+    if (closedLoop > 0 && !stopped) {
+      issue(now);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package io.spillway.harness;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Ticker;
+import io.spillway.asqm.CarrierDispatcher;
+import io.spillway.sim.Recorder;
+import io.spillway.sim.Scenario;
+import io.spillway.sim.SchemeRegistry;
+import io.spillway.sim.Tally;
+import io.spillway.transport.SpillwayClient;
+import io.spillway.transport.SpillwayServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The harness's moving parts on real sockets. These check accounting, not speed: the numbers a
+ * harness run reports are in docs/results, measured on a quiet machine.
+ */
+class HarnessTest {
+
+  private static Scenario scenario(String schemes) {
+    return Scenario.of(Map.of("clients", "20", "cores", "1", "service", "exp", "service_mean_us", "20",
+        "rtt_us", "50", "slo_us", "5000", "schemes", schemes, "window_ms", "20"));
+  }
+
+  private static Tally total(Recorder r) {
+    Tally t = new Tally();
+    for (int i = 0; i < r.windowCount(); i++) {
+      t.add(r.window(i));
+    }
+    return t;
+  }
+
+  @Test
+  void everyOfferedRequestEndsExactlyOnceUnderOverload() throws Exception {
+    for (String name : List.of("none", "breakwater")) {
+      Scenario s = scenario(name);
+      OverloadScheme scheme = SchemeRegistry.create(name, s);
+      try (CarrierDispatcher dispatcher = CarrierDispatcher.create(1, Ticker.system());
+           SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(1)
+               .dispatcher(dispatcher, dispatcher.queueDelay()).handler(HarnessServer::spin).build().start();
+           SpillwayClient client = SpillwayClient.builder().scheme(scheme).port(server.port())
+               .connections(2).sessions(s.clients()).sloNanos(s.sloNanos()).build().start()) {
+        Recorder recorder = new Recorder(s.windowNanos());
+        // Offered well past what one 20 µs carrier can serve (50k rps).
+        LoadGenerator.openLoop(client, s, List.of(new Scenario.DemandStep(2.0, 0)), 60_000,
+            300_000_000L, recorder, 7).get(60, TimeUnit.SECONDS);
+        Tally t = total(recorder);
+        assertTrue(t.offered > 1_000, name + ": offered " + t.offered);
+        assertTrue(t.completed > 0, name + ": nothing completed");
+        assertEquals(t.offered, t.completed + t.dropped + t.expired,
+            name + ": every request ends once (served " + t.completed + ", rejected " + t.dropped
+                + ", expired " + t.expired + ")");
+        assertEquals(t.completed + t.dropped, t.received);
+      }
+    }
+  }
+
+  @Test
+  void closedLoopKeepsItsCallsOutstanding() throws Exception {
+    Scenario s = scenario("none");
+    OverloadScheme scheme = SchemeRegistry.create("none", s);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(1)
+             .handler(HarnessServer::spin).build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(scheme).port(server.port())
+             .sessions(4).sloNanos(s.sloNanos()).build().start()) {
+      Recorder recorder = new Recorder(10_000_000L);
+      LoadGenerator.closedLoop(client, s, 8, 200_000_000L, recorder, 3).get(60, TimeUnit.SECONDS);
+      Tally t = total(recorder);
+      assertTrue(t.completed > 100, "completed " + t.completed);
+      assertEquals(t.offered, t.completed, "a closed loop with no control loses nothing");
+    }
+  }
+
+  @Test
+  void theServerProcessStartsAnnouncesItsPortAndStopsWithItsParent(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("s.conf");
+    Files.writeString(file, "clients = 2\ncores = 1\nschemes = breakwater\n");
+    HarnessMain.ServerProcess p = HarnessMain.ServerProcess.start(file, Map.of(), "breakwater", 1, false, dir);
+    assertTrue(p.port() > 0);
+    Scenario s = Scenario.load(file, Map.of());
+    OverloadScheme scheme = SchemeRegistry.create("breakwater", s);
+    try (SpillwayClient client = SpillwayClient.builder().scheme(scheme).port(p.port()).sloNanos(s.sloNanos())
+        .build().start()) {
+      byte[] tenMicros = java.nio.ByteBuffer.allocate(8).putLong(10_000).array();
+      client.session(0).call(tenMicros).get(30, TimeUnit.SECONDS);
+    }
+    p.close();
+    assertTrue(Files.readString(dir.resolve("server-breakwater.log")).contains("scheme breakwater"));
+  }
+}

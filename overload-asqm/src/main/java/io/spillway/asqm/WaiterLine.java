@@ -1,0 +1,129 @@
+package io.spillway.asqm;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The enqueue stamps of the threads currently waiting on one lock or condition, kept so the
+ * oldest is always at the head: Protego's waiter-queue instrumentation (protego-nsdi23 §4
+ * "Queueing delay measurement": "When a thread is enqueued to the waiter queue, Protego
+ * timestamps the request ... it returns the difference between the current timestamp and the
+ * enqueue timestamp of the oldest thread in the waiter queue").
+ *
+ * <p>A doubly linked list, so a waiter that gives up (interrupt, timeout) or is served out of
+ * arrival order (a non-fair lock lets a later waiter win) leaves in O(1). Stamps are read by the
+ * joining thread before it joins, so two racing joins may arrive out of stamp order; {@link #join}
+ * inserts by stamp (walking back from the tail, normally zero steps) so the head is always the
+ * true oldest. Only waiters touch the list, under a short private lock: this is the slow path of
+ * an acquisition that is about to park anyway.
+ *
+ * <p>Thread-safe. {@link #queueingDelayNanos} and {@link #size} read two volatile fields, no lock.
+ */
+final class WaiterLine {
+
+  static final class Waiter {
+    final long stamp;
+    Waiter prev;
+    Waiter next;
+
+    Waiter(long stamp) {
+      this.stamp = stamp;
+    }
+  }
+
+  private final ReentrantLock guard = new ReentrantLock();
+  private Waiter head; // guarded by guard
+  private Waiter tail; // guarded by guard
+  private int size; // guarded by guard
+
+  // Written under guard; the stamp before the size, so a reader that sees size 1 after an empty
+  // line also sees the new head's stamp.
+  private volatile long oldestStamp;
+  private volatile int publishedSize;
+
+  /** Adds a waiter stamped {@code stampNanos}; the caller must {@link #leave} it exactly once. */
+  Waiter join(long stampNanos) {
+    Waiter waiter = new Waiter(stampNanos);
+    guard.lock();
+    try {
+      Waiter before = tail;
+      while (before != null && before.stamp - stampNanos > 0) {
+        before = before.prev;
+      }
+      waiter.prev = before;
+      if (before == null) {
+        waiter.next = head;
+        head = waiter;
+      } else {
+        waiter.next = before.next;
+        before.next = waiter;
+      }
+      if (waiter.next == null) {
+        tail = waiter;
+      } else {
+        waiter.next.prev = waiter;
+      }
+      size++;
+      if (head == waiter) {
+        oldestStamp = stampNanos;
+      }
+      publishedSize = size;
+    } finally {
+      guard.unlock();
+    }
+    return waiter;
+  }
+
+  /** Removes a waiter added by {@link #join}. */
+  void leave(Waiter waiter) {
+    guard.lock();
+    try {
+      Waiter prev = waiter.prev;
+      Waiter next = waiter.next;
+      if (prev == null) {
+        head = next;
+      } else {
+        prev.next = next;
+      }
+      if (next == null) {
+        tail = prev;
+      } else {
+        next.prev = prev;
+      }
+      waiter.prev = null;
+      waiter.next = null;
+      size--;
+      if (prev == null && next != null) {
+        oldestStamp = next.stamp;
+      }
+      publishedSize = size;
+    } finally {
+      guard.unlock();
+    }
+  }
+
+  /** {@code now − oldest stamp}, or zero when nobody waits; never negative. */
+  long queueingDelayNanos(long nowNanos) {
+    if (publishedSize == 0) {
+      return 0;
+    }
+    long delay = nowNanos - oldestStamp;
+    return delay > 0 ? delay : 0;
+  }
+
+  int size() {
+    return publishedSize;
+  }
+
+  /** The head's stamp, under the guard (tests check the list against their own model). */
+  long oldestStampExact() {
+    guard.lock();
+    try {
+      if (head == null) {
+        throw new IllegalStateException("no waiter");
+      }
+      return head.stamp;
+    } finally {
+      guard.unlock();
+    }
+  }
+}
