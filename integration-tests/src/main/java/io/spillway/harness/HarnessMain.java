@@ -7,6 +7,7 @@ import io.spillway.sim.Recorder;
 import io.spillway.sim.Report;
 import io.spillway.sim.ResultRecord;
 import io.spillway.sim.Scenario;
+import io.spillway.sim.ScenarioCommand;
 import io.spillway.sim.SchemeRegistry;
 import io.spillway.sim.StepConvergence;
 import io.spillway.transport.SpillwayClient;
@@ -18,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -58,47 +58,22 @@ public final class HarnessMain {
   }
 
   static int run(String[] args) throws Exception {
-    String scenarioArg = null;
-    Path out = null;
-    int connections = 4;
-    Map<String, String> overrides = new LinkedHashMap<>();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "-h", "--help" -> {
-          System.out.println("usage: spillway harness SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
-              + " [--transport io_uring|epoll|nio]");
-          return 0;
-        }
-        case "--out" -> out = Path.of(value(args, ++i, "--out"));
-        case "--connections" -> connections = Integer.parseInt(value(args, ++i, "--connections"));
-        case "--transport" -> System.setProperty(Transport.PROPERTY, value(args, ++i, "--transport"));
-        case "--set" -> {
-          String kv = value(args, ++i, "--set");
-          int eq = kv.indexOf('=');
-          if (eq <= 0) {
-            throw new IllegalArgumentException("--set takes key=value, got '" + kv + "'");
-          }
-          overrides.put(kv.substring(0, eq).strip(), kv.substring(eq + 1).strip());
-        }
-        default -> {
-          if (args[i].startsWith("-") || scenarioArg != null) {
-            throw new IllegalArgumentException("unexpected argument '" + args[i] + "' (try --help)");
-          }
-          scenarioArg = args[i];
-        }
-      }
+    int[] connections = {4};
+    ScenarioCommand cmd = ScenarioCommand.parse(args, Map.of(
+        "--connections", v -> connections[0] = Integer.parseInt(v),
+        "--transport", v -> System.setProperty(Transport.PROPERTY, v)));
+    if (cmd.help()) {
+      System.out.println("usage: spillway harness SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
+          + " [--transport io_uring|epoll|nio]");
+      return 0;
     }
-    if (scenarioArg == null) {
-      throw new IllegalArgumentException("name a scenario (a path, or a name under scenarios/)");
-    }
-    Path file = resolve(scenarioArg);
-    Scenario scenario = Scenario.load(file, overrides);
+    Path file = cmd.scenarioFile();
+    Map<String, String> overrides = cmd.overrides();
+    Scenario scenario = cmd.load();
     scenario.schemes().forEach(name -> SchemeRegistry.create(name, scenario));
-    if (out == null) {
-      out = Path.of("results", "harness-" + scenario.name());
-    }
+    Path out = cmd.out() != null ? cmd.out() : Path.of("results", "harness-" + scenario.name());
     Files.createDirectories(out);
-    Harness h = new Harness(scenario, file, overrides, connections, out);
+    Harness h = new Harness(scenario, file, overrides, connections[0], out);
     long started = System.nanoTime();
     Experiment.Results results = h.run();
     Report.printTable(results, System.out);
@@ -249,25 +224,5 @@ public final class HarnessMain {
         process.destroyForcibly().waitFor();
       }
     }
-  }
-
-  private static Path resolve(String arg) {
-    Path direct = Path.of(arg);
-    if (Files.isRegularFile(direct)) {
-      return direct;
-    }
-    for (Path candidate : new Path[] {Path.of("scenarios", arg), Path.of("scenarios", arg + ".conf")}) {
-      if (Files.isRegularFile(candidate)) {
-        return candidate;
-      }
-    }
-    throw new IllegalArgumentException("no scenario '" + arg + "'");
-  }
-
-  private static String value(String[] args, int i, String flag) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(flag + " needs a value");
-    }
-    return args[i];
   }
 }
