@@ -186,6 +186,26 @@ public final class SpillwayClient implements AutoCloseable {
       }
     }
 
+    /**
+     * Tells the server this session has nothing more to send, returning its unused credits to the
+     * pool (Breakwater §3: the deregister message). Calls already queued or in flight still end
+     * normally; a later call registers the session again.
+     */
+    public void deregister() {
+      EventLoop loop = connection.channel.eventLoop();
+      Runnable send = () -> {
+        if (connection.channel.isActive()) {
+          connection.write(Frame.TYPE_DEREGISTER, new RequestMetadata().sessionId(id), null);
+          connection.scheduleFlush();
+        }
+      };
+      if (loop.inEventLoop()) {
+        send.run();
+      } else {
+        loop.execute(send);
+      }
+    }
+
     /** Requests waiting in this session's gate (read on the loop for an exact value). */
     public int queued() {
       return gate.queued();

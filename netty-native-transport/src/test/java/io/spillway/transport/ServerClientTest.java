@@ -280,6 +280,26 @@ class ServerClientTest {
   }
 
   @Test
+  void deregisteringReturnsTheSessionsCredits() throws Exception {
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    try (SpillwayServer server = echoServer(scheme, Transport.select());
+         SpillwayClient client = client(scheme, server, 1, 3)) {
+      for (int s = 0; s < 3; s++) {
+        client.session(s).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      }
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      assertEquals(3, gate.sessionCount());
+      long before = gate.issuedCredits();
+      int window = gate.windowOf(client.session(0).id());
+      assertTrue(window > 0, "an answered session holds credits");
+      client.session(0).deregister();
+      waitUntil(() -> gate.sessionCount() == 2);
+      assertEquals(before - window, gate.issuedCredits(), "its window returns to the pool");
+      assertEquals(-1, gate.windowOf(client.session(0).id()));
+    }
+  }
+
+  @Test
   void explicitCreditsReachADrainedSession() throws Exception {
     // Demand synchronisation: after each response a session with no demand keeps no credit, so its
     // next call needs a demand message and an explicit credit back.
