@@ -199,6 +199,17 @@ public final class BreakwaterServerGate implements ServerGate {
     long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
         config.beta(), n);
     next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
+    resizePool(next, n);
+  }
+
+  /**
+   * Sets C_total to {@code next} (already clamped) and, while credits are open, sends one explicit
+   * credit to each drained session in FIFO order. The second half of {@link #updatePool}; shared
+   * with {@link ProtegoServerGate}, whose pool size comes from Algorithm 1 instead of eq. 1–3.
+   *
+   * @param n n_c as read for this update, reported to the metrics
+   */
+  void resizePool(long next, int n) {
     total = next;
     long open = next - issued.get();
     while (open > 0) {

@@ -222,6 +222,7 @@ final class Simulation {
       r.demand = outgoingHeader.demand();
       r.flags = outgoingHeader.flags();
       r.priority = outgoingHeader.priority();
+      r.creditId = outgoingHeader.creditId();
       recorder.at(now).sent++;
       Message m = new Message(Message.REQUEST, c);
       m.request = r;
@@ -359,7 +360,7 @@ final class Simulation {
       Request r = m.request;
       t.received++;
       requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
-          .demand(r.demand).flags(r.flags).priority(r.priority);
+          .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId);
       ServerPermit permit = gate.admit(requestHeader, origin + now);
       if (permit.isAdmitted()) {
         r.permit = permit;
@@ -433,6 +434,7 @@ final class Simulation {
     int demand;
     int flags;
     int priority;
+    long creditId;
     ServerPermit permit;
 
     Request(long id, Client client, long arrival, long service) {

@@ -158,7 +158,8 @@ public final class ContractWorld {
       call.sentAt = clock.read();
       Call sent = call;
       RequestMetadata copy = new RequestMetadata().sessionId(header.sessionId())
-          .requestId(issued).demand(header.demand()).flags(header.flags()).priority(header.priority());
+          .requestId(issued).demand(header.demand()).flags(header.flags()).priority(header.priority())
+          .creditId(header.creditId());
       clock.schedule(() -> serverReceive(sent, copy), halfRtt);
       header.reset();
     }
