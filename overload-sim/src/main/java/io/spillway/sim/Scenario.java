@@ -75,6 +75,15 @@ public final class Scenario {
     keys.put("dagor.beta", "DAGOR β, share of admitted requests added per calm window; default 0.01");
     keys.put("dagor.period_us", "DAGOR longest window; default 1000");
     keys.put("dagor.window_reqs", "DAGOR most requests per window; default 2000");
+    keys.put("netflix.initial_limit", "Netflix limiters: limit before any sample; default 20");
+    keys.put("netflix.min_limit", "Netflix Gradient2/AIMD: lowest limit; default 20");
+    keys.put("netflix.max_limit", "Netflix limiters: highest limit; default 200 (Vegas 1000)");
+    keys.put("netflix.gradient2.queue_size", "Gradient2 headroom added to the gradient-scaled limit; default 4");
+    keys.put("netflix.gradient2.smoothing", "Gradient2 weight of a new limit estimate in (0,1]; default 0.2");
+    keys.put("netflix.gradient2.rtt_tolerance", "Gradient2 tolerated ratio of latest to long-term latency; default 1.5");
+    keys.put("netflix.vegas.smoothing", "Vegas weight of a new limit estimate in (0,1]; default 1.0");
+    keys.put("netflix.aimd.backoff", "AIMD multiplicative decrease on a drop or late sample, in [0.5,1); default 0.9");
+    keys.put("netflix.aimd.timeout_us", "AIMD: a server latency above this counts as a drop; default 5000000 (5 s)");
     KEYS = Collections.unmodifiableMap(keys);
   }
 

@@ -12,6 +12,12 @@ import io.spillway.baselines.Window;
 import io.spillway.baselines.WindowConfig;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
+import io.spillway.credit.Protego;
+import io.spillway.credit.ProtegoConfig;
+import io.spillway.peers.AimdConfig;
+import io.spillway.peers.Gradient2Config;
+import io.spillway.peers.NetflixConcurrencyLimit;
+import io.spillway.peers.VegasConfig;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -30,10 +36,14 @@ public final class SchemeRegistry {
       new Entry("breakwater", s -> Breakwater.of(breakwaterConfig(s))),
       new Entry("breakwater-credit", s -> Breakwater.creditsOnly(breakwaterConfig(s))),
       new Entry("breakwater-credit-spec", s -> Breakwater.creditsWithSpeculation(breakwaterConfig(s))),
+      new Entry("protego", s -> Protego.of(ProtegoConfig.forSlo(s.sloNanos(), s.rttNanos()))),
       new Entry("codel", s -> CoDel.of(codelConfig(s))),
       new Entry("window", s -> Window.of(windowConfig(s))),
       new Entry("seda", s -> Seda.of(sedaConfig(s))),
-      new Entry("dagor", s -> Dagor.of(dagorConfig(s))));
+      new Entry("dagor", s -> Dagor.of(dagorConfig(s))),
+      new Entry("netflix-gradient2", s -> NetflixConcurrencyLimit.of(gradient2Config(s))),
+      new Entry("netflix-vegas", s -> NetflixConcurrencyLimit.of(vegasConfig(s))),
+      new Entry("netflix-aimd", s -> NetflixConcurrencyLimit.of(aimdConfig(s))));
 
   private SchemeRegistry() { }
 
@@ -178,6 +188,58 @@ public final class SchemeRegistry {
       }
       return c;
     });
+  }
+
+  /** Netflix Gradient2 with the library's defaults, with any netflix.* and netflix.gradient2.* keys applied. */
+  static Gradient2Config gradient2Config(Scenario s) {
+    return configure("netflix-gradient2", () -> {
+      Gradient2Config c = Gradient2Config.defaults();
+      c = c.withLimits(intOr(s, "netflix.initial_limit", c.initialLimit()),
+          intOr(s, "netflix.min_limit", c.minLimit()), intOr(s, "netflix.max_limit", c.maxConcurrency()));
+      if (s.isSet("netflix.gradient2.queue_size")) {
+        c = c.withQueueSize(s.intValue("netflix.gradient2.queue_size"));
+      }
+      if (s.isSet("netflix.gradient2.smoothing")) {
+        c = c.withSmoothing(s.doubleValue("netflix.gradient2.smoothing"));
+      }
+      if (s.isSet("netflix.gradient2.rtt_tolerance")) {
+        c = c.withRttTolerance(s.doubleValue("netflix.gradient2.rtt_tolerance"));
+      }
+      return c;
+    });
+  }
+
+  /** Netflix Vegas with the library's defaults (probing off), with any netflix.* and netflix.vegas.* keys applied. */
+  static VegasConfig vegasConfig(Scenario s) {
+    return configure("netflix-vegas", () -> {
+      VegasConfig c = VegasConfig.defaults();
+      c = c.withLimits(intOr(s, "netflix.initial_limit", c.initialLimit()),
+          intOr(s, "netflix.max_limit", c.maxConcurrency()));
+      if (s.isSet("netflix.vegas.smoothing")) {
+        c = c.withSmoothing(s.doubleValue("netflix.vegas.smoothing"));
+      }
+      return c;
+    });
+  }
+
+  /** Netflix AIMD with the library's defaults, with any netflix.* and netflix.aimd.* keys applied. */
+  static AimdConfig aimdConfig(Scenario s) {
+    return configure("netflix-aimd", () -> {
+      AimdConfig c = AimdConfig.defaults();
+      c = c.withLimits(intOr(s, "netflix.initial_limit", c.initialLimit()),
+          intOr(s, "netflix.min_limit", c.minLimit()), intOr(s, "netflix.max_limit", c.maxLimit()));
+      if (s.isSet("netflix.aimd.backoff")) {
+        c = c.withBackoffRatio(s.doubleValue("netflix.aimd.backoff"));
+      }
+      if (s.isSet("netflix.aimd.timeout_us")) {
+        c = c.withTimeout(s.nanos("netflix.aimd.timeout_us", 1_000));
+      }
+      return c;
+    });
+  }
+
+  private static int intOr(Scenario s, String key, int fallback) {
+    return s.isSet(key) ? s.intValue(key) : fallback;
   }
 
   private static <T> T configure(String scheme, Supplier<T> build) {

@@ -1,0 +1,62 @@
+package io.spillway.peers;
+
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.TimestampedQueue;
+import java.util.function.Consumer;
+
+/**
+ * The client of a server-side concurrency limit: the peers' libraries have no client half on the
+ * server's behalf, so every request is released at once. Requests only sit here between {@link
+ * #offer} and the driver's next {@link #poll}; one that somehow waits a whole SLO expires.
+ *
+ * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
+ *
+ * @param <R> the driver's request type
+ */
+final class SendAtOnceClientGate<R> implements ClientGate<R> {
+
+  private final long sessionId;
+  private final long timeoutNanos;
+  private final TimestampedQueue<R> queue = new TimestampedQueue<>();
+
+  SendAtOnceClientGate(ClientEnvironment environment) {
+    this.sessionId = environment.sessionId();
+    this.timeoutNanos = environment.sloNanos();
+  }
+
+  @Override
+  public boolean offer(R request, long nowNanos) {
+    queue.offer(request, nowNanos);
+    return true;
+  }
+
+  @Override
+  public R poll(long nowNanos, RequestMetadata header) {
+    R next = queue.poll();
+    if (next != null) {
+      header.sessionId(sessionId).demand(queue.size());
+    }
+    return next;
+  }
+
+  @Override
+  public void onResponse(ResponseMetadata response, long sentAtNanos, long nowNanos) { }
+
+  @Override
+  public int expire(long nowNanos, Consumer<? super R> expired) {
+    return queue.pollOlderThan(nowNanos, timeoutNanos, expired);
+  }
+
+  @Override
+  public long nextWakeupNanos() {
+    return queue.oldestEnqueueNanos() + timeoutNanos;
+  }
+
+  @Override
+  public int queued() {
+    return queue.size();
+  }
+}
