@@ -132,7 +132,9 @@ final class ReportCharts {
     if (lo < 1 && hi > 1) {
       ideal.add(1, 1);
     }
-    ideal.add(hi, Math.min(hi, 1));
+    if (hi > lo) { // a single demand level has a single point
+      ideal.add(hi, Math.min(hi, 1));
+    }
     normalized.extra = ideal;
     out.add(normalized.build("Goodput as a fraction of capacity; dotted: min(demand, 1), what "
         + "capacity allows."));

@@ -47,6 +47,7 @@ public final class Scenario {
     keys.put("schemes", "comma-separated scheme names");
     keys.put("seed", "random seed; the same seed gives the same results");
     keys.put("capacity_rps", "server capacity; 0 = measure it (no control, closed loop)");
+    keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
     keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
     keys.put("breakwater.alpha", "Breakwater α (eq. 3); default 0.001");
@@ -106,7 +107,8 @@ public final class Scenario {
       Map.entry("seed", "1"),
       Map.entry("capacity_rps", "0"),
       Map.entry("time_origin_ns", "0"),
-      Map.entry("threading", "dispatch"));
+      Map.entry("threading", "dispatch"),
+      Map.entry("sweep", ""));
 
   private final Map<String, String> values;
 
@@ -180,6 +182,7 @@ public final class Scenario {
     }
     service();
     threading();
+    sweep();
     seed();
     timeOriginNanos();
     if (schemes().isEmpty()) {
@@ -305,6 +308,40 @@ public final class Scenario {
       throw invalid("duration_ms", "must extend past the last schedule step");
     }
     return steps;
+  }
+
+  /**
+   * The variants of a {@code sweep}, each a map of keys to values to apply with {@link #with}; empty
+   * if the scenario has no sweep.
+   */
+  public List<Map<String, String>> sweep() {
+    String v = get("sweep");
+    if (v == null || v.isBlank()) {
+      return List.of();
+    }
+    int colon = v.indexOf(':');
+    if (colon <= 0) {
+      throw invalid("sweep", "expected 'key1, key2: a1, a2 | b1, b2', got '" + v + "'");
+    }
+    List<String> keys = Arrays.stream(v.substring(0, colon).split(",")).map(String::strip).toList();
+    for (String key : keys) {
+      if (!KEYS.containsKey(key) || key.equals("sweep") || key.equals("name")) {
+        throw invalid("sweep", "cannot vary '" + key + "'");
+      }
+    }
+    List<Map<String, String>> variants = new ArrayList<>();
+    for (String tuple : v.substring(colon + 1).split("\\|")) {
+      List<String> values = Arrays.stream(tuple.split(",")).map(String::strip).toList();
+      if (values.size() != keys.size() || values.stream().anyMatch(String::isEmpty)) {
+        throw invalid("sweep", "variant '" + tuple.strip() + "' needs " + keys.size() + " values for " + keys);
+      }
+      Map<String, String> variant = new LinkedHashMap<>();
+      for (int i = 0; i < keys.size(); i++) {
+        variant.put(keys.get(i), values.get(i));
+      }
+      variants.add(variant);
+    }
+    return variants;
   }
 
   /** Whether {@code key} was set explicitly (file or --set) rather than left to its default. */

@@ -1,6 +1,7 @@
 package io.spillway.sim;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -33,11 +34,28 @@ public final class SimulatorMain {
     Scenario scenario = cmd.load();
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", scenario.name());
     long started = System.nanoTime();
-    Experiment.Results results = new Experiment(scenario, threads[0]).run();
-    Report.printTable(results, System.out);
-    Report.write(results, out);
-    System.out.printf(Locale.ROOT, "%nwrote %s, plots and report.md in %s (%.1f s wall clock, %d threads)%n",
-        out.resolve("results.json"), out, (System.nanoTime() - started) / 1e9, threads[0]);
+    List<Map<String, String>> variants = scenario.sweep();
+    if (variants.isEmpty()) {
+      Experiment.Results results = new Experiment(scenario, threads[0]).run();
+      Report.printTable(results, System.out);
+      Report.write(results, out);
+      System.out.printf(Locale.ROOT, "%nwrote %s, plots and report.md in %s (%.1f s wall clock, %d threads)%n",
+          out.resolve("results.json"), out, (System.nanoTime() - started) / 1e9, threads[0]);
+      return 0;
+    }
+    List<SweepSummary.Row> rows = new java.util.ArrayList<>();
+    for (Map<String, String> variant : variants) {
+      String label = SweepSummary.label(variant);
+      Scenario s = scenario.with(variant);
+      System.out.printf(Locale.ROOT, "%n=== %s%n", label);
+      Experiment.Results results = new Experiment(s, threads[0]).run();
+      Report.printTable(results, System.out);
+      Report.write(results, out.resolve(SweepSummary.directory(variant)));
+      results.rows().forEach(r -> rows.add(new SweepSummary.Row(label, r)));
+    }
+    SweepSummary.write(scenario, rows, out);
+    System.out.printf(Locale.ROOT, "%nwrote %d variants under %s and %s (%.1f s wall clock, %d threads)%n",
+        variants.size(), out, out.resolve("summary.md"), (System.nanoTime() - started) / 1e9, threads[0]);
     return 0;
   }
 
