@@ -12,7 +12,6 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -50,7 +49,7 @@ public final class BreakwaterServerGate implements ServerGate {
   private final OverloadMetrics metrics;
   private final long minimumPool;
 
-  private final ConcurrentHashMap<Long, Session> sessions = new ConcurrentHashMap<>();
+  private final SessionTable<Session> sessions = new SessionTable<>();
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
   private final AtomicLong issued = new AtomicLong();
   private final AtomicInteger sessionCount = new AtomicInteger();
