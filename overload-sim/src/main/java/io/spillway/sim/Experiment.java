@@ -81,7 +81,7 @@ public final class Experiment {
           OverloadScheme scheme = SchemeRegistry.create(name, scenario);
           Recorder recorder = new Recorder(scenario.windowNanos());
           new Simulation(scenario, scheme, List.of(new Scenario.DemandStep(level, 0)), capacity, 0,
-              end, recorder, seed).run();
+              end, recorder, seed, SchemeRegistry.usesAsqm(name)).run();
           return steadyRecord(scenario, name, level, capacity, recorder, warmup, end);
         }));
       }
@@ -97,7 +97,7 @@ public final class Experiment {
     List<Future<Recorder>> futures = new ArrayList<>();
     for (String name : scenario.schemes()) {
       futures.add(pool.submit(() -> new Simulation(scenario, SchemeRegistry.create(name, scenario),
-          steps, capacity, 0, end, new Recorder(window), scenario.seed()).run()));
+          steps, capacity, 0, end, new Recorder(window), scenario.seed(), SchemeRegistry.usesAsqm(name)).run()));
     }
     List<Recorder> recorders = new ArrayList<>();
     collect(futures, recorders);

@@ -47,6 +47,8 @@ public final class Scenario {
     keys.put("schemes", "comma-separated scheme names");
     keys.put("seed", "random seed; the same seed gives the same results");
     keys.put("capacity_rps", "server capacity; 0 = measure it (no control, closed loop)");
+    keys.put("paths", "mutex paths (Protego Fig. 1): probabilities 'p1, p2, ...'; a request holds its path's mutex for its service time; empty: no locks");
+    keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
     keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
@@ -108,7 +110,8 @@ public final class Scenario {
       Map.entry("capacity_rps", "0"),
       Map.entry("time_origin_ns", "0"),
       Map.entry("threading", "dispatch"),
-      Map.entry("sweep", ""));
+      Map.entry("sweep", ""),
+      Map.entry("paths", ""));
 
   private final Map<String, String> values;
 
@@ -183,6 +186,7 @@ public final class Scenario {
     service();
     threading();
     sweep();
+    paths();
     seed();
     timeOriginNanos();
     if (schemes().isEmpty()) {
@@ -308,6 +312,33 @@ public final class Scenario {
       throw invalid("duration_ms", "must extend past the last schedule step");
     }
     return steps;
+  }
+
+  /** The probability of each mutex path (Protego Fig. 1), empty when requests take no locks. */
+  public double[] paths() {
+    List<String> items = list("paths");
+    double[] p = new double[items.size()];
+    double sum = 0;
+    for (int i = 0; i < p.length; i++) {
+      p[i] = parseDouble("paths", items.get(i));
+      if (!(p[i] >= 0)) {
+        throw invalid("paths", "probabilities must not be negative");
+      }
+      sum += p[i];
+    }
+    if (p.length > 0 && Math.abs(sum - 1) > 1e-9) {
+      throw invalid("paths", "probabilities must sum to 1, got " + sum);
+    }
+    return p;
+  }
+
+  /**
+   * ASQM's queueing budget (protego-nsdi23 §3.2): target delay − p99 service time − p99 network
+   * delay (one RTT here: the network has no jitter), at least zero.
+   */
+  public long asqmBudgetNanos() {
+    long target = isSet("asqm.target_us") ? nanos("asqm.target_us", 1_000) : sloNanos();
+    return Math.max(0, target - service().p99Nanos() - rttNanos());
   }
 
   /**

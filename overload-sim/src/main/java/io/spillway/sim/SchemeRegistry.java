@@ -37,6 +37,9 @@ public final class SchemeRegistry {
       new Entry("breakwater-credit", s -> Breakwater.creditsOnly(breakwaterConfig(s))),
       new Entry("breakwater-credit-spec", s -> Breakwater.creditsWithSpeculation(breakwaterConfig(s))),
       new Entry("protego", s -> Protego.of(ProtegoConfig.forSlo(s.sloNanos(), s.rttNanos()))),
+      // Protego's ablations (protego-nsdi23 Fig. 11): admission control alone, ASQM alone.
+      new Entry("protego-ac", s -> Protego.of(ProtegoConfig.forSlo(s.sloNanos(), s.rttNanos()))),
+      new Entry("protego-asqm", s -> NoControl.INSTANCE),
       new Entry("codel", s -> CoDel.of(codelConfig(s))),
       new Entry("window", s -> Window.of(windowConfig(s))),
       new Entry("seda", s -> Seda.of(sedaConfig(s))),
@@ -46,6 +49,11 @@ public final class SchemeRegistry {
       new Entry("netflix-aimd", s -> NetflixConcurrencyLimit.of(aimdConfig(s))));
 
   private SchemeRegistry() { }
+
+  /** Schemes under which the server applies ASQM (budgeted run queue and mutexes). */
+  static boolean usesAsqm(String name) {
+    return name.equals("protego") || name.equals("protego-asqm");
+  }
 
   /** Every scheme name, in the order reports list them. */
   public static List<String> names() {

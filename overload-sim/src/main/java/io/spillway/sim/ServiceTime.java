@@ -31,6 +31,15 @@ public record ServiceTime(Kind kind, long meanNanos) {
     };
   }
 
+  /** The distribution's 99th percentile: exponential m·ln 100, constant m, bimodal 4m. */
+  public long p99Nanos() {
+    return switch (kind) {
+      case EXP -> Math.round(meanNanos * Math.log(100));
+      case CONST -> meanNanos;
+      case BIMODAL -> meanNanos * 4;
+    };
+  }
+
   /** Draws one service time in nanoseconds, at least 1. */
   public long sample(SplittableRandom random) {
     long v = switch (kind) {

@@ -8,6 +8,7 @@ import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Scheduler;
@@ -43,6 +44,18 @@ import java.util.SplittableRandom;
  *       each {@code now − oldest item} ({@link TimestampedQueue}).
  * </ul>
  *
+ * <p>Mutex paths (Protego Fig. 1, scenario key {@code paths}): a request takes path i with its
+ * probability and holds that path's mutex for its service time. A request that finds the mutex
+ * held waits in the mutex's FIFO without a core (its thread parks); the holder hands the mutex to
+ * the oldest waiter, which goes back to the run queue. Under ASQM (schemes {@code protego} and
+ * {@code protego-asqm}) each admitted request gets Protego's queueing budget (§3.2), and before
+ * entering the run queue or a mutex's queue it is aborted with a fast {@code REJECTED_BUDGET} if
+ * that queue's delay ({@code now − oldest}) does not fit its remaining budget; time spent queueing
+ * is charged to it. Both calls are the real {@link RequestBudget#fits} and {@link
+ * RequestBudget#charge}, the ones {@code BudgetedLock} makes. The mutex is released when the
+ * response has been sent (service + send cost). Breakwater's signal does not include mutex
+ * queues: it cannot see lock contention, which is the point of the experiment.
+ *
  * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
  * client re-issuing as soon as its response arrives: how capacity is measured.
  *
@@ -72,6 +85,11 @@ final class Simulation {
   private final long slo;
   private final long endNanos;
   private final Recorder recorder;
+  private final boolean asqm;
+  private final long budgetNanos;
+  private final double[] pathCdf;
+  private final Mutex[] mutexes;
+  private final SplittableRandom pathRandom;
 
   private final SplittableRandom arrivalRandom;
   private final SplittableRandom serviceRandom;
@@ -102,6 +120,12 @@ final class Simulation {
    */
   Simulation(Scenario scenario, OverloadScheme scheme, List<Scenario.DemandStep> steps,
       double capacityRps, int closedLoop, long endNanos, Recorder recorder, long seed) {
+    this(scenario, scheme, steps, capacityRps, closedLoop, endNanos, recorder, seed, false);
+  }
+
+  /** As above; {@code asqm} turns on Protego's budgeted run queue and mutexes. */
+  Simulation(Scenario scenario, OverloadScheme scheme, List<Scenario.DemandStep> steps,
+      double capacityRps, int closedLoop, long endNanos, Recorder recorder, long seed, boolean asqm) {
     this.scenario = scenario;
     this.scheme = scheme;
     this.steps = steps;
@@ -118,6 +142,18 @@ final class Simulation {
     this.arrivalRandom = root.split();
     this.serviceRandom = root.split();
     this.clientRandom = root.split();
+    this.pathRandom = root.split(); // split last: runs without paths draw exactly as before
+    this.asqm = asqm;
+    this.budgetNanos = scenario.asqmBudgetNanos();
+    double[] paths = scenario.paths();
+    this.pathCdf = new double[paths.length];
+    this.mutexes = new Mutex[paths.length];
+    double cumulative = 0;
+    for (int i = 0; i < paths.length; i++) {
+      cumulative += paths[i];
+      pathCdf[i] = cumulative;
+      mutexes[i] = new Mutex();
+    }
     this.idleCores = scenario.cores();
 
     Ticker ticker = () -> origin + now;
@@ -202,6 +238,14 @@ final class Simulation {
 
   private void issue(Client c) {
     Request r = new Request(nextRequestId++, c, now, scenario.service().sample(serviceRandom));
+    if (pathCdf.length > 0) {
+      double u = pathRandom.nextDouble();
+      int path = 0;
+      while (path < pathCdf.length - 1 && u >= pathCdf[path]) {
+        path++;
+      }
+      r.path = path;
+    }
     recorder.at(now).offered++;
     if (!c.gate.offer(r, origin + now)) {
       recorder.at(now).expired++;
@@ -331,8 +375,25 @@ final class Simulation {
         busy(rxCost, in);
         continue;
       }
-      Request r = runQueue.poll();
-      if (r != null) {
+      if (!runQueue.isEmpty()) {
+        long enqueued = runQueue.oldestEnqueueNanos();
+        Request r = runQueue.poll();
+        if (r.budget != null) {
+          r.budget.charge(origin + now - enqueued); // time waiting for a core
+        }
+        if (r.path >= 0 && !r.lockHeld) {
+          Mutex mutex = mutexes[r.path];
+          if (mutex.holder != null) {
+            if (r.budget != null && !r.budget.fits(mutex.waiters.queueingDelayNanos(origin + now))) {
+              abort(r); // costs this core the reject
+            } else {
+              mutex.waiters.offer(r, origin + now); // parks: the core is free for others
+            }
+            continue;
+          }
+          mutex.holder = r;
+          r.lockHeld = true;
+        }
         Message m = new Message(Message.RESPONSE, r.client);
         m.request = r;
         m.phase = Message.PHASE_EXECUTE;
@@ -364,6 +425,13 @@ final class Simulation {
       ServerPermit permit = gate.admit(requestHeader, origin + now);
       if (permit.isAdmitted()) {
         r.permit = permit;
+        if (asqm) {
+          r.budget = RequestBudget.of(budgetNanos);
+          if (!r.budget.fits(runQueue.queueingDelayNanos(origin + now))) {
+            abort(r); // the parsing core sends the reject
+            return;
+          }
+        }
         runQueue.offer(r, origin + now);
       } else {
         t.dropped++;
@@ -379,10 +447,45 @@ final class Simulation {
     if (m.phase == Message.PHASE_EXECUTE) {
       m.response = new ResponseMetadata();
       m.request.permit.complete(Outcome.SUCCESS, origin + now, m.response);
+      if (m.request.path >= 0) {
+        release(mutexes[m.request.path]);
+      }
     }
     // PHASE_EXECUTE, PHASE_SEND and credits: the message leaves now.
     t.messagesOut++;
     schedule(now + halfRtt, CLIENT_RX, m);
+  }
+
+  /** An admitted request gives up (ASQM): its permit ends ABORTED and a reject is sent from a core. */
+  private void abort(Request r) {
+    recorder.at(now).dropped++;
+    Message reject = new Message(Message.RESPONSE, r.client);
+    reject.request = r;
+    reject.response = new ResponseMetadata();
+    r.permit.complete(Outcome.ABORTED, origin + now, reject.response);
+    reject.phase = Message.PHASE_SEND;
+    busy(txCost, reject);
+  }
+
+  /** The holder is done: the oldest waiter gets the mutex and becomes runnable. */
+  private void release(Mutex mutex) {
+    if (mutex.waiters.isEmpty()) {
+      mutex.holder = null;
+      return;
+    }
+    long enqueued = mutex.waiters.oldestEnqueueNanos();
+    Request next = mutex.waiters.poll();
+    if (next.budget != null) {
+      next.budget.charge(origin + now - enqueued); // time waiting for the mutex
+    }
+    mutex.holder = next;
+    next.lockHeld = true;
+    runQueue.offer(next, origin + now);
+  }
+
+  private static final class Mutex {
+    Request holder;
+    final TimestampedQueue<Request> waiters = new TimestampedQueue<>();
   }
 
   // ---------------------------------------------------------------- events
@@ -435,6 +538,9 @@ final class Simulation {
     int flags;
     int priority;
     long creditId;
+    int path = -1;
+    boolean lockHeld;
+    RequestBudget budget;
     ServerPermit permit;
 
     Request(long id, Client client, long arrival, long service) {

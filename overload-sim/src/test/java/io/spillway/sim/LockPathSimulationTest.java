@@ -1,0 +1,55 @@
+package io.spillway.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The mutex-path model (Protego Fig. 1) and ASQM in the simulator. */
+class LockPathSimulationTest {
+
+  private static Scenario twoPath(String schemes, String demand) {
+    return Scenario.of(Map.ofEntries(Map.entry("clients", "200"), Map.entry("cores", "4"),
+        Map.entry("paths", "0.5, 0.5"), Map.entry("warmup_ms", "100"), Map.entry("duration_ms", "200"),
+        Map.entry("demand", demand), Map.entry("schemes", schemes)));
+  }
+
+  private static ResultRecord row(Experiment.Results r, String scheme) {
+    return r.rows().stream().filter(x -> x.scheme().equals(scheme)).findFirst().orElseThrow();
+  }
+
+  @Test
+  void theMutexesNotTheCoresBoundCapacity() {
+    // Two mutexes held for 10 µs (+0.75 µs to send) each: at most ~2 / 10.75 µs, far below what
+    // four cores could do (4 / 11.75 µs).
+    double capacity = Experiment.measureCapacity(twoPath("none", "1.0"));
+    assertTrue(capacity < 2 / 10.0e-6, "capacity " + capacity);
+    assertTrue(capacity > 0.8 * 2 / 10.75e-6, "capacity " + capacity);
+  }
+
+  @Test
+  void delayBasedControlCannotSeeLockQueuesButAsqmBoundsThem() throws Exception {
+    Experiment.Results r = new Experiment(twoPath("none, breakwater, protego-asqm", "1.5"), 2).run();
+    double cap = r.capacityRps();
+    // Lock queues grow without bound for none and Breakwater (its signal sums only the receive
+    // and run queues): no request meets the SLO.
+    assertTrue(row(r, "none").goodputRps() < 0.05 * cap, "none " + row(r, "none"));
+    assertTrue(row(r, "breakwater").goodputRps() < 0.05 * cap, "breakwater " + row(r, "breakwater"));
+    // ASQM turns away requests whose budget the mutex queue would exceed, fast.
+    ResultRecord asqm = row(r, "protego-asqm");
+    assertTrue(asqm.goodputRps() > 0.5 * cap, "asqm " + asqm);
+    assertTrue(asqm.dropRate() > 0, "asqm drops " + asqm);
+    assertTrue(asqm.rejectDelayMicros() < 200, "rejects are fast: " + asqm);
+  }
+
+  @Test
+  void pathsAndBudgetsAreValidated() {
+    assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("paths", "0.5, 0.4")));
+    assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("paths", "-0.5, 1.5")));
+    // Protego §3.2: 200 µs target − 46 µs (p99 of exponential 10 µs) − 10 µs RTT
+    assertEquals(200_000 - Math.round(10_000 * Math.log(100)) - 10_000,
+        Scenario.of(Map.of()).asqmBudgetNanos());
+  }
+}
