@@ -1,8 +1,5 @@
 package io.spillway.api;
 
-import java.util.ArrayDeque;
-import java.util.function.Consumer;
-
 /**
  * No overload control ({@code none}): the server admits everything and clients send at once. The
  * reference every experiment measures capacity with and every scheme is compared against.
@@ -41,42 +38,6 @@ public final class NoControl implements OverloadScheme {
 
   @Override
   public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-    long sessionId = environment.sessionId();
-    return new ClientGate<>() {
-      private final ArrayDeque<R> queue = new ArrayDeque<>();
-
-      @Override
-      public boolean offer(R request, long nowNanos) {
-        queue.add(request);
-        return true;
-      }
-
-      @Override
-      public R poll(long nowNanos, RequestMetadata header) {
-        R next = queue.poll();
-        if (next != null) {
-          header.sessionId(sessionId).demand(queue.size());
-        }
-        return next;
-      }
-
-      @Override
-      public void onResponse(ResponseMetadata response, long sentAtNanos, long nowNanos) { }
-
-      @Override
-      public int expire(long nowNanos, Consumer<? super R> expired) {
-        return 0;
-      }
-
-      @Override
-      public long nextWakeupNanos() {
-        return 0;
-      }
-
-      @Override
-      public int queued() {
-        return queue.size();
-      }
-    };
+    return new SendAtOnceClientGate<>(environment);
   }
 }

@@ -2,6 +2,7 @@ package io.spillway.peers;
 
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
+import io.spillway.api.SendAtOnceClientGate;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;

@@ -1,28 +1,25 @@
-package io.spillway.peers;
+package io.spillway.api;
 
-import io.spillway.api.ClientEnvironment;
-import io.spillway.api.ClientGate;
-import io.spillway.api.RequestMetadata;
-import io.spillway.api.ResponseMetadata;
-import io.spillway.api.TimestampedQueue;
 import java.util.function.Consumer;
 
 /**
- * The client of a server-side concurrency limit: the peers' libraries have no client half on the
- * server's behalf, so every request is released at once. Requests only sit here between {@link
- * #offer} and the driver's next {@link #poll}; one that somehow waits a whole SLO expires.
+ * The client of a purely server-side scheme (no control, CoDel, a server concurrency limit): a
+ * plain FIFO that releases every request at once. Requests only sit in it between {@link #offer}
+ * and the driver's next {@link #poll}; one that somehow waits a whole SLO expires, since it can no
+ * longer be good.
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
  *
  * @param <R> the driver's request type
  */
-final class SendAtOnceClientGate<R> implements ClientGate<R> {
+public final class SendAtOnceClientGate<R> implements ClientGate<R> {
 
   private final long sessionId;
   private final long timeoutNanos;
   private final TimestampedQueue<R> queue = new TimestampedQueue<>();
 
-  SendAtOnceClientGate(ClientEnvironment environment) {
+  /** A gate for the session in {@code environment}, expiring requests after its SLO. */
+  public SendAtOnceClientGate(ClientEnvironment environment) {
     this.sessionId = environment.sessionId();
     this.timeoutNanos = environment.sloNanos();
   }
