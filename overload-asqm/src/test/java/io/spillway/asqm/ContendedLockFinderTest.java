@@ -64,7 +64,7 @@ class ContendedLockFinderTest {
 
   @Test
   void ranksTheTwoContendedMutexesFirst() throws Exception {
-    int workers = 4;
+    int workers = 6;
     CyclicBarrier start = new CyclicBarrier(workers + 1);
     List<ContendedLockFinder.LockContention> ranked = ContendedLockFinder.profile(() -> {
       List<Thread> threads = new ArrayList<>();
