@@ -89,7 +89,7 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
       condition.awaitUninterruptibly();
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
@@ -102,7 +102,7 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
       return condition.awaitNanos(nanosTimeout);
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
@@ -116,7 +116,7 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
       return condition.await(time, unit);
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
@@ -130,7 +130,7 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
       return condition.awaitUntil(deadline);
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
@@ -162,14 +162,8 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
       condition.await();
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
-  private void charge(long enqueuedAt) {
-    RequestBudget budget = RequestBudget.currentOrNull();
-    if (budget != null) {
-      budget.charge(ticker.read() - enqueuedAt);
-    }
-  }
 }

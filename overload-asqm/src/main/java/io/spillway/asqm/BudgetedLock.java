@@ -134,7 +134,7 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       lock.lockInterruptibly();
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
@@ -165,7 +165,7 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       return lock.tryLock(time, unit);
     } finally {
       line.leave(waiter);
-      charge(stamp);
+      WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
@@ -301,15 +301,9 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     } finally {
       line.leave(waiter);
     }
-    charge(stamp);
+    WaiterLine.chargeWait(ticker, stamp);
   }
 
-  private void charge(long enqueuedAt) {
-    RequestBudget budget = RequestBudget.currentOrNull();
-    if (budget != null) {
-      budget.charge(ticker.read() - enqueuedAt);
-    }
-  }
 
   void requireHeld() {
     if (!lock.isHeldByCurrentThread()) {

@@ -1,5 +1,7 @@
 package io.spillway.asqm;
 
+import io.spillway.api.RequestBudget;
+import io.spillway.api.Ticker;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -124,6 +126,14 @@ final class WaiterLine {
       return head.stamp;
     } finally {
       guard.unlock();
+    }
+  }
+
+  /** Charges the time waited since {@code enqueuedAt} to the budget in scope, if any (Protego §3.2). */
+  static void chargeWait(Ticker ticker, long enqueuedAt) {
+    RequestBudget budget = RequestBudget.currentOrNull();
+    if (budget != null) {
+      budget.charge(ticker.read() - enqueuedAt);
     }
   }
 }
