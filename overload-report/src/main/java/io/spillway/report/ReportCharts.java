@@ -455,27 +455,11 @@ final class ReportCharts {
       }
       if (withSlo) {
         String label = "SLO " + ReportMarkdown.plain(slo) + " µs";
-        ValueMarker marker = new ValueMarker(slo, REFERENCE, SLO_STROKE);
-        marker.setLabel(label);
-        marker.setLabelFont(TICK_FONT);
-        marker.setLabelPaint(REFERENCE);
-        marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
-        marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
-        marker.setLabelOffset(new RectangleInsets(2, 6, 2, 6));
-        marker.setLabelBackgroundColor(LABEL_BACKGROUND);
-        plot.addRangeMarker(marker);
+        plot.addRangeMarker(labelledMarker(slo, SLO_STROKE, label));
         legend.add(lineItem(label, SLO_STROKE, REFERENCE));
       }
       if (Double.isFinite(referenceValue)) {
-        ValueMarker marker = new ValueMarker(referenceValue, REFERENCE, REFERENCE_STROKE);
-        marker.setLabel(referenceLabel);
-        marker.setLabelFont(TICK_FONT);
-        marker.setLabelPaint(REFERENCE);
-        marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
-        marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
-        marker.setLabelOffset(new RectangleInsets(2, 6, 2, 6));
-        marker.setLabelBackgroundColor(LABEL_BACKGROUND);
-        plot.addRangeMarker(marker);
+        plot.addRangeMarker(labelledMarker(referenceValue, REFERENCE_STROKE, referenceLabel));
       }
       plot.setFixedLegendItems(legend);
 
@@ -557,5 +541,18 @@ final class ReportCharts {
 
   private static DecimalFormat format(String pattern) {
     return new DecimalFormat(pattern, DecimalFormatSymbols.getInstance(Locale.ROOT));
+  }
+
+  /** A horizontal reference line with its label above it, left-aligned (the SLO, a capacity). */
+  private static ValueMarker labelledMarker(double value, java.awt.Stroke stroke, String label) {
+    ValueMarker marker = new ValueMarker(value, REFERENCE, stroke);
+    marker.setLabel(label);
+    marker.setLabelFont(TICK_FONT);
+    marker.setLabelPaint(REFERENCE);
+    marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+    marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
+    marker.setLabelOffset(new RectangleInsets(2, 6, 2, 6));
+    marker.setLabelBackgroundColor(LABEL_BACKGROUND);
+    return marker;
   }
 }
