@@ -24,6 +24,7 @@ public final class ResponseMetadata {
   private long creditId;
   private long price = NO_PRICE;
   private int threshold;
+  private int interfaceId;
 
   /** Clears every field to its default, for reuse. */
   public ResponseMetadata reset() {
@@ -34,6 +35,22 @@ public final class ResponseMetadata {
     creditId = 0;
     price = NO_PRICE;
     threshold = 0;
+    interfaceId = 0;
+    return this;
+  }
+
+  /**
+   * The interface the answered request called. Not on the wire: the client side fills it in from
+   * its record of the pending request before handing the response to its {@link ClientGate}, so
+   * a gate that keeps per-interface state (Rajomon's price table, §3.3) knows which entry a
+   * {@link #price()} updates.
+   */
+  public int interfaceId() {
+    return interfaceId;
+  }
+
+  public ResponseMetadata interfaceId(int value) {
+    interfaceId = value;
     return this;
   }
 
@@ -115,6 +132,7 @@ public final class ResponseMetadata {
   public String toString() {
     return "ResponseMetadata[session=" + sessionId + ", request=" + requestId + ", status="
         + status + ", creditDelta=" + creditDelta + ", creditId=" + creditId + ", price="
-        + (hasPrice() ? price : "none") + ", threshold=" + threshold + "]";
+        + (hasPrice() ? price : "none") + ", threshold=" + threshold
+        + ", interface=" + interfaceId + "]";
   }
 }
