@@ -51,6 +51,8 @@ public final class Scenario {
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
+    keys.put("graph.services", "call graph (rajomon-nsdi25 §5.1): services 'name[:workers], ...'; with graph.interfaces and one 'graph.<interface> = svc compute_us -> callee, ...; ...' per interface (optional graph.<interface>.slo_us, graph.<interface>.schedule); see CallGraph");
+    keys.put("graph.interfaces", "call graph: interface names 'a, b'; each needs a graph.<interface> key");
     keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
     keys.put("breakwater.alpha", "Breakwater α (eq. 3); default 0.001");
     keys.put("breakwater.beta", "Breakwater β (eq. 2); default 0.02");
@@ -89,6 +91,9 @@ public final class Scenario {
     keys.put("netflix.aimd.timeout_us", "AIMD: a server latency above this counts as a drop; default 5000000 (5 s)");
     KEYS = Collections.unmodifiableMap(keys);
   }
+
+  /** Keys under this prefix describe a call graph; {@link CallGraph} validates them. */
+  static final String GRAPH_PREFIX = "graph.";
 
   private static final Map<String, String> DEFAULTS = Map.ofEntries(
       Map.entry("description", ""),
@@ -160,7 +165,7 @@ public final class Scenario {
 
   private static Map<String, String> checkKeys(Map<String, String> values, String source) {
     for (String key : values.keySet()) {
-      if (!KEYS.containsKey(key)) {
+      if (!KEYS.containsKey(key) && !key.startsWith(GRAPH_PREFIX)) {
         throw new IllegalArgumentException(source + ": unknown scenario key '" + key
             + "'; known keys: " + String.join(", ", KEYS.keySet()));
       }
@@ -187,6 +192,7 @@ public final class Scenario {
     threading();
     sweep();
     paths();
+    callGraph();
     seed();
     timeOriginNanos();
     if (schemes().isEmpty()) {
@@ -285,33 +291,62 @@ public final class Scenario {
 
   /** The demand steps, empty if this scenario has steady demand levels instead. */
   public List<DemandStep> schedule() {
-    List<DemandStep> steps = new ArrayList<>();
-    for (String item : list("schedule")) {
-      int at = item.indexOf('@');
-      if (at <= 0) {
-        throw invalid("schedule", "expected 'level@ms', got '" + item + "'");
-      }
-      double level = parseDouble("schedule", item.substring(0, at).strip());
-      String time = item.substring(at + 1).strip();
-      if (time.endsWith("ms")) {
-        time = time.substring(0, time.length() - 2).strip();
-      }
-      long startNanos = Math.round(parseDouble("schedule", time) * 1_000_000);
-      if (level < 0 || startNanos < 0) {
-        throw invalid("schedule", "levels and times must be non-negative: '" + item + "'");
-      }
-      if (steps.isEmpty() && startNanos != 0) {
-        throw invalid("schedule", "the first step must start at 0");
-      }
-      if (!steps.isEmpty() && startNanos <= steps.getLast().startNanos()) {
-        throw invalid("schedule", "steps must be in increasing time order");
-      }
-      steps.add(new DemandStep(level, startNanos));
-    }
+    String text = get("schedule");
+    List<DemandStep> steps = text == null ? List.of() : parseSchedule("schedule", text);
     if (!steps.isEmpty() && durationNanos() <= steps.getLast().startNanos()) {
       throw invalid("duration_ms", "must extend past the last schedule step");
     }
     return steps;
+  }
+
+  /** Parses demand steps 'level@ms, ...' (the first at 0, times increasing). */
+  static List<DemandStep> parseSchedule(String key, String text) {
+    List<DemandStep> steps = new ArrayList<>();
+    for (String raw : text.split(",")) {
+      String item = raw.strip();
+      if (item.isEmpty()) {
+        continue;
+      }
+      int at = item.indexOf('@');
+      if (at <= 0) {
+        throw invalid(key, "expected 'level@ms', got '" + item + "'");
+      }
+      double level = parseDouble(key, item.substring(0, at).strip());
+      String time = item.substring(at + 1).strip();
+      if (time.endsWith("ms")) {
+        time = time.substring(0, time.length() - 2).strip();
+      }
+      long startNanos = Math.round(parseDouble(key, time) * 1_000_000);
+      if (level < 0 || startNanos < 0) {
+        throw invalid(key, "levels and times must be non-negative: '" + item + "'");
+      }
+      if (steps.isEmpty() && startNanos != 0) {
+        throw invalid(key, "the first step must start at 0");
+      }
+      if (!steps.isEmpty() && startNanos <= steps.getLast().startNanos()) {
+        throw invalid(key, "steps must be in increasing time order");
+      }
+      steps.add(new DemandStep(level, startNanos));
+    }
+    return steps;
+  }
+
+  /**
+   * The call graph this scenario describes with its {@code graph.*} keys (rajomon-nsdi25 §5.1),
+   * or {@code null} when it describes a single server.
+   */
+  public CallGraph callGraph() {
+    return CallGraph.present(this) ? CallGraph.parse(this) : null;
+  }
+
+  /** A {@code graph.*} key's raw value, {@code null} if unset. */
+  String rawGraphValue(String key) {
+    return values.get(key);
+  }
+
+  /** Every {@code graph.*} key set. */
+  List<String> graphKeys() {
+    return values.keySet().stream().filter(k -> k.startsWith(GRAPH_PREFIX)).toList();
   }
 
   /** The probability of each mutex path (Protego Fig. 1), empty when requests take no locks. */
@@ -426,8 +461,9 @@ public final class Scenario {
   public Map<String, String> effective() {
     Map<String, String> all = new LinkedHashMap<>();
     Set<String> keys = new TreeSet<>(KEYS.keySet());
+    keys.addAll(graphKeys());
     for (String key : keys) {
-      String v = get(key);
+      String v = key.startsWith(GRAPH_PREFIX) ? values.get(key) : get(key);
       if (v != null) {
         all.put(key, v);
       }
