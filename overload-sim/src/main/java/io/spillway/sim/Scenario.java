@@ -89,6 +89,12 @@ public final class Scenario {
     keys.put("netflix.vegas.smoothing", "Vegas weight of a new limit estimate in (0,1]; default 1.0");
     keys.put("netflix.aimd.backoff", "AIMD multiplicative decrease on a drop or late sample, in [0.5,1); default 0.9");
     keys.put("netflix.aimd.timeout_us", "AIMD: a server latency above this counts as a drop; default 5000000 (5 s)");
+    keys.put("rajomon.threshold_us", "Rajomon queueing-delay threshold; default 25% of the SLO");
+    keys.put("rajomon.interval_us", "Rajomon price update interval; default max(RTT, threshold/2)");
+    keys.put("rajomon.increase", "Rajomon price increase in tokens per threshold of excess delay; default 8");
+    keys.put("rajomon.refill_tokens", "Rajomon tokens refilled per interval per client (Poisson); default 10");
+    keys.put("rajomon.wait_us", "Rajomon client wait for tokens; default 0 (fail fast)");
+    keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 5");
     KEYS = Collections.unmodifiableMap(keys);
   }
 

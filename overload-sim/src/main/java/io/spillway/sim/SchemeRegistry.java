@@ -18,6 +18,9 @@ import io.spillway.peers.AimdConfig;
 import io.spillway.peers.Gradient2Config;
 import io.spillway.peers.NetflixConcurrencyLimit;
 import io.spillway.peers.VegasConfig;
+import io.spillway.price.PriceAttachment;
+import io.spillway.price.Rajomon;
+import io.spillway.price.RajomonConfig;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -46,7 +49,8 @@ public final class SchemeRegistry {
       new Entry("dagor", s -> Dagor.of(dagorConfig(s))),
       new Entry("netflix-gradient2", s -> NetflixConcurrencyLimit.of(gradient2Config(s))),
       new Entry("netflix-vegas", s -> NetflixConcurrencyLimit.of(vegasConfig(s))),
-      new Entry("netflix-aimd", s -> NetflixConcurrencyLimit.of(aimdConfig(s))));
+      new Entry("netflix-aimd", s -> NetflixConcurrencyLimit.of(aimdConfig(s))),
+      new Entry("rajomon", s -> Rajomon.of(rajomonConfig(s))));
 
   private SchemeRegistry() { }
 
@@ -195,6 +199,38 @@ public final class SchemeRegistry {
         c = c.withWindowRequests(s.intValue("dagor.window_reqs"));
       }
       return c;
+    });
+  }
+
+  /**
+   * Rajomon (rajomon-nsdi25 §3.3–3.4) scaled to the scenario's SLO and RTT
+   * ({@link RajomonConfig#forSlo}), with any rajomon.* keys applied.
+   */
+  static RajomonConfig rajomonConfig(Scenario s) {
+    return configure("rajomon", () -> {
+      RajomonConfig base = RajomonConfig.forSlo(s.sloNanos(), s.rttNanos());
+      RajomonConfig.Builder b = base.toBuilder().seed(s.seed());
+      long threshold = base.delayThresholdNanos();
+      long interval = base.priceUpdateIntervalNanos();
+      if (s.isSet("rajomon.threshold_us")) {
+        threshold = s.nanos("rajomon.threshold_us", 1_000);
+        b.delayThresholdNanos(threshold);
+      }
+      if (s.isSet("rajomon.interval_us")) {
+        interval = s.nanos("rajomon.interval_us", 1_000);
+        b.priceUpdateIntervalNanos(interval);
+      }
+      long increase = s.isSet("rajomon.increase") ? s.longValue("rajomon.increase") : 8;
+      b.priceIncrease(increase, threshold);
+      long refill = s.isSet("rajomon.refill_tokens") ? s.longValue("rajomon.refill_tokens") : 10;
+      b.refill(base.tokenRefill(), refill, interval);
+      if (s.isSet("rajomon.wait_us")) {
+        b.clientWaitTimeoutNanos(s.nanos("rajomon.wait_us", 1_000));
+      }
+      if (s.isSet("rajomon.attach_every")) {
+        b.priceAttachment(PriceAttachment.everyNth(s.intValue("rajomon.attach_every")));
+      }
+      return b.build();
     });
   }
 

@@ -33,6 +33,9 @@ public final class SimulatorMain {
     }
     Scenario scenario = cmd.load();
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", scenario.name());
+    if (scenario.callGraph() != null) {
+      return GraphReport.runCommand(scenario, out, threads[0]); // multi-service call graph
+    }
     long started = System.nanoTime();
     List<Map<String, String>> variants = scenario.sweep();
     if (variants.isEmpty()) {

@@ -159,6 +159,7 @@ public final class ContractWorld {
       Call sent = call;
       RequestMetadata copy = new RequestMetadata().sessionId(header.sessionId())
           .requestId(issued).demand(header.demand()).flags(header.flags()).priority(header.priority())
+          .tokens(header.tokens()).interfaceId(header.interfaceId())
           .creditId(header.creditId());
       clock.schedule(() -> serverReceive(sent, copy), halfRtt);
       header.reset();

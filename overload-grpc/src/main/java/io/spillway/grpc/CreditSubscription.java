@@ -1,0 +1,64 @@
+package io.spillway.grpc;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Context;
+import io.grpc.Metadata;
+import io.grpc.Status;
+
+/**
+ * A session's open {@code spillway.Control/Credits} call: response headers mean the server has
+ * registered the stream; each message is an explicit credit. Events go to the session, which
+ * ignores those of a subscription it has replaced.
+ */
+final class CreditSubscription extends ClientCall.Listener<Integer> {
+
+  private final SpillwayClientInterceptor session;
+  private volatile ClientCall<byte[], Integer> call;
+
+  CreditSubscription(SpillwayClientInterceptor session) {
+    this.session = session;
+  }
+
+  /**
+   * Opens the stream in the root {@link Context}: it belongs to the session, not to the call that
+   * happened to open it, whose context is cancelled when that call ends.
+   */
+  void start(Channel channel, Metadata headers) {
+    Context previous = Context.ROOT.attach();
+    try {
+      ClientCall<byte[], Integer> c = channel.newCall(SpillwayControlService.CREDITS, CallOptions.DEFAULT);
+      call = c;
+      c.start(this, headers);
+      c.request(1);
+      c.sendMessage(ControlMarshallers.EMPTY);
+      c.halfClose();
+    } finally {
+      Context.ROOT.detach(previous);
+    }
+  }
+
+  void cancel() {
+    ClientCall<byte[], Integer> c = call;
+    if (c != null) {
+      c.cancel("spillway: client session closed", null);
+    }
+  }
+
+  @Override
+  public void onHeaders(Metadata headers) {
+    session.onSubscribed(this);
+  }
+
+  @Override
+  public void onMessage(Integer delta) {
+    call.request(1);
+    session.onCredit(this, delta);
+  }
+
+  @Override
+  public void onClose(Status status, Metadata trailers) {
+    session.onSubscriptionClosed(this, status);
+  }
+}

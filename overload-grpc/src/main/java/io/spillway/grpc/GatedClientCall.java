@@ -1,0 +1,261 @@
+package io.spillway.grpc;
+
+import io.grpc.Attributes;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.spillway.api.InterfaceCall;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+
+/**
+ * A client call whose start is held in its session's {@link io.spillway.api.ClientGate} until the
+ * gate releases it. Until then the application's {@code request}, {@code sendMessage},
+ * {@code halfClose} are recorded, and replayed in order on the real call once it has started;
+ * after that they pass straight through. A call released at once (the common case when credit is
+ * available) starts inside {@link #start}, so nothing is recorded.
+ *
+ * <p>State changes are guarded by the call's monitor: the application thread, the thread that
+ * releases the call (any thread driving the session: a response, a credit, the expiry timer) and
+ * a cancellation may race. The real call is driven by one thread at a time, as gRPC requires.
+ */
+final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> implements InterfaceCall {
+
+  private static final int NEW = 0;
+  private static final int QUEUED = 1;
+  private static final int STARTED = 2;
+  private static final int ENDED = 3; // failed or cancelled before it was started
+
+  private final SpillwayClientInterceptor session;
+  private final ClientCall<ReqT, RespT> delegate;
+  private final Executor callExecutor;
+  private final int interfaceId;
+  private Listener<RespT> listener;
+  private Metadata headers;
+  /** When the call left the client; written under the session's lock before the call starts. */
+  long sentAt;
+  private int state;
+  private List<Runnable> pending;
+  private volatile boolean passThrough;
+
+  GatedClientCall(SpillwayClientInterceptor session, ClientCall<ReqT, RespT> delegate,
+      Executor callExecutor, int interfaceId) {
+    this.session = session;
+    this.delegate = delegate;
+    this.callExecutor = callExecutor;
+    this.interfaceId = interfaceId;
+  }
+
+  @Override
+  public int interfaceId() {
+    return interfaceId;
+  }
+
+  /** The outgoing headers, for the session to add the gate's fields to. Under the session's lock. */
+  Metadata headers() {
+    return headers;
+  }
+
+  @Override
+  public void start(Listener<RespT> responseListener, Metadata requestHeaders) {
+    boolean cancelledBeforeStart;
+    synchronized (this) {
+      if (state != NEW && !(state == ENDED && listener == null)) {
+        throw new IllegalStateException("call already started");
+      }
+      listener = responseListener;
+      headers = requestHeaders;
+      cancelledBeforeStart = state == ENDED;
+      if (!cancelledBeforeStart) {
+        state = QUEUED;
+      }
+    }
+    if (cancelledBeforeStart) { // never sent, never seen by the gate
+      deliverClose(Status.CANCELLED.withDescription("call cancelled before start"));
+      return;
+    }
+    session.offer(this);
+  }
+
+  /**
+   * Starts the real call, unless the application cancelled it meanwhile. Called by the session,
+   * outside its lock.
+   *
+   * @return {@code false} if the call was not started (it had ended); the session must then
+   *     account for it as never sent
+   */
+  boolean release() {
+    synchronized (this) {
+      if (state != QUEUED) {
+        return false;
+      }
+      state = STARTED;
+    }
+    delegate.start(new ResponseListener(), headers);
+    replay();
+    return true;
+  }
+
+  /** Ends a queued call that will never be sent (expired, refused, session closed). */
+  void failQueued(Status status) {
+    synchronized (this) {
+      if (state != QUEUED) {
+        return;
+      }
+      state = ENDED;
+    }
+    deliverClose(status);
+  }
+
+  private void deliverClose(Status status) {
+    Listener<RespT> l = listener;
+    if (l == null) {
+      return;
+    }
+    if (callExecutor == null) {
+      l.onClose(status, new Metadata());
+    } else {
+      callExecutor.execute(() -> l.onClose(status, new Metadata())); // e.g. a blocking stub's own executor
+    }
+  }
+
+  private void replay() {
+    while (true) {
+      List<Runnable> ops;
+      synchronized (this) {
+        if (pending == null || pending.isEmpty()) {
+          pending = null;
+          passThrough = true;
+          return;
+        }
+        ops = pending;
+        pending = null;
+      }
+      for (Runnable op : ops) {
+        op.run();
+      }
+    }
+  }
+
+  private void whenStarted(Runnable op) {
+    if (!passThrough) {
+      synchronized (this) {
+        if (!passThrough) {
+          if (state == ENDED) {
+            return;
+          }
+          if (pending == null) {
+            pending = new ArrayList<>(4);
+          }
+          pending.add(op);
+          return;
+        }
+      }
+    }
+    op.run();
+  }
+
+  @Override
+  public void request(int numMessages) {
+    if (passThrough) {
+      delegate.request(numMessages);
+    } else {
+      whenStarted(() -> delegate.request(numMessages));
+    }
+  }
+
+  @Override
+  public void sendMessage(ReqT message) {
+    if (passThrough) {
+      delegate.sendMessage(message);
+    } else {
+      whenStarted(() -> delegate.sendMessage(message));
+    }
+  }
+
+  @Override
+  public void halfClose() {
+    if (passThrough) {
+      delegate.halfClose();
+    } else {
+      whenStarted(delegate::halfClose);
+    }
+  }
+
+  @Override
+  public void setMessageCompression(boolean enabled) {
+    if (passThrough) {
+      delegate.setMessageCompression(enabled);
+    } else {
+      whenStarted(() -> delegate.setMessageCompression(enabled));
+    }
+  }
+
+  @Override
+  public boolean isReady() {
+    return passThrough && delegate.isReady();
+  }
+
+  @Override
+  public Attributes getAttributes() {
+    return delegate.getAttributes();
+  }
+
+  @Override
+  public void cancel(String message, Throwable cause) {
+    boolean notStarted;
+    synchronized (this) {
+      notStarted = state == NEW || state == QUEUED;
+      if (notStarted) {
+        state = ENDED; // stays in the gate until polled or expired; the session then skips it
+      }
+    }
+    if (notStarted) {
+      Status status = Status.CANCELLED;
+      status = message != null ? status.withDescription(message) : status.withDescription("call cancelled");
+      deliverClose(cause != null ? status.withCause(cause) : status);
+      return;
+    }
+    if (passThrough) {
+      delegate.cancel(message, cause);
+    } else {
+      whenStarted(() -> delegate.cancel(message, cause));
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "GatedClientCall[interface=" + interfaceId + ", " + delegate + "]";
+  }
+
+  /** Feeds the answer back to the session, then hands it to the application. */
+  private final class ResponseListener extends Listener<RespT> {
+    @Override
+    public void onHeaders(Metadata responseHeaders) {
+      listener.onHeaders(responseHeaders);
+    }
+
+    @Override
+    public void onMessage(RespT message) {
+      listener.onMessage(message);
+    }
+
+    @Override
+    public void onReady() {
+      listener.onReady();
+    }
+
+    @Override
+    public void onClose(Status status, Metadata trailers) {
+      Runnable next = session.onResponse(GatedClientCall.this, status, trailers);
+      try {
+        listener.onClose(status, trailers);
+      } finally {
+        if (next != null) {
+          next.run(); // start what the answer released
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,220 @@
+package io.spillway.grpc;
+
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.Status;
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerPermit;
+import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * An admitted call: completes its permit exactly once, whichever of close, cancel or a failing
+ * callback comes first, and runs the handler's callbacks in the call's {@link Context} and budget
+ * scope. See {@link SpillwayServerInterceptor} for the rules.
+ *
+ * <p>gRPC serialises a call's callbacks, but the application may close the call from another
+ * thread while the transport cancels it: the completion is therefore guarded by a CAS.
+ */
+final class GatedServerCall<ReqT, RespT>
+    extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+  private static final VarHandle FINISHED;
+
+  static {
+    try {
+      FINISHED = MethodHandles.lookup().findVarHandle(GatedServerCall.class, "finished", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final ServerPermit permit;
+  private final long sessionId;
+  private final Context context;
+  private final RequestBudget budget;
+  private final long admittedAt;
+  private final SpillwayServerInterceptor owner;
+  @SuppressWarnings("unused") // through FINISHED
+  private volatile int finished;
+  private volatile boolean closeCalled;
+  private boolean budgetCharged; // callbacks are serialised
+
+  GatedServerCall(ServerCall<ReqT, RespT> delegate, ServerPermit permit, long sessionId,
+      Context context, RequestBudget budget, long admittedAt, SpillwayServerInterceptor owner) {
+    super(delegate);
+    this.permit = permit;
+    this.sessionId = sessionId;
+    this.context = context;
+    this.budget = budget;
+    this.admittedAt = admittedAt;
+    this.owner = owner;
+  }
+
+  @Override
+  public void close(Status status, Metadata trailers) {
+    closeCalled = true;
+    ResponseMetadata response = finish(outcomeOf(status), owner.ticker().read());
+    if (response != null) {
+      SpillwayMetadata.writeResponse(response, trailers);
+    }
+    super.close(status, trailers);
+  }
+
+  /**
+   * Completes the permit if nobody has yet; returns the response fields to send, or {@code null}
+   * if the permit was already completed (by another path, or by the handler itself).
+   */
+  ResponseMetadata finish(Outcome outcome, long now) {
+    if (!FINISHED.compareAndSet(this, 0, 1) || permit.isCompleted()) {
+      return null;
+    }
+    ResponseMetadata response = new ResponseMetadata().sessionId(sessionId);
+    try {
+      permit.complete(outcome, now, response);
+    } catch (IllegalStateException completedByHandlerMeanwhile) {
+      return null;
+    }
+    return response;
+  }
+
+  private static Outcome outcomeOf(Status status) {
+    if (status.isOk()) {
+      return Outcome.SUCCESS;
+    }
+    if (status.getCause() instanceof BudgetExceededException) {
+      return Outcome.ABORTED;
+    }
+    return status.getCode() == Status.Code.DEADLINE_EXCEEDED ? Outcome.TIMED_OUT : Outcome.FAILED;
+  }
+
+  ServerCall.Listener<ReqT> listener(ServerCall.Listener<ReqT> delegate) {
+    return new Listener(delegate);
+  }
+
+  /** A callback threw: end the call here, so the permit's fields still reach the client. */
+  private void failed(Throwable t) {
+    if (closeCalled) {
+      rethrow(t); // the handler closed the call and then threw: gRPC deals with it as usual
+      return;
+    }
+    Status status;
+    Metadata trailers;
+    if (t instanceof BudgetExceededException) {
+      status = Status.RESOURCE_EXHAUSTED.withDescription("spillway: rejected (budget)").withCause(t);
+      trailers = new Metadata();
+    } else {
+      status = Status.fromThrowable(t);
+      trailers = Status.trailersFromThrowable(t);
+      if (trailers == null) {
+        trailers = new Metadata();
+      }
+      if (status.getCode() == Status.Code.UNKNOWN) {
+        if (status.getDescription() == null) {
+          status = status.withDescription("Application error processing RPC");
+        }
+        SpillwayServerInterceptor.LOG.log(Level.WARNING,
+            getMethodDescriptor().getFullMethodName() + ": handler failed", t);
+      }
+    }
+    try {
+      close(status, trailers);
+    } catch (RuntimeException closing) { // cancelled meanwhile: the permit is complete anyway
+      t.addSuppressed(closing);
+      rethrow(t);
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> void rethrow(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  private static final int MESSAGE = 0;
+  private static final int HALF_CLOSE = 1;
+  private static final int READY = 2;
+  private static final int COMPLETE = 3;
+  private static final int CANCEL = 4;
+
+  /** Runs every callback in the call's context (and budget scope), catching what it throws. */
+  private final class Listener extends ServerCall.Listener<ReqT> {
+    private final ServerCall.Listener<ReqT> delegate;
+
+    Listener(ServerCall.Listener<ReqT> delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public void onMessage(ReqT message) {
+      dispatch(MESSAGE, message);
+    }
+
+    @Override
+    public void onHalfClose() {
+      dispatch(HALF_CLOSE, null);
+    }
+
+    @Override
+    public void onReady() {
+      dispatch(READY, null);
+    }
+
+    @Override
+    public void onComplete() {
+      dispatch(COMPLETE, null);
+    }
+
+    @Override
+    public void onCancel() {
+      Deadline deadline = context.getDeadline();
+      Outcome outcome = deadline != null && deadline.isExpired() ? Outcome.TIMED_OUT : Outcome.FAILED;
+      ResponseMetadata response = finish(outcome, owner.ticker().read());
+      if (response != null && response.creditDelta() != 0) {
+        owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
+      }
+      dispatch(CANCEL, null);
+    }
+
+    private void dispatch(int event, ReqT message) {
+      Context previous = context.attach();
+      try {
+        if (budget == null) {
+          deliver(event, message);
+        } else {
+          if (!budgetCharged) {
+            budgetCharged = true; // the wait for the server's executor is queueing
+            budget.charge(owner.ticker().read() - admittedAt);
+          }
+          ScopedValue.where(RequestBudget.CURRENT, budget).run(() -> deliver(event, message));
+        }
+      } catch (RuntimeException | Error t) {
+        if (event == CANCEL || event == COMPLETE) {
+          throw t; // the call is over: nothing left to answer
+        }
+        failed(t);
+      } finally {
+        context.detach(previous);
+      }
+    }
+
+    private void deliver(int event, ReqT message) {
+      switch (event) {
+        case MESSAGE -> delegate.onMessage(message);
+        case HALF_CLOSE -> delegate.onHalfClose();
+        case READY -> delegate.onReady();
+        case COMPLETE -> delegate.onComplete();
+        default -> delegate.onCancel();
+      }
+    }
+  }
+}

@@ -1,0 +1,95 @@
+package io.spillway.grpc;
+
+import io.grpc.MethodDescriptor;
+import io.grpc.ServiceDescriptor;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Gives every full gRPC method name ({@code package.Service/Method}) a small integer id, the
+ * interface id of {@link io.spillway.api.RequestMetadata#interfaceId()} and
+ * {@link io.spillway.api.InterfaceCall}: gates that keep per-interface state (Rajomon's price
+ * tables, rajomon-nsdi25 §3.3) index arrays with it.
+ *
+ * <p>Ids are dense, assigned in order of first sight starting at 1, and never change or get
+ * reused; 0 stays {@link #DEFAULT_INTERFACE}, the interface of requests whose method is unknown.
+ * Pre-register the methods ({@link #of(ServiceDescriptor...)}) to make ids the same in every
+ * process and run.
+ *
+ * <p>Thread-safe. Looking up a known name is one {@link ConcurrentHashMap#get}; assigning a new id
+ * takes a lock, once per method for the registry's lifetime.
+ */
+public final class InterfaceRegistry {
+
+  /** The interface id of a request whose method is not known. */
+  public static final int DEFAULT_INTERFACE = 0;
+
+  private final ConcurrentHashMap<String, Integer> ids = new ConcurrentHashMap<>();
+  /** Index = id; published copy-on-write, so readers never lock. */
+  private volatile String[] names = {""};
+
+  /** An empty registry; ids are assigned as methods are seen. */
+  public InterfaceRegistry() { }
+
+  /** A registry with {@code fullMethodNames} registered in order: ids 1, 2, ... */
+  public static InterfaceRegistry of(String... fullMethodNames) {
+    InterfaceRegistry registry = new InterfaceRegistry();
+    for (String name : fullMethodNames) {
+      registry.idOf(name);
+    }
+    return registry;
+  }
+
+  /** A registry with every method of {@code services} registered, services and methods in order. */
+  public static InterfaceRegistry of(ServiceDescriptor... services) {
+    InterfaceRegistry registry = new InterfaceRegistry();
+    for (ServiceDescriptor service : services) {
+      for (MethodDescriptor<?, ?> method : service.getMethods()) {
+        registry.idOf(method.getFullMethodName());
+      }
+    }
+    return registry;
+  }
+
+  /** The id of {@code fullMethodName}, assigning the next free one on first sight. */
+  public int idOf(String fullMethodName) {
+    Integer id = ids.get(fullMethodName);
+    return id != null ? id : assign(Objects.requireNonNull(fullMethodName, "fullMethodName"));
+  }
+
+  /** The id of {@code method}'s full name. */
+  public int idOf(MethodDescriptor<?, ?> method) {
+    return idOf(method.getFullMethodName());
+  }
+
+  /** The full method name with id {@code id}, or {@code null} if none has it. */
+  public String nameOf(int id) {
+    String[] snapshot = names;
+    return id > 0 && id < snapshot.length ? snapshot[id] : null;
+  }
+
+  /** Methods registered so far; their ids are 1 to {@code size()}. */
+  public int size() {
+    return names.length - 1;
+  }
+
+  private synchronized int assign(String name) {
+    Integer existing = ids.get(name);
+    if (existing != null) {
+      return existing;
+    }
+    String[] current = names;
+    int id = current.length;
+    String[] grown = Arrays.copyOf(current, id + 1);
+    grown[id] = name;
+    names = grown; // published before the id, so nameOf works for every id a reader can see
+    ids.put(name, id);
+    return id;
+  }
+
+  @Override
+  public String toString() {
+    return "InterfaceRegistry" + Arrays.asList(names).subList(1, names.length);
+  }
+}

@@ -1,0 +1,32 @@
+package io.spillway.grpc;
+
+import io.spillway.api.Scheduler;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+
+/**
+ * The default {@link Scheduler} when the application names none: one daemon thread for the whole
+ * process, created on first use. Its tasks are short (expire and release a session's calls; tick a
+ * gate's control loop). Thread-safe.
+ */
+final class SharedTimer {
+
+  private SharedTimer() { }
+
+  static Scheduler scheduler() {
+    return Holder.SCHEDULER;
+  }
+
+  private static final class Holder {
+    static final Scheduler SCHEDULER;
+
+    static {
+      ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
+        Thread thread = new Thread(task, "spillway-grpc-timer");
+        thread.setDaemon(true);
+        return thread;
+      });
+      executor.setRemoveOnCancelPolicy(true);
+      SCHEDULER = Scheduler.of(executor);
+    }
+  }
+}

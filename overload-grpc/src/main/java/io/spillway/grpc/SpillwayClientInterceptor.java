@@ -1,0 +1,600 @@
+package io.spillway.grpc;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.Context;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.spillway.api.Cancellable;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.InterfaceCall;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Scheduler;
+import io.spillway.api.Ticker;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+/**
+ * One client session of an admission scheme on a gRPC channel (../shared/DESIGN.md, "A request's
+ * path on a client"): every call made through it waits in the session's {@link ClientGate} until
+ * the gate lets it go, and only then starts, carrying the gate's fields (session, demand,
+ * register flag, priority, tokens) in its {@link SpillwayMetadata} headers.
+ *
+ * <ul>
+ *   <li>A call the gate refuses outright ends at once with {@code RESOURCE_EXHAUSTED}
+ *       {@code "spillway: rejected in the client (limit)"} (DAGOR's local shedding).
+ *   <li>A queued call that waits past the gate's timeout (its SLO) ends with
+ *       {@code RESOURCE_EXHAUSTED} {@code "spillway: expired in the client queue"}, driven by the
+ *       injected {@link Scheduler}: one pending wake-up per session, never a timer per call.
+ *   <li>Every answer, response or reject, is fed to {@link ClientGate#onResponse} with its
+ *       {@link ResponseMetadata#interfaceId()} filled in from the call's method; calls that end
+ *       without Spillway trailers (a transport failure, a server without the interceptor) count as
+ *       {@code FAILED} (or {@code TIMED_OUT} for {@code DEADLINE_EXCEEDED}) with no credit change.
+ *       A server reject reaches the application at once, with the server's status and reason.
+ *   <li>When the scheme {@link OverloadScheme#issuesCredits() issues credits}, the session keeps a
+ *       {@code spillway.Control/Credits} stream open ({@link SpillwayControlService}): it opens it
+ *       with its first call and holds that call until the server has acknowledged the stream, so
+ *       that a credit for a drained session, with nothing in flight to carry it, always has a way
+ *       in. If the server has no control service the session goes on without (logged once).
+ *       Demand reports the gate asks for are sent as {@code spillway.Control/Demand} calls.
+ *   <li>{@link #close()} ends the session: queued calls fail with {@code UNAVAILABLE}, a
+ *       {@code spillway.Control/Deregister} call returns the session's credits, and the credit
+ *       stream is cancelled. Later calls fail at once. Calls in flight end normally.
+ * </ul>
+ *
+ * <p>A queued call counts against its gRPC deadline (the deadline is absolute), which gRPC
+ * enforces once the call starts. A call the application cancels while queued ends at once; the
+ * gate is told it was never sent when it reaches the head of the queue.
+ *
+ * <p>Use one instance per session and channel: {@code ClientInterceptors.intercept(channel,
+ * session)}. Thread-safe: calls may be made from any thread; the gate, which is not thread-safe,
+ * is driven under one lock, and calls are started and failed outside it. The ticker is read once
+ * per event (a call offered, an answer, a credit, a wake-up).
+ */
+public final class SpillwayClientInterceptor implements ClientInterceptor, AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(SpillwayClientInterceptor.class.getName());
+  /** Far enough ahead that every queued call has waited past any gate's timeout. */
+  private static final long FAR_FUTURE = 1L << 62;
+  /** The shortest wake-up delay, so a gate whose wake-up time has come cannot spin the timer. */
+  private static final long MIN_WAKEUP_NANOS = 1_000;
+
+  private static final int CONTROL_OFF = 0; // the scheme sends no explicit credits
+  private static final int CONTROL_NONE = 1; // none yet: subscribe with the next call
+  private static final int CONTROL_SUBSCRIBING = 2; // hold calls until the stream is acknowledged
+  private static final int CONTROL_READY = 3;
+  private static final int CONTROL_UNAVAILABLE = 4; // the server has no control service
+
+  private static final Status EXPIRED =
+      Status.RESOURCE_EXHAUSTED.withDescription("spillway: expired in the client queue");
+  private static final Status REFUSED =
+      Status.RESOURCE_EXHAUSTED.withDescription("spillway: rejected in the client (limit)");
+  private static final Status CLOSED =
+      Status.UNAVAILABLE.withDescription("spillway: client session closed");
+
+  private final long sessionId;
+  private final ClientGate<Object> gate;
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final InterfaceRegistry interfaces;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  // Guarded by lock:
+  private final RequestMetadata header = new RequestMetadata();
+  private final ResponseMetadata answer = new ResponseMetadata();
+  private final Consumer<Object> expiredSink = call -> batch().expired((GatedClientCall<?, ?>) call);
+  private final Runnable wakeupTask = this::onWakeup;
+  private Batch collecting;
+  private Cancellable wakeup;
+  private long wakeupAt;
+  private int controlState;
+  private CreditSubscription subscription;
+  private boolean closed;
+
+  /** The channel the session's calls go to; control calls use it too. */
+  private volatile Channel channel;
+
+  /**
+   * A session over {@code gate}.
+   *
+   * @param gate the session's client gate, used by this interceptor only from now on
+   * @param sessionId the session's id, as the gate writes it into headers; unique per server
+   * @param explicitCredits whether to keep a credit stream open (the scheme issues credits)
+   * @param ticker read once per event
+   * @param scheduler wakes the session when the gate's oldest call is due to expire
+   * @param interfaces numbers the methods called, for {@link InterfaceCall}
+   */
+  @SuppressWarnings("unchecked") // the gate is opaque in its request type
+  public SpillwayClientInterceptor(ClientGate<? super InterfaceCall> gate, long sessionId,
+      boolean explicitCredits, Ticker ticker, Scheduler scheduler, InterfaceRegistry interfaces) {
+    this.gate = (ClientGate<Object>) Objects.requireNonNull(gate, "gate");
+    this.sessionId = sessionId;
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.interfaces = Objects.requireNonNull(interfaces, "interfaces");
+    this.controlState = explicitCredits ? CONTROL_NONE : CONTROL_OFF;
+  }
+
+  /** A builder for a session of {@code scheme}; see {@link SpillwayGrpc#client}. */
+  public static Builder builder(OverloadScheme scheme) {
+    return new Builder(scheme);
+  }
+
+  /** The session's id. */
+  public long sessionId() {
+    return sessionId;
+  }
+
+  /** Calls waiting in the session's gate. */
+  public int queued() {
+    lock.lock();
+    try {
+      return gate.queued();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+      CallOptions callOptions, Channel next) {
+    if (channel != next) {
+      channel = next;
+    }
+    return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions.getExecutor(),
+        interfaces.idOf(method.getFullMethodName()));
+  }
+
+  // ---- events; each reads the ticker once, drives the gate under the lock, acts outside it ----
+
+  /** The application started {@code call}. */
+  void offer(GatedClientCall<?, ?> call) {
+    long now = ticker.read();
+    Status refused = null;
+    boolean subscribe = false;
+    Batch batch = null;
+    lock.lock();
+    try {
+      if (closed) {
+        refused = CLOSED;
+      } else if (!gate.offer(call, now)) {
+        refused = REFUSED;
+      } else {
+        if (controlState == CONTROL_NONE) {
+          controlState = CONTROL_SUBSCRIBING;
+          subscribe = true;
+        }
+        batch = drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (refused != null) {
+      call.failQueued(refused);
+      return;
+    }
+    if (subscribe) {
+      subscribe();
+    }
+    if (batch != null) {
+      batch.run();
+    }
+  }
+
+  /** A started call ended; returns what it released, to run after the application has heard. */
+  Runnable onResponse(GatedClientCall<?, ?> call, Status status, Metadata trailers) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      answer.interfaceId(call.interfaceId());
+      if (SpillwayMetadata.hasResponse(trailers)) {
+        String problem = SpillwayMetadata.readResponse(trailers, answer);
+        if (problem != null) {
+          LOG.log(Level.DEBUG, "session {0}: {1}", sessionId, problem);
+        }
+      } else {
+        answer.reset().interfaceId(call.interfaceId()).status(statusWithoutTrailers(status));
+      }
+      answer.sessionId(sessionId);
+      gate.onResponse(answer, call.sentAt, now);
+      return drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static io.spillway.api.Status statusWithoutTrailers(Status status) {
+    if (status.isOk()) {
+      return io.spillway.api.Status.OK;
+    }
+    return status.getCode() == Status.Code.DEADLINE_EXCEEDED
+        ? io.spillway.api.Status.TIMED_OUT : io.spillway.api.Status.FAILED;
+  }
+
+  /** A call the gate released had been cancelled: tell the gate it was never sent. */
+  private void notSent(GatedClientCall<?, ?> call) {
+    long now = ticker.read();
+    Batch batch;
+    lock.lock();
+    try {
+      answer.reset().interfaceId(call.interfaceId()).sessionId(sessionId)
+          .status(io.spillway.api.Status.FAILED);
+      gate.onResponse(answer, now, now);
+      batch = drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+    if (batch != null) {
+      batch.run();
+    }
+  }
+
+  /** An explicit credit arrived on the session's stream. */
+  void onCredit(CreditSubscription from, int delta) {
+    long now = ticker.read();
+    Batch batch = null;
+    lock.lock();
+    try {
+      if (from == subscription) {
+        answer.reset().sessionId(sessionId).creditDelta(delta);
+        gate.onControl(answer, now);
+        batch = drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (batch != null) {
+      batch.run();
+    }
+  }
+
+  /** The server acknowledged the credit stream: calls may go. */
+  void onSubscribed(CreditSubscription from) {
+    long now = ticker.read();
+    Batch batch = null;
+    lock.lock();
+    try {
+      if (from == subscription && controlState == CONTROL_SUBSCRIBING) {
+        controlState = CONTROL_READY;
+        batch = drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (batch != null) {
+      batch.run();
+    }
+  }
+
+  /** The credit stream ended. Without a stream the session goes on; the next call re-subscribes. */
+  void onSubscriptionClosed(CreditSubscription from, Status status) {
+    long now = ticker.read();
+    Batch batch = null;
+    lock.lock();
+    try {
+      if (from != subscription) {
+        return;
+      }
+      subscription = null;
+      if (closed) {
+        return;
+      }
+      if (status.getCode() == Status.Code.UNIMPLEMENTED) {
+        controlState = CONTROL_UNAVAILABLE;
+        LOG.log(Level.WARNING, "session {0}: the server has no {1} service; explicit credits cannot "
+            + "reach this session, which may stall once drained", sessionId,
+            SpillwayControlService.SERVICE_NAME);
+      } else {
+        controlState = CONTROL_NONE;
+        LOG.log(Level.DEBUG, "session {0}: credit stream ended: {1}", sessionId, status);
+      }
+      batch = drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+    if (batch != null) {
+      batch.run();
+    }
+  }
+
+  private void onWakeup() {
+    long now = ticker.read();
+    Batch batch;
+    lock.lock();
+    try {
+      wakeup = null;
+      if (closed) {
+        return;
+      }
+      batch = drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+    if (batch != null) {
+      batch.run();
+    }
+  }
+
+  /**
+   * Ends the session: fails its queued calls ({@code UNAVAILABLE}), deregisters it with the server
+   * so its unused credits return to the pool, and cancels its credit stream. Calls in flight end
+   * normally; later calls fail at once. Close it before shutting the channel down. Idempotent.
+   */
+  @Override
+  public void close() {
+    long now = ticker.read();
+    Batch batch;
+    boolean deregister;
+    CreditSubscription stream;
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      gate.expire(now + FAR_FUTURE, expiredSink);
+      if (gate.queued() > 0) {
+        LOG.log(Level.WARNING, "session {0}: {1} calls left in a gate that does not expire by age",
+            sessionId, gate.queued());
+      }
+      batch = collecting;
+      collecting = null;
+      if (wakeup != null) {
+        wakeup.cancel();
+        wakeup = null;
+      }
+      deregister = gate.isRegistered() && controlState != CONTROL_UNAVAILABLE;
+      stream = subscription;
+      subscription = null;
+    } finally {
+      lock.unlock();
+    }
+    if (batch != null) {
+      batch.failExpired(CLOSED);
+    }
+    Channel ch = channel;
+    if (deregister && ch != null) {
+      sendControl(ch, SpillwayControlService.DEREGISTER, controlHeaders());
+    }
+    if (stream != null) {
+      stream.cancel();
+    }
+  }
+
+  // ---- under the lock ----
+
+  private Batch batch() {
+    if (collecting == null) {
+      collecting = new Batch();
+    }
+    return collecting;
+  }
+
+  /** Expires, releases what may go, takes the demand report, re-arms the wake-up. */
+  private Batch drainLocked(long now) {
+    gate.expire(now, expiredSink);
+    if (controlState != CONTROL_SUBSCRIBING) {
+      Object next;
+      while ((next = gate.poll(now, header.reset())) != null) {
+        GatedClientCall<?, ?> call = (GatedClientCall<?, ?>) next;
+        call.sentAt = now;
+        SpillwayMetadata.writeRequest(header, call.headers());
+        batch().released(call);
+      }
+    }
+    int demand = gate.takeDemandReport();
+    if (demand >= 0) {
+      batch().demand = demand;
+    }
+    armWakeupLocked(now);
+    Batch batch = collecting;
+    collecting = null;
+    return batch;
+  }
+
+  private void armWakeupLocked(long now) {
+    if (closed || gate.queued() == 0) {
+      return;
+    }
+    long at = gate.nextWakeupNanos();
+    if (wakeup != null && at - wakeupAt >= 0) {
+      return; // an earlier or equal wake-up is already pending
+    }
+    if (wakeup != null) {
+      wakeup.cancel();
+    }
+    wakeupAt = at;
+    wakeup = scheduler.schedule(wakeupTask, Math.max(at - now, MIN_WAKEUP_NANOS));
+  }
+
+  // ---- outside the lock ----
+
+  private void subscribe() {
+    Channel ch = channel;
+    CreditSubscription stream = new CreditSubscription(this);
+    lock.lock();
+    try {
+      if (closed || controlState != CONTROL_SUBSCRIBING) {
+        return;
+      }
+      subscription = stream;
+    } finally {
+      lock.unlock();
+    }
+    stream.start(ch, controlHeaders());
+  }
+
+  private Metadata controlHeaders() {
+    Metadata headers = new Metadata();
+    headers.put(SpillwayMetadata.SESSION, Long.toString(sessionId));
+    return headers;
+  }
+
+  private void sendDemand(int demand) {
+    Channel ch = channel;
+    if (ch == null) {
+      return;
+    }
+    Metadata headers = controlHeaders();
+    headers.put(SpillwayMetadata.DEMAND, Integer.toString(demand));
+    sendControl(ch, SpillwayControlService.DEMAND, headers);
+  }
+
+  /** Fires a unary control call and forgets it: its answer carries nothing the session needs. */
+  private void sendControl(Channel ch, MethodDescriptor<byte[], byte[]> method, Metadata headers) {
+    // In the root context: a report made while serving some call must outlive that call.
+    Context previous = Context.ROOT.attach();
+    try {
+      startControl(ch, method, headers);
+    } finally {
+      Context.ROOT.detach(previous);
+    }
+  }
+
+  private void startControl(Channel ch, MethodDescriptor<byte[], byte[]> method, Metadata headers) {
+    ClientCall<byte[], byte[]> call = ch.newCall(method, CallOptions.DEFAULT);
+    call.start(new ClientCall.Listener<>() {
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        if (!status.isOk()) {
+          LOG.log(Level.DEBUG, "session {0}: {1} failed: {2}", sessionId,
+              method.getBareMethodName(), status);
+        }
+      }
+    }, headers);
+    call.request(1);
+    call.sendMessage(ControlMarshallers.EMPTY);
+    call.halfClose();
+  }
+
+  /**
+   * What one drain decided, carried out after the lock is released. Allocated only when a drain
+   * has something to do; the common case, one call released, allocates nothing more.
+   */
+  private final class Batch implements Runnable {
+    private GatedClientCall<?, ?> firstReleased;
+    private List<GatedClientCall<?, ?>> moreReleased;
+    private List<GatedClientCall<?, ?>> expired;
+    int demand = -1;
+
+    void released(GatedClientCall<?, ?> call) {
+      if (firstReleased == null) {
+        firstReleased = call;
+      } else {
+        if (moreReleased == null) {
+          moreReleased = new ArrayList<>(4);
+        }
+        moreReleased.add(call);
+      }
+    }
+
+    void expired(GatedClientCall<?, ?> call) {
+      if (expired == null) {
+        expired = new ArrayList<>(2);
+      }
+      expired.add(call);
+    }
+
+    void failExpired(Status status) {
+      if (expired != null) {
+        for (GatedClientCall<?, ?> call : expired) {
+          call.failQueued(status);
+        }
+      }
+    }
+
+    @Override
+    public void run() {
+      failExpired(EXPIRED);
+      if (firstReleased != null) {
+        release(firstReleased);
+        if (moreReleased != null) {
+          for (GatedClientCall<?, ?> call : moreReleased) {
+            release(call);
+          }
+        }
+      }
+      if (demand >= 0) {
+        sendDemand(demand);
+      }
+    }
+
+    private void release(GatedClientCall<?, ?> call) {
+      if (!call.release()) {
+        notSent(call);
+      }
+    }
+  }
+
+  /** Configures a {@link SpillwayClientInterceptor}. Not thread-safe. */
+  public static final class Builder {
+    private final OverloadScheme scheme;
+    private Long sessionId;
+    private long sloNanos;
+    private Ticker ticker = Ticker.system();
+    private Scheduler scheduler;
+    private OverloadMetrics metrics = OverloadMetrics.NONE;
+    private InterfaceRegistry interfaces = new InterfaceRegistry();
+
+    private Builder(OverloadScheme scheme) {
+      this.scheme = Objects.requireNonNull(scheme, "scheme");
+    }
+
+    /** The session's id, unique among the server's clients. Required. */
+    public Builder sessionId(long value) {
+      sessionId = value;
+      return this;
+    }
+
+    /** The end-to-end SLO; the gate expires calls that cannot meet it. Required. */
+    public Builder sloNanos(long value) {
+      sloNanos = value;
+      return this;
+    }
+
+    /** The clock; {@link Ticker#system()} by default. */
+    public Builder ticker(Ticker value) {
+      ticker = Objects.requireNonNull(value, "ticker");
+      return this;
+    }
+
+    /** Runs the expiry wake-ups; by default one shared daemon timer thread. */
+    public Builder scheduler(Scheduler value) {
+      scheduler = Objects.requireNonNull(value, "scheduler");
+      return this;
+    }
+
+    /** Where the gate reports. */
+    public Builder metrics(OverloadMetrics value) {
+      metrics = Objects.requireNonNull(value, "metrics");
+      return this;
+    }
+
+    /** Numbers the methods called; share one with the gate's other users if they read ids. */
+    public Builder interfaces(InterfaceRegistry value) {
+      interfaces = Objects.requireNonNull(value, "interfaces");
+      return this;
+    }
+
+    /** @throws IllegalArgumentException if the session id or the SLO is missing */
+    public SpillwayClientInterceptor build() {
+      if (sessionId == null) {
+        throw new IllegalArgumentException("a client session needs a sessionId, unique per server");
+      }
+      ClientGate<Object> gate = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, metrics));
+      return new SpillwayClientInterceptor(gate, sessionId, scheme.issuesCredits(), ticker,
+          scheduler != null ? scheduler : SharedTimer.scheduler(), interfaces);
+    }
+  }
+}

@@ -1,0 +1,253 @@
+package io.spillway.grpc;
+
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.Status;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ServerGate;
+import io.spillway.api.Ticker;
+import java.lang.System.Logger.Level;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The control messages no gRPC response can carry (../shared/DESIGN.md, "Wire metadata",
+ * control row), as a small gRPC service, {@code spillway.Control}, defined by hand (no protobuf):
+ *
+ * <table>
+ *   <caption>Methods</caption>
+ *   <tr><th>method</th><th>kind</th><th>request</th><th>what the server does</th></tr>
+ *   <tr><td>{@code Credits}</td><td>server streaming</td><td>empty message; header
+ *       {@code spillway-session}</td><td>registers the stream as the session's explicit credit
+ *       channel, sends response headers at once (the client waits for them before its first
+ *       request, so no credit can be sent before the stream exists), then streams one message per
+ *       explicit credit: the signed delta as ASCII decimal. Cancelling the stream deregisters the
+ *       session (its connection is gone, Breakwater §3).</td></tr>
+ *   <tr><td>{@code Demand}</td><td>unary</td><td>empty; headers {@code spillway-session},
+ *       {@code spillway-demand}</td><td>{@link ServerGate#onDemand} (demand synchronisation,
+ *       breakwater-osdi20 §5.2); answers an empty message.</td></tr>
+ *   <tr><td>{@code Deregister}</td><td>unary</td><td>empty; header {@code spillway-session}</td>
+ *       <td>{@link ServerGate#deregister}: the session's unused credits return to the pool;
+ *       answers an empty message.</td></tr>
+ * </table>
+ *
+ * <p>Why a stream: a gRPC server can only answer calls, and Breakwater must hand a credit to a
+ * drained session that has nothing in flight (breakwater-osdi20 §3.2.1: "explicit credit messages
+ * are only generated when piggybacking is not possible"). A client that issues credits-based
+ * requests keeps one {@code Credits} call open per session; {@link SpillwayClientInterceptor} does
+ * so when its scheme {@link io.spillway.api.OverloadScheme#issuesCredits() issues credits}.
+ *
+ * <p>This object is the gate's {@link ControlChannel}: create it first, pass it in the gate's
+ * {@link io.spillway.api.ServerEnvironment}, then {@link #bind} the gate.
+ * {@link SpillwayGrpc#server} does all of this.
+ *
+ * <p>Thread-safe. {@link #sendCredit} never blocks: gRPC buffers the message. A credit for a
+ * session without a stream (a client that does not subscribe) is dropped, as a credit for a gone
+ * connection is in the native transport.
+ */
+public final class SpillwayControlService implements ControlChannel, AutoCloseable {
+
+  /** The gRPC service name, {@code spillway.Control}. */
+  public static final String SERVICE_NAME = "spillway.Control";
+
+  static final MethodDescriptor<byte[], Integer> CREDITS =
+      MethodDescriptor.<byte[], Integer>newBuilder()
+          .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+          .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE_NAME, "Credits"))
+          .setRequestMarshaller(ControlMarshallers.BYTES)
+          .setResponseMarshaller(ControlMarshallers.CREDIT)
+          .build();
+
+  static final MethodDescriptor<byte[], byte[]> DEMAND = unary("Demand");
+
+  static final MethodDescriptor<byte[], byte[]> DEREGISTER = unary("Deregister");
+
+  static final ServiceDescriptor SERVICE =
+      ServiceDescriptor.newBuilder(SERVICE_NAME).addMethod(CREDITS).addMethod(DEMAND)
+          .addMethod(DEREGISTER).build();
+
+  private static final System.Logger LOG = System.getLogger(SpillwayControlService.class.getName());
+
+  private final Ticker ticker;
+  private final ConcurrentHashMap<Long, CreditStream> streams = new ConcurrentHashMap<>();
+  private volatile ServerGate gate;
+  private volatile boolean closed;
+
+  /** A control service reading {@code ticker} for the times it hands the gate. */
+  public SpillwayControlService(Ticker ticker) {
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+  }
+
+  private static MethodDescriptor<byte[], byte[]> unary(String name) {
+    return MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE_NAME, name))
+        .setRequestMarshaller(ControlMarshallers.BYTES)
+        .setResponseMarshaller(ControlMarshallers.BYTES)
+        .build();
+  }
+
+  /**
+   * Names the gate that demand reports, deregistrations and closed credit streams go to.
+   *
+   * @throws IllegalStateException if a gate is already bound
+   */
+  public synchronized void bind(ServerGate gate) {
+    if (this.gate != null) {
+      throw new IllegalStateException("a gate is already bound");
+    }
+    this.gate = Objects.requireNonNull(gate, "gate");
+  }
+
+  /** The service to add to the gRPC server. */
+  public ServerServiceDefinition serviceDefinition() {
+    return ServerServiceDefinition.builder(SERVICE)
+        .addMethod(CREDITS, this::startCredits)
+        .addMethod(DEMAND, answer(true))
+        .addMethod(DEREGISTER, answer(false))
+        .build();
+  }
+
+  @Override
+  public void sendCredit(long sessionId, int creditDelta) {
+    CreditStream stream = streams.get(sessionId);
+    if (stream != null) {
+      stream.send(creditDelta);
+    }
+  }
+
+  /** Sessions with an open credit stream. */
+  public int subscribers() {
+    return streams.size();
+  }
+
+  /** Ends every credit stream ({@code UNAVAILABLE}); later subscriptions are refused. */
+  @Override
+  public void close() {
+    closed = true;
+    for (CreditStream stream : streams.values()) {
+      if (streams.remove(stream.sessionId, stream)) {
+        stream.end(Status.UNAVAILABLE.withDescription("spillway: server shutting down"));
+      }
+    }
+  }
+
+  private ServerGate gate() {
+    ServerGate g = gate;
+    if (g == null) {
+      throw new IllegalStateException("no gate bound to the spillway control service");
+    }
+    return g;
+  }
+
+  private ServerCall.Listener<byte[]> startCredits(ServerCall<byte[], Integer> call,
+      Metadata headers) {
+    long session = sessionOf(headers);
+    if (session == 0 || closed) {
+      call.close(session == 0
+          ? Status.INVALID_ARGUMENT.withDescription("spillway: Credits needs a spillway-session header")
+          : Status.UNAVAILABLE.withDescription("spillway: server shutting down"), new Metadata());
+      return new ServerCall.Listener<>() { };
+    }
+    CreditStream stream = new CreditStream(session, call);
+    call.request(1); // the empty request message
+    stream.open();
+    CreditStream previous = streams.put(session, stream);
+    if (previous != null) {
+      previous.end(Status.ABORTED.withDescription("spillway: superseded by a newer Credits stream"));
+    }
+    return stream;
+  }
+
+  private ServerCallHandler<byte[], byte[]> answer(boolean demand) {
+    return (call, headers) -> {
+      RequestMetadata fields = new RequestMetadata();
+      String problem = SpillwayMetadata.readRequest(headers, fields);
+      if (fields.sessionId() == 0) {
+        call.close(Status.INVALID_ARGUMENT.withDescription("spillway: "
+            + call.getMethodDescriptor().getBareMethodName() + " needs a spillway-session header"
+            + (problem == null ? "" : "; " + problem)), new Metadata());
+        return new ServerCall.Listener<>() { };
+      }
+      long now = ticker.read();
+      if (demand) {
+        gate().onDemand(fields.sessionId(), fields.demand(), now);
+      } else {
+        gate().deregister(fields.sessionId(), now);
+      }
+      call.sendHeaders(new Metadata());
+      call.sendMessage(ControlMarshallers.EMPTY);
+      call.close(Status.OK, new Metadata());
+      return new ServerCall.Listener<>() { };
+    };
+  }
+
+  private static long sessionOf(Metadata headers) {
+    String value = headers.get(SpillwayMetadata.SESSION);
+    if (value == null) {
+      return 0;
+    }
+    long session = SpillwayMetadata.parseLong(value, Long.MIN_VALUE + 1);
+    return session == Long.MIN_VALUE ? 0 : session;
+  }
+
+  /** One session's open Credits call. Sends are serialised by the monitor. */
+  private final class CreditStream extends ServerCall.Listener<byte[]> {
+    final long sessionId;
+    private final ServerCall<byte[], Integer> call;
+    private boolean ended;
+
+    CreditStream(long sessionId, ServerCall<byte[], Integer> call) {
+      this.sessionId = sessionId;
+      this.call = call;
+    }
+
+    synchronized void open() {
+      call.sendHeaders(new Metadata()); // tells the client its credits can now reach it
+    }
+
+    synchronized void send(int delta) {
+      if (ended) {
+        return;
+      }
+      try {
+        call.sendMessage(delta);
+      } catch (RuntimeException e) { // closed under us: the session is on its way out
+        ended = true;
+        LOG.log(Level.DEBUG, "credit for session {0} not sent: {1}", sessionId, e.toString());
+      }
+    }
+
+    synchronized void end(Status status) {
+      if (!ended) {
+        ended = true;
+        try {
+          call.close(status, new Metadata());
+        } catch (RuntimeException alreadyCancelled) {
+          // nothing to tell
+        }
+      }
+    }
+
+    @Override
+    public void onCancel() {
+      synchronized (this) {
+        ended = true;
+      }
+      // The client went away (closed, or its connection broke): like a closed connection in the
+      // native transport, the session leaves and its credits return. Not if a newer stream has
+      // taken over the session.
+      if (streams.remove(sessionId, this)) {
+        ServerGate g = gate;
+        if (g != null) {
+          g.deregister(sessionId, ticker.read());
+        }
+      }
+    }
+  }
+}

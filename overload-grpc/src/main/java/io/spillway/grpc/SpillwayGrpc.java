@@ -1,0 +1,44 @@
+package io.spillway.grpc;
+
+import io.spillway.api.OverloadScheme;
+
+/**
+ * Where to start: any {@link OverloadScheme} on gRPC in a few lines.
+ *
+ * <pre>{@code
+ * OverloadScheme scheme = Breakwater.of(BreakwaterConfig.forSlo(sloNanos, rttNanos));
+ *
+ * // server
+ * SpillwayGrpcServer spillway = SpillwayGrpc.server(scheme).queueDelay(dispatcher.queueDelay()).build();
+ * Server server = ServerBuilder.forPort(8080).executor(dispatcher)
+ *     .addService(spillway.intercept(new GreeterService()))
+ *     .addService(spillway.controlService())
+ *     .build().start();
+ *
+ * // client: one session per channel
+ * SpillwayClientInterceptor session =
+ *     SpillwayGrpc.client(scheme).sessionId(42).sloNanos(sloNanos).build();
+ * Channel channel = ClientInterceptors.intercept(managedChannel, session);
+ * }</pre>
+ *
+ * <p>Inside a service that calls others, put {@link #downstream()} on the channels to the callees.
+ */
+public final class SpillwayGrpc {
+
+  private SpillwayGrpc() { }
+
+  /** A server-side setup for {@code scheme}: gate, interceptor and control service. */
+  public static SpillwayGrpcServer.Builder server(OverloadScheme scheme) {
+    return SpillwayGrpcServer.builder(scheme);
+  }
+
+  /** A client session of {@code scheme}, as an interceptor for one channel. */
+  public static SpillwayClientInterceptor.Builder client(OverloadScheme scheme) {
+    return SpillwayClientInterceptor.builder(scheme);
+  }
+
+  /** An interceptor for calls made while serving a Spillway call (call graphs). */
+  public static SpillwayDownstreamInterceptor.Builder downstream() {
+    return new SpillwayDownstreamInterceptor.Builder();
+  }
+}

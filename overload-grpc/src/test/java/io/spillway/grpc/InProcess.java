@@ -1,0 +1,49 @@
+package io.spillway.grpc;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An in-process server and channels, both on direct executors: a call runs to completion on the
+ * thread that makes it, so the tests are deterministic and need no waiting.
+ */
+final class InProcess implements AutoCloseable {
+
+  private final String name = InProcessServerBuilder.generateName();
+  private final Server server;
+  private final List<ManagedChannel> channels = new ArrayList<>();
+
+  InProcess(ServerServiceDefinition... services) {
+    InProcessServerBuilder builder = InProcessServerBuilder.forName(name).directExecutor();
+    for (ServerServiceDefinition service : services) {
+      builder.addService(service);
+    }
+    try {
+      server = builder.build().start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A new channel to the server. */
+  ManagedChannel channel() {
+    ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    channels.add(channel);
+    return channel;
+  }
+
+  @Override
+  public void close() {
+    for (ManagedChannel channel : channels) {
+      channel.shutdownNow();
+    }
+    server.shutdownNow();
+  }
+}

@@ -1,0 +1,204 @@
+package io.spillway.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.spillway.api.NoControl;
+import io.spillway.api.testing.VirtualClock;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class SpillwayClientInterceptorTest {
+
+  private static final long TIMEOUT = 500_000;
+
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100_000);
+  private final ScriptedGate serverGate = new ScriptedGate();
+  private final List<StreamObserver<String>> held = new ArrayList<>();
+  private final InterfaceRegistry interfaces = InterfaceRegistry.of(Echo.DESCRIPTOR);
+  private InProcess grpc;
+
+  /** A server over {@link #serverGate} with the control service; "hold" requests are held open. */
+  private Channel server() {
+    SpillwayControlService control = new SpillwayControlService(clock);
+    control.bind(serverGate);
+    Echo.Handler handler = (method, request, out) -> {
+      if (request.startsWith("hold")) {
+        held.add(out);
+      } else {
+        Echo.ECHO.handle(method, request, out);
+      }
+    };
+    grpc = new InProcess(ServerInterceptors.intercept(Echo.service(handler),
+        new SpillwayServerInterceptor(serverGate, clock, interfaces, control)),
+        control.serviceDefinition());
+    return grpc.channel();
+  }
+
+  private SpillwayClientInterceptor session(WindowClientGate gate, long sessionId) {
+    return new SpillwayClientInterceptor(gate, sessionId, false, clock, clock, interfaces);
+  }
+
+  @AfterEach
+  void closeServer() {
+    if (grpc != null) {
+      grpc.close();
+    }
+  }
+
+  @Test
+  void theGatesFieldsRideInTheHeaders() {
+    SpillwayClientInterceptor session = SpillwayGrpc.client(NoControl.INSTANCE).sessionId(42)
+        .sloNanos(1_000_000).ticker(clock).scheduler(clock).build();
+    Channel channel = ClientInterceptors.intercept(server(), session);
+
+    Calls.Reply reply = Calls.unary(channel, Echo.UNARY, "hi").await();
+
+    assertEquals("echo:hi", reply.body());
+    assertEquals(42, serverGate.last().sessionId());
+    assertEquals(0, session.queued());
+    session.close();
+    assertEquals(List.of(42L), serverGate.deregistered, "close deregisters the session");
+    Calls.Reply late = Calls.unary(channel, Echo.UNARY, "late").await();
+    assertEquals(Status.Code.UNAVAILABLE, late.status().getCode());
+    assertEquals(1, serverGate.requests.size());
+  }
+
+  @Test
+  void aCallTheGateRefusesFailsAtOnce() {
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    gate.refuse = true;
+    Channel channel = ClientInterceptors.intercept(server(), session(gate, 1));
+
+    Calls.Reply reply = Calls.unary(channel, Echo.UNARY, "hi").await();
+
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, reply.status().getCode());
+    assertEquals("spillway: rejected in the client (limit)", reply.status().getDescription());
+    assertTrue(serverGate.requests.isEmpty());
+  }
+
+  @Test
+  void aQueuedCallExpiresAtItsTimeoutDrivenByTheScheduler() {
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    gate.window = 0;
+    SpillwayClientInterceptor session = session(gate, 1);
+    Channel channel = ClientInterceptors.intercept(server(), session);
+
+    Calls.Handle call = Calls.unary(channel, Echo.UNARY, "hi");
+    clock.advance(TIMEOUT - 1);
+    assertFalse(call.reply().isDone(), "still waiting for a credit");
+    assertEquals(1, session.queued());
+    clock.advance(1);
+
+    Calls.Reply reply = call.await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, reply.status().getCode());
+    assertEquals("spillway: expired in the client queue", reply.status().getDescription());
+    assertEquals(0, session.queued());
+    assertTrue(serverGate.requests.isEmpty(), "an expired call is never sent");
+  }
+
+  @Test
+  void aHeldCallReplaysWhatTheApplicationDidWhenReleased() {
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    gate.window = 1;
+    Channel channel = ClientInterceptors.intercept(server(), session(gate, 1));
+
+    Calls.Handle first = Calls.unary(channel, Echo.UNARY, "hold");
+    Calls.Handle chat = Calls.start(channel, Echo.CHAT, new io.grpc.Metadata(), false, "a", "b");
+    chat.call().sendMessage("c");
+    chat.call().halfClose();
+    assertEquals(1, serverGate.requests.size(), "the chat waits for the first call's credit");
+    assertFalse(chat.reply().isDone());
+
+    held.get(0).onNext("done");
+    held.get(0).onCompleted(); // frees the window: the chat starts and replays its messages
+
+    assertEquals("done", first.await().body());
+    Calls.Reply chatted = chat.await();
+    assertEquals(Status.Code.OK, chatted.status().getCode());
+    assertEquals(List.of("echo:a", "echo:b", "echo:c"), chatted.messages());
+    assertEquals(List.of(interfaces.idOf(Echo.UNARY), interfaces.idOf(Echo.CHAT)), gate.polledInterfaces,
+        "the gate sees each queued call's interface");
+    assertEquals(0, gate.inFlight);
+  }
+
+  @Test
+  void answersAndRejectsFeedTheGateWithTheCallsInterface() {
+    serverGate.decide = request -> request.interfaceId() == interfaces.idOf(Echo.OTHER)
+        ? io.spillway.api.Status.REJECTED_PRICE : io.spillway.api.Status.OK;
+    serverGate.fill = (request, response) -> {
+      if (response.status() == io.spillway.api.Status.OK) {
+        response.creditDelta(1);
+      } else {
+        response.price(42);
+      }
+    };
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    gate.tokens = 30;
+    Channel channel = ClientInterceptors.intercept(server(), session(gate, 1));
+
+    assertEquals("echo:a", Calls.unary(channel, Echo.UNARY, "a").await().body());
+    Calls.Reply rejected = Calls.unary(channel, Echo.OTHER, "b").await();
+
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, rejected.status().getCode());
+    assertEquals("spillway: rejected (price 42)", rejected.status().getDescription(),
+        "the server's reason reaches the application as it is");
+    assertEquals(30, serverGate.last().tokens());
+    assertEquals(List.of(
+        new WindowClientGate.Answer(io.spillway.api.Status.OK, interfaces.idOf(Echo.UNARY), 1,
+            Long.MIN_VALUE, 0),
+        new WindowClientGate.Answer(io.spillway.api.Status.REJECTED_PRICE, interfaces.idOf(Echo.OTHER), 0,
+            42, 0)), gate.answers);
+  }
+
+  @Test
+  void aCallCancelledWhileQueuedEndsAtOnceAndIsNeverSent() {
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    gate.window = 0;
+    Channel channel = ClientInterceptors.intercept(server(), session(gate, 1));
+    Calls.Handle cancelled = Calls.unary(channel, Echo.UNARY, "a");
+    Calls.Handle kept = Calls.unary(channel, Echo.UNARY, "b");
+
+    cancelled.call().cancel("changed my mind", null);
+    Calls.Reply reply = cancelled.await();
+    assertEquals(Status.Code.CANCELLED, reply.status().getCode());
+    assertEquals("changed my mind", reply.status().getDescription());
+
+    gate.window = 1;
+    Calls.Handle third = Calls.unary(channel, Echo.UNARY, "c"); // its offer drains the queue
+
+    assertEquals("echo:b", kept.await().body());
+    assertEquals("echo:c", third.await().body());
+    assertEquals(2, serverGate.requests.size(), "the cancelled call never left the client");
+    assertEquals(io.spillway.api.Status.FAILED, gate.answers.get(0).status(),
+        "the gate hears that the cancelled call was not sent, and gets its slot back");
+    assertEquals(0, gate.inFlight);
+  }
+
+  @Test
+  void closingFailsQueuedCallsAndDeregisters() {
+    WindowClientGate gate = new WindowClientGate(9, TIMEOUT);
+    gate.window = 0;
+    SpillwayClientInterceptor session = session(gate, 9);
+    Channel channel = ClientInterceptors.intercept(server(), session);
+    Calls.Handle queued = Calls.unary(channel, Echo.UNARY, "a");
+
+    session.close();
+    session.close();
+
+    Calls.Reply reply = queued.await();
+    assertEquals(Status.Code.UNAVAILABLE, reply.status().getCode());
+    assertEquals("spillway: client session closed", reply.status().getDescription());
+    assertEquals(List.of(9L), serverGate.deregistered);
+    clock.advance(2 * TIMEOUT); // the cancelled wake-up does nothing
+    assertEquals(0, session.queued());
+  }
+}

@@ -1,0 +1,139 @@
+package io.spillway.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.spillway.api.testing.VirtualClock;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code spillway.Control} spoken by a raw client, as a non-Java client would. */
+class SpillwayControlServiceTest {
+
+  private final VirtualClock clock = new VirtualClock();
+  private final ScriptedGate gate = new ScriptedGate();
+  private final SpillwayControlService control = new SpillwayControlService(clock);
+  private final InProcess grpc;
+  private final Channel channel;
+
+  SpillwayControlServiceTest() {
+    control.bind(gate);
+    grpc = new InProcess(control.serviceDefinition());
+    channel = grpc.channel();
+  }
+
+  @AfterEach
+  void close() {
+    grpc.close();
+  }
+
+  /** A raw Credits subscriber. */
+  private final class Subscriber extends ClientCall.Listener<Integer> {
+    final List<Integer> credits = new CopyOnWriteArrayList<>();
+    final CompletableFuture<Status> closed = new CompletableFuture<>();
+    final ClientCall<byte[], Integer> call = channel.newCall(SpillwayControlService.CREDITS, CallOptions.DEFAULT);
+    volatile boolean acknowledged;
+
+    Subscriber(Metadata headers) {
+      call.start(this, headers);
+      call.request(100);
+      call.sendMessage(new byte[0]);
+      call.halfClose();
+    }
+
+    @Override
+    public void onHeaders(Metadata headers) {
+      acknowledged = true;
+    }
+
+    @Override
+    public void onMessage(Integer delta) {
+      credits.add(delta);
+    }
+
+    @Override
+    public void onClose(Status status, Metadata trailers) {
+      closed.complete(status);
+    }
+  }
+
+  @Test
+  void creditsFlowToTheSessionsStream() {
+    Subscriber five = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 5));
+    assertTrue(five.acknowledged, "the server acknowledges the stream at once");
+    assertEquals(1, control.subscribers());
+
+    control.sendCredit(5, 3);
+    control.sendCredit(5, -1);
+    control.sendCredit(6, 1); // nobody listens for session 6
+
+    assertEquals(List.of(3, -1), five.credits);
+  }
+
+  @Test
+  void aStreamWithoutSessionIsRefused() {
+    Subscriber nobody = new Subscriber(new Metadata());
+    assertEquals(Status.Code.INVALID_ARGUMENT, nobody.closed.join().getCode());
+    assertEquals(0, control.subscribers());
+  }
+
+  @Test
+  void cancellingTheStreamDeregistersButSupersedingItDoesNot() {
+    Subscriber first = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 5));
+    Subscriber second = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 5));
+    assertEquals(Status.Code.ABORTED, first.closed.join().getCode());
+    assertTrue(gate.deregistered.isEmpty());
+    assertEquals(1, control.subscribers());
+
+    second.call.cancel("client closed", null);
+    assertEquals(List.of(5L), gate.deregistered, "the session's stream is its lease");
+    assertEquals(0, control.subscribers());
+  }
+
+  @Test
+  void demandAndDeregisterAreUnaryCalls() {
+    assertEquals(Status.Code.OK, unary(SpillwayControlService.DEMAND,
+        Calls.headers(SpillwayMetadata.SESSION, 5, SpillwayMetadata.DEMAND, 4)).getCode());
+    assertEquals(Status.Code.OK, unary(SpillwayControlService.DEREGISTER,
+        Calls.headers(SpillwayMetadata.SESSION, 5)).getCode());
+    assertEquals(Status.Code.INVALID_ARGUMENT, unary(SpillwayControlService.DEREGISTER,
+        Calls.headers(SpillwayMetadata.SESSION, "five")).getCode());
+    assertEquals(List.of("5:4"), gate.demands);
+    assertEquals(List.of(5L), gate.deregistered);
+  }
+
+  @Test
+  void closingEndsEveryStream() {
+    Subscriber five = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 5));
+    control.close();
+    assertEquals(Status.Code.UNAVAILABLE, five.closed.join().getCode());
+    assertTrue(gate.deregistered.isEmpty(), "a server shutting down deregisters nobody");
+    Subscriber late = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 6));
+    assertFalse(late.acknowledged);
+    assertEquals(Status.Code.UNAVAILABLE, late.closed.join().getCode());
+  }
+
+  private Status unary(io.grpc.MethodDescriptor<byte[], byte[]> method, Metadata headers) {
+    ClientCall<byte[], byte[]> call = channel.newCall(method, CallOptions.DEFAULT);
+    CompletableFuture<Status> closed = new CompletableFuture<>();
+    call.start(new ClientCall.Listener<>() {
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        closed.complete(status);
+      }
+    }, headers);
+    call.request(1);
+    call.sendMessage(new byte[0]);
+    call.halfClose();
+    return closed.join();
+  }
+}

@@ -1,0 +1,231 @@
+package io.spillway.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.testing.LeakCheckingServerGate;
+import io.spillway.api.testing.VirtualClock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class SpillwayServerInterceptorTest {
+
+  /** Starts near the end of the long range: readings wrap during the test. */
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 500);
+
+  private static String status(Calls.Reply reply) {
+    return reply.trailer(SpillwayMetadata.STATUS);
+  }
+
+  @Test
+  void anAdmittedCallCarriesItsFieldsIntoTheGateAndTheContext() {
+    ScriptedGate gate = new ScriptedGate();
+    gate.fill = (request, response) -> response.creditDelta(2).price(11);
+    AtomicReference<SpillwayContext> seen = new AtomicReference<>();
+    AtomicReference<RequestBudget> budget = new AtomicReference<>();
+    Echo.Handler handler = (method, request, out) -> {
+      seen.set(SpillwayContext.current());
+      budget.set(RequestBudget.currentOrNull());
+      Echo.ECHO.handle(method, request, out);
+    };
+    InterfaceRegistry interfaces = InterfaceRegistry.of(Echo.DESCRIPTOR);
+    SpillwayServerInterceptor interceptor =
+        new SpillwayServerInterceptor(gate, clock, interfaces, ControlChannel.DISCARD);
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(Echo.service(handler), interceptor))) {
+      Calls.Reply reply = Calls.unary(grpc.channel(), Echo.OTHER, Calls.headers(
+          SpillwayMetadata.SESSION, 7, SpillwayMetadata.TOKENS, 100, SpillwayMetadata.PRIORITY, 3,
+          SpillwayMetadata.BUDGET, 5_000, SpillwayMetadata.FLAGS, 1), "hi").await();
+
+      assertEquals(Status.Code.OK, reply.status().getCode());
+      assertEquals("echo:hi", reply.body());
+      assertEquals("0", status(reply));
+      assertEquals("2", reply.trailer(SpillwayMetadata.CREDIT_DELTA));
+      assertEquals("11", reply.trailer(SpillwayMetadata.PRICE));
+
+      var request = gate.last();
+      assertEquals(7, request.sessionId());
+      assertEquals(100, request.tokens());
+      assertEquals(3, request.priority());
+      assertTrue(request.isRegister());
+      assertEquals(interfaces.idOf(Echo.OTHER), request.interfaceId());
+      assertEquals(List.of(Outcome.SUCCESS), gate.outcomes);
+
+      SpillwayContext context = seen.get();
+      assertNotNull(context, "the handler sees the Spillway context");
+      assertEquals(100, context.tokens());
+      assertEquals(3, context.priority());
+      assertEquals(interfaces.idOf(Echo.OTHER), context.interfaceId());
+      assertTrue(context.permit().isAdmitted());
+      assertNotNull(budget.get(), "the request's budget is bound for the handler");
+      assertEquals(5_000, budget.get().remainingNanos(), "no time passed on the virtual clock");
+      assertNull(SpillwayContext.current(), "not leaked to the test thread");
+    }
+  }
+
+  @Test
+  void aRejectedCallEndsAtOnceWithTheReasonAndTheFieldsInTrailers() {
+    ScriptedGate gate = new ScriptedGate();
+    gate.decide = request -> io.spillway.api.Status.REJECTED_PRICE;
+    gate.fill = (request, response) -> response.price(42).creditDelta(-1);
+    List<String> handled = new ArrayList<>();
+    Echo.Handler handler = (method, request, out) -> {
+      handled.add(request);
+      Echo.ECHO.handle(method, request, out);
+    };
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(Echo.service(handler),
+        new SpillwayServerInterceptor(gate, clock)))) {
+      Calls.Reply reply = Calls.unary(grpc.channel(), Echo.UNARY, "hi").await();
+
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, reply.status().getCode());
+      assertEquals("spillway: rejected (price 42)", reply.status().getDescription());
+      assertEquals(String.valueOf(io.spillway.api.Status.REJECTED_PRICE.code()), status(reply));
+      assertEquals("42", reply.trailer(SpillwayMetadata.PRICE));
+      assertEquals("-1", reply.trailer(SpillwayMetadata.CREDIT_DELTA));
+      assertTrue(handled.isEmpty(), "the handler never saw the rejected call");
+      assertEquals(List.of(Outcome.DROPPED), gate.outcomes);
+    }
+  }
+
+  @Test
+  void malformedHeadersNeverFailTheCall() {
+    ScriptedGate gate = new ScriptedGate();
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+        new SpillwayServerInterceptor(gate, clock)))) {
+      Calls.Reply reply = Calls.unary(grpc.channel(), Echo.UNARY, Calls.headers(
+          SpillwayMetadata.TOKENS, "lots", SpillwayMetadata.SESSION, "9"), "hi").await();
+      assertEquals(Status.Code.OK, reply.status().getCode());
+      assertEquals(0, gate.last().tokens());
+      assertEquals(9, gate.last().sessionId());
+    }
+  }
+
+  /** Every way a call can end, over a leak-checking gate: each permit ends exactly once. */
+  @Test
+  void everyCallEndsExactlyOnce() {
+    LeakCheckingServerGate gate = new LeakCheckingServerGate(NoControl.INSTANCE.newServerGate(
+        new ServerEnvironment(clock, clock, QueueDelaySignal.NONE, ControlChannel.DISCARD,
+            OverloadMetrics.NONE, 1)));
+    List<StreamObserver<String>> held = new ArrayList<>();
+    Echo.Handler handler = (method, request, out) -> {
+      switch (request) {
+        case "fail" -> throw new IllegalStateException("handler bug (expected by the test)");
+        case "missing" -> throw Status.NOT_FOUND.withDescription("no such key").asRuntimeException();
+        case "budget" -> throw new BudgetExceededException(900, 100);
+        case "close-then-throw" -> {
+          out.onNext("done");
+          out.onCompleted();
+          throw new IllegalStateException("after close (expected by the test)");
+        }
+        case "hold" -> held.add(out);
+        default -> Echo.ECHO.handle(method, request, out);
+      }
+    };
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(Echo.service(handler),
+        new SpillwayServerInterceptor(gate, clock)))) {
+      ManagedChannel channel = grpc.channel();
+
+      Calls.Reply ok = Calls.unary(channel, Echo.UNARY, "hi").await();
+      assertEquals(Status.Code.OK, ok.status().getCode());
+      assertEquals("0", status(ok));
+
+      Calls.Reply failed = Calls.unary(channel, Echo.UNARY, "fail").await();
+      assertEquals(Status.Code.UNKNOWN, failed.status().getCode());
+      assertEquals(String.valueOf(io.spillway.api.Status.FAILED.code()), status(failed),
+          "the interceptor closed the call itself, so the trailers still carry the fields");
+
+      Calls.Reply missing = Calls.unary(channel, Echo.UNARY, "missing").await();
+      assertEquals(Status.Code.NOT_FOUND, missing.status().getCode());
+      assertEquals("no such key", missing.status().getDescription());
+      assertEquals(String.valueOf(io.spillway.api.Status.FAILED.code()), status(missing));
+
+      Calls.Reply budget = Calls.unary(channel, Echo.UNARY, "budget").await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, budget.status().getCode());
+      assertEquals("spillway: rejected (budget)", budget.status().getDescription());
+      assertEquals(String.valueOf(io.spillway.api.Status.REJECTED_BUDGET.code()), status(budget));
+
+      Calls.Reply closeThenThrow = Calls.unary(channel, Echo.UNARY, "close-then-throw").await();
+      assertEquals(Status.Code.OK, closeThenThrow.status().getCode());
+
+      Calls.Handle holding = Calls.unary(channel, Echo.UNARY, "hold");
+      assertEquals(1, held.size());
+      assertEquals(1, gate.outstanding(), "the held call's permit is still open");
+      holding.call().cancel("client gives up", null);
+      assertEquals(Status.Code.CANCELLED, holding.await().status().getCode());
+
+      Calls.Handle chat = Calls.start(channel, Echo.CHAT, new Metadata(), false, "a", "b");
+      chat.call().sendMessage("c");
+      chat.call().halfClose();
+      Calls.Reply chatted = chat.await();
+      assertEquals(List.of("echo:a", "echo:b", "echo:c"), chatted.messages());
+      assertEquals("0", status(chatted));
+
+      Calls.Handle abandoned = Calls.start(channel, Echo.CHAT, new Metadata(), false, "x");
+      abandoned.call().cancel("client gives up on the stream", null);
+      abandoned.await();
+
+      assertEquals(8, gate.issued(), "one permit per call, streaming or not");
+      gate.assertNoLeaks();
+    }
+  }
+
+  @Test
+  void theControlServiceIsNotAdmitted() {
+    LeakCheckingServerGate gate = new LeakCheckingServerGate(new ScriptedGate());
+    SpillwayControlService control = new SpillwayControlService(clock);
+    control.bind(gate);
+    try (InProcess grpc = new InProcess(
+        ServerInterceptors.intercept(control.serviceDefinition(), new SpillwayServerInterceptor(gate, clock)))) {
+      var call = grpc.channel().newCall(SpillwayControlService.DEREGISTER, io.grpc.CallOptions.DEFAULT);
+      var reply = new java.util.concurrent.CompletableFuture<Status>();
+      call.start(new io.grpc.ClientCall.Listener<>() {
+        @Override
+        public void onClose(Status status, Metadata trailers) {
+          reply.complete(status);
+        }
+      }, Calls.headers(SpillwayMetadata.SESSION, 5));
+      call.request(1);
+      call.sendMessage(new byte[0]);
+      call.halfClose();
+      assertEquals(Status.Code.OK, reply.join().getCode());
+      assertEquals(0, gate.issued());
+    }
+  }
+
+  @Test
+  void aCancelledCallsCreditDeltaGoesToTheControlChannel() {
+    ScriptedGate gate = new ScriptedGate();
+    gate.fill = (request, response) -> response.creditDelta(3);
+    List<String> sent = new ArrayList<>();
+    ControlChannel orphans = (session, delta) -> sent.add(session + ":" + delta);
+    List<StreamObserver<String>> held = new ArrayList<>();
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(
+        Echo.service((method, request, out) -> held.add(out)),
+        new SpillwayServerInterceptor(gate, clock, new InterfaceRegistry(), orphans)))) {
+      Calls.Handle call = Calls.unary(grpc.channel(), Echo.UNARY,
+          Calls.headers(SpillwayMetadata.SESSION, 12), "hold");
+      call.call().cancel("gone", null);
+      call.await();
+      assertEquals(List.of("12:3"), sent);
+      assertEquals(List.of(Outcome.FAILED), gate.outcomes);
+      assertFalse(held.isEmpty());
+    }
+  }
+}

@@ -1,0 +1,201 @@
+package io.spillway.price;
+
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.InterfaceCall;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import java.util.ArrayDeque;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.random.RandomGenerator;
+
+/**
+ * Rajomon's client-side controller for one session (rajomon-nsdi25 §3.3; the authors' {@code
+ * UnaryInterceptorEnduser} in {@code rajomon.go}): a {@link TokenWallet}, a price table with one
+ * entry per interface, and a queue of requests waiting to be paid for.
+ *
+ * <ul>
+ *   <li><b>Paying.</b> A request to interface {@code i} may leave when the wallet holds at least
+ *       the price last heard for {@code i}. It then carries that price plus a uniform random share
+ *       of what is left, so its tokens are uniform in {@code [price, balance]} and are removed from
+ *       the wallet ("it removes tokens from its pool and attaches them to the outgoing request").
+ *       The spread is what lets servers shed the requests with fewest tokens first (§3.3
+ *       "Randomized Token Spending").
+ *   <li><b>Fail fast or wait.</b> With a wait timeout of 0 (the authors' default {@code
+ *       clientTimeOut}), a request the wallet cannot pay for at once is refused by {@link #offer},
+ *       and one it can is paid for at once (its price is set aside, so several offers before a
+ *       poll cannot overspend). Otherwise requests wait, in issue order, until the wallet can pay
+ *       for the oldest; {@link #nextWakeupNanos()} names the next refill event. A request expires
+ *       after the wait timeout or the SLO, whichever is sooner; a paid request that expires
+ *       unsent is refunded.
+ *   <li><b>Prices.</b> Every response or reject that carries a price updates the entry of the
+ *       interface the driver names in {@link ResponseMetadata#interfaceId()}. Queued requests say
+ *       their interface by implementing {@link InterfaceCall}; others call interface 0. Interface
+ *       ids are 0–65,535 (they index the table); others are refused with {@link
+ *       IllegalArgumentException}.
+ * </ul>
+ *
+ * <p>Where we differ, and why:
+ *
+ * <ul>
+ *   <li>The authors' {@code "uniform"} strategy draws the tokens from {@code [0, balance − 1]} and
+ *       rate-limits the request if the draw is below the price; we never draw below the known
+ *       price, so a client that can pay always sends. Their loop also skips {@code DeductTokens}
+ *       when the price check passes, so tokens are never spent in the common case; we spend them,
+ *       as §3.3 describes.
+ *   <li>Liveness with a capped wallet: a price heard above the wallet's cap could never be paid,
+ *       and the client would never send again to hear that it fell. A price above the cap is
+ *       therefore treated as the cap: a full wallet spends everything on one request, which at
+ *       worst is rejected with the current price attached. Such probes cost at most one request
+ *       per {@code maxTokens} refilled tokens.
+ * </ul>
+ *
+ * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
+ *
+ * @param <R> the driver's request type
+ */
+public final class RajomonClientGate<R> implements ClientGate<R> {
+
+  private static final long UNPAID = -1;
+
+  private static final class Waiting<R> {
+    final R request;
+    final int interfaceId;
+    final long enqueuedNanos;
+    long paid = UNPAID;
+
+    Waiting(R request, int interfaceId, long enqueuedNanos) {
+      this.request = request;
+      this.interfaceId = interfaceId;
+      this.enqueuedNanos = enqueuedNanos;
+    }
+  }
+
+  private final long sessionId;
+  private final boolean failFast;
+  private final long queueTimeoutNanos;
+  private final TokenWallet wallet;
+  private final ClientPriceTable prices = new ClientPriceTable();
+  private final ArrayDeque<Waiting<R>> queue = new ArrayDeque<>();
+  private boolean waitingForTokens;
+
+  /**
+   * A client gate for the session in {@code environment}.
+   *
+   * @param random the source of the wallet's refills and of token spending; seed it for
+   *     reproducible runs ({@link Rajomon} seeds it from the config's seed and the session id)
+   */
+  public RajomonClientGate(RajomonConfig config, ClientEnvironment environment,
+      RandomGenerator random) {
+    Objects.requireNonNull(config, "config");
+    this.sessionId = environment.sessionId();
+    this.failFast = config.failFast();
+    this.queueTimeoutNanos = failFast
+        ? environment.sloNanos()
+        : Math.min(config.clientWaitTimeoutNanos(), environment.sloNanos());
+    this.wallet = TokenWallet.of(config, random);
+  }
+
+  @Override
+  public boolean offer(R request, long nowNanos) {
+    Waiting<R> waiting = new Waiting<>(Objects.requireNonNull(request, "request"),
+        Interfaces.of(request), nowNanos);
+    if (failFast) {
+      long due = due(waiting.interfaceId);
+      if (!wallet.tryWithdraw(due, nowNanos)) {
+        return false; // rate-limited at the client: the server never sees it
+      }
+      waiting.paid = due;
+    }
+    queue.addLast(waiting);
+    return true;
+  }
+
+  @Override
+  public R poll(long nowNanos, RequestMetadata header) {
+    Waiting<R> head = queue.peekFirst();
+    if (head == null) {
+      return null;
+    }
+    if (head.paid == UNPAID) {
+      long due = due(head.interfaceId);
+      if (!wallet.tryWithdraw(due, nowNanos)) {
+        waitingForTokens = true;
+        return null;
+      }
+      head.paid = due;
+    }
+    waitingForTokens = false;
+    queue.pollFirst();
+    long tokens = head.paid + wallet.withdrawUniform(nowNanos);
+    header.sessionId(sessionId).demand(queue.size()).tokens(tokens).interfaceId(head.interfaceId);
+    return head.request;
+  }
+
+  /** The least a request to {@code interfaceId} must carry: its known price, at most the cap. */
+  private long due(int interfaceId) {
+    return Math.min(prices.price(interfaceId), wallet.maxTokens());
+  }
+
+  @Override
+  public void onResponse(ResponseMetadata response, long sentAtNanos, long nowNanos) {
+    if (response.hasPrice()) {
+      prices.update(response.interfaceId(), response.price());
+    }
+  }
+
+  @Override
+  public void onControl(ResponseMetadata control, long nowNanos) {
+    if (control.hasPrice()) {
+      prices.update(control.interfaceId(), control.price());
+    }
+  }
+
+  @Override
+  public int expire(long nowNanos, Consumer<? super R> expired) {
+    int removed = 0;
+    Waiting<R> head;
+    while ((head = queue.peekFirst()) != null && nowNanos - head.enqueuedNanos >= queueTimeoutNanos) {
+      queue.pollFirst();
+      if (head.paid > 0) {
+        wallet.deposit(head.paid, nowNanos);
+      }
+      removed++;
+      expired.accept(head.request);
+    }
+    if (queue.isEmpty()) {
+      waitingForTokens = false;
+    }
+    return removed;
+  }
+
+  @Override
+  public long nextWakeupNanos() {
+    Waiting<R> head = queue.peekFirst();
+    if (head == null) {
+      return Long.MIN_VALUE;
+    }
+    long expiry = head.enqueuedNanos + queueTimeoutNanos;
+    if (waitingForTokens) {
+      long refill = wallet.nextRefillNanos();
+      return refill - expiry < 0 ? refill : expiry;
+    }
+    return expiry;
+  }
+
+  @Override
+  public int queued() {
+    return queue.size();
+  }
+
+  /** The price this client last heard for {@code interfaceId} (0 if none). */
+  public long knownPrice(int interfaceId) {
+    return prices.price(interfaceId);
+  }
+
+  /** The wallet's balance at {@code nowNanos}, after the refills due by then. */
+  public long balance(long nowNanos) {
+    return wallet.balance(nowNanos);
+  }
+}

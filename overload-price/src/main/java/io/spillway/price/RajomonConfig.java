@@ -1,0 +1,262 @@
+package io.spillway.price;
+
+import java.util.Objects;
+
+/**
+ * Rajomon's parameters (rajomon-nsdi25 §3.3–§3.4, §4 "Parameter Tuning"). Start from {@link
+ * #builder()} (the paper's millisecond-scale values) or from {@link #forSlo} (scaled to a
+ * workload's SLO and RTT).
+ *
+ * <p>Defaults and where they come from:
+ *
+ * <table>
+ *   <caption>defaults</caption>
+ *   <tr><th>parameter</th><th>default</th><th>source</th></tr>
+ *   <tr><td>{@code priceUpdateIntervalNanos}</td><td>10 ms</td>
+ *       <td>authors' {@code priceUpdateRate} ({@code initOptions.go}); paper §3.4: 1–20 ms</td></tr>
+ *   <tr><td>{@code delayThresholdNanos}</td><td>10 ms</td>
+ *       <td>paper §3.4: "typically range from 1ms to 20ms" (the authors' default, 0, is a placeholder
+ *       every experiment overrides)</td></tr>
+ *   <tr><td>{@code priceIncreaseTokens} per {@code priceIncreaseUnitNanos}</td><td>8 per 1 ms</td>
+ *       <td>paper §3.4: "exceeds the threshold by 1ms, the price increases by approximately 3 to 13
+ *       tokens"; 8 is the middle</td></tr>
+ *   <tr><td>{@code priceDecreaseStep}</td><td>1</td><td>paper §3.4 "decreases by 1 token"; authors'
+ *       {@code UpdateOwnPrice}</td></tr>
+ *   <tr><td>{@code tokenRefill}</td><td>{@link TokenRefill#POISSON}</td><td>paper §3.3 (the
+ *       authors' code defaults to {@code "fixed"})</td></tr>
+ *   <tr><td>{@code tokensPerRefill}, {@code refillIntervalNanos}</td><td>10 per 10 ms</td>
+ *       <td>paper §3.5 example: "10 tokens every 10ms" (authors' code: 1 per 10 ms)</td></tr>
+ *   <tr><td>{@code initialTokens}</td><td>10</td><td>authors' {@code tokensLeft}</td></tr>
+ *   <tr><td>{@code maxTokens}</td><td>1,000</td><td>ours: 100 refills; the paper sets no cap</td></tr>
+ *   <tr><td>{@code clientWaitTimeoutNanos}</td><td>0 (fail fast)</td><td>authors'
+ *       {@code clientTimeOut} (0 disables waiting)</td></tr>
+ *   <tr><td>{@code priceAttachment}</td><td>every 5th response</td><td>authors' {@code
+ *       priceFreq = 5}; paper §3.4 "e.g., 20%"</td></tr>
+ *   <tr><td>{@code tokenAudit}, {@code auditSlackTokens}</td><td>off, 4 refills</td><td>ours (paper
+ *       §6 "Malicious Clients" leaves it open)</td></tr>
+ * </table>
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param delayThresholdNanos θ: above it the local price rises; below θ/2 it falls (§3.4)
+ * @param priceUpdateIntervalNanos how often the server updates its local price
+ * @param priceIncreaseTokens tokens the price rises by per {@code priceIncreaseUnitNanos} of
+ *     queueing delay above θ (rounded up)
+ * @param priceIncreaseUnitNanos see {@code priceIncreaseTokens}
+ * @param priceDecreaseStep tokens the price falls by per interval while the delay is below θ/2
+ * @param tokenRefill how client wallets are replenished (§3.3)
+ * @param tokensPerRefill tokens per refill event
+ * @param refillIntervalNanos the mean time between refill events
+ * @param initialTokens a new client wallet's balance
+ * @param maxTokens the most a client wallet holds (and the audit's per-session ceiling)
+ * @param clientWaitTimeoutNanos how long a request may wait at the client for tokens; 0 refuses it
+ *     at once (fail fast). Requests never wait beyond the SLO either way
+ * @param priceAttachment which successful responses carry the price (rejects always do)
+ * @param tokenAudit whether the server caps each session's tokens at what it could have earned
+ * @param auditSlackTokens tokens the audit allows beyond the mean accrual (refill variance)
+ * @param seed seeds every random generator the scheme makes (per session for clients)
+ */
+public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNanos,
+    long priceIncreaseTokens, long priceIncreaseUnitNanos, long priceDecreaseStep,
+    TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos, long initialTokens,
+    long maxTokens, long clientWaitTimeoutNanos, PriceAttachment priceAttachment,
+    boolean tokenAudit, long auditSlackTokens, long seed) {
+
+  /** The largest wallet allowed, 2^40 tokens: keeps every token sum far from overflow. */
+  public static final long MAX_TOKENS = 1L << 40;
+
+  private static final long MS = 1_000_000;
+
+  public RajomonConfig {
+    requirePositive("delayThresholdNanos", delayThresholdNanos);
+    requirePositive("priceUpdateIntervalNanos", priceUpdateIntervalNanos);
+    requirePositive("priceIncreaseTokens", priceIncreaseTokens);
+    requirePositive("priceIncreaseUnitNanos", priceIncreaseUnitNanos);
+    requirePositive("priceDecreaseStep", priceDecreaseStep);
+    Objects.requireNonNull(tokenRefill, "tokenRefill");
+    requirePositive("tokensPerRefill", tokensPerRefill);
+    requirePositive("refillIntervalNanos", refillIntervalNanos);
+    Objects.requireNonNull(priceAttachment, "priceAttachment");
+    if (maxTokens < 1 || maxTokens > MAX_TOKENS) {
+      throw new IllegalArgumentException("maxTokens must be in [1, " + MAX_TOKENS + "], got "
+          + maxTokens);
+    }
+    if (tokensPerRefill > maxTokens) {
+      throw new IllegalArgumentException("tokensPerRefill (" + tokensPerRefill
+          + ") must not exceed maxTokens (" + maxTokens + ")");
+    }
+    if (initialTokens < 0 || initialTokens > maxTokens) {
+      throw new IllegalArgumentException("initialTokens must be in [0, maxTokens=" + maxTokens
+          + "], got " + initialTokens);
+    }
+    if (clientWaitTimeoutNanos < 0) {
+      throw new IllegalArgumentException("clientWaitTimeoutNanos must not be negative (0 fails "
+          + "fast), got " + clientWaitTimeoutNanos);
+    }
+    if (auditSlackTokens < 0 || auditSlackTokens > MAX_TOKENS) {
+      throw new IllegalArgumentException("auditSlackTokens must be in [0, " + MAX_TOKENS
+          + "], got " + auditSlackTokens);
+    }
+    new PricePolicy(delayThresholdNanos, priceIncreaseTokens, priceIncreaseUnitNanos,
+        priceDecreaseStep); // checks that the increase arithmetic cannot overflow
+  }
+
+  private static void requirePositive(String name, long value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " must be positive, got " + value);
+    }
+  }
+
+  /** A builder holding the defaults in the table above. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Parameters scaled to a workload whose end-to-end SLO is {@code sloNanos} and network RTT
+   * {@code rttNanos}; the rest are the defaults. The paper tunes its four knobs per application by
+   * Bayesian optimisation (§4 "Parameter Tuning"); this is a starting point that keeps their
+   * proportions:
+   *
+   * <ul>
+   *   <li>θ = SLO / 4. The price holds the queueing delay between θ/2 and θ, so a quarter of the
+   *       SLO leaves three quarters for service, network and overshoot while prices propagate
+   *       (Breakwater's target, for the same kind of oldest-waiter signal, is 0.4·SLO).
+   *   <li>Update interval = max(RTT, θ/2): updating faster than a price can reach a client and come
+   *       back as changed load only adds noise; θ/2 keeps several updates within one threshold of
+   *       queueing.
+   *   <li>Gain = 8 tokens per θ of excess: the paper's ≈ 8 tokens per ms at its smallest threshold
+   *       (1 ms), expressed per threshold so the loop behaves the same at any time scale.
+   *   <li>Wallets refill 10 tokens per update interval (the paper's §3.5 example refills "10 tokens
+   *       every 10ms", the same period as its price updates), capped at 1,000 = 100 refills.
+   * </ul>
+   *
+   * @throws IllegalArgumentException if the SLO or RTT is not positive, or the SLO is under 4 ns
+   */
+  public static RajomonConfig forSlo(long sloNanos, long rttNanos) {
+    if (sloNanos <= 0 || rttNanos <= 0) {
+      throw new IllegalArgumentException("SLO and RTT must be positive: slo=" + sloNanos
+          + "ns rtt=" + rttNanos + "ns");
+    }
+    if (sloNanos < 4) {
+      throw new IllegalArgumentException("SLO too small to derive a threshold: " + sloNanos + "ns");
+    }
+    long threshold = sloNanos / 4;
+    long interval = Math.max(rttNanos, Math.max(1, threshold / 2));
+    return builder()
+        .delayThresholdNanos(threshold)
+        .priceUpdateIntervalNanos(interval)
+        .priceIncrease(8, threshold)
+        .refill(TokenRefill.POISSON, 10, interval)
+        .build();
+  }
+
+  /** A builder starting from these values. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /** Whether a client refuses a request it cannot pay for at once instead of queueing it. */
+  public boolean failFast() {
+    return clientWaitTimeoutNanos == 0;
+  }
+
+  /** Builds a {@link RajomonConfig}; every setter's value is checked by {@link #build()}. Not thread-safe. */
+  public static final class Builder {
+    private long delayThresholdNanos = 10 * MS;
+    private long priceUpdateIntervalNanos = 10 * MS;
+    private long priceIncreaseTokens = 8;
+    private long priceIncreaseUnitNanos = MS;
+    private long priceDecreaseStep = 1;
+    private TokenRefill tokenRefill = TokenRefill.POISSON;
+    private long tokensPerRefill = 10;
+    private long refillIntervalNanos = 10 * MS;
+    private long initialTokens = 10;
+    private long maxTokens = 1_000;
+    private long clientWaitTimeoutNanos;
+    private PriceAttachment priceAttachment = PriceAttachment.everyNth(5);
+    private boolean tokenAudit;
+    private long auditSlackTokens = 40;
+    private long seed = 0x5A70_DA1EL;
+
+    private Builder() { }
+
+    private Builder(RajomonConfig c) {
+      delayThresholdNanos = c.delayThresholdNanos;
+      priceUpdateIntervalNanos = c.priceUpdateIntervalNanos;
+      priceIncreaseTokens = c.priceIncreaseTokens;
+      priceIncreaseUnitNanos = c.priceIncreaseUnitNanos;
+      priceDecreaseStep = c.priceDecreaseStep;
+      tokenRefill = c.tokenRefill;
+      tokensPerRefill = c.tokensPerRefill;
+      refillIntervalNanos = c.refillIntervalNanos;
+      initialTokens = c.initialTokens;
+      maxTokens = c.maxTokens;
+      clientWaitTimeoutNanos = c.clientWaitTimeoutNanos;
+      priceAttachment = c.priceAttachment;
+      tokenAudit = c.tokenAudit;
+      auditSlackTokens = c.auditSlackTokens;
+      seed = c.seed;
+    }
+
+    public Builder delayThresholdNanos(long value) { delayThresholdNanos = value; return this; }
+
+    public Builder priceUpdateIntervalNanos(long value) { priceUpdateIntervalNanos = value; return this; }
+
+    /** The price rises by {@code tokens} per {@code perExcessNanos} of delay above the threshold. */
+    public Builder priceIncrease(long tokens, long perExcessNanos) {
+      priceIncreaseTokens = tokens;
+      priceIncreaseUnitNanos = perExcessNanos;
+      return this;
+    }
+
+    public Builder priceDecreaseStep(long value) { priceDecreaseStep = value; return this; }
+
+    /** Client wallets get {@code tokens} per refill event, events {@code intervalNanos} apart on average. */
+    public Builder refill(TokenRefill kind, long tokens, long intervalNanos) {
+      tokenRefill = kind;
+      tokensPerRefill = tokens;
+      refillIntervalNanos = intervalNanos;
+      return this;
+    }
+
+    public Builder initialTokens(long value) { initialTokens = value; return this; }
+
+    public Builder maxTokens(long value) { maxTokens = value; return this; }
+
+    /** 0 fails fast; otherwise how long a request may wait at the client for tokens. */
+    public Builder clientWaitTimeoutNanos(long value) { clientWaitTimeoutNanos = value; return this; }
+
+    public Builder priceAttachment(PriceAttachment value) { priceAttachment = value; return this; }
+
+    /** Turns the server-side token audit on, allowing {@code slackTokens} beyond the mean accrual. */
+    public Builder tokenAudit(boolean on, long slackTokens) {
+      tokenAudit = on;
+      auditSlackTokens = slackTokens;
+      return this;
+    }
+
+    public Builder seed(long value) { seed = value; return this; }
+
+    /** @throws IllegalArgumentException naming the first value out of range */
+    public RajomonConfig build() {
+      return new RajomonConfig(delayThresholdNanos, priceUpdateIntervalNanos, priceIncreaseTokens,
+          priceIncreaseUnitNanos, priceDecreaseStep, tokenRefill, tokensPerRefill,
+          refillIntervalNanos, initialTokens, maxTokens, clientWaitTimeoutNanos, priceAttachment,
+          tokenAudit, auditSlackTokens, seed);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RajomonConfig[threshold=" + delayThresholdNanos / 1000.0 + "us"
+        + ", interval=" + priceUpdateIntervalNanos / 1000.0 + "us"
+        + ", increase=" + priceIncreaseTokens + "/" + priceIncreaseUnitNanos / 1000.0 + "us"
+        + ", decrease=" + priceDecreaseStep
+        + ", refill=" + tokenRefill + " " + tokensPerRefill + "/" + refillIntervalNanos / 1000.0 + "us"
+        + ", tokens=" + initialTokens + ".." + maxTokens
+        + ", clientWait=" + (failFast() ? "fail-fast" : clientWaitTimeoutNanos / 1000.0 + "us")
+        + ", attach=" + priceAttachment
+        + ", audit=" + (tokenAudit ? "slack " + auditSlackTokens : "off") + ", seed=" + seed + "]";
+  }
+}

@@ -1,0 +1,199 @@
+package io.spillway.price;
+
+import io.spillway.api.AbstractServerPermit;
+import io.spillway.api.CallGraphGate;
+import io.spillway.api.Cancellable;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Scheduler;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.random.RandomGenerator;
+
+/**
+ * Rajomon's server-side controller (rajomon-nsdi25 §3.2, §3.4; the authors' {@code
+ * UnaryInterceptor} and {@code queuingCheck} in {@code rajomon.go} and {@code
+ * overloadDetection.go}).
+ *
+ * <ul>
+ *   <li><b>Admission.</b> A request is admitted when its tokens cover the total price of the
+ *       interface it calls ({@link RequestMetadata#tokens()} ≥ local price + the highest price its
+ *       callees last published), and otherwise rejected at once with {@link
+ *       Status#REJECTED_PRICE}. Requests with more tokens survive higher prices: that is how
+ *       servers along a call graph agree on which requests to shed.
+ *   <li><b>Price updates.</b> Every update interval, on the injected {@link Scheduler}, the gate
+ *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
+ *       local price by {@link PricePolicy}: up in proportion to the excess over the threshold,
+ *       down one step below half of it. The authors read the maximum Go scheduler latency over the
+ *       interval ({@code queuingDelay.go}); Spillway's signal is the age of the oldest waiting item
+ *       summed over stages, read at the tick.
+ *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
+ *       while serving one of its interfaces and keeps, per interface, the last price each callee
+ *       published ({@link InterfacePriceTable}).
+ *   <li><b>Lazy prices.</b> Completing a permit writes the interface's current total price into
+ *       the response when the {@link PriceAttachment} says so, and always on a reject.
+ *   <li><b>Token audit</b> (optional, beyond the paper): caps each session's tokens at what it could
+ *       have earned ({@link TokenAudit}).
+ * </ul>
+ *
+ * <p>Thread-safe: {@link #admit} and permit completion take no lock (unless the audit or a
+ * probabilistic attachment is on, which lock one session account or the generator briefly); price
+ * updates run on the scheduler's thread; {@link #onDownstreamResponse} may be called from any
+ * thread.
+ */
+public final class RajomonServerGate implements ServerGate, CallGraphGate {
+
+  private final RajomonConfig config;
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final QueueDelaySignal queueDelay;
+  private final OverloadMetrics metrics;
+  private final PricePolicy policy;
+  private final InterfacePriceTable prices = new InterfacePriceTable();
+  private final TokenAudit audit;
+  private final PriceAttachment attachment;
+  private final RandomGenerator random;
+  private final AtomicLong responses = new AtomicLong();
+  private final Object lifecycle = new Object();
+  private Cancellable updates;
+  private boolean closed;
+  private volatile long lastDelayNanos;
+
+  /**
+   * A gate for one server.
+   *
+   * @param random used only for {@link PriceAttachment#withProbability}; seed it for reproducible
+   *     runs
+   */
+  public RajomonServerGate(RajomonConfig config, ServerEnvironment environment,
+      RandomGenerator random) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.ticker = environment.ticker();
+    this.scheduler = environment.scheduler();
+    this.queueDelay = environment.queueDelay();
+    this.metrics = environment.metrics();
+    this.policy = PricePolicy.of(config);
+    this.audit = config.tokenAudit() ? TokenAudit.of(config) : null;
+    this.attachment = config.priceAttachment();
+    this.random = Objects.requireNonNull(random, "random");
+  }
+
+  @Override
+  public ServerPermit admit(RequestMetadata request, long nowNanos) {
+    int interfaceId = request.interfaceId();
+    long price = prices.total(interfaceId);
+    long tokens = Math.max(0, request.tokens());
+    if (audit != null) {
+      tokens = audit.admissibleTokens(request.sessionId(), tokens, nowNanos);
+    }
+    Status decision = tokens >= price ? Status.OK : Status.REJECTED_PRICE;
+    metrics.onAdmission(decision);
+    return new PricedPermit(decision, interfaceId);
+  }
+
+  @Override
+  public void onDownstreamResponse(int inboundInterfaceId, int calleeKey,
+      ResponseMetadata response, long nowNanos) {
+    if (response.hasPrice()) {
+      prices.publish(inboundInterfaceId, calleeKey, response.price());
+    }
+  }
+
+  @Override
+  public void deregister(long sessionId, long nowNanos) {
+    if (audit != null) {
+      audit.forget(sessionId);
+    }
+  }
+
+  /** Starts the periodic price updates, every {@link RajomonConfig#priceUpdateIntervalNanos()}. */
+  @Override
+  public void start() {
+    synchronized (lifecycle) {
+      if (updates == null && !closed) {
+        updates = scheduler.every(config.priceUpdateIntervalNanos(), this::updatePrices);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    synchronized (lifecycle) {
+      closed = true;
+      if (updates != null) {
+        updates.cancel();
+      }
+    }
+  }
+
+  /** One update interval: the local price follows the queueing delay, stale callee prices age. */
+  private void updatePrices() {
+    long delay = queueDelay.queueingDelayNanos(ticker.read());
+    lastDelayNanos = delay;
+    prices.localPrice(policy.next(prices.localPrice(), delay));
+    prices.decayStale(config.priceDecreaseStep());
+  }
+
+  /** The server's own price, driven by its queueing delay. */
+  public long localPrice() {
+    return prices.localPrice();
+  }
+
+  /** The highest price the callees of {@code interfaceId} last published (0 if none). */
+  public long downstreamPrice(int interfaceId) {
+    return prices.downstreamPrice(interfaceId);
+  }
+
+  /** What a request to {@code interfaceId} must carry now: local plus downstream price. */
+  public long totalPrice(int interfaceId) {
+    return prices.total(interfaceId);
+  }
+
+  /** The queueing delay read at the last price update. */
+  public long lastQueueingDelayNanos() {
+    return lastDelayNanos;
+  }
+
+  /** The configuration this gate runs with. */
+  public RajomonConfig config() {
+    return config;
+  }
+
+  private boolean attachToThisResponse() {
+    return switch (attachment) {
+      case PriceAttachment.EveryNth every ->
+          every.n() == 1 || responses.getAndIncrement() % every.n() == 0;
+      case PriceAttachment.WithProbability chance -> {
+        synchronized (random) {
+          yield random.nextDouble() < chance.p();
+        }
+      }
+      case PriceAttachment.OnRejectsOnly ignored -> false;
+    };
+  }
+
+  private final class PricedPermit extends AbstractServerPermit {
+    private final int interfaceId;
+
+    PricedPermit(Status status, int interfaceId) {
+      super(status);
+      this.interfaceId = interfaceId;
+    }
+
+    @Override
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      metrics.onCompletion(outcome);
+      if (!isAdmitted() || attachToThisResponse()) {
+        response.price(prices.total(interfaceId));
+      }
+    }
+  }
+}

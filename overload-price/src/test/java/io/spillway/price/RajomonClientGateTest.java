@@ -1,0 +1,218 @@
+package io.spillway.price;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.InterfaceCall;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The client controller (rajomon-nsdi25 §3.3): paying, failing fast or waiting, price tables. */
+class RajomonClientGateTest {
+
+  private static final long MS = 1_000_000;
+  private static final long T0 = Long.MAX_VALUE - 5 * MS; // the clock wraps mid-test
+
+  record Call(String name, int interfaceId) implements InterfaceCall { }
+
+  /** Fixed refill of 10 tokens per ms, 10 to start, at most 1,000: easy arithmetic. */
+  private static RajomonConfig.Builder config() {
+    return RajomonConfig.builder().refill(TokenRefill.FIXED, 10, MS).initialTokens(10).maxTokens(1_000);
+  }
+
+  private static <R> RajomonClientGate<R> gate(RajomonConfig config, long sloNanos) {
+    return new RajomonClientGate<>(config, new ClientEnvironment(7, sloNanos, OverloadMetrics.NONE),
+        new SplittableRandom(42));
+  }
+
+  private static void hear(RajomonClientGate<?> gate, int interfaceId, long price) {
+    gate.onResponse(new ResponseMetadata().status(Status.REJECTED_PRICE).price(price)
+        .interfaceId(interfaceId), T0, T0);
+  }
+
+  @Test
+  void failFastRefusesWhatTheWalletCannotPayForAndSendsWhatItCan() {
+    RajomonClientGate<Call> gate = gate(config().build(), 10 * MS);
+    Call first = new Call("first", 0);
+    assertTrue(gate.offer(first, T0), "price 0: anything can be paid");
+    RequestMetadata header = new RequestMetadata();
+    assertSame(first, gate.poll(T0, header));
+    assertEquals(7, header.sessionId());
+    assertEquals(0, header.interfaceId());
+    assertEquals(0, header.demand());
+    long spent = header.tokens();
+    assertTrue(spent >= 0 && spent <= 10, "uniform in [0, 10]: " + spent);
+    assertEquals(10 - spent, gate.balance(T0));
+
+    hear(gate, 0, 50);
+    assertEquals(50, gate.knownPrice(0));
+    assertFalse(gate.offer(new Call("refused", 0), T0), "cannot pay 50");
+    assertEquals(0, gate.queued());
+
+    long later = T0 + 5 * MS; // 50 more tokens, past the wrap
+    long balance = gate.balance(later);
+    assertTrue(balance >= 50);
+    assertTrue(gate.offer(new Call("paid", 0), later));
+    assertEquals("paid", gate.poll(later, header.reset()).name());
+    assertTrue(header.tokens() >= 50 && header.tokens() <= balance, header.toString());
+    assertEquals(balance - header.tokens(), gate.balance(later));
+  }
+
+  @Test
+  void tokensAreUniformBetweenTheKnownPriceAndTheBalance() {
+    RajomonClientGate<Call> gate = gate(config().build(), 10 * MS);
+    hear(gate, 0, 20);
+    long now = T0;
+    gate.balance(now);
+    boolean sawPrice = false;
+    boolean sawBalance = false;
+    RequestMetadata header = new RequestMetadata();
+    for (int i = 0; i < 2_000; i++) {
+      now += 3 * MS;
+      long balance = gate.balance(now);
+      assertTrue(gate.offer(new Call("c" + i, 0), now));
+      gate.poll(now, header.reset());
+      long tokens = header.tokens();
+      assertTrue(tokens >= 20 && tokens <= balance, tokens + " not in [20, " + balance + "]");
+      sawPrice |= tokens == 20;
+      sawBalance |= tokens == balance;
+    }
+    assertTrue(sawPrice && sawBalance, "both ends of the range are drawn");
+  }
+
+  @Test
+  void aFailFastRequestIsPaidAtOfferSoABatchCannotOverspend() {
+    RajomonClientGate<Call> gate = gate(config().build(), 10 * MS);
+    hear(gate, 0, 4);
+    assertTrue(gate.offer(new Call("a", 0), T0));
+    assertTrue(gate.offer(new Call("b", 0), T0));
+    assertFalse(gate.offer(new Call("c", 0), T0), "10 tokens pay for two requests at 4");
+    RequestMetadata header = new RequestMetadata();
+    gate.poll(T0, header);
+    long a = header.tokens();
+    gate.poll(T0, header.reset());
+    long b = header.tokens();
+    assertTrue(a >= 4 && b >= 4 && a + b <= 10, a + " + " + b);
+    assertEquals(0, gate.queued());
+  }
+
+  @Test
+  void waitingHoldsARequestUntilTheWalletCanPay() {
+    RajomonClientGate<Call> gate = gate(config().clientWaitTimeoutNanos(5 * MS).build(), 10 * MS);
+    hear(gate, 0, 50);
+    Call call = new Call("waits", 0);
+    assertTrue(gate.offer(call, T0), "waiting mode queues instead of refusing");
+    RequestMetadata header = new RequestMetadata();
+    assertNull(gate.poll(T0, header));
+    assertEquals(T0 + MS, gate.nextWakeupNanos(), "the next refill");
+    assertNull(gate.poll(T0 + MS, header));
+    assertEquals(T0 + 2 * MS, gate.nextWakeupNanos());
+    assertSame(call, gate.poll(T0 + 4 * MS, header), "10 + 4 × 10 = 50");
+    assertEquals(50, header.tokens(), "the whole balance, which is exactly the price");
+    assertEquals(0, gate.queued());
+  }
+
+  @Test
+  void aWaitingRequestExpiresAtTheWaitTimeout() {
+    RajomonClientGate<Call> gate = gate(config().clientWaitTimeoutNanos(2 * MS).build(), 10 * MS);
+    hear(gate, 0, 500);
+    gate.offer(new Call("old", 0), T0);
+    gate.offer(new Call("young", 0), T0 + MS / 2);
+    assertNull(gate.poll(T0, new RequestMetadata()));
+    assertEquals(T0 + MS, gate.nextWakeupNanos(), "a refill comes before the expiry");
+    List<Call> expired = new ArrayList<>();
+    assertEquals(0, gate.expire(T0 + 2 * MS - 1, expired::add));
+    assertEquals(1, gate.expire(T0 + 2 * MS, expired::add));
+    assertEquals("old", expired.get(0).name());
+    assertEquals(1, gate.expire(T0 + 2 * MS + MS / 2, expired::add));
+    assertEquals(0, gate.queued());
+  }
+
+  @Test
+  void theSloBoundsTheWaitToo() {
+    RajomonClientGate<Call> gate = gate(config().clientWaitTimeoutNanos(50 * MS).build(), 3 * MS);
+    hear(gate, 0, 900);
+    gate.offer(new Call("doomed", 0), T0);
+    assertNull(gate.poll(T0, new RequestMetadata()));
+    List<Call> expired = new ArrayList<>();
+    assertEquals(1, gate.expire(T0 + 3 * MS, expired::add));
+    assertEquals(1, expired.size());
+  }
+
+  @Test
+  void aPaidRequestThatExpiresUnsentIsRefunded() {
+    RajomonClientGate<Call> gate = gate(config().build(), 2 * MS);
+    hear(gate, 0, 8);
+    assertTrue(gate.offer(new Call("never polled", 0), T0));
+    assertEquals(2, gate.balance(T0), "8 set aside");
+    assertEquals(1, gate.expire(T0 + 2 * MS, c -> { }));
+    assertEquals(30, gate.balance(T0 + 2 * MS), "2 + 20 refilled + 8 refunded");
+  }
+
+  @Test
+  void pricesAreKeptPerInterface() {
+    RajomonClientGate<Call> gate = gate(config().build(), 10 * MS);
+    hear(gate, 3, 400);
+    assertEquals(400, gate.knownPrice(3));
+    assertEquals(0, gate.knownPrice(0));
+    assertEquals(0, gate.knownPrice(9), "never heard: 0");
+    assertFalse(gate.offer(new Call("expensive", 3), T0));
+    assertTrue(gate.offer(new Call("cheap", 0), T0));
+    RequestMetadata header = new RequestMetadata();
+    assertEquals("cheap", gate.poll(T0, header).name());
+    assertEquals(0, header.interfaceId());
+
+    gate.onResponse(new ResponseMetadata().interfaceId(3), T0, T0);
+    assertEquals(400, gate.knownPrice(3), "a response without a price changes nothing");
+    gate.onResponse(new ResponseMetadata().interfaceId(3).price(100), T0, T0);
+    assertEquals(100, gate.knownPrice(3), "a success with a price updates the entry");
+    assertEquals(0, gate.knownPrice(0));
+  }
+
+  @Test
+  void requestsThatDoNotNameAnInterfaceCallInterfaceZero() {
+    RajomonClientGate<String> gate = gate(config().build(), 10 * MS);
+    hear(gate, 0, 1_000_000);
+    hear(gate, 0, 11);
+    assertFalse(gate.offer("plain", T0), "interface 0 costs 11, the wallet holds 10");
+  }
+
+  @Test
+  void aPriceAboveTheCapIsPaidWithAFullWallet() {
+    RajomonClientGate<Call> gate = gate(config().maxTokens(100).build(), 100 * MS);
+    hear(gate, 0, 5_000);
+    assertFalse(gate.offer(new Call("too poor", 0), T0));
+    long full = T0 + 9 * MS;
+    assertEquals(100, gate.balance(full));
+    assertTrue(gate.offer(new Call("probe", 0), full), "waiting longer cannot help: spend it all");
+    RequestMetadata header = new RequestMetadata();
+    gate.poll(full, header);
+    assertEquals(100, header.tokens());
+  }
+
+  @Test
+  void waitingIsFirstInFirstOut() {
+    RajomonClientGate<Call> gate = gate(config().clientWaitTimeoutNanos(5 * MS).build(), 10 * MS);
+    hear(gate, 1, 30);
+    gate.offer(new Call("expensive", 1), T0);
+    gate.offer(new Call("free", 0), T0);
+    RequestMetadata header = new RequestMetadata();
+    assertNull(gate.poll(T0, header), "the free call waits behind the older one");
+    assertEquals("expensive", gate.poll(T0 + 2 * MS, header).name());
+    assertEquals(30, header.tokens());
+    assertEquals(1, header.interfaceId());
+    assertEquals(1, header.demand(), "one still queued behind it");
+    assertEquals("free", gate.poll(T0 + 2 * MS, header.reset()).name());
+    assertEquals(0, header.tokens(), "an empty wallet can still pay a price of 0");
+  }
+}

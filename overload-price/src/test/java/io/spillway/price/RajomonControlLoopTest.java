@@ -1,0 +1,286 @@
+package io.spillway.price;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.Cancellable;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.TimestampedQueue;
+import io.spillway.api.testing.VirtualClock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rajomon's control loop end to end in virtual time, with tokens and prices carried on every hop:
+ * Poisson clients, a back end of 4 workers × 10 µs (400 k requests/s), 10 µs RTT, a 200 µs SLO;
+ * optionally a front end in front of it that forwards each request's tokens (rajomon-nsdi25 §3.4,
+ * Fig. 3). Deterministic for the seed; set {@code -Dspillway.seed=N} to explore another.
+ */
+class RajomonControlLoopTest {
+
+  private static final long US = 1_000;
+  private static final long MS = 1_000_000;
+  private static final long SLO = 200 * US;
+  private static final long RTT = 10 * US;
+  private static final double CAPACITY = 4e9 / (10 * US);
+
+  private static long seed() {
+    String s = System.getProperty("spillway.seed");
+    return s == null || s.isBlank() ? 42 : Long.parseLong(s);
+  }
+
+  /** A request as the world tracks it. */
+  private static final class Call {
+    final Client client;
+    final long issuedAt;
+
+    Call(Client client, long issuedAt) {
+      this.client = client;
+      this.issuedAt = issuedAt;
+    }
+  }
+
+  private final class Client {
+    final RajomonClientGate<Call> gate;
+    long wakeupAt = Long.MIN_VALUE;
+
+    Client(long session) {
+      gate = Rajomon.of(config).newClientGate(new ClientEnvironment(session, SLO, OverloadMetrics.NONE));
+    }
+  }
+
+  /** A server: workers, a FIFO run queue whose age is the price signal, maybe a callee. */
+  private final class Server {
+    final TimestampedQueue<Runnable> runQueue = new TimestampedQueue<>();
+    final RajomonServerGate gate;
+    final long serviceNanos;
+    final Server callee;
+    int idle;
+    long admitted;
+    long rejected;
+
+    Server(int workers, long serviceNanos, Server callee) {
+      this.idle = workers;
+      this.serviceNanos = serviceNanos;
+      this.callee = callee;
+      this.gate = Rajomon.of(config).newServerGate(new ServerEnvironment(clock, clock, runQueue,
+          ControlChannel.DISCARD, OverloadMetrics.NONE, workers));
+      gate.start();
+    }
+
+    /** A request arrives; {@code reply} gets the response (after the return half RTT). */
+    void receive(RequestMetadata header, Consumer<ResponseMetadata> reply) {
+      ServerPermit permit = gate.admit(header, clock.read());
+      if (!permit.isAdmitted()) {
+        rejected++;
+        ResponseMetadata reject = new ResponseMetadata();
+        permit.complete(Outcome.DROPPED, clock.read(), reject);
+        clock.schedule(() -> reply.accept(reject), RTT / 2);
+        return;
+      }
+      admitted++;
+      Runnable job = () -> serve(header, permit, reply);
+      if (idle > 0) {
+        idle--;
+        job.run();
+      } else {
+        runQueue.offer(job, clock.read());
+      }
+    }
+
+    private void serve(RequestMetadata header, ServerPermit permit,
+        Consumer<ResponseMetadata> reply) {
+      clock.schedule(() -> {
+        Runnable next = runQueue.poll();
+        if (next != null) {
+          next.run();
+        } else {
+          idle++;
+        }
+        if (callee == null) {
+          respond(permit, Outcome.SUCCESS, reply);
+          return;
+        }
+        // The front end forwards the request's tokens unchanged (maximal aggregation, §3.4).
+        RequestMetadata sub = new RequestMetadata().sessionId(header.sessionId())
+            .tokens(header.tokens()).interfaceId(0);
+        clock.schedule(() -> callee.receive(sub, answer -> {
+          gate.onDownstreamResponse(0, 0, answer, clock.read());
+          respond(permit, answer.status() == Status.OK ? Outcome.SUCCESS : Outcome.FAILED, reply);
+        }), RTT / 2);
+      }, serviceNanos);
+    }
+
+    private void respond(ServerPermit permit, Outcome outcome,
+        Consumer<ResponseMetadata> reply) {
+      ResponseMetadata response = new ResponseMetadata();
+      permit.complete(outcome, clock.read(), response);
+      clock.schedule(() -> reply.accept(response), RTT / 2);
+    }
+  }
+
+  private final RajomonConfig config = RajomonConfig.forSlo(SLO, RTT);
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100 * MS);
+  private final SplittableRandom random = new SplittableRandom(seed());
+  private final List<Client> clients = new ArrayList<>();
+  private Server front;
+  private Server back;
+  private double ratePerNano;
+  private Cancellable nextArrival;
+
+  private long issued;
+  private long served;
+  private long good;
+  private long failedDownstream;
+  private long refusedAtClient;
+  private long expired;
+  private long rejected;
+
+  private void build(int clientCount, boolean twoTiers) {
+    back = new Server(4, 10 * US, null);
+    front = twoTiers ? new Server(64, US, back) : back;
+    for (int i = 0; i < clientCount; i++) {
+      clients.add(new Client(i + 1));
+    }
+  }
+
+  private void setRate(double perSecond) {
+    if (nextArrival != null) {
+      nextArrival.cancel();
+    }
+    ratePerNano = perSecond / 1e9;
+    scheduleArrival();
+  }
+
+  private void scheduleArrival() {
+    long gap = Math.max(1, Math.round(-Math.log(1 - random.nextDouble()) / ratePerNano));
+    nextArrival = clock.schedule(() -> {
+      issue(clients.get(random.nextInt(clients.size())));
+      scheduleArrival();
+    }, gap);
+  }
+
+  private void issue(Client c) {
+    issued++;
+    if (!c.gate.offer(new Call(c, clock.read()), clock.read())) {
+      refusedAtClient++;
+      return;
+    }
+    drain(c);
+  }
+
+  private void drain(Client c) {
+    expired += c.gate.expire(clock.read(), call -> { });
+    RequestMetadata header = new RequestMetadata();
+    Call call;
+    while ((call = c.gate.poll(clock.read(), header)) != null) {
+      Call sent = call;
+      RequestMetadata copy = new RequestMetadata().sessionId(header.sessionId())
+          .tokens(header.tokens()).interfaceId(header.interfaceId());
+      clock.schedule(() -> front.receive(copy, response -> receive(sent, response)), RTT / 2);
+      header.reset();
+    }
+    if (c.gate.queued() > 0) {
+      long at = c.gate.nextWakeupNanos();
+      if (c.wakeupAt == Long.MIN_VALUE || at - c.wakeupAt < 0) {
+        c.wakeupAt = at;
+        clock.schedule(() -> {
+          if (c.wakeupAt == at) {
+            c.wakeupAt = Long.MIN_VALUE;
+            drain(c);
+          }
+        }, Math.max(1, at - clock.read()));
+      }
+    }
+  }
+
+  private void receive(Call call, ResponseMetadata response) {
+    call.client.gate.onResponse(response.interfaceId(0), 0, clock.read());
+    if (response.status() == Status.OK) {
+      served++;
+      if (clock.read() - call.issuedAt <= SLO) {
+        good++;
+      }
+    } else if (response.status() == Status.FAILED) {
+      failedDownstream++;
+    } else {
+      rejected++;
+    }
+    drain(call.client);
+  }
+
+  private record Tally(long issued, long served, long good, long shed) { }
+
+  private Tally tally() {
+    return new Tally(issued, served, good, refusedAtClient + expired + rejected + failedDownstream);
+  }
+
+  private String describe() {
+    return "issued=" + issued + " served=" + served + " good=" + good + " refusedAtClient="
+        + refusedAtClient + " expired=" + expired + " rejected=" + rejected + " failedDownstream="
+        + failedDownstream + " backPrice=" + back.gate.localPrice() + " frontTotal="
+        + front.gate.totalPrice(0) + " backRejected=" + back.rejected;
+  }
+
+  @Test
+  void atTwiceCapacityPricesHoldGoodputNearCapacityWithinTheSlo() {
+    build(50, false);
+    setRate(2 * CAPACITY);
+    clock.advance(50 * MS); // converge
+    Tally before = tally();
+    clock.advance(100 * MS);
+    Tally after = tally();
+    double goodput = (after.good() - before.good()) / 0.1;
+    double servedRate = (after.served() - before.served()) / 0.1;
+    assertTrue(back.gate.localPrice() > 0, "overload has a price: " + describe());
+    assertTrue(goodput >= 0.8 * CAPACITY, "goodput " + goodput + " of " + CAPACITY + ": " + describe());
+    assertTrue(goodput >= 0.95 * servedRate, "what is served meets the SLO: " + describe());
+  }
+
+  @Test
+  void afterTheOverloadThePriceFallsToZeroAndNothingIsShed() {
+    build(50, false);
+    setRate(3 * CAPACITY);
+    clock.advance(100 * MS);
+    setRate(0.5 * CAPACITY);
+    clock.advance(100 * MS);
+    Tally before = tally();
+    clock.advance(50 * MS);
+    Tally after = tally();
+    assertEquals(0, back.gate.localPrice(), describe());
+    assertEquals(0, after.shed() - before.shed(), "nothing shed at half capacity: " + describe());
+    assertTrue(after.issued() - before.issued() > 5_000, describe());
+  }
+
+  @Test
+  void aBackEndPriceReachesTheFrontEndAndLoadIsShedBeforeTheBackEnd() {
+    build(50, true);
+    setRate(2 * CAPACITY);
+    clock.advance(50 * MS);
+    long backRejectedBefore = back.rejected;
+    long frontRejectedBefore = front.rejected;
+    Tally before = tally();
+    clock.advance(100 * MS);
+    Tally after = tally();
+    long backRejected = back.rejected - backRejectedBefore;
+    long frontRejected = front.rejected - frontRejectedBefore;
+    long shed = after.shed() - before.shed();
+    double goodput = (after.good() - before.good()) / 0.1;
+    assertEquals(0, front.gate.localPrice(), "the front end is never congested itself");
+    assertTrue(front.gate.downstreamPrice(0) > 0, "it learned the back end's price: " + describe());
+    assertTrue(backRejected < 0.1 * shed, "most load is shed before the back end: backRejected="
+        + backRejected + " frontRejected=" + frontRejected + " of " + shed + "; " + describe());
+    assertTrue(goodput >= 0.7 * CAPACITY, "goodput " + goodput + ": " + describe());
+  }
+}

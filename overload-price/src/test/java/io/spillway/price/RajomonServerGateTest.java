@@ -1,0 +1,215 @@
+package io.spillway.price;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.ControlChannel;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.testing.VirtualClock;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The server controller (rajomon-nsdi25 §3.4): admission, periodic prices, call graph, lazy prices. */
+class RajomonServerGateTest {
+
+  private static final long US = 1_000;
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100 * US);
+  private final Map<Status, Integer> decisions = new EnumMap<>(Status.class);
+  private long delay;
+
+  /** θ = 50 µs, interval 25 µs, +8 tokens per 50 µs of excess, −1 below 25 µs. */
+  private static RajomonConfig.Builder config() {
+    return RajomonConfig.forSlo(200 * US, 10 * US).toBuilder();
+  }
+
+  private RajomonServerGate gate(RajomonConfig config) {
+    OverloadMetrics metrics = new OverloadMetrics() {
+      @Override
+      public void onAdmission(Status decision) {
+        decisions.merge(decision, 1, Integer::sum);
+      }
+    };
+    RajomonServerGate g = new RajomonServerGate(config, new ServerEnvironment(clock, clock,
+        now -> delay, ControlChannel.DISCARD, metrics, 4), new SplittableRandom(1));
+    g.start();
+    return g;
+  }
+
+  private ServerPermit send(RajomonServerGate g, long tokens, int interfaceId) {
+    return g.admit(new RequestMetadata().sessionId(1).tokens(tokens).interfaceId(interfaceId),
+        clock.read());
+  }
+
+  private ResponseMetadata complete(ServerPermit p) {
+    ResponseMetadata r = new ResponseMetadata();
+    p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, clock.read(), r);
+    return r;
+  }
+
+  /** Drives the local price to {@code price} with an excess that costs exactly 8 per tick. */
+  private void raiseLocalPriceBy8PerTick(int ticks) {
+    delay = 100 * US;
+    clock.advance(ticks * 25 * US);
+    delay = 30 * US; // dead band: hold
+  }
+
+  @Test
+  void thePriceFollowsTheQueueingDelayEveryInterval() {
+    RajomonServerGate g = gate(config().build());
+    assertEquals(0, g.localPrice());
+    delay = 100 * US; // 50 µs over θ: +8
+    clock.advance(25 * US - 1);
+    assertEquals(0, g.localPrice(), "no update before the interval");
+    clock.advance(1);
+    assertEquals(8, g.localPrice());
+    assertEquals(100 * US, g.lastQueueingDelayNanos());
+    delay = 75 * US; // 25 µs over: +4
+    clock.advance(25 * US);
+    assertEquals(12, g.localPrice());
+    delay = 40 * US; // between θ/2 and θ
+    clock.advance(100 * US);
+    assertEquals(12, g.localPrice());
+    delay = 10 * US; // below θ/2: −1 per interval
+    clock.advance(75 * US);
+    assertEquals(9, g.localPrice());
+    clock.advance(1_000 * US);
+    assertEquals(0, g.localPrice());
+  }
+
+  @Test
+  void startIsIdempotentAndCloseStopsTheUpdates() {
+    RajomonServerGate g = gate(config().build());
+    g.start();
+    delay = 100 * US;
+    clock.advance(25 * US);
+    assertEquals(8, g.localPrice(), "one update per interval even after two starts");
+    g.close();
+    clock.advance(250 * US);
+    assertEquals(8, g.localPrice());
+    g.start();
+    clock.advance(250 * US);
+    assertEquals(8, g.localPrice(), "a closed gate stays closed");
+  }
+
+  @Test
+  void requestsWhoseTokensCoverThePriceAreAdmittedTheRestRejectedWithThePrice() {
+    RajomonServerGate g = gate(config().build());
+    ServerPermit free = send(g, 0, 0);
+    assertTrue(free.isAdmitted(), "price 0 admits a request with no tokens");
+    complete(free);
+    raiseLocalPriceBy8PerTick(3);
+    assertEquals(24, g.totalPrice(0));
+    ServerPermit poor = send(g, 23, 0);
+    assertFalse(poor.isAdmitted());
+    assertEquals(Status.REJECTED_PRICE, poor.status());
+    ResponseMetadata reject = complete(poor);
+    assertEquals(Status.REJECTED_PRICE, reject.status());
+    assertEquals(24, reject.price(), "a reject always says what it would have cost");
+    ServerPermit exact = send(g, 24, 0);
+    assertTrue(exact.isAdmitted());
+    complete(exact);
+    assertFalse(send(g, -5, 0).isAdmitted(), "negative tokens count as none");
+    assertEquals(2, decisions.get(Status.OK), "metrics see every decision");
+    assertEquals(2, decisions.get(Status.REJECTED_PRICE));
+  }
+
+  @Test
+  void theTotalPriceIsLocalPlusTheHighestCalleePrice() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(1);
+    g.onDownstreamResponse(1, 0, new ResponseMetadata().price(30), clock.read());
+    g.onDownstreamResponse(1, 2, new ResponseMetadata().price(12), clock.read());
+    g.onDownstreamResponse(2, 0, new ResponseMetadata().price(5), clock.read());
+    assertEquals(30, g.downstreamPrice(1));
+    assertEquals(38, g.totalPrice(1), "8 + max(30, 12)");
+    assertEquals(13, g.totalPrice(2), "8 + 5: interfaces have their own callees");
+    assertEquals(8, g.totalPrice(0), "an interface without callees pays the local price");
+    assertEquals(8, g.totalPrice(-3), "so does an unknown one");
+    assertFalse(send(g, 37, 1).isAdmitted());
+    assertTrue(send(g, 38, 1).isAdmitted());
+    assertTrue(send(g, 13, 2).isAdmitted());
+
+    g.onDownstreamResponse(1, 0, new ResponseMetadata().price(4), clock.read());
+    assertEquals(20, g.totalPrice(1), "callee 0 fell to 4: max is now callee 2's 12");
+    g.onDownstreamResponse(1, 2, new ResponseMetadata().status(Status.OK), clock.read());
+    assertEquals(20, g.totalPrice(1), "a response without a price changes nothing");
+  }
+
+  @Test
+  void aCalleePriceNotRefreshedForAnIntervalDecays() {
+    RajomonServerGate g = gate(config().build());
+    delay = 30 * US; // local price holds at 0
+    g.onDownstreamResponse(1, 0, new ResponseMetadata().price(12), clock.read());
+    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(10), clock.read());
+    clock.advance(25 * US); // both were refreshed during this interval
+    assertEquals(12, g.downstreamPrice(1));
+    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(10), clock.read());
+    clock.advance(25 * US); // callee 0 was silent
+    assertEquals(11, g.downstreamPrice(1));
+    clock.advance(100 * US); // both silent: 11 → 7, 10 → 6
+    assertEquals(7, g.downstreamPrice(1));
+    clock.advance(10_000 * US);
+    assertEquals(0, g.downstreamPrice(1));
+  }
+
+  @Test
+  void everyFifthResponseCarriesThePriceByDefault() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(1);
+    int priced = 0;
+    for (int i = 0; i < 100; i++) {
+      ResponseMetadata r = complete(send(g, 100, 0));
+      if (r.hasPrice()) {
+        assertEquals(8, r.price());
+        priced++;
+      } else {
+        assertEquals(ResponseMetadata.NO_PRICE, r.price());
+      }
+    }
+    assertEquals(20, priced);
+  }
+
+  @Test
+  void rejectsCarryThePriceWhateverTheAttachmentPolicy() {
+    RajomonServerGate g = gate(config().priceAttachment(PriceAttachment.onRejectsOnly()).build());
+    raiseLocalPriceBy8PerTick(1);
+    for (int i = 0; i < 10; i++) {
+      assertFalse(complete(send(g, 100, 0)).hasPrice());
+      assertEquals(8, complete(send(g, 1, 0)).price());
+    }
+  }
+
+  @Test
+  void attachmentByProbabilityAndAlways() {
+    RajomonServerGate sometimes = gate(config().priceAttachment(PriceAttachment.withProbability(0.2)).build());
+    int priced = 0;
+    for (int i = 0; i < 2_000; i++) {
+      priced += complete(send(sometimes, 0, 0)).hasPrice() ? 1 : 0;
+    }
+    assertEquals(400, priced, 60, "about 20 % (the paper's example)");
+    RajomonServerGate always = gate(config().priceAttachment(PriceAttachment.always()).build());
+    for (int i = 0; i < 10; i++) {
+      assertEquals(0, complete(send(always, 0, 0)).price());
+    }
+  }
+
+  @Test
+  void theAttachedPriceIsTheOneCurrentAtCompletion() {
+    RajomonServerGate g = gate(config().priceAttachment(PriceAttachment.always()).build());
+    ServerPermit admitted = send(g, 0, 0);
+    raiseLocalPriceBy8PerTick(2);
+    ResponseMetadata r = new ResponseMetadata();
+    admitted.complete(Outcome.FAILED, clock.read(), r);
+    assertEquals(Status.FAILED, r.status());
+    assertEquals(16, r.price(), "the price moved while the request ran");
+  }
+}
