@@ -48,6 +48,7 @@ public final class BreakwaterServerGate implements ServerGate {
   private final ControlChannel control;
   private final OverloadMetrics metrics;
   private final long minimumPool;
+  private final boolean keepLastCredit;
 
   private final SessionTable<Session> sessions = new SessionTable<>();
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
@@ -58,6 +59,18 @@ public final class BreakwaterServerGate implements ServerGate {
 
   /** A gate with the given parameters; call {@link #start()} to begin the control loop. */
   public BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment) {
+    this(config, environment, false);
+  }
+
+  /**
+   * As above; with {@code keepLastCredit} a session whose window would fall to zero on a response
+   * that is not a drop keeps C_oc credits instead (eq. 4, at least one), so that only sessions
+   * whose requests were dropped drain. This is the Protego authors' distribution
+   * (bw2_server.c, srpc_update_credit: "prioritize the session"), for {@link ProtegoServerGate}
+   * only; Breakwater's own gate never sets it.
+   */
+  BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
+      boolean keepLastCredit) {
     if (config == null || environment == null) {
       throw new NullPointerException(config == null ? "config" : "environment");
     }
@@ -68,6 +81,7 @@ public final class BreakwaterServerGate implements ServerGate {
     this.metrics = environment.metrics();
     this.minimumPool = environment.parallelism();
     this.total = minimumPool;
+    this.keepLastCredit = keepLastCredit;
   }
 
   @Override
@@ -131,7 +145,7 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session.pending > 0) {
         return; // a response is coming and will carry the credits
       }
-      delta = redistribute(session);
+      delta = redistribute(session, false);
     }
     if (delta != 0) {
       metrics.onControlMessage();
@@ -248,8 +262,12 @@ public final class BreakwaterServerGate implements ServerGate {
     return fresh;
   }
 
-  /** Recomputes a session's window (eq. 4–6); caller holds the session's monitor. */
-  private int redistribute(Session session) {
+  /**
+   * Recomputes a session's window (eq. 4–6); caller holds the session's monitor.
+   *
+   * @param dropped whether the response being sent reports a drop (for {@code keepLastCredit})
+   */
+  private int redistribute(Session session, boolean dropped) {
     long poolTotal = total;
     long poolIssued = issued.get();
     int n = Math.max(1, sessionCount.get());
@@ -257,6 +275,10 @@ public final class BreakwaterServerGate implements ServerGate {
         ? CreditPolicy.overcommit(poolTotal, poolIssued, n) : 0;
     int next = CreditPolicy.nextWindow(session.window, session.pending, session.demand, poolTotal,
         poolIssued, overcommit, config.perSessionCap());
+    if (keepLastCredit && next == 0 && session.window > 0 && !dropped) {
+      // "if (old_credit > 0 && s->credit == 0 && !req_dropped) s->credit = max_overprovision"
+      next = (int) Math.min(overcommit, config.perSessionCap());
+    }
     int delta = next - session.window;
     if (delta != 0) {
       session.window = next;
@@ -293,7 +315,7 @@ public final class BreakwaterServerGate implements ServerGate {
           if (counted) {
             session.pending--;
           }
-          delta = redistribute(session);
+          delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED);
         }
       }
       response.sessionId(session.id).creditDelta(delta);

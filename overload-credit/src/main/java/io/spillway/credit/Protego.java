@@ -9,7 +9,7 @@ import java.util.Objects;
 /**
  * Protego's performance-driven admission control (protego-nsdi23 §3.1, Algorithm 1) as a named
  * {@link OverloadScheme}, {@code protego}: Breakwater's credits with the pool sized by throughput
- * slope. Protego's other half, ASQM (§3.2), is not a gate: it runs inside handlers through
+ * slope, by default as the authors' server sizes it ({@link ProtegoConfig.Rule}). Protego's other half, ASQM (§3.2), is not a gate: it runs inside handlers through
  * {@code io.spillway.asqm.BudgetedLock}, whose aborts reach this scheme as
  * {@link io.spillway.api.Outcome#ABORTED} completions and count as drops (Alg. 1 line 6).
  *

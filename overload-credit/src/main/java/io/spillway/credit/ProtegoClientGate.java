@@ -11,12 +11,19 @@ import java.util.function.Consumer;
  * §3.1 "Operation" reuses it) that also echoes a credit id on every request, so that the server
  * can measure the end-to-end RTT from credit issue to response (§3.1, 8-byte credit id).
  *
- * <p>Which id: the one on the latest response that carried credits to this session. Credits are
- * fungible, so the client cannot say which grant a request spends; the latest one is the
- * credit a request sent right after a response spends, which is when a client with queued requests
- * sends. An explicit credit message carries no id in this SPI ({@link io.spillway.api.ControlChannel}
- * has only a delta), so after one the client echoes 0 (no sample) until a response brings an id,
- * rather than report an old id whose age would include the session's idle time.
+ * <p>Which id: the one on the latest response, advanced by the time since that response arrived
+ * here. Protego's credit id is the credit's issue time in the server's nanoseconds
+ * ({@link ProtegoServerGate}); advancing it by the time the credit waited at this client makes the
+ * server's sample {@code now − id} the network RTT plus the request's time in the server, the lag
+ * with which the measures follow a new pool size (§4 "Performance measurement"), and not the
+ * client's idleness. Without the advance, a credit that arrives at a client with nothing queued
+ * measures how long the client then stays idle: with 1,000 clients at a few hundred requests per
+ * second each, milliseconds (the previous session measured 4–14 ms "RTTs" that way, and capping
+ * the samples at the SLO only kept the idle times under 200 µs). Only a duration of the client's
+ * clock is added, so the two clocks need not agree. Credits are fungible, so the client cannot
+ * say which grant a request spends; whichever it is, the request left now, so the sample is the
+ * same. An explicit credit message carries no id in this SPI ({@link io.spillway.api.ControlChannel}
+ * has only a delta), so after one the client echoes 0 (no sample) until a response brings an id.
  *
  * <p>Composes a {@link BreakwaterClientGate}; Breakwater's own client is unchanged. Not
  * thread-safe: confined to the session's thread, per {@link ClientGate}.
@@ -27,6 +34,7 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
 
   private final BreakwaterClientGate<R> credits;
   private long creditId;
+  private long creditArrivedAt;
 
   /** A client gate for the session in {@code environment}. */
   public ProtegoClientGate(ProtegoConfig config, ClientEnvironment environment) {
@@ -42,7 +50,7 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   public R poll(long nowNanos, RequestMetadata header) {
     R request = credits.poll(nowNanos, header);
     if (request != null) {
-      header.creditId(creditId);
+      header.creditId(creditId(nowNanos));
     }
     return request;
   }
@@ -51,6 +59,7 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   public void onResponse(ResponseMetadata response, long sentAtNanos, long nowNanos) {
     if (response.creditId() != 0) {
       creditId = response.creditId();
+      creditArrivedAt = nowNanos;
     }
     credits.onResponse(response, sentAtNanos, nowNanos);
   }
@@ -58,6 +67,7 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   @Override
   public void onControl(ResponseMetadata control, long nowNanos) {
     creditId = control.creditId(); // 0 unless a transport carries ids on explicit credits
+    creditArrivedAt = nowNanos;
     credits.onControl(control, nowNanos);
   }
 
@@ -91,8 +101,11 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
     return credits.window();
   }
 
-  /** The credit id the next request will echo; 0 when there is none. */
-  public long creditId() {
-    return creditId;
+  /**
+   * The credit id a request sent at {@code nowNanos} echoes: the latest response's id advanced by
+   * the time since it arrived; 0 when there is none. Never 0 otherwise, since ids are positive.
+   */
+  public long creditId(long nowNanos) {
+    return creditId == 0 ? 0 : creditId + Math.max(0, nowNanos - creditArrivedAt);
   }
 }

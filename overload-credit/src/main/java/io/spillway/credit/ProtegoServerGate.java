@@ -14,33 +14,53 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Protego's server: Breakwater's credit machinery with the pool size C decided by throughput
- * slope instead of queueing delay (protego-nsdi23 §3.1, Algorithm 1).
+ * slope instead of queueing delay (protego-nsdi23 §3.1, Algorithm 1), by default as the authors'
+ * server decides it ({@link ProtegoConfig.Rule}; {@link ProtegoPolicy} has both rules).
  *
  * <pre>
  * Credits (§3.1 "Operation": "the credit-based scheme we developed for Breakwater"): composed, not
  *   copied. A {@link BreakwaterServerGate} with demand speculation and no delay AQM does the
  *   per-session windows, lazy distribution on responses (eq. 4–6), overcommit and explicit credits
  *   to drained sessions; its own delay-driven loop is never started. This gate only sets C
- *   through {@link BreakwaterServerGate#resizePool}.
- * Measures (Alg. 1 lines 4–6), per request, O(1), on LongAdders:
- *   in   requests that passed the credit check at admission;
+ *   through {@link BreakwaterServerGate#resizePool}, starting at
+ *   {@link ProtegoConfig#initialPoolPerCore} · parallelism (the authors: 10 · cores). Under the
+ *   authors' rule the distribution takes the authors' one change ([A7] in {@link ProtegoPolicy}):
+ *   a session keeps its last credit unless its request was dropped (bw2_server.c,
+ *   srpc_update_credit), so C bounds the credits beyond one per session and drops drain sessions.
+ * Measures (Alg. 1 lines 4–6), per request, O(1), on LongAdders, as the authors count them
+ *   (bw2_server.c: srpc_cm_in_cnt in srpc_recv_one before the drop check, srpc_cm_out_cnt in
+ *   srpc_worker for requests not dropped):
+ *   in   requests that passed the credit check at admission (dropped ones included);
  *   out  permits completed {@link Outcome#SUCCESS} (throughput);
  *   drop admitted permits completed {@link Outcome#DROPPED} or {@link Outcome#ABORTED} (ASQM).
  * Iterations (Alg. 1 line 10, §4 "Performance measurement"), on the injected scheduler:
  *   t0           pool updated
  *   t0 + RTT     current measures reset: the load has had one end-to-end RTT to follow C
- *   t0 + k·RTT   lines 11–23 decide and set C on the measures since t0 + RTT; lines 24–25
+ *   t0 + k·RTT   the rule decides and sets C on the measures since t0 + RTT; lines 24–25
  *                keep them as "last"; the RTT estimate is refreshed; next iteration starts
- *   (k = {@link ProtegoConfig#rttsPerIteration}, 4 by default). The measures are passed as rates
- *   over the measured span, so that spans of slightly different lengths compare fairly.
+ *   (k = {@link ProtegoConfig#rttsPerIteration}, 4 by default: footnote 1). The authors' server
+ *   has the same shape with constants: the measures are reset SRPC_CM_P99_RTT = 100 µs after an
+ *   update and the pool is updated at SRPC_CM_UPDATE_INTERVAL = 200 µs, for a 10 µs network RTT
+ *   (srpc_update_credit_pool). The measures are passed as rates over the measured span, so
+ *   that spans of different lengths (the RTT estimate moves) compare fairly.
  * End-to-end RTT (§3.1: "the elapsed time between credit issue and the successful response
  *   return which is tracked with an 8B unique credit ID"): every response this gate completes
  *   carries a credit id that encodes when it was sent, {@code now − epoch + 1} (never 0, wrap-safe
  *   for 584 years); the credits it piggybacks are stamped with it. {@link ProtegoClientGate} echoes
- *   the id of the latest credit it received on each request; when that request's response
- *   succeeds, {@code now − issueTime} is one sample. The estimate is the mean of the samples of an
- *   iteration's measured span (kept when there are none); samples at or below zero or above
- *   {@link ProtegoConfig#maxRttNanos} are discarded. The id needs no table at the server.
+ *   on each request the latest id it received, advanced by the time that credit then waited at
+ *   the client; when the request's response succeeds, {@code now − id} is one sample: the network
+ *   RTT plus the request's time in the server, the lag with which the measures follow C. Taken
+ *   literally, credit issue to response would also count how long a credit sits at an idle client
+ *   (with 1,000 clients, milliseconds: the previous session measured 4–14 ms), which is no delay
+ *   of the control loop: a pool change reaches the measures through clients that have requests.
+ *   Samples at or below zero or above {@link ProtegoConfig#maxRttNanos} (a response later than
+ *   the SLO is no successful return) are
+ *   discarded. The estimate moves toward each iteration's sample mean with gain 1/8, as TCP's
+ *   smoothed RTT (RFC 6298): the paper does not say how samples are combined, and in
+ *   scenarios/protego-two-path at 1.4× an iteration's 20–60 samples have means from 46 to 170 µs,
+ *   so an unsmoothed estimate would make the iteration length, and with it the noise in the
+ *   counts, random. (At equilibrium the estimate is 90–110 µs there, close to the authors'
+ *   SRPC_CM_P99_RTT = 100 µs.) The id needs no table at the server.
  * </pre>
  *
  * <p>Thread-safe. {@link #admit} and permit completion run concurrently and touch only the shared
@@ -50,6 +70,9 @@ import java.util.concurrent.atomic.LongAdder;
  * may be a moment stale.
  */
 public final class ProtegoServerGate implements ServerGate {
+
+  /** Gain of the smoothed RTT: RFC 6298's α = 1/8, as a divisor. */
+  private static final long RTT_GAIN_DIVISOR = 8;
 
   private final ProtegoConfig config;
   private final BreakwaterServerGate credits;
@@ -68,6 +91,7 @@ public final class ProtegoServerGate implements ServerGate {
   private long measureStart;
   private double inLast;
   private double outLast;
+  private double carry;
   private volatile long rttNanos;
   private volatile ProtegoPolicy.Decision lastDecision;
   private volatile long iterations;
@@ -82,12 +106,19 @@ public final class ProtegoServerGate implements ServerGate {
       throw new NullPointerException(config == null ? "config" : "environment");
     }
     this.config = config;
-    this.credits = new BreakwaterServerGate(config.creditMachinery(), environment);
+    // The authors' rule grows only a fully handed-out pool ([A3]), which keeps C near one credit
+    // per session when the sessions are idle; without their per-session rule every dip of C below
+    // C_issued would drain idle sessions, whose next requests then wait for an explicit credit.
+    this.credits = new BreakwaterServerGate(config.creditMachinery(), environment,
+        config.rule() == ProtegoConfig.Rule.AUTHORS);
     this.ticker = environment.ticker();
     this.scheduler = environment.scheduler();
     this.minimumPool = environment.parallelism();
     this.epoch = ticker.read();
     this.rttNanos = config.initialRttNanos();
+    // The authors' server starts C at 10 credits per core (bw2_server.c, srpc_listener); the
+    // first iteration clamps it to [parallelism, 64·n_c] (Alg. 1 lines 22–23).
+    credits.resizePool((long) config.initialPoolPerCore() * Math.max(1, minimumPool), 0);
   }
 
   @Override
@@ -184,7 +215,11 @@ public final class ProtegoServerGate implements ServerGate {
     reschedule(this::endIteration, (config.rttsPerIteration() - 1) * rttNanos);
   }
 
-  /** Algorithm 1 lines 11–25 on the measures since {@link #beginMeasurement}. */
+  /**
+   * Algorithm 1 lines 11–25 on the measures since {@link #beginMeasurement}, by the configured
+   * rule; the authors' rule reads C_issued and C at the same moment, as srpc_update_credit_pool
+   * reads credit_used and credit_pool.
+   */
   private void endIteration() {
     long now = ticker.read();
     long span = now - measureStart;
@@ -193,11 +228,23 @@ public final class ProtegoServerGate implements ServerGate {
       double inCur = in.sum() * perNano;
       double outCur = out.sum() * perNano;
       double dropCur = drops.sum() * perNano;
-      ProtegoPolicy.Decision decision = ProtegoPolicy.decide(inCur, inLast, outCur, outLast,
-          dropCur, config.efficiencyThreshold(), config.maxDropRate());
       int n = credits.sessionCount();
-      long next = ProtegoPolicy.nextPoolSize(credits.poolSize(), decision,
-          ProtegoPolicy.increment(config.increaseFraction(), n), config.decreaseFactor());
+      long pool = credits.poolSize();
+      ProtegoPolicy.Decision decision;
+      long next;
+      if (config.rule() == ProtegoConfig.Rule.AUTHORS) {
+        decision = ProtegoPolicy.decideAuthors(inCur, inLast, outCur, outLast, dropCur,
+            credits.issuedCredits(), pool, config.efficiencyThreshold(), config.maxDropRate());
+        ProtegoPolicy.Step step = ProtegoPolicy.authorsStep(pool, carry, decision,
+            config.increaseFraction(), n);
+        next = step.pool();
+        carry = step.carry();
+      } else {
+        decision = ProtegoPolicy.decidePaper(inCur, inLast, outCur, outLast, dropCur,
+            config.efficiencyThreshold(), config.maxDropRate());
+        next = ProtegoPolicy.nextPoolSize(pool, decision,
+            ProtegoPolicy.increment(config.increaseFraction(), n), config.decreaseFactor());
+      }
       next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n); // l. 22–23
       credits.resizePool(next, n);
       inLast = inCur;                                                                // l. 24
@@ -207,7 +254,8 @@ public final class ProtegoServerGate implements ServerGate {
     }
     long samples = rttSamples.sum();
     if (samples > 0) {
-      rttNanos = Math.max(1, rttSum.sum() / samples);
+      long mean = rttSum.sum() / samples;
+      rttNanos = Math.max(1, rttNanos + (mean - rttNanos) / RTT_GAIN_DIVISOR);
     }
     reschedule(this::beginMeasurement, rttNanos);
   }

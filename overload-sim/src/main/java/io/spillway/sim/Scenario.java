@@ -89,6 +89,7 @@ public final class Scenario {
     keys.put("netflix.vegas.smoothing", "Vegas weight of a new limit estimate in (0,1]; default 1.0");
     keys.put("netflix.aimd.backoff", "AIMD multiplicative decrease on a drop or late sample, in [0.5,1); default 0.9");
     keys.put("netflix.aimd.timeout_us", "AIMD: a server latency above this counts as a drop; default 5000000 (5 s)");
+    keys.put("protego.rule", "Protego's pool rule: authors (bw2_server.c, default) | paper (Algorithm 1 as printed)");
     keys.put("rajomon.threshold_us", "Rajomon queueing-delay threshold; default 25% of the SLO");
     keys.put("rajomon.interval_us", "Rajomon price update interval; default max(RTT, threshold/2)");
     keys.put("rajomon.increase", "Rajomon price increase in tokens per threshold of excess delay; default 8");

@@ -39,9 +39,9 @@ public final class SchemeRegistry {
       new Entry("breakwater", s -> Breakwater.of(breakwaterConfig(s))),
       new Entry("breakwater-credit", s -> Breakwater.creditsOnly(breakwaterConfig(s))),
       new Entry("breakwater-credit-spec", s -> Breakwater.creditsWithSpeculation(breakwaterConfig(s))),
-      new Entry("protego", s -> Protego.of(ProtegoConfig.forSlo(s.sloNanos(), s.rttNanos()))),
+      new Entry("protego", s -> Protego.of(protegoConfig(s))),
       // Protego's ablations (protego-nsdi23 Fig. 11): admission control alone, ASQM alone.
-      new Entry("protego-ac", s -> Protego.of(ProtegoConfig.forSlo(s.sloNanos(), s.rttNanos()))),
+      new Entry("protego-ac", s -> Protego.of(protegoConfig(s))),
       new Entry("protego-asqm", s -> NoControl.INSTANCE),
       new Entry("codel", s -> CoDel.of(codelConfig(s))),
       new Entry("window", s -> Window.of(windowConfig(s))),
@@ -197,6 +197,26 @@ public final class SchemeRegistry {
       }
       if (s.isSet("dagor.window_reqs")) {
         c = c.withWindowRequests(s.intValue("dagor.window_reqs"));
+      }
+      return c;
+    });
+  }
+
+  /**
+   * Protego (protego-nsdi23 §3.1) for the scenario's SLO and RTT, with the pool rule chosen by
+   * {@code protego.rule}: the authors' implementation (default) or Algorithm 1 as printed.
+   */
+  static ProtegoConfig protegoConfig(Scenario s) {
+    return configure("protego", () -> {
+      ProtegoConfig c = ProtegoConfig.forSlo(s.sloNanos(), s.rttNanos());
+      if (s.isSet("protego.rule")) {
+        String rule = s.get("protego.rule").strip().toUpperCase(java.util.Locale.ROOT);
+        try {
+          c = c.withRule(ProtegoConfig.Rule.valueOf(rule));
+        } catch (IllegalArgumentException e) {
+          throw Scenario.invalid("protego.rule", "expected authors or paper, got '"
+              + s.get("protego.rule") + "'");
+        }
       }
       return c;
     });
