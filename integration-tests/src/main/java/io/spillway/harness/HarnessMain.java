@@ -2,6 +2,7 @@ package io.spillway.harness;
 
 import io.spillway.api.NoControl;
 import io.spillway.api.OverloadScheme;
+import io.spillway.asqm.ContendedLockFinder;
 import io.spillway.sim.Experiment;
 import io.spillway.sim.Recorder;
 import io.spillway.sim.Report;
@@ -10,11 +11,13 @@ import io.spillway.sim.Scenario;
 import io.spillway.sim.ScenarioCommand;
 import io.spillway.sim.SchemeRegistry;
 import io.spillway.sim.StepConvergence;
+import io.spillway.sim.Tally;
 import io.spillway.transport.SpillwayClient;
 import io.spillway.transport.Transport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,6 +33,9 @@ import java.util.concurrent.TimeUnit;
  * the machine allows; this process is the load generator (the launcher pins it to core 1). The
  * harness measures capacity itself first (no control, closed loop), then runs every demand level
  * (or the schedule), and prints the same table and writes the same results.json as the simulator.
+ *
+ * <p>{@code --profile-locks FILE.jfr} runs Protego §4's contended-lock finder on the server instead
+ * of the experiment (see {@link Harness#profileLocks}).
  *
  * <p>Network delay: loopback adds its own (tens of µs through the kernel and Netty); the harness
  * injects none beyond that, and the scenario's {@code rtt_us} is used only as Breakwater's control
@@ -59,12 +65,16 @@ public final class HarnessMain {
 
   static int run(String[] args) throws Exception {
     int[] connections = {4};
+    Path[] profileLocks = {null};
     ScenarioCommand cmd = ScenarioCommand.parse(args, Map.of(
         "--connections", v -> connections[0] = Integer.parseInt(v),
-        "--transport", v -> System.setProperty(Transport.PROPERTY, v)));
+        "--transport", v -> System.setProperty(Transport.PROPERTY, v),
+        "--profile-locks", v -> profileLocks[0] = Path.of(v)));
     if (cmd.help()) {
       System.out.println("usage: spillway harness SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
-          + " [--transport io_uring|epoll|nio]");
+          + " [--transport io_uring|epoll|nio] [--profile-locks FILE.jfr]");
+      System.out.println("  --profile-locks FILE.jfr: instead of the experiment, run one step at capacity under the"
+          + " scenario's first scheme with the server's lock waits recorded (JFR) to FILE, and rank its locks");
       return 0;
     }
     Path file = cmd.scenarioFile();
@@ -74,6 +84,9 @@ public final class HarnessMain {
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", "harness-" + scenario.name());
     Files.createDirectories(out);
     Harness h = new Harness(scenario, file, overrides, connections[0], out);
+    if (profileLocks[0] != null) {
+      return h.profileLocks(profileLocks[0].toAbsolutePath(), System.out);
+    }
     long started = System.nanoTime();
     Experiment.Results results = h.run();
     Report.printTable(results, System.out);
@@ -150,6 +163,55 @@ public final class HarnessMain {
       return new Experiment.Results(scenario, capacity, measure, rows, convergence);
     }
 
+    /**
+     * {@code --profile-locks}: Protego §4's "identifying contended locks" on the harness's own
+     * service. Runs the scenario's first scheme at 1.0 × capacity for one step (warm-up plus
+     * duration) with the server recording every lock wait (JFR, {@link HarnessServer}'s {@code
+     * jfr-start}), writes the recording to {@code file} and prints {@link ContendedLockFinder}'s
+     * ranking. With {@code paths}, also says whether the path mutexes rank first. The profiled
+     * server dispatches on platform threads ({@link HarnessServer#PLATFORM_THREADS}: the Flight
+     * Recorder sees no lock waits of virtual threads); the locks are the same.
+     *
+     * @return the exit status: 0, or 1 if the scenario has paths and they do not rank first
+     */
+    int profileLocks(Path file, PrintStream report) throws Exception {
+      boolean measure = scenario.capacityRps() <= 0;
+      double capacity = measure ? measureCapacity() : scenario.capacityRps();
+      String name = scenario.schemes().getFirst();
+      long step = scenario.warmupNanos() + scenario.durationNanos();
+      System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s); profiling the locks of %s at 1.00x for %.1f s%n",
+          capacity, measure ? "measured" : "given", name, step / 1e9);
+      OverloadScheme scheme = SchemeRegistry.create(name, scenario);
+      Recorder recorder = new Recorder(scenario.windowNanos());
+      try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out, true);
+           SpillwayClient client = client(scheme, server.port())) {
+        warm(client, capacity);
+        server.command("jfr-start");
+        LoadGenerator.openLoop(client, scenario, List.of(new Scenario.DemandStep(1.0, 0)), capacity, step,
+            recorder, scenario.seed()).get(step / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+        server.command("jfr-stop " + file);
+      }
+      List<ContendedLockFinder.LockContention> ranked = ContendedLockFinder.analyze(file);
+      Tally served = recorder.sum(0, step);
+      report.printf(Locale.ROOT, "contended locks in the %s server at 1.00x capacity (%.0f rps offered, %d served in"
+          + " %.1f s), most waiting first; recording %s%n", name, capacity, served.completed, step / 1e9, file);
+      ContendedLockFinder.print(ranked, 10, report);
+      int paths = scenario.paths().length;
+      if (paths == 0) {
+        return 0;
+      }
+      int pathMutexesOnTop = 0;
+      while (pathMutexesOnTop < Math.min(paths, ranked.size())
+          && ranked.get(pathMutexesOnTop).site().startsWith(MutexPathService.class.getName() + ".")) {
+        pathMutexesOnTop++;
+      }
+      boolean ok = pathMutexesOnTop == paths;
+      report.printf(Locale.ROOT, "%s: the top %d %s %s%n", ok ? "ok" : "NOT AS EXPECTED", paths,
+          paths == 1 ? "lock is" : "locks are", ok ? "the path mutexes (MutexPathService)"
+              : "not all path mutexes: only " + pathMutexesOnTop + " of them rank first");
+      return ok ? 0 : 1;
+    }
+
     private SpillwayClient client(OverloadScheme scheme, int port) throws InterruptedException {
       return SpillwayClient.builder().scheme(scheme).port(port).connections(connections)
           .sessions(scenario.clients()).sloNanos(scenario.sloNanos()).build().start();
@@ -177,15 +239,23 @@ public final class HarnessMain {
   /** A {@link HarnessServer} child process; closing it closes its stdin, which stops it. */
   static final class ServerProcess implements AutoCloseable {
     private final Process process;
+    private final BufferedReader stdout;
     private final int port;
 
-    private ServerProcess(Process process, int port) {
+    private ServerProcess(Process process, BufferedReader stdout, int port) {
       this.process = process;
+      this.stdout = stdout;
       this.port = port;
     }
 
     static ServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme, int carriers,
         boolean pin, Path out) throws IOException, InterruptedException {
+      return start(scenarioFile, overrides, scheme, carriers, pin, out, false);
+    }
+
+    /** As above; {@code platformThreads} dispatches on platform threads (for a lock profile). */
+    static ServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme, int carriers,
+        boolean pin, Path out, boolean platformThreads) throws IOException, InterruptedException {
       List<String> cmd = new ArrayList<>();
       if (pin) {
         cmd.addAll(List.of("/usr/bin/taskset", "-c", "0"));
@@ -195,6 +265,9 @@ public final class HarnessMain {
       String transport = System.getProperty(Transport.PROPERTY);
       if (transport != null) {
         cmd.add("-D" + Transport.PROPERTY + "=" + transport);
+      }
+      if (platformThreads) {
+        cmd.add("-D" + HarnessServer.PLATFORM_THREADS + "=true");
       }
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-XX:MetaspaceSize=256m",
           "-Xlog:gc:file=" + out.resolve("gc-server-" + scheme + ".log"),
@@ -210,11 +283,32 @@ public final class HarnessMain {
         p.destroyForcibly().waitFor();
         throw new IOException("server for " + scheme + " did not start (first line: " + line + "); see " + log);
       }
-      return new ServerProcess(p, Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip()));
+      return new ServerProcess(p, stdout, Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip()));
     }
 
     int port() {
       return port;
+    }
+
+    /**
+     * Sends one command line to the server and waits for its answer ({@link HarnessServer}).
+     *
+     * @return the answer, after the {@code SPILLWAY-JFR} prefix
+     * @throws IOException if the server ends first or answers with an error
+     */
+    String command(String line) throws IOException {
+      process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      process.getOutputStream().flush();
+      for (String answer = stdout.readLine(); answer != null; answer = stdout.readLine()) {
+        if (answer.startsWith(HarnessServer.JFR_LINE)) {
+          String text = answer.substring(HarnessServer.JFR_LINE.length());
+          if (text.startsWith("error")) {
+            throw new IOException("server refused '" + line + "': " + text);
+          }
+          return text;
+        }
+      }
+      throw new IOException("server ended before answering '" + line + "'");
     }
 
     @Override

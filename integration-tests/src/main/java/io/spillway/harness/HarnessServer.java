@@ -1,32 +1,64 @@
 package io.spillway.harness;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.sim.Scenario;
 import io.spillway.sim.SchemeRegistry;
+import io.spillway.transport.RequestHandler;
 import io.spillway.transport.SpillwayServer;
 import io.spillway.transport.Threading;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import jdk.jfr.Recording;
 
 /**
  * The harness's server process: a {@link SpillwayServer} running one scheme over a synthetic
- * service that spins for the service time each request carries (8 bytes, nanoseconds), the way
- * the papers' synthetic workloads model a CPU-bound request. Requests are dispatched to virtual
- * threads on the Loom carrier-delay dispatcher, whose queue is a stage of the overload signal.
+ * service, the way the papers' synthetic workloads model a CPU-bound request.
+ *
+ * <ul>
+ *   <li>Without {@code paths}: each request spins for the service time it carries (8 bytes,
+ *       nanoseconds), inline on the event loop or on the Loom carrier-delay dispatcher (scenario key
+ *       {@code threading}).
+ *   <li>With {@code paths} (Protego's two-path experiment, protego-nsdi23 §2, Fig. 1): the {@link
+ *       MutexPathService}, whose requests hold a path's {@link io.spillway.asqm.BudgetedLock} while
+ *       they spin. It needs {@code threading = dispatch}: a request waiting for a mutex parks its
+ *       virtual thread and frees the carrier, as Protego's threads free their core, so the carrier
+ *       queue (Breakwater's signal) does not see the lock queues. Under a scheme with ASQM the
+ *       transport gives each request the scenario's queueing budget ({@link
+ *       Scenario#asqmBudgetNanos()}, §3.2) and the service acquires within it.
+ * </ul>
  *
  * <p>Prints {@code SPILLWAY-PORT n} on stdout once listening, then serves until its standard input
- * closes (so it never outlives the harness).
+ * closes (so it never outlives the harness). Lines on standard input are commands: {@code
+ * jfr-start} starts a Flight Recorder recording of lock waits (every {@code jdk.ThreadPark} and
+ * {@code jdk.JavaMonitorEnter}, with stacks, as {@link io.spillway.asqm.ContendedLockFinder} reads
+ * them) and {@code jfr-stop FILE} stops it and writes it to FILE; each is answered by a line
+ * starting {@code SPILLWAY-JFR}. Lock waits are only recorded for platform threads: profile a
+ * server started with {@code -D}{@value #PLATFORM_THREADS}{@code =true}.
  *
  * <p>Usage: {@code HarnessServer SCENARIO_FILE SCHEME CARRIERS [key=value ...]}
  */
 public final class HarnessServer {
 
   static final String PORT_LINE = "SPILLWAY-PORT ";
+  static final String JFR_LINE = "SPILLWAY-JFR ";
+  /**
+   * System property: {@code true} dispatches on a pool of CARRIERS platform threads instead of
+   * virtual threads. The lock-profile run needs it: JDK 25's Flight Recorder emits no {@code
+   * jdk.ThreadPark} for a virtual thread that waits for a lock (it unmounts rather than parks its
+   * carrier), so a virtual-thread server shows no lock waits at all.
+   */
+  static final String PLATFORM_THREADS = "spillway.harness.platformThreads";
 
   private HarnessServer() { }
 
@@ -41,31 +73,91 @@ public final class HarnessServer {
       overrides.put(args[i].substring(0, eq), args[i].substring(eq + 1));
     }
     Scenario scenario = Scenario.load(Path.of(args[0]), overrides);
-    OverloadScheme scheme = SchemeRegistry.create(args[1], scenario);
+    String schemeName = args[1];
     int carriers = Integer.parseInt(args[2]);
     Ticker ticker = Ticker.system();
-    boolean inline = scenario.threading().equals("inline");
-    try (CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
-         SpillwayServer server = (inline
-             ? SpillwayServer.builder().threading(Threading.LOOP_QUEUE)
-             : SpillwayServer.builder().dispatcher(dispatcher, dispatcher.queueDelay()))
-             .scheme(scheme)
-             .parallelism(carriers)
-             .handler(HarnessServer::spin)
-             .build()
-             .start()) {
-      System.err.println("harness server: scheme " + scheme.name() + ", transport " + server.transport()
-          + ", threading " + scenario.threading() + (inline ? "" : ", " + dispatcher));
+    RequestHandler handler = handler(scenario, schemeName, ticker);
+    try (CarrierDispatcher dispatcher = Boolean.getBoolean(PLATFORM_THREADS)
+             ? CarrierDispatcher.platform(carriers, ticker) : CarrierDispatcher.create(carriers, ticker);
+         SpillwayServer server = builder(scenario, schemeName, handler, dispatcher, carriers)
+             .ticker(ticker).build().start()) {
+      System.err.println("harness server: scheme " + schemeName + ", transport " + server.transport()
+          + ", threading " + scenario.threading() + (server.threading() == Threading.LOOP_QUEUE ? "" : ", " + dispatcher)
+          + (handler instanceof MutexPathService s ? ", " + s : "")
+          + (usesAsqm(schemeName) ? ", ASQM budget " + scenario.asqmBudgetNanos() / 1_000 + " us" : ""));
       System.out.println(PORT_LINE + server.port());
       System.out.flush();
-      while (System.in.read() >= 0) {
-        // serve until the harness closes our stdin
+      serveCommands();
+    }
+  }
+
+  /** Schemes under which requests get a queueing budget and acquire within it: the simulator's rule. */
+  static boolean usesAsqm(String scheme) {
+    return io.spillway.sim.SchemeRegistry.usesAsqm(scheme);
+  }
+
+  /** The scenario's synthetic service: the mutex-path service if it has {@code paths}, else a spin. */
+  static RequestHandler handler(Scenario scenario, String scheme, Ticker ticker) {
+    if (scenario.paths().length == 0) {
+      return HarnessServer::spin;
+    }
+    if (scenario.threading().equals("inline")) {
+      throw new IllegalArgumentException("scenario key 'paths' needs threading = dispatch: a request waiting"
+          + " for a mutex must park its own thread, not the event loop");
+    }
+    return MutexPathService.forScenario(scenario, usesAsqm(scheme), ticker);
+  }
+
+  /**
+   * A server for {@code scheme} running {@code handler}: inline on the event loop or on {@code
+   * dispatcher}, as the scenario's {@code threading} says, with the scenario's ASQM budget if the
+   * scheme uses ASQM.
+   */
+  static SpillwayServer.Builder builder(Scenario scenario, String scheme, RequestHandler handler,
+      CarrierDispatcher dispatcher, int parallelism) {
+    OverloadScheme overload = SchemeRegistry.create(scheme, scenario);
+    SpillwayServer.Builder b = scenario.threading().equals("inline")
+        ? SpillwayServer.builder().threading(Threading.LOOP_QUEUE)
+        : SpillwayServer.builder().dispatcher(dispatcher, dispatcher.queueDelay());
+    if (usesAsqm(scheme)) {
+      b.queueingBudgetNanos(scenario.asqmBudgetNanos());
+    }
+    return b.scheme(overload).parallelism(parallelism).handler(handler);
+  }
+
+  /** Reads commands from standard input until it closes. */
+  private static void serveCommands() throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    Recording recording = null;
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      String command = line.strip();
+      if (command.equals("jfr-start") && recording == null) {
+        recording = new Recording();
+        recording.setName("spillway-lock-waits");
+        recording.enable("jdk.ThreadPark").withThreshold(Duration.ZERO).withStackTrace();
+        recording.enable("jdk.JavaMonitorEnter").withThreshold(Duration.ZERO).withStackTrace();
+        recording.start();
+        reply("started");
+      } else if (command.startsWith("jfr-stop ") && recording != null) {
+        Path file = Path.of(command.substring("jfr-stop ".length()).strip());
+        recording.stop();
+        recording.dump(file);
+        recording.close();
+        recording = null;
+        reply(file.toString());
+      } else {
+        reply("error: unknown or out-of-order command '" + command + "'");
       }
     }
   }
 
-  /** The synthetic service: spin for the requested time on the carrier. */
-  static ByteBuf spin(ByteBuf request, io.netty.buffer.ByteBufAllocator alloc) {
+  private static void reply(String text) {
+    System.out.println(JFR_LINE + text);
+    System.out.flush();
+  }
+
+  /** The synthetic service without paths: spin for the requested time on the carrier. */
+  static ByteBuf spin(ByteBuf request, ByteBufAllocator alloc) {
     long nanos = request.readableBytes() >= 8 ? request.getLong(request.readerIndex()) : 0;
     long end = System.nanoTime() + nanos;
     while (System.nanoTime() - end < 0) {

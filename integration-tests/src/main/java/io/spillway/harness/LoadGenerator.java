@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li>Open loop: one aggregate Poisson process at demand × capacity (steps as scheduled), each
- *       arrival to a uniformly chosen session, each carrying a sampled service time. An arrival is
+ *       arrival to a uniformly chosen session, each carrying a sampled service time (and, if the
+ *       scenario has {@code paths}, a draw that picks its mutex path). An arrival is
  *       stamped with its scheduled time, not the time the generator got to it, so a generator that
  *       falls behind adds to measured latency instead of hiding it (no coordinated omission).
  *   <li>Closed loop: a fixed number of calls outstanding, each completion issuing the next; how
@@ -48,6 +49,8 @@ final class LoadGenerator implements Runnable {
   private final SplittableRandom arrivals;
   private final SplittableRandom services;
   private final SplittableRandom picks;
+  private final SplittableRandom pathDraws;
+  private final boolean paths;
   private final CompletableFuture<Recorder> done = new CompletableFuture<>();
 
   private long start;
@@ -75,6 +78,8 @@ final class LoadGenerator implements Runnable {
     this.arrivals = root.split();
     this.services = root.split();
     this.picks = root.split();
+    this.pathDraws = root.split(); // split last: scenarios without paths draw exactly as before
+    this.paths = scenario.paths().length > 0;
   }
 
   /** Runs an open-loop schedule for {@code runNanos}; completes when every call has ended. */
@@ -163,7 +168,10 @@ final class LoadGenerator implements Runnable {
 
   private void issue(long arrival) {
     SpillwayClient.Session session = client.session(picks.nextInt(client.sessionCount()));
-    byte[] payload = ByteBuffer.allocate(8).putLong(service.sample(services)).array();
+    long serviceNanos = service.sample(services);
+    byte[] payload = paths
+        ? MutexPathService.request(serviceNanos, pathDraws.nextLong())
+        : ByteBuffer.allocate(8).putLong(serviceNanos).array();
     recorder.at(Math.max(0, arrival - start)).offered++;
     outstanding++;
     session.call(payload).whenComplete((body, error) -> ended(arrival, error));

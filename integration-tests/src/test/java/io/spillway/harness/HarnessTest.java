@@ -1,17 +1,21 @@
 package io.spillway.harness;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.spillway.api.NoControl;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
+import io.spillway.asqm.ContendedLockFinder;
 import io.spillway.sim.Recorder;
 import io.spillway.sim.Scenario;
 import io.spillway.sim.SchemeRegistry;
 import io.spillway.sim.Tally;
 import io.spillway.transport.SpillwayClient;
 import io.spillway.transport.SpillwayServer;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -95,5 +99,29 @@ class HarnessTest {
     }
     p.close();
     assertTrue(Files.readString(dir.resolve("server-breakwater.log")).contains("scheme breakwater"));
+  }
+
+  /** The lock profile ({@code --profile-locks}) of the two-path service finds its two mutexes. */
+  @Test
+  void aLockProfileOfTheTwoPathServerRanksItsPathMutexesFirst(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("two-path.conf");
+    Files.writeString(file, "clients = 8\ncores = 4\nservice_mean_us = 200\npaths = 0.5, 0.5\nschemes = none\n");
+    Scenario s = Scenario.load(file, Map.of());
+    Path recording = dir.resolve("locks.jfr");
+    try (HarnessMain.ServerProcess p = HarnessMain.ServerProcess.start(file, Map.of(), "none", 4, false, dir, true);
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).port(p.port())
+             .sessions(s.clients()).sloNanos(s.sloNanos()).build().start()) {
+      p.command("jfr-start");
+      // 16 calls in flight on 4 threads and 2 mutexes: threads park behind the mutexes.
+      LoadGenerator.closedLoop(client, s, 16, 300_000_000L, new Recorder(10_000_000L), 5).get(60, TimeUnit.SECONDS);
+      assertEquals(recording.toString(), p.command("jfr-stop " + recording));
+      assertThrows(IOException.class, () -> p.command("jfr-stop " + recording), "no recording is running");
+    }
+    List<ContendedLockFinder.LockContention> ranked = ContendedLockFinder.analyze(recording);
+    assertTrue(ranked.size() >= 2, "locks found: " + ranked);
+    for (ContendedLockFinder.LockContention top : ranked.subList(0, 2)) {
+      assertTrue(top.site().startsWith(MutexPathService.class.getName() + ".handle"), "ranked: " + ranked);
+      assertTrue(top.lock().contains("ReentrantLock"), "ranked: " + ranked);
+    }
   }
 }

@@ -54,8 +54,11 @@ public final class SchemeRegistry {
 
   private SchemeRegistry() { }
 
-  /** Schemes under which the server applies ASQM (budgeted run queue and mutexes). */
-  static boolean usesAsqm(String name) {
+  /**
+   * Schemes under which the server applies ASQM (budgeted run queue and mutexes); the simulator
+   * and the real-socket harness both ask here.
+   */
+  public static boolean usesAsqm(String name) {
     return name.equals("protego") || name.equals("protego-asqm");
   }
 

@@ -1,0 +1,592 @@
+package io.spillway.harness.graph;
+
+import io.spillway.sim.CallGraph;
+import io.spillway.sim.Experiment;
+import io.spillway.sim.Recorder;
+import io.spillway.sim.Report;
+import io.spillway.sim.ResultRecord;
+import io.spillway.sim.Scenario;
+import io.spillway.sim.ScenarioCommand;
+import io.spillway.sim.StepConvergence;
+import io.spillway.sim.Tally;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * {@code GraphHarnessMain SCENARIO [--out DIR] [--set key=value ...] [--connections N]
+ * [--capacity iface=rps,...] [--calibrate-slo]}: runs a call-graph scenario (rajomon-nsdi25 §5) on
+ * real sockets. Every service of the graph is a gRPC server on loopback in one child process
+ * ({@link GraphServer}, pinned to core 0 where the machine allows); this process is the load
+ * generator (the launcher pins it to core 1).
+ *
+ * <ol>
+ *   <li><b>Capacity</b> per interface: no control, closed loop, each interface alone (the
+ *       highest throughput the graph reaches for it, ../shared/DESIGN.md "Capacity"), measured
+ *       once the throughput is steady. {@code --capacity} gives them instead (and skips that
+ *       warm-up).
+ *   <li><b>SLO</b> (with {@code --calibrate-slo}): each interface alone, open loop at 0.8 × its
+ *       capacity with no control; prints its p95 and 5 × p95, the paper's SLO rule (§4 "SLOs for
+ *       each interface are set to 5 × its 95th-percentile latency under normal conditions"). The
+ *       scenario file carries the number as {@code graph.<iface>.slo_us}.
+ *   <li><b>Each scheme</b>: the services restarted under it in the same process (so the JIT's work
+ *       carries over: the services compile on the one core they serve from, which took longer than
+ *       a run on a busy machine), warmed, then either steady levels or a schedule, every interface
+ *       driven open loop at the same time:
+ *       <ul>
+ *         <li>steady (no {@code schedule}, and not every interface has its own): for each level of
+ *             {@code demand}, a warm-up of {@code warmup_ms} at 0.8 × capacity (§5.1: "we warm up
+ *             with load at 80% ... and then overload"), then {@code duration_ms} at the level,
+ *             measured. An interface with its own {@code graph.<iface>.schedule} follows it
+ *             instead, from the start of each run.
+ *         <li>schedule: {@code duration_ms} of each interface's own schedule, or the scenario's.
+ *       </ul>
+ * </ol>
+ *
+ * <p>Demand for an interface is its level × its own capacity. Output: per interface, the same
+ * table, results.json and plots as the other harnesses ({@code DIR/<iface>/}), with the
+ * interface's SLO and capacity; then a summary with p95 (Rajomon reports p95) and the work the
+ * services did per successful request (node computations ÷ successes; the tree's node count when
+ * nothing is wasted), also written to {@code DIR/graph.json}.
+ */
+public final class GraphHarnessMain {
+
+  /**
+   * Closed-loop capacity measurement: warm in slices until throughput is steady (the JIT is done;
+   * the services compile on the core they serve from, which took over 10 s on a busy machine),
+   * then measure.
+   */
+  static final long CAPACITY_SLICE_NANOS = 1_000_000_000L;
+  static final int CAPACITY_STEADY_SLICES = 3;
+  static final double CAPACITY_STEADY_SPREAD = 0.05;
+  static final int CAPACITY_MAX_SLICES = 15;
+  static final long CAPACITY_MEASURE_NANOS = 2_000_000_000L;
+  /** Calls kept in flight while measuring capacity: enough that no service's queue runs dry. */
+  static final int CAPACITY_OUTSTANDING = 64;
+  /**
+   * Each scheme's graph is warmed at 0.8 × capacity, split over the interfaces, before its first
+   * measured run: its controllers settle and its own code paths compile.
+   */
+  static final long SERVER_WARMUP_NANOS = 5_000_000_000L;
+  /** Normal load, rajomon-nsdi25 §5.1: warm-up level, and the load the SLO rule measures at. */
+  static final double NORMAL_LOAD = 0.8;
+  /** Generator lag worth a warning (its p99), microseconds. */
+  static final double LAG_WARNING_MICROS = 1_000;
+  /** The SLO rule's multiple of p95 latency at normal load (rajomon-nsdi25 §4). */
+  static final double SLO_P95_MULTIPLE = 5;
+
+  private GraphHarnessMain() { }
+
+  public static void main(String[] args) throws Exception {
+    try {
+      System.exit(run(args));
+    } catch (IllegalArgumentException e) {
+      System.err.println("spillway graph: " + e.getMessage());
+      System.exit(2);
+    }
+  }
+
+  static int run(String[] args) throws Exception {
+    int[] connections = {4};
+    Map<String, Double> capacities = new LinkedHashMap<>();
+    List<String> rest = new ArrayList<>(Arrays.asList(args));
+    boolean calibrate = rest.remove("--calibrate-slo");
+    ScenarioCommand cmd = ScenarioCommand.parse(rest.toArray(String[]::new), Map.of(
+        "--connections", v -> connections[0] = Integer.parseInt(v),
+        "--capacity", v -> capacities.putAll(parseCapacities(v))));
+    if (cmd.help()) {
+      System.out.println("usage: spillway graph SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
+          + " [--capacity iface=rps,...] [--calibrate-slo]");
+      System.out.println("  schemes: " + String.join(", ", GraphWirings.names())
+          + ", each also as NAME-d (at every hop, with a session per caller and callee)");
+      return 0;
+    }
+    Scenario scenario = cmd.load();
+    CallGraph graph = scenario.callGraph();
+    if (graph == null) {
+      throw new IllegalArgumentException("scenario '" + scenario.name() + "' describes no call graph "
+          + "(graph.services, graph.interfaces, graph.<interface>); use 'spillway harness' for one server");
+    }
+    scenario.schemes().forEach(name -> GraphWirings.create(name, scenario));
+    for (String iface : capacities.keySet()) {
+      graph.iface(iface);
+    }
+    if (!capacities.isEmpty() && capacities.size() != graph.interfaces().size()) {
+      throw new IllegalArgumentException("--capacity: give every interface's capacity, or none");
+    }
+    Path out = cmd.out() != null ? cmd.out() : Path.of("results", "graph-" + scenario.name());
+    Files.createDirectories(out);
+    GraphHarness h = new GraphHarness(scenario, cmd.scenarioFile(), cmd.overrides(), connections[0], out,
+        calibrate, capacities);
+    long started = System.nanoTime();
+    h.run();
+    System.out.printf(Locale.ROOT, "%nwrote %s (%.1f s wall clock; services %s, load generator %s)%n",
+        out, (System.nanoTime() - started) / 1e9, h.serverPinning(), h.clientPinning());
+    return 0;
+  }
+
+  static Map<String, Double> parseCapacities(String text) {
+    Map<String, Double> m = new LinkedHashMap<>();
+    for (String item : text.split(",")) {
+      int eq = item.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("--capacity takes iface=rps,..., got '" + text + "'");
+      }
+      double rps;
+      try {
+        rps = Double.parseDouble(item.substring(eq + 1).strip());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("--capacity: '" + item + "' is not iface=rps");
+      }
+      if (!(rps > 0)) {
+        throw new IllegalArgumentException("--capacity: '" + item + "' must be positive");
+      }
+      m.put(item.substring(0, eq).strip(), rps);
+    }
+    return m;
+  }
+
+  /**
+   * One summary row: a scheme on an interface, at a steady level or over one phase of a schedule.
+   *
+   * @param phaseStartMillis for schedules, the phase's start; -1 for steady rows
+   * @param workPerSuccess node computations at every service for this interface ÷ successful
+   *     responses, over the whole run; NaN when nothing succeeded
+   */
+  record Summary(String scheme, String iface, double demand, double phaseStartMillis, double phaseEndMillis,
+      double offeredRps, double goodputRps, double p50Micros, double p95Micros, double p99Micros,
+      double sloMicros, double dropRate, double expiredRate, double workPerSuccess) { }
+
+  /** One harness run. */
+  static final class GraphHarness {
+    private final Scenario scenario;
+    private final CallGraph graph;
+    private final Path scenarioFile;
+    private final Map<String, String> overrides;
+    private final int connections;
+    private final Path out;
+    private final boolean calibrate;
+    private final Map<String, Double> givenCapacities;
+    private final boolean pin;
+    private final boolean series;
+    private final int n;
+
+    private final double[] capacity;
+    private final Map<String, double[]> calibration = new LinkedHashMap<>();
+    private final List<List<ResultRecord>> rows = new ArrayList<>();
+    private final List<List<StepConvergence>> convergence = new ArrayList<>();
+    private final List<Summary> summary = new ArrayList<>();
+
+    GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, int connections, Path out,
+        boolean calibrate, Map<String, Double> givenCapacities) {
+      this.scenario = scenario;
+      this.graph = scenario.callGraph();
+      this.scenarioFile = scenarioFile;
+      this.overrides = overrides;
+      this.connections = connections;
+      this.out = out;
+      this.calibrate = calibrate;
+      this.givenCapacities = givenCapacities;
+      boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
+      this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"))
+          && System.getenv("SPILLWAY_NO_PIN") == null;
+      this.series = !scenario.schedule().isEmpty()
+          || graph.interfaces().stream().allMatch(i -> !i.schedule().isEmpty());
+      this.n = graph.interfaces().size();
+      this.capacity = new double[n];
+      for (int i = 0; i < n; i++) {
+        rows.add(new ArrayList<>());
+        convergence.add(new ArrayList<>());
+      }
+    }
+
+    String serverPinning() {
+      return pin ? "on core 0" : "unpinned";
+    }
+
+    String clientPinning() {
+      String pinned = System.getenv("SPILLWAY_PINNED");
+      return pinned != null ? "on core " + pinned : "unpinned";
+    }
+
+    void run() throws Exception {
+      System.err.print(describeGraph());
+      boolean measured = givenCapacities.isEmpty();
+      for (CallGraph.Interface i : graph.interfaces()) {
+        capacity[i.index()] = measured ? 0 : givenCapacities.get(i.name());
+      }
+      // One services process for the whole run, its graph restarted per scheme (GraphServer).
+      try (GraphServerProcess server = GraphServerProcess.start(scenarioFile, overrides, "none", pin, out)) {
+        if (measured || calibrate) {
+          try (GraphClient client = new GraphClient(scenario, server.ports(), GraphWirings.create("none", scenario),
+              scenario.clients(), connections)) {
+            client.connect();
+            if (measured) {
+              measureCapacities(client);
+            }
+            if (calibrate) {
+              calibrate(client);
+            }
+          }
+        }
+        for (String name : scenario.schemes()) {
+          server.switchTo(name);
+          runScheme(name, server);
+        }
+      }
+      for (CallGraph.Interface i : graph.interfaces()) {
+        if (rows.get(i.index()).isEmpty()) {
+          continue;
+        }
+        Scenario s = interfaceScenario(i);
+        Experiment.Results results = new Experiment.Results(s, capacity[i.index()], measured,
+            rows.get(i.index()), convergence.get(i.index()));
+        System.out.printf(Locale.ROOT, "%n== interface %s: depth %d, width %d, %d nodes, SLO %.0f us, "
+            + "capacity %.0f rps ==%n", i.name(), i.depth(), i.width(), i.nodes().size(), i.sloNanos() / 1e3,
+            capacity[i.index()]);
+        Report.printTable(results, System.out);
+        Report.write(results, out.resolve(i.name()));
+      }
+      printSummary();
+      Files.writeString(out.resolve("graph.json"), graphJson(measured));
+    }
+
+    private String describeGraph() {
+      StringBuilder b = new StringBuilder("graph harness: services ");
+      b.append(graph.services().stream().map(s -> s.name() + ":" + s.workers()).collect(Collectors.joining(", ")));
+      b.append('\n');
+      for (CallGraph.Interface i : graph.interfaces()) {
+        b.append(String.format(Locale.ROOT, "graph harness: %s = %s (depth %d, width %d, %d nodes, "
+            + "%.0f us compute, SLO %.0f us)%n", i.name(), tree(i.root()), i.depth(), i.width(),
+            i.nodes().size(), i.nodes().stream().mapToLong(x -> x.compute().meanNanos()).sum() / 1e3,
+            i.sloNanos() / 1e3));
+      }
+      return b.toString();
+    }
+
+    private static String tree(CallGraph.Node node) {
+      String self = node.service().name() + " " + node.compute().meanNanos() / 1000 + "us";
+      if (node.callees().isEmpty()) {
+        return self;
+      }
+      return self + " -> [" + node.callees().stream().map(GraphHarness::tree).collect(Collectors.joining(", ")) + "]";
+    }
+
+    /** Capacity of each interface alone: closed loop, no control, after a warm-up to steady throughput. */
+    private void measureCapacities(GraphClient client) throws Exception {
+      for (CallGraph.Interface i : graph.interfaces()) {
+        int slices = warmUntilSteady(client, i);
+        GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, i, CAPACITY_OUTSTANDING,
+            CAPACITY_MEASURE_NANOS, 100_000_000L, scenario.seed());
+        Tally t = await(g, CAPACITY_MEASURE_NANOS).getFirst().sum(0, CAPACITY_MEASURE_NANOS);
+        capacity[i.index()] = t.completed / (CAPACITY_MEASURE_NANOS / 1e9);
+        System.err.printf(Locale.ROOT, "graph harness: capacity %-10s %.0f rps (no control, closed loop, "
+            + "%d in flight, after %d s of warm-up; p50 %.0f us, p99 %.0f us)%n", i.name(),
+            capacity[i.index()], CAPACITY_OUTSTANDING, slices, pct(t, 50), pct(t, 99));
+      }
+    }
+
+    /**
+     * Runs {@code iface} closed loop in one-second slices until the last {@value
+     * #CAPACITY_STEADY_SLICES} slices' throughputs are within {@value #CAPACITY_STEADY_SPREAD} of
+     * each other (at most {@value #CAPACITY_MAX_SLICES} slices); returns how many ran.
+     */
+    private int warmUntilSteady(GraphClient client, CallGraph.Interface iface) throws Exception {
+      List<Long> completed = new ArrayList<>();
+      while (completed.size() < CAPACITY_MAX_SLICES) {
+        GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, iface, CAPACITY_OUTSTANDING,
+            CAPACITY_SLICE_NANOS, 100_000_000L, scenario.seed() + completed.size());
+        completed.add(await(g, CAPACITY_SLICE_NANOS).getFirst().sum(0, CAPACITY_SLICE_NANOS).completed);
+        int k = completed.size();
+        if (k >= CAPACITY_STEADY_SLICES) {
+          List<Long> last = completed.subList(k - CAPACITY_STEADY_SLICES, k);
+          long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
+          long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
+          if (lo > 0 && hi - lo <= CAPACITY_STEADY_SPREAD * hi) {
+            break;
+          }
+        }
+      }
+      return completed.size();
+    }
+
+    /** rajomon-nsdi25 §4: SLO = 5 × p95 at normal load, each interface alone at 0.8 × capacity. */
+    private void calibrate(GraphClient client) throws Exception {
+      warm(client); // after a capacity measurement, cheap; with --capacity, the JIT's first work
+      long warmup = scenario.warmupNanos();
+      long end = warmup + scenario.durationNanos();
+      for (CallGraph.Interface i : graph.interfaces()) {
+        List<List<Scenario.DemandStep>> steps = new ArrayList<>();
+        for (CallGraph.Interface j : graph.interfaces()) {
+          steps.add(List.of(new Scenario.DemandStep(j == i ? NORMAL_LOAD : 0, 0)));
+        }
+        GraphLoadGenerator g = GraphLoadGenerator.openLoop(client, steps, capacity, end, scenario.windowNanos(),
+            ~scenario.seed());
+        Recorder r = await(g, end).get(i.index());
+        Tally t = r.sum(roundUp(warmup, r.windowNanos()), end - end % r.windowNanos());
+        double p95 = pct(t, 95);
+        calibration.put(i.name(), new double[] {p95, SLO_P95_MULTIPLE * p95});
+        System.out.printf(Locale.ROOT, "slo rule: %-10s p95 %.0f us at %.1fx capacity (no control, alone) -> "
+            + "5 x p95 = %.0f us; the scenario has graph.%s.slo_us = %.0f%n", i.name(), p95, NORMAL_LOAD,
+            SLO_P95_MULTIPLE * p95, i.name(), i.sloNanos() / 1e3);
+      }
+    }
+
+    /** Every interface open loop at 0.8 × its capacity ÷ the number of interfaces, for a few seconds. */
+    private void warm(GraphClient client) throws Exception {
+      List<List<Scenario.DemandStep>> steps = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        steps.add(List.of(new Scenario.DemandStep(NORMAL_LOAD / n, 0)));
+      }
+      await(GraphLoadGenerator.openLoop(client, steps, capacity, SERVER_WARMUP_NANOS, scenario.windowNanos(),
+          ~scenario.seed()), SERVER_WARMUP_NANOS);
+    }
+
+    private void runScheme(String name, GraphServerProcess server) throws Exception {
+      GraphWiring wiring = GraphWirings.create(name, scenario);
+      try (GraphClient client = new GraphClient(scenario, server.ports(), wiring, scenario.clients(), connections)) {
+        client.connect();
+        warm(client);
+        if (series) {
+          List<List<Scenario.DemandStep>> steps = new ArrayList<>();
+          for (CallGraph.Interface i : graph.interfaces()) {
+            steps.add(i.schedule().isEmpty() ? scenario.schedule() : i.schedule());
+          }
+          long end = scenario.durationNanos();
+          Map<String, Long> before = server.computed();
+          List<Recorder> recorders = await(GraphLoadGenerator.openLoop(client, steps, capacity, end,
+              scenario.windowNanos(), scenario.seed()), end);
+          Map<String, Long> work = minus(server.computed(), before);
+          for (CallGraph.Interface i : graph.interfaces()) {
+            Experiment.addSeries(interfaceScenario(i), name, recorders.get(i.index()), capacity[i.index()],
+                rows.get(i.index()), convergence.get(i.index()));
+          }
+          summarizePhases(name, steps, recorders, work, end);
+          System.err.printf(Locale.ROOT, "graph harness: %-12s schedule done%n", name);
+        } else {
+          List<Double> levels = scenario.demandLevels();
+          for (int li = 0; li < levels.size(); li++) {
+            double level = levels.get(li);
+            long warmup = scenario.warmupNanos();
+            long end = warmup + scenario.durationNanos();
+            List<List<Scenario.DemandStep>> steps = new ArrayList<>();
+            for (CallGraph.Interface i : graph.interfaces()) {
+              steps.add(!i.schedule().isEmpty() ? i.schedule()
+                  : level <= NORMAL_LOAD || warmup == 0 ? List.of(new Scenario.DemandStep(level, 0))
+                  : List.of(new Scenario.DemandStep(NORMAL_LOAD, 0), new Scenario.DemandStep(level, warmup)));
+            }
+            Map<String, Long> before = server.computed();
+            List<Recorder> recorders = await(GraphLoadGenerator.openLoop(client, steps, capacity, end,
+                scenario.windowNanos(), scenario.seed() * 1_000_003L + li), end);
+            Map<String, Long> work = minus(server.computed(), before);
+            for (CallGraph.Interface i : graph.interfaces()) {
+              Recorder r = recorders.get(i.index());
+              double demand = r.demandAt(end - 1);
+              Tally all = r.sum(0, Long.MAX_VALUE);
+              if (demand == 0 && all.offered == 0) {
+                continue;
+              }
+              ResultRecord row = Experiment.steadyRecord(interfaceScenario(i), name, demand, capacity[i.index()],
+                  r, warmup, end);
+              rows.get(i.index()).add(row);
+              long from = roundUp(warmup, r.windowNanos());
+              long to = end - end % r.windowNanos();
+              summary.add(summarize(name, i, demand, -1, -1, r.sum(from, to), to - from,
+                  workPerSuccess(i, work, all)));
+              System.err.printf(Locale.ROOT, "graph harness: %-12s %-8s %.2fx goodput %.0f rps, p95 %.0f us, "
+                  + "p99 %.0f us%n", name, i.name(), demand, row.goodputRps(), pct(r.sum(from, to), 95),
+                  row.p99Micros());
+            }
+          }
+        }
+      }
+    }
+
+    /** Schedule runs: one summary row per interface per phase between any interface's steps. */
+    private void summarizePhases(String name, List<List<Scenario.DemandStep>> steps, List<Recorder> recorders,
+        Map<String, Long> work, long end) {
+      TreeSet<Long> bounds = new TreeSet<>();
+      for (List<Scenario.DemandStep> s : steps) {
+        s.forEach(step -> bounds.add(step.startNanos()));
+      }
+      bounds.add(end);
+      Long[] b = bounds.toArray(Long[]::new);
+      for (CallGraph.Interface i : graph.interfaces()) {
+        Recorder r = recorders.get(i.index());
+        Tally all = r.sum(0, Long.MAX_VALUE);
+        if (all.offered == 0) {
+          continue;
+        }
+        double perSuccess = workPerSuccess(i, work, all);
+        for (int k = 0; k + 1 < b.length; k++) {
+          long from = roundUp(b[k], r.windowNanos());
+          long to = b[k + 1] - b[k + 1] % r.windowNanos();
+          if (to <= from) {
+            continue;
+          }
+          double level = r.demandAt((b[k] + b[k + 1]) / 2); // mid-phase: a step lands just after its time
+          summary.add(summarize(name, i, level, b[k] / 1e6, b[k + 1] / 1e6, r.sum(from, to), to - from,
+              perSuccess));
+        }
+      }
+    }
+
+    private Summary summarize(String scheme, CallGraph.Interface i, double demand, double fromMillis,
+        double toMillis, Tally t, long spanNanos, double workPerSuccess) {
+      double seconds = spanNanos / 1e9;
+      return new Summary(scheme, i.name(), demand, fromMillis, toMillis, t.offered / seconds, t.good / seconds,
+          pct(t, 50), pct(t, 95), pct(t, 99), i.sloNanos() / 1e3,
+          t.received == 0 ? 0 : (double) t.dropped / t.received,
+          t.offered == 0 ? 0 : (double) t.expired / t.offered, workPerSuccess);
+    }
+
+    /** Node computations for interface {@code i} at every service, per successful response. */
+    private static double workPerSuccess(CallGraph.Interface i, Map<String, Long> work, Tally all) {
+      long computed = 0;
+      for (Map.Entry<String, Long> e : work.entrySet()) {
+        if (e.getKey().endsWith("." + i.name())) {
+          computed += e.getValue();
+        }
+      }
+      return all.completed == 0 ? Double.NaN : (double) computed / all.completed;
+    }
+
+    private void printSummary() {
+      System.out.printf(Locale.ROOT, "%n== summary: p95 (Rajomon reports p95), work = node computations per "
+          + "success (ideal: the tree's nodes) ==%n");
+      String header = String.format(Locale.ROOT, "%-14s %-10s %8s %13s %10s %10s %9s %9s %9s %8s %7s %8s %6s",
+          "scheme", "interface", "demand", series ? "phase_ms" : "", "offered", "goodput", "p50_us", "p95_us",
+          "p99_us", "slo_us", "drop%", "expired%", "work");
+      System.out.println(header);
+      System.out.println("-".repeat(header.length()));
+      for (Summary s : summary) {
+        System.out.printf(Locale.ROOT,
+            "%-14s %-10s %8.2f %13s %10.0f %10.0f %9.0f %9.0f %9.0f %8.0f %7.2f %8.2f %6.2f%n",
+            s.scheme(), s.iface(), s.demand(),
+            s.phaseStartMillis() < 0 ? "" : String.format(Locale.ROOT, "%.0f-%.0f", s.phaseStartMillis(),
+                s.phaseEndMillis()),
+            s.offeredRps(), s.goodputRps(), s.p50Micros(), s.p95Micros(), s.p99Micros(), s.sloMicros(),
+            100 * s.dropRate(), 100 * s.expiredRate(), s.workPerSuccess());
+      }
+    }
+
+    private String graphJson(boolean measured) {
+      StringBuilder b = new StringBuilder("{\n");
+      b.append("  \"scenario\": ").append(quote(scenario.name())).append(",\n");
+      b.append("  \"capacity_measured\": ").append(measured).append(",\n");
+      b.append("  \"services\": [");
+      for (CallGraph.Service s : graph.services()) {
+        b.append(s.index() == 0 ? "\n" : ",\n").append("    {\"name\": ").append(quote(s.name()))
+            .append(", \"workers\": ").append(s.workers()).append('}');
+      }
+      b.append("\n  ],\n  \"interfaces\": [");
+      for (CallGraph.Interface i : graph.interfaces()) {
+        double[] cal = calibration.get(i.name());
+        b.append(i.index() == 0 ? "\n" : ",\n").append("    {\"name\": ").append(quote(i.name()))
+            .append(", \"depth\": ").append(i.depth()).append(", \"width\": ").append(i.width())
+            .append(", \"nodes\": ").append(i.nodes().size())
+            .append(", \"slo_us\": ").append(num(i.sloNanos() / 1e3))
+            .append(", \"capacity_rps\": ").append(num(capacity[i.index()]));
+        if (cal != null) {
+          b.append(", \"p95_at_normal_load_us\": ").append(num(cal[0]))
+              .append(", \"slo_by_rule_us\": ").append(num(cal[1]));
+        }
+        b.append('}');
+      }
+      b.append("\n  ],\n  \"summary\": [");
+      for (int k = 0; k < summary.size(); k++) {
+        Summary s = summary.get(k);
+        b.append(k == 0 ? "\n" : ",\n").append("    {\"scheme\": ").append(quote(s.scheme()))
+            .append(", \"interface\": ").append(quote(s.iface()))
+            .append(", \"demand\": ").append(num(s.demand()));
+        if (s.phaseStartMillis() >= 0) {
+          b.append(", \"phase_start_ms\": ").append(num(s.phaseStartMillis()))
+              .append(", \"phase_end_ms\": ").append(num(s.phaseEndMillis()));
+        }
+        b.append(", \"offered_rps\": ").append(num(s.offeredRps()))
+            .append(", \"goodput_rps\": ").append(num(s.goodputRps()))
+            .append(", \"p50_us\": ").append(num(s.p50Micros()))
+            .append(", \"p95_us\": ").append(num(s.p95Micros()))
+            .append(", \"p99_us\": ").append(num(s.p99Micros()))
+            .append(", \"slo_us\": ").append(num(s.sloMicros()))
+            .append(", \"drop_rate\": ").append(num(s.dropRate()))
+            .append(", \"expired_rate\": ").append(num(s.expiredRate()))
+            .append(", \"work_per_success\": ").append(num(s.workPerSuccess()))
+            .append('}');
+      }
+      b.append(summary.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");
+      return b.toString();
+    }
+
+    /**
+     * The scenario as one interface sees it, for the shared table and plots: its SLO, its
+     * schedule (schedule runs), and a name with the interface in it.
+     */
+    private Scenario interfaceScenario(CallGraph.Interface i) {
+      Map<String, String> m = new LinkedHashMap<>();
+      m.put("name", scenario.name() + "-" + i.name());
+      m.put("description", i.name() + " of " + scenario.name() + (scenario.description().isEmpty() ? ""
+          : ": " + scenario.description()));
+      m.put("slo_us", num(i.sloNanos() / 1e3));
+      List<Scenario.DemandStep> own = series ? (i.schedule().isEmpty() ? scenario.schedule() : i.schedule())
+          : List.of();
+      m.put("schedule", own.stream().map(s -> num(s.level()) + "@" + num(s.startNanos() / 1e6))
+          .collect(Collectors.joining(", ")));
+      return scenario.with(m);
+    }
+
+    private static List<Recorder> await(GraphLoadGenerator g, long runNanos) throws Exception {
+      List<Recorder> recorders = g.done().get(runNanos / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+      if (g.errors() > 0) {
+        System.err.printf(Locale.ROOT, "graph harness: %d calls ended in errors (first: %s)%n", g.errors(),
+            g.firstError());
+      }
+      if (g.abandoned() > 0) {
+        System.err.printf(Locale.ROOT, "graph harness: %d calls still unanswered 10 s after the run; left out%n",
+            g.abandoned());
+      }
+      if (g.lagP99Micros() > LAG_WARNING_MICROS) {
+        System.err.printf(Locale.ROOT, "graph harness: the load generator issued arrivals late (p99 %.0f us); "
+            + "its core is busy, and latencies include that%n", g.lagP99Micros());
+      }
+      return recorders;
+    }
+
+    private static Map<String, Long> minus(Map<String, Long> after, Map<String, Long> before) {
+      Map<String, Long> d = new LinkedHashMap<>();
+      after.forEach((k, v) -> d.put(k, v - before.getOrDefault(k, 0L)));
+      return d;
+    }
+  }
+
+  static double pct(Tally t, double percentile) {
+    return t.latency.getTotalCount() == 0 ? 0 : t.latency.getValueAtPercentile(percentile) / 1e3;
+  }
+
+  static long roundUp(long value, long unit) {
+    long r = value % unit;
+    return r == 0 ? value : value + unit - r;
+  }
+
+  private static String num(double v) {
+    if (!Double.isFinite(v)) {
+      return "null";
+    }
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return Long.toString((long) v);
+    }
+    return String.format(Locale.ROOT, "%.6g", v);
+  }
+
+  private static String quote(String s) {
+    return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+  }
+}

@@ -1,0 +1,130 @@
+package io.spillway.harness.graph;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@link GraphServer} child process: every service of the graph, one scheme at a time, pinned
+ * to core 0 when asked. Closing it closes its stdin, which stops it.
+ *
+ * <p>Not thread-safe; used by the harness's main thread.
+ */
+final class GraphServerProcess implements AutoCloseable {
+
+  private final Process process;
+  private final BufferedReader stdout;
+  private final OutputStream stdin;
+  private Map<String, Integer> ports;
+  private final Path log;
+
+  private GraphServerProcess(Process process, BufferedReader stdout, Map<String, Integer> ports, Path log) {
+    this.process = process;
+    this.stdout = stdout;
+    this.stdin = process.getOutputStream();
+    this.ports = ports;
+    this.log = log;
+  }
+
+  /**
+   * Starts the services of {@code scenarioFile} (with {@code overrides}) under {@code scheme}, and
+   * waits until they listen. Logs go to {@code out}: {@code graph-server.log} (stderr) and {@code
+   * gc-graph-server.log}.
+   */
+  static GraphServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme,
+      boolean pin, Path out) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    if (pin) {
+      cmd.addAll(List.of("/usr/bin/taskset", "-c", "0"));
+    }
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    // Under overload every call in flight holds gRPC stream objects; a young generation touched in
+    // advance keeps a collection from paying for first-touch page faults (seen: 0.7 s pauses).
+    cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms2g", "-Xmx2g", "-Xmn1g", "-XX:+AlwaysPreTouch",
+        "-XX:MetaspaceSize=256m",
+        "-Xlog:gc:file=" + out.resolve("gc-graph-server.log"),
+        "--enable-native-access=ALL-UNNAMED",
+        "-cp", System.getProperty("java.class.path"), GraphServer.class.getName(),
+        scenarioFile.toString(), scheme));
+    overrides.forEach((k, v) -> cmd.add(k + "=" + v));
+    Path log = out.resolve("graph-server.log");
+    Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+    BufferedReader stdout = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    try {
+      return new GraphServerProcess(p, stdout, readPorts(stdout, scheme, log), log);
+    } catch (IOException e) {
+      p.destroyForcibly();
+      throw e;
+    }
+  }
+
+  /** Restarts every service under {@code scheme}, in the same process; their ports change. */
+  void switchTo(String scheme) throws IOException {
+    stdin.write((GraphServer.SCHEME_COMMAND + scheme + "\n").getBytes(StandardCharsets.US_ASCII));
+    stdin.flush();
+    ports = readPorts(stdout, scheme, log);
+  }
+
+  private static Map<String, Integer> readPorts(BufferedReader stdout, String scheme, Path log) throws IOException {
+    String line = stdout.readLine();
+    if (line == null || !line.startsWith(GraphServer.PORTS_LINE)) {
+      throw new IOException("graph server for " + scheme + " did not start (first line: " + line + "); see " + log);
+    }
+    Map<String, Integer> ports = new LinkedHashMap<>();
+    for (String item : line.substring(GraphServer.PORTS_LINE.length()).strip().split(" ")) {
+      int eq = item.indexOf('=');
+      ports.put(item.substring(0, eq), Integer.parseInt(item.substring(eq + 1)));
+    }
+    return ports;
+  }
+
+  /** Every service's port, by name. */
+  Map<String, Integer> ports() {
+    return ports;
+  }
+
+  /**
+   * The services' counters since start: {@code service.interface} → calls computed (see {@link
+   * ServiceGraph#stats()}).
+   */
+  Map<String, Long> computed() throws IOException {
+    stdin.write("stats\n".getBytes(StandardCharsets.US_ASCII));
+    stdin.flush();
+    String line = stdout.readLine();
+    if (line == null || !line.startsWith(GraphServer.STATS_LINE)) {
+      throw new IOException("graph server answered '" + line + "' to stats; see " + log);
+    }
+    Map<String, Long> computed = new LinkedHashMap<>();
+    String body = line.substring(GraphServer.STATS_LINE.length()).strip();
+    if (!body.isEmpty()) {
+      for (String item : body.split(" ")) {
+        int eq = item.indexOf('=');
+        int slash = item.indexOf('/', eq);
+        computed.put(item.substring(0, eq), Long.parseLong(item.substring(eq + 1, slash)));
+      }
+    }
+    return computed;
+  }
+
+  /** Closes the process's stdin, which stops it; kills it if it has not stopped in 10 s. */
+  @Override
+  public void close() throws IOException {
+    stdin.close();
+    try {
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}

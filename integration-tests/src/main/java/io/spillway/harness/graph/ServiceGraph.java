@@ -1,0 +1,136 @@
+package io.spillway.harness.graph;
+
+import io.spillway.api.Scheduler;
+import io.spillway.api.Ticker;
+import io.spillway.sim.CallGraph;
+import io.spillway.sim.Scenario;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+
+/**
+ * Every service of a scenario's call graph, each a gRPC server on its own loopback port in this
+ * process ({@link GraphService}), wired with one scheme. One process rather than one per service:
+ * the machine has two cores, one for the services and one for the load generator, and a JVM per
+ * service would spend that core on JIT and GC threads. What separates the services is what matters
+ * for overload control: each has its own socket, its own gRPC server and its own worker pool and
+ * queue, and every call between them crosses loopback through gRPC.
+ *
+ * <p>Thread-safe once started; {@link #close} stops every service.
+ */
+public final class ServiceGraph implements AutoCloseable {
+
+  private final CallGraph graph;
+  private final ScheduledThreadPoolExecutor control;
+  private final List<GraphService> services = new ArrayList<>();
+
+  private ServiceGraph(CallGraph graph, ScheduledThreadPoolExecutor control) {
+    this.graph = graph;
+    this.control = control;
+  }
+
+  /**
+   * Starts every service of {@code scenario}'s call graph with {@code wiring}, connected to each
+   * other, ready for calls.
+   *
+   * @throws IllegalArgumentException if the scenario describes no call graph
+   */
+  public static ServiceGraph start(Scenario scenario, GraphWiring wiring) throws IOException {
+    CallGraph graph = scenario.callGraph();
+    if (graph == null) {
+      throw new IllegalArgumentException("scenario '" + scenario.name() + "' describes no call graph "
+          + "(set graph.services, graph.interfaces and graph.<interface>)");
+    }
+    ScheduledThreadPoolExecutor control = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "graph-control");
+      t.setDaemon(true);
+      return t;
+    });
+    ServiceGraph g = new ServiceGraph(graph, control);
+    try {
+      Ticker ticker = Ticker.system();
+      Scheduler scheduler = Scheduler.of(control);
+      for (CallGraph.Service s : graph.services()) {
+        GraphService service = new GraphService(graph, s, wiring, scenario, ticker, scheduler, scenario.seed());
+        g.services.add(service);
+        service.start();
+      }
+      Map<String, Integer> ports = g.ports();
+      for (GraphService s : g.services) {
+        s.connect(ports);
+      }
+      return g;
+    } catch (IOException | RuntimeException e) {
+      g.close();
+      throw e;
+    }
+  }
+
+  public CallGraph graph() {
+    return graph;
+  }
+
+  /** Every service's port, by service name, in the graph's order. */
+  public Map<String, Integer> ports() {
+    Map<String, Integer> ports = new LinkedHashMap<>();
+    for (GraphService s : services) {
+      ports.put(s.service().name(), s.port());
+    }
+    return ports;
+  }
+
+  /** The port of the service that receives interface {@code iface}'s requests (its root). */
+  public int frontEndPort(CallGraph.Interface iface) {
+    return ports().get(iface.root().service().name());
+  }
+
+  /** How many calls of interface {@code iface} service {@code service} has computed for. */
+  public long computed(String service, String iface) {
+    return find(service).computed(graph.iface(iface).index());
+  }
+
+  /**
+   * Counters since start, one {@code service.interface=computed/failed} item per service and
+   * interface it serves, space-separated (what {@link GraphServer} answers to {@code stats}).
+   */
+  public String stats() {
+    StringBuilder b = new StringBuilder();
+    for (GraphService s : services) {
+      for (CallGraph.Interface i : graph.interfaces()) {
+        if (s.serves(i.index())) {
+          if (!b.isEmpty()) {
+            b.append(' ');
+          }
+          b.append(s.service().name()).append('.').append(i.name()).append('=')
+              .append(s.computed(i.index())).append('/').append(s.failed(i.index()));
+        }
+      }
+    }
+    return b.toString();
+  }
+
+  private GraphService find(String name) {
+    for (GraphService s : services) {
+      if (s.service().name().equals(name)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("no service '" + name + "'");
+  }
+
+  @Override
+  public void close() {
+    for (GraphService s : services) {
+      s.close();
+    }
+    control.shutdownNow();
+  }
+
+  @Override
+  public String toString() {
+    return services.toString();
+  }
+}

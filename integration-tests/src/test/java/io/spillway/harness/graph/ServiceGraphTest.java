@@ -1,0 +1,221 @@
+package io.spillway.harness.graph;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.ClientInterceptor;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.spillway.harness.graph.proto.GraphGrpc;
+import io.spillway.harness.graph.proto.GraphRequest;
+import io.spillway.sim.CallGraph;
+import io.spillway.sim.Recorder;
+import io.spillway.sim.Scenario;
+import io.spillway.sim.Tally;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A three-service graph on loopback, in this JVM. These check behaviour (every request answered,
+ * every callee reached, a callee's reject reaching the client), never timings.
+ */
+class ServiceGraphTest {
+
+  /** front fans out to left and right for search; reserve goes front → right only. */
+  private static Scenario scenario() {
+    return Scenario.of(Map.of(
+        "clients", "20",
+        "service", "const",
+        "slo_us", "1000000",
+        "window_ms", "20",
+        "schemes", "none",
+        "graph.services", "front:2, left, right",
+        "graph.interfaces", "search, reserve",
+        "graph.search", "front 20 -> left, right; left 20; right 20",
+        "graph.reserve", "front 10 -> right; right 10"));
+  }
+
+  private static Tally total(Recorder r) {
+    Tally t = new Tally();
+    for (int i = 0; i < r.windowCount(); i++) {
+      t.add(r.window(i));
+    }
+    return t;
+  }
+
+  @Test
+  void everyRequestCompletesAndReachesEveryCallee() throws Exception {
+    Scenario s = scenario();
+    try (ServiceGraph graph = ServiceGraph.start(s, GraphWirings.create("none", s))) {
+      CallGraph g = graph.graph();
+      ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", graph.frontEndPort(g.iface("search")))
+          .usePlaintext().build();
+      try {
+        GraphGrpc.GraphBlockingStub stub = GraphGrpc.newBlockingStub(channel);
+        assertEquals(3, stub.search(GraphRequest.newBuilder().setId(7).build()).getNodes(),
+            "search computes at front, left and right");
+        assertEquals(7, stub.search(GraphRequest.newBuilder().setId(7).build()).getId());
+        assertEquals(2, stub.reserve(GraphRequest.newBuilder().setId(8).build()).getNodes(),
+            "reserve computes at front and right");
+      } finally {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+
+      long[] before = {graph.computed("front", "search"), graph.computed("left", "search"),
+          graph.computed("right", "search"), graph.computed("front", "reserve"),
+          graph.computed("right", "reserve")};
+      List<Recorder> recorders;
+      try (GraphClient client = new GraphClient(s, graph.ports(), GraphWirings.create("none", s), s.clients(), 2)) {
+        client.connect();
+        // Both interfaces open loop at a rate one core serves easily, for 300 ms.
+        GraphLoadGenerator run = GraphLoadGenerator.openLoop(client,
+            List.of(List.of(new Scenario.DemandStep(1.0, 0)), List.of(new Scenario.DemandStep(1.0, 0))),
+            new double[] {1_000, 1_000}, 300_000_000L, s.windowNanos(), 11);
+        recorders = run.done().get(60, TimeUnit.SECONDS);
+        assertEquals(0, run.errors(), "errors: " + run.firstError());
+      }
+      Tally search = total(recorders.get(g.iface("search").index()));
+      Tally reserve = total(recorders.get(g.iface("reserve").index()));
+      assertTrue(search.offered > 50 && reserve.offered > 50,
+          "offered search " + search.offered + ", reserve " + reserve.offered);
+      for (Tally t : List.of(search, reserve)) {
+        assertEquals(t.offered, t.completed, "every request answered");
+        assertEquals(t.offered, t.sent, "none never holds a request back");
+        assertEquals(0, t.dropped + t.expired);
+        assertEquals(t.completed, t.latency.getTotalCount());
+      }
+      // Fan-out: each search computed once at every node of its tree, each reserve at front and right.
+      assertEquals(search.completed, graph.computed("front", "search") - before[0]);
+      assertEquals(search.completed, graph.computed("left", "search") - before[1]);
+      assertEquals(search.completed, graph.computed("right", "search") - before[2]);
+      assertEquals(reserve.completed, graph.computed("front", "reserve") - before[3]);
+      assertEquals(reserve.completed, graph.computed("right", "reserve") - before[4]);
+      assertEquals(0, graph.computed("left", "reserve"));
+    }
+  }
+
+  @Test
+  void everySchemeEndsEveryRequestExactlyOnceUnderOverload() throws Exception {
+    Scenario s = scenario().with(Map.of("slo_us", "20000", "rtt_us", "200"));
+    for (String name : List.of("breakwater", "breakwater-d", "dagor", "rajomon")) {
+      GraphWiring wiring = GraphWirings.create(name, s);
+      try (ServiceGraph graph = ServiceGraph.start(s, wiring)) {
+        List<Recorder> recorders;
+        long errors;
+        String firstError;
+        try (GraphClient client = new GraphClient(s, graph.ports(), wiring, s.clients(), 2)) {
+          // Far past what one core serves for both interfaces at once.
+          GraphLoadGenerator run = GraphLoadGenerator.openLoop(client,
+              List.of(List.of(new Scenario.DemandStep(1.0, 0)), List.of(new Scenario.DemandStep(1.0, 0))),
+              new double[] {20_000, 20_000}, 300_000_000L, s.windowNanos(), 13);
+          recorders = run.done().get(60, TimeUnit.SECONDS);
+          errors = run.errors();
+          firstError = run.firstError();
+        }
+        for (Recorder r : recorders) {
+          Tally t = total(r);
+          assertTrue(t.offered > 100, name + ": offered " + t.offered);
+          assertEquals(t.offered, t.completed + t.dropped + t.expired + (errors > 0 ? errors : 0),
+              name + ": every request ends once (served " + t.completed + ", rejected " + t.dropped
+                  + ", expired " + t.expired + ")");
+        }
+        assertEquals(0, errors, name + ": errors, first " + firstError);
+        long served = total(recorders.get(0)).completed + total(recorders.get(1)).completed;
+        assertTrue(served > 0, name + ": nothing served");
+      }
+    }
+  }
+
+  @Test
+  void aSpinUsesAtLeastTheCpuTimeAsked() {
+    java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+    org.junit.jupiter.api.Assumptions.assumeTrue(CpuSpin.countsCpuTime(), "no thread CPU time here");
+    long before = threads.getCurrentThreadCpuTime();
+    CpuSpin.spin(3_000_000);
+    assertTrue(threads.getCurrentThreadCpuTime() - before >= 3_000_000);
+  }
+
+  /** A wiring that rejects every call at one service, and nothing else. */
+  private record RejectAt(String service) implements GraphWiring {
+    @Override
+    public String name() {
+      return "reject-at-" + service;
+    }
+
+    @Override
+    public ServiceWiring service(ServiceSite site) {
+      List<ServerInterceptor> interceptors = !site.service().name().equals(service) ? List.of()
+          : List.of(new ServerInterceptor() {
+            @Override
+            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                ServerCallHandler<Q, R> next) {
+              call.close(Status.RESOURCE_EXHAUSTED.withDescription("shed at " + service), new Metadata());
+              return new ServerCall.Listener<>() { };
+            }
+          });
+      return new ServiceWiring() {
+        @Override
+        public List<ServerInterceptor> serverInterceptors() {
+          return interceptors;
+        }
+
+        @Override
+        public List<ClientInterceptor> downstream(CallGraph.Service callee) {
+          return List.of();
+        }
+      };
+    }
+
+    @Override
+    public List<ClientInterceptor> clientInterceptors(ClientSite site) {
+      return List.of();
+    }
+  }
+
+  @Test
+  void aCalleesRejectFailsEveryCallerAboveItWithItsStatus() throws Exception {
+    Scenario s = scenario();
+    GraphWiring wiring = new RejectAt("left");
+    try (ServiceGraph graph = ServiceGraph.start(s, wiring)) {
+      CallGraph g = graph.graph();
+      ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", graph.frontEndPort(g.iface("search")))
+          .usePlaintext().build();
+      try {
+        GraphGrpc.GraphBlockingStub stub = GraphGrpc.newBlockingStub(channel);
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+            () -> stub.search(GraphRequest.newBuilder().setId(1).build()));
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains("shed at left"), e.getStatus().toString());
+        assertEquals(2, stub.reserve(GraphRequest.newBuilder().setId(2).build()).getNodes(),
+            "reserve does not pass through left");
+      } finally {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+
+      List<Recorder> recorders;
+      try (GraphClient client = new GraphClient(s, graph.ports(), wiring, s.clients(), 2)) {
+        GraphLoadGenerator run = GraphLoadGenerator.openLoop(client,
+            List.of(List.of(new Scenario.DemandStep(1.0, 0)), List.of(new Scenario.DemandStep(0, 0))),
+            new double[] {1_000, 1_000}, 200_000_000L, s.windowNanos(), 12);
+        recorders = run.done().get(60, TimeUnit.SECONDS);
+        assertEquals(0, run.errors(), "errors: " + run.firstError());
+      }
+      Tally search = total(recorders.get(g.iface("search").index()));
+      assertTrue(search.offered > 20, "offered " + search.offered);
+      assertEquals(search.offered, search.dropped, "every search is shed, and counted as a reject");
+      assertEquals(search.dropped, search.rejectsReceived);
+      assertEquals(0, search.completed + search.expired);
+      assertEquals(0, graph.computed("left", "search"), "left never computes: it sheds on arrival");
+      assertTrue(graph.computed("right", "search") > 0, "the sibling still computes (wasted work)");
+    }
+  }
+}
