@@ -202,6 +202,21 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
     return delegate.getAttributes();
   }
 
+  /**
+   * Ends the call with {@code status} if the session has not sent it yet; a call already sent is
+   * left to finish, so that its answer still brings the session its credits. The gate is told the
+   * call was never sent when it reaches the head of the queue.
+   */
+  void cancelIfQueued(Status status) {
+    synchronized (this) {
+      if (state != NEW && state != QUEUED) {
+        return;
+      }
+      state = ENDED;
+    }
+    deliverClose(status);
+  }
+
   @Override
   public void cancel(String message, Throwable cause) {
     boolean notStarted;

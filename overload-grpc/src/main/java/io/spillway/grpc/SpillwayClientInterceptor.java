@@ -149,6 +149,12 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions callOptions, Channel next) {
+    return gatedCall(method, callOptions, next);
+  }
+
+  /** {@link #interceptCall}, typed for {@link SpillwayDownstreamInterceptor}. */
+  <ReqT, RespT> GatedClientCall<ReqT, RespT> gatedCall(MethodDescriptor<ReqT, RespT> method,
+      CallOptions callOptions, Channel next) {
     if (channel != next) {
       channel = next;
     }

@@ -156,8 +156,14 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
     }
     CreditStream stream = new CreditStream(session, call);
     call.request(1); // the empty request message
-    stream.open();
-    CreditStream previous = streams.put(session, stream);
+    CreditStream previous;
+    synchronized (stream) {
+      // Registered before the headers go: the client starts sending once it has them, and a
+      // credit for the session sent before the registration would be dropped, leaving the gate
+      // counting a credit the session never got. A credit sent meanwhile waits for the headers.
+      previous = streams.put(session, stream);
+      stream.open();
+    }
     if (previous != null) {
       previous.end(Status.ABORTED.withDescription("spillway: superseded by a newer Credits stream"));
     }

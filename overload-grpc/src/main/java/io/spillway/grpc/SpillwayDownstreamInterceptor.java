@@ -4,6 +4,9 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Deadline;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ForwardingClientCallListener;
 import io.grpc.Metadata;
@@ -28,7 +31,10 @@ import java.util.Objects;
  *       application already put in the headers win.
  *   <li>Optionally the call also waits in a per-callee client gate: a
  *       {@link SpillwayClientInterceptor} for the callee ({@code breakwater-d}: Breakwater at every
- *       hop, rajomon-nsdi25 §4). The inherited fields take precedence over the gate's.
+ *       hop, rajomon-nsdi25 §4). The inherited fields take precedence over the gate's. Such a
+ *       call does not inherit the caller's cancellation (only its deadline): once the session has
+ *       sent it, it runs to its answer, whose credits the session needs; a call still queued when
+ *       the caller's context is cancelled ends with that context's status, unsent.
  *   <li>Every answer that carries Spillway trailers, response or reject, is reported to the inbound
  *       server gate if it implements {@link CallGraphGate}, with the inbound call's interface id and
  *       the callee's key from the {@code callees} registry (Rajomon §3.4, "Maximum Total Price").
@@ -70,13 +76,78 @@ public final class SpillwayDownstreamInterceptor implements ClientInterceptor {
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions callOptions, Channel next) {
     ClientCall<ReqT, RespT> call = perCallee != null
-        ? perCallee.interceptCall(method, callOptions, next)
+        ? sessionCall(method, callOptions, next)
         : next.newCall(method, callOptions);
     SpillwayContext inbound = SpillwayContext.current();
     if (inbound == null) {
       return call;
     }
     return new SubRequest<>(call, inbound, callees.idOf(method.getFullMethodName()));
+  }
+
+  /**
+   * A call through the per-callee session, made in a fork of the caller's {@link Context}: it keeps
+   * the context's values and deadline (moved into the call options) but not its cancellation. A
+   * sub-request is typically made while serving an inbound call, whose context gRPC cancels as
+   * soon as that call ends, often while sibling sub-requests are still in flight (a fan-out
+   * answered early with a sibling's failure). Cancelling a sent sub-request would lose the credit
+   * delta its answer carries whenever the callee has already answered: the client drops trailers
+   * that arrive after a local cancel, and the callee, which saw no cancel, sends no orphan credit.
+   * The callee then counts credits the session never heard of and, thinking the session holds
+   * them, never sends it the explicit credit a drained session waits for (breakwater-osdi20 §3.2:
+   * credits are conserved between server and client; a lost one is lost for good). So a sent
+   * sub-request runs to its answer, as a request does in Breakwater's own RPC layer, which has no
+   * cancellation; one still queued in the session when the caller's context is cancelled ends at
+   * once with the context's status and is never sent.
+   */
+  private <ReqT, RespT> ClientCall<ReqT, RespT> sessionCall(MethodDescriptor<ReqT, RespT> method,
+      CallOptions callOptions, Channel next) {
+    Context caller = Context.current();
+    Deadline deadline = caller.getDeadline();
+    if (deadline != null && (callOptions.getDeadline() == null
+        || deadline.isBefore(callOptions.getDeadline()))) {
+      callOptions = callOptions.withDeadline(deadline);
+    }
+    Context detached = caller.fork();
+    Context previous = detached.attach();
+    GatedClientCall<ReqT, RespT> call;
+    try {
+      call = perCallee.gatedCall(method, callOptions, next);
+    } finally {
+      detached.detach(previous);
+    }
+    return new UnsentWhileCallerLives<>(call, caller);
+  }
+
+  /** Ends a queued call when its caller's context is cancelled; leaves a sent one alone. */
+  private static final class UnsentWhileCallerLives<ReqT, RespT>
+      extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT>
+      implements Context.CancellationListener {
+    private final GatedClientCall<ReqT, RespT> gated;
+    private final Context caller;
+
+    UnsentWhileCallerLives(GatedClientCall<ReqT, RespT> gated, Context caller) {
+      super(gated);
+      this.gated = gated;
+      this.caller = caller;
+    }
+
+    @Override
+    public void start(Listener<RespT> responseListener, Metadata headers) {
+      super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(responseListener) {
+        @Override
+        public void onClose(Status status, Metadata trailers) {
+          caller.removeListener(UnsentWhileCallerLives.this);
+          super.onClose(status, trailers);
+        }
+      }, headers);
+      caller.addListener(this, Runnable::run); // a no-op for a context never cancelled
+    }
+
+    @Override
+    public void cancelled(Context context) {
+      gated.cancelIfQueued(Contexts.statusFromCancelled(context));
+    }
   }
 
   private final class SubRequest<ReqT, RespT>

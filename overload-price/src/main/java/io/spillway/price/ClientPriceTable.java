@@ -6,25 +6,34 @@ import java.util.Arrays;
  * A client's view of the prices of the interfaces it calls (rajomon-nsdi25 §3.3: the client
  * controller "updates its price table based on the latest information received from the server").
  * Every entry starts at 0 (the authors' {@code initprice}) and takes the last price a response or
- * reject for that interface carried.
+ * reject for that interface carried, with the time it was heard.
  *
  * <p>Not thread-safe: owned by one {@link RajomonClientGate}.
  */
 final class ClientPriceTable {
 
   private long[] prices = new long[1];
+  private long[] heardAtNanos = new long[1];
 
   /** The last price heard for {@code interfaceId}, 0 if none. */
   long price(int interfaceId) {
     return interfaceId >= 0 && interfaceId < prices.length ? prices[interfaceId] : 0;
   }
 
-  /** Records a price heard for {@code interfaceId}; negative prices are read as 0. */
-  void update(int interfaceId, long price) {
+  /** When the price of {@code interfaceId} was last heard (meaningless while its price is 0). */
+  long heardAtNanos(int interfaceId) {
+    return interfaceId >= 0 && interfaceId < heardAtNanos.length ? heardAtNanos[interfaceId] : 0;
+  }
+
+  /** Records a price heard for {@code interfaceId} at {@code nowNanos}; negative prices are read as 0. */
+  void update(int interfaceId, long price, long nowNanos) {
     Interfaces.check(interfaceId);
     if (interfaceId >= prices.length) {
-      prices = Arrays.copyOf(prices, Math.max(interfaceId + 1, 2 * prices.length));
+      int size = Math.max(interfaceId + 1, 2 * prices.length);
+      prices = Arrays.copyOf(prices, size);
+      heardAtNanos = Arrays.copyOf(heardAtNanos, size);
     }
     prices[interfaceId] = Math.clamp(price, 0, PricePolicy.MAX_PRICE);
+    heardAtNanos[interfaceId] = nowNanos;
   }
 }

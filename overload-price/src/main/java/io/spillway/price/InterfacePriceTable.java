@@ -1,6 +1,7 @@
 package io.spillway.price;
 
 import java.util.Arrays;
+import java.util.function.LongUnaryOperator;
 
 /**
  * A server's price table (rajomon-nsdi25 §3.4 "Maximum Total Price"): one local price for the
@@ -19,10 +20,15 @@ import java.util.Arrays;
  * server's, shared by all interfaces. Interfaces differ by their callees.
  *
  * <p>Callees are learned as they answer: nothing is configured. Beyond the paper, a callee's price
- * that was not refreshed during a whole update interval decays by the decrease step, as the local
- * price does when no congestion is seen. Without it, an interface whose total price rose above
- * every client's cap would reject every request, never call the callee again, and never hear that
- * its price fell.
+ * that was not refreshed during a whole update interval decays as fast as the callee's own price
+ * can fall, i.e. as {@link PricePolicy#next} moves it for an empty queue: the table keeps a lower
+ * bound on what the callee charges now, not the last thing it said. Without the decay, an
+ * interface whose total price rose above what its callers carry would reject every request, never
+ * call the callee again, and never hear that its price fell. Decaying only by the decrease step
+ * (as this table first did) starved such an interface for far longer than the callee stayed
+ * congested: in the simulator's hotel graph at 2× load, the front end kept charging 1,016–1,146
+ * tokens for search for 240 ms after the hotspot's own price had fallen to 0. Underestimating
+ * costs less: an admitted request the callee rejects brings its current price back.
  *
  * <p>Thread-safe. Reads ({@link #total}) take no lock: the local price and each interface's
  * downstream maximum are published in volatiles. Updates from callees lock only their interface's
@@ -47,10 +53,10 @@ final class InterfacePriceTable {
       max = price >= max ? price : recomputeMax(); // a lowered maximum needs a rescan
     }
 
-    synchronized void decayStale(long step) {
+    synchronized void decayStale(LongUnaryOperator decay) {
       for (int c = 0; c < last.length; c++) {
         if (!refreshed[c]) {
-          last[c] = Math.max(0, last[c] - step);
+          last[c] = Math.clamp(decay.applyAsLong(last[c]), 0, last[c]);
         }
         refreshed[c] = false;
       }
@@ -103,11 +109,14 @@ final class InterfacePriceTable {
     callees(interfaceId).publish(calleeKey, Math.clamp(price, 0, PricePolicy.MAX_PRICE));
   }
 
-  /** Ages every callee price not refreshed since the last call; once per update interval. */
-  void decayStale(long step) {
+  /**
+   * Ages every callee price not refreshed since the last call by {@code decay} (which may only
+   * lower it); once per update interval.
+   */
+  void decayStale(LongUnaryOperator decay) {
     for (Callees c : byInterface) {
       if (c != null) {
-        c.decayStale(step);
+        c.decayStale(decay);
       }
     }
   }

@@ -3,34 +3,55 @@ package io.spillway.price;
 /**
  * Rajomon's local price update (rajomon-nsdi25 §3.4 "Proportional Price Updates"), pure
  * arithmetic: once per update interval the server compares its queueing delay {@code d} with the
- * threshold {@code θ} and moves its local price {@code p}:
+ * threshold {@code θ} and moves its local price {@code p} in proportion to the difference, with
+ * gain {@code k = increaseTokens / increaseUnitNanos}:
  *
  * <pre>
- *   d &gt; θ        p ← p + ⌈(d − θ) · increaseTokens / increaseUnitNanos⌉   ("proportional to the excess")
- *   d &lt; θ / 2    p ← max(0, p − decreaseStep)                               ("decreases by 1 token")
- *   otherwise    p unchanged
+ *   d &gt; θ, d ≥ d_prev   p ← p + ⌈(d − θ) · k⌉                      the queue is not yet shrinking
+ *   d &gt; θ, d &lt; d_prev   p unchanged                                the price already drains it
+ *   d &lt; θ              p ← max(0, p − max(step, ⌈(θ − d) · k⌉))
+ *   d = θ              p unchanged
  * </pre>
  *
- * <p>The paper's gain: "when queuing delay exceeds the threshold by 1ms, the price increases by
- * approximately 3 to 13 tokens", i.e. {@code increaseTokens} per {@code increaseUnitNanos} = 1 ms.
+ * where {@code d_prev} is the delay read at the previous update.
  *
- * <p>Where the authors' code differs ({@code tokenAndPrice.go}, {@code UpdatePrice}): it moves the
- * price by {@code (d − θ)µs · priceStep / 10000} in <em>both</em> directions (so a delay far
- * below the threshold lowers the price by many tokens at once), truncating toward zero, with no
- * dead band. We follow the paper: decrease by one step below θ/2, hold in [θ/2, θ], and round the
- * increase up so that any excess moves the price (at µs scale a truncated increase would
- * often be zero). Its {@code "step"} strategy ({@code UpdateOwnPrice}) is the special case of a
- * constant increase.
+ * <p>What we follow, and why:
+ *
+ * <ul>
+ *   <li><b>The increase</b> is the paper's: "the greater the queuing delay in excess of the
+ *       threshold, the greater the price increase" (≈ 3–13 tokens per ms of excess in its
+ *       deployment), rounded up so that any excess moves the price (at µs scale a truncated
+ *       increase would often be 0).
+ *   <li><b>The decrease</b> is the authors' code, not the paper's prose. The paper says the price
+ *       "decreases by 1 token" below θ/2 and holds in [θ/2, θ]; that is the authors' {@code "step"}
+ *       strategy ({@code UpdateOwnPrice}). Their proportional strategy, the one the paper
+ *       describes for increases ({@code UpdatePrice} in {@code tokenAndPrice.go}), moves the price
+ *       by {@code (d − θ)µs · priceStep / 10000} in both directions with no dead band, so a server
+ *       with an empty queue lowers its price by the same gain it raises it with. The asymmetric
+ *       version (up by the gain, down by 1) let a price that overshot during a surge stay high
+ *       for hundreds of intervals while the server idled: in the simulator's hotel graph at 2×
+ *       load the hotspot's price rose to 886 within 40 ms and was still 309 900 ms later, with
+ *       70–85 % of search requests refused at the clients and goodput at 0.3–0.4 of capacity. The
+ *       decrease is at least {@code step}, so a price always drains once the queue is short.
+ *   <li><b>Holding while the delay falls</b> is ours (the derivative term of PIE, RFC 8033 §4.2,
+ *       in its simplest form). Clients learn a new price only from responses, a few per client per
+ *       second at the paper's scale, so for many intervals after a surge the queue stays long
+ *       although the price already sheds enough: a pure integrator keeps adding and overshoots.
+ *       In the simulator's single-server surge to 2× the price climbed to 1,396 tokens in the
+ *       first 20 ms against 300 in steady state, and goodput in that window fell to 0.2 of
+ *       capacity. Not raising the price while the queue is already shrinking removes most of
+ *       the overshoot; a growing or steady queue still raises it every interval.
+ * </ul>
  *
  * <p>Prices saturate at {@link #MAX_PRICE}, so a local price plus a downstream price never
  * overflows.
  *
  * <p>Immutable and thread-safe.
  *
- * @param thresholdNanos θ, the queueing delay above which the price rises
- * @param increaseTokens tokens added per {@code increaseUnitNanos} of delay above θ
- * @param increaseUnitNanos the excess delay that costs {@code increaseTokens}
- * @param decreaseStep tokens removed per interval while the delay is below θ/2
+ * @param thresholdNanos θ, the queueing delay the price steers towards
+ * @param increaseTokens tokens the price moves per {@code increaseUnitNanos} of delay away from θ
+ * @param increaseUnitNanos see {@code increaseTokens}
+ * @param decreaseStep the least the price falls by per interval while the delay is below θ
  */
 record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNanos,
     long decreaseStep) {
@@ -56,15 +77,38 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
         config.priceIncreaseUnitNanos(), config.priceDecreaseStep());
   }
 
-  /** The local price after one update interval in which the queueing delay was {@code delayNanos}. */
-  long next(long price, long delayNanos) {
+  /**
+   * The local price after one update interval in which the queueing delay was {@code delayNanos},
+   * having been {@code previousDelayNanos} at the update before.
+   */
+  long next(long price, long delayNanos, long previousDelayNanos) {
     if (delayNanos > thresholdNanos) {
+      if (delayNanos < previousDelayNanos) {
+        return price; // the queue is draining at this price
+      }
       return Math.min(MAX_PRICE, price + increase(delayNanos - thresholdNanos));
     }
-    if (delayNanos < thresholdNanos - delayNanos) { // d < θ/2, exactly, for odd θ too
-      return Math.max(0, price - decreaseStep);
+    if (delayNanos < thresholdNanos) {
+      return Math.max(0, price - Math.max(decreaseStep, increase(thresholdNanos - delayNanos)));
     }
     return price;
+  }
+
+  /** How much the price falls in one interval with an empty queue: the fastest it can fall. */
+  long fallAtEmptyQueue() {
+    return Math.max(decreaseStep, increase(thresholdNanos));
+  }
+
+  /**
+   * The lowest {@code price} can be after {@code intervals} updates: what it becomes if every one
+   * of them saw an empty queue.
+   */
+  long lowestAfter(long price, long intervals) {
+    if (intervals <= 0) {
+      return price;
+    }
+    long fall = fallAtEmptyQueue();
+    return intervals >= price / fall + 1 ? 0 : price - intervals * fall;
   }
 
   /** ⌈excess · increaseTokens / increaseUnitNanos⌉, saturating at {@link #MAX_PRICE}. */

@@ -18,6 +18,14 @@ import java.util.SplittableRandom;
  * <p>The server gate also implements {@link io.spillway.api.CallGraphGate}: a transport that makes
  * downstream calls reports their responses to it.
  *
+ * <p>Where this departs from the paper, each with its evidence where it is implemented: prices
+ * fall with the same gain they rise with (the authors' {@code UpdatePrice}, not the paper's
+ * "decreases by 1 token") and do not rise while the queue is already draining ({@link
+ * PricePolicy}); a price a caller cannot refresh falls as fast as its server's could, for a
+ * callee's price in a server's table ({@link InterfacePriceTable}) and for a price above a
+ * client's cap ({@link RajomonClientGate}); {@link RajomonConfig#forSlo} carries parameters
+ * tuned as §4 tunes them.
+ *
  * <p>Random generators are seeded from {@link RajomonConfig#seed()}, the client's also from its
  * session id, so a run is reproducible.
  *

@@ -31,13 +31,14 @@ import java.util.random.RandomGenerator;
  *       servers along a call graph agree on which requests to shed.
  *   <li><b>Price updates.</b> Every update interval, on the injected {@link Scheduler}, the gate
  *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
- *       local price by {@link PricePolicy}: up in proportion to the excess over the threshold,
- *       down one step below half of it. The authors read the maximum Go scheduler latency over the
- *       interval ({@code queuingDelay.go}); Spillway's signal is the age of the oldest waiting item
- *       summed over stages, read at the tick.
+ *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
+ *       threshold, up (unless the delay is already falling) or down. The authors read the maximum
+ *       Go scheduler latency over the interval ({@code queuingDelay.go}); Spillway's signal is the
+ *       age of the oldest waiting item summed over stages, read at the tick.
  *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
  *       while serving one of its interfaces and keeps, per interface, the last price each callee
- *       published ({@link InterfacePriceTable}).
+ *       published ({@link InterfacePriceTable}); a price not refreshed for a whole interval falls
+ *       as fast as the callee's own could.
  *   <li><b>Lazy prices.</b> Completing a permit writes the interface's current total price into
  *       the response when the {@link PriceAttachment} says so, and always on a reject.
  *   <li><b>Token audit</b> (optional, beyond the paper): caps each session's tokens at what it could
@@ -137,9 +138,10 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   /** One update interval: the local price follows the queueing delay, stale callee prices age. */
   private void updatePrices() {
     long delay = queueDelay.queueingDelayNanos(ticker.read());
+    long previous = lastDelayNanos;
     lastDelayNanos = delay;
-    prices.localPrice(policy.next(prices.localPrice(), delay));
-    prices.decayStale(config.priceDecreaseStep());
+    prices.localPrice(policy.next(prices.localPrice(), delay, previous));
+    prices.decayStale(price -> policy.lowestAfter(price, 1));
   }
 
   /** The server's own price, driven by its queueing delay. */

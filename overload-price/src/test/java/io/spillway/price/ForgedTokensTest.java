@@ -67,7 +67,7 @@ class ForgedTokensTest {
     }
     delay = 2 * MS; // 1 ms over θ: +500 at the next update
     clock.advance(MS);
-    delay = 3 * MS / 4; // between θ/2 and θ: the price holds
+    delay = MS; // at θ: the price holds
     clock.advance(999 * MS);
     assertEquals(500, gate.localPrice());
   }

@@ -6,66 +6,78 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** rajomon-nsdi25 §3.4 "Proportional Price Updates", with literal numbers. */
+/** rajomon-nsdi25 §3.4 "Proportional Price Updates" (and the authors' UpdatePrice), with literal numbers. */
 class PricePolicyTest {
 
   private static final long US = 1_000;
   private static final long MS = 1_000_000;
+  /** A previous delay that is never above the current one: the queue is not draining. */
+  private static final long RISING = 0;
 
-  /** θ = 10 ms, +8 tokens per ms of excess, −1 below θ/2: the config's defaults. */
+  /** θ = 10 ms, 8 tokens per ms away from θ, at least 1 down: the builder's defaults. */
   private final PricePolicy policy = new PricePolicy(10 * MS, 8, MS, 1);
 
   @Test
   void aMillisecondOverTheThresholdCostsTheGain() {
-    assertEquals(8, policy.next(0, 11 * MS));
-    assertEquals(108, policy.next(100, 11 * MS));
-    assertEquals(20, policy.next(0, 12_500 * US), "2.5 ms over: 2.5 × 8");
-    assertEquals(80, policy.next(0, 20 * MS), "10 ms over: 10 × 8");
+    assertEquals(8, policy.next(0, 11 * MS, RISING));
+    assertEquals(108, policy.next(100, 11 * MS, RISING));
+    assertEquals(20, policy.next(0, 12_500 * US, RISING), "2.5 ms over: 2.5 × 8");
+    assertEquals(80, policy.next(0, 20 * MS, RISING), "10 ms over: 10 × 8");
+    assertEquals(80, policy.next(0, 20 * MS, 20 * MS), "a queue as long as before still raises it");
   }
 
   @Test
   void theIncreaseIsRoundedUpSoAnyExcessMovesThePrice() {
-    assertEquals(1, policy.next(0, 10 * MS + 1), "1 ns over: ⌈8/1e6⌉");
-    assertEquals(5, policy.next(4, 10 * MS + 125 * US - 1), "just under ⅛ ms over: ⌈0.99…⌉ = 1");
-    assertEquals(6, policy.next(4, 10 * MS + 125 * US + 1), "just over ⅛ ms: ⌈1.00…⌉ = 2");
+    assertEquals(1, policy.next(0, 10 * MS + 1, RISING), "1 ns over: ⌈8/1e6⌉");
+    assertEquals(5, policy.next(4, 10 * MS + 125 * US - 1, RISING), "just under ⅛ ms over: ⌈0.99…⌉ = 1");
+    assertEquals(6, policy.next(4, 10 * MS + 125 * US + 1, RISING), "just over ⅛ ms: ⌈1.00…⌉ = 2");
   }
 
   @Test
   void thePapersRangeOfThreeToThirteenTokensPerMillisecond() {
-    assertEquals(3, new PricePolicy(MS, 3, MS, 1).next(0, 2 * MS));
-    assertEquals(13, new PricePolicy(MS, 13, MS, 1).next(0, 2 * MS));
+    assertEquals(3, new PricePolicy(MS, 3, MS, 1).next(0, 2 * MS, RISING));
+    assertEquals(13, new PricePolicy(MS, 13, MS, 1).next(0, 2 * MS, RISING));
   }
 
   @Test
-  void betweenHalfTheThresholdAndTheThresholdThePriceHolds() {
-    assertEquals(42, policy.next(42, 10 * MS), "at θ: not in excess");
-    assertEquals(42, policy.next(42, 5 * MS), "at θ/2: not below");
-    assertEquals(42, policy.next(42, 7 * MS));
+  void whileTheQueueDrainsThePriceHolds() {
+    assertEquals(100, policy.next(100, 20 * MS, 20 * MS + 1), "1 ns shorter than last time");
+    assertEquals(100, policy.next(100, 11 * MS, 30 * MS));
+    assertEquals(108, policy.next(100, 11 * MS, 11 * MS - 1), "longer again: +8");
+    assertEquals(92, policy.next(100, 9 * MS, 30 * MS), "below θ it falls, draining or not");
   }
 
   @Test
-  void belowHalfTheThresholdThePriceFallsByOneStepToZero() {
-    assertEquals(41, policy.next(42, 5 * MS - 1));
-    assertEquals(41, policy.next(42, 0));
-    assertEquals(0, policy.next(1, 0));
-    assertEquals(0, policy.next(0, 0), "never negative");
-    assertEquals(37, new PricePolicy(10 * MS, 8, MS, 5).next(42, 0), "a larger step");
-    assertEquals(0, new PricePolicy(10 * MS, 8, MS, 5).next(3, 0));
+  void belowTheThresholdThePriceFallsWithTheSameGain() {
+    assertEquals(92, policy.next(100, 9 * MS, RISING), "1 ms under: −8 (authors' UpdatePrice)");
+    assertEquals(20, policy.next(100, 0, RISING), "an empty queue: 10 ms under, −80");
+    assertEquals(0, policy.next(50, 0, RISING), "never negative");
+    assertEquals(99, policy.next(100, 10 * MS - 1, RISING), "1 ns under: ⌈8/1e6⌉ = 1");
+    assertEquals(95, new PricePolicy(10 * MS, 8, MS, 5).next(100, 10 * MS - 1, RISING),
+        "but at least the decrease step");
+    assertEquals(20, new PricePolicy(10 * MS, 8, MS, 5).next(100, 0, RISING), "80 > 5");
+    assertEquals(42, policy.next(42, 10 * MS, RISING), "at θ exactly: unchanged");
   }
 
   @Test
-  void halfOfAnOddThresholdIsExact() {
-    PricePolicy odd = new PricePolicy(5, 1, 1, 1);
-    assertEquals(9, odd.next(10, 2), "2 < 2.5");
-    assertEquals(10, odd.next(10, 3), "3 ≥ 2.5");
+  void theFastestFallIsAnEmptyQueuesAndLowestAfterRepeatsIt() {
+    assertEquals(80, policy.fallAtEmptyQueue());
+    assertEquals(5, new PricePolicy(MS, 1, 10 * MS, 5).fallAtEmptyQueue(), "⌈0.1⌉ = 1 < step 5");
+    assertEquals(1_000, policy.lowestAfter(1_000, 0));
+    assertEquals(920, policy.lowestAfter(1_000, 1));
+    assertEquals(40, policy.lowestAfter(1_000, 12));
+    assertEquals(0, policy.lowestAfter(1_000, 13));
+    assertEquals(0, policy.lowestAfter(960, 12), "exactly to zero");
+    assertEquals(0, policy.lowestAfter(PricePolicy.MAX_PRICE, Long.MAX_VALUE), "no overflow");
+    assertEquals(PricePolicy.MAX_PRICE - 80, policy.lowestAfter(PricePolicy.MAX_PRICE, 1));
   }
 
   @Test
   void pricesSaturateInsteadOfOverflowing() {
     PricePolicy steep = new PricePolicy(1, 1_000_000, 1, 1);
-    assertEquals(PricePolicy.MAX_PRICE, steep.next(0, Long.MAX_VALUE));
-    assertEquals(PricePolicy.MAX_PRICE, steep.next(PricePolicy.MAX_PRICE, 2));
-    assertEquals(PricePolicy.MAX_PRICE, policy.next(PricePolicy.MAX_PRICE - 1, 20 * MS));
+    assertEquals(PricePolicy.MAX_PRICE, steep.next(0, Long.MAX_VALUE, RISING));
+    assertEquals(PricePolicy.MAX_PRICE, steep.next(PricePolicy.MAX_PRICE, 2, RISING));
+    assertEquals(PricePolicy.MAX_PRICE, policy.next(PricePolicy.MAX_PRICE - 1, 20 * MS, RISING));
     assertTrue(2 * PricePolicy.MAX_PRICE > 0, "local plus downstream cannot overflow");
   }
 

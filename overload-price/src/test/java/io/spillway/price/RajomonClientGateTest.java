@@ -188,16 +188,38 @@ class RajomonClientGateTest {
   }
 
   @Test
-  void aPriceAboveTheCapIsPaidWithAFullWallet() {
-    RajomonClientGate<Call> gate = gate(config().maxTokens(100).build(), 100 * MS);
-    hear(gate, 0, 5_000);
-    assertFalse(gate.offer(new Call("too poor", 0), T0));
-    long full = T0 + 9 * MS;
-    assertEquals(100, gate.balance(full));
-    assertTrue(gate.offer(new Call("probe", 0), full), "waiting longer cannot help: spend it all");
+  void aPriceAboveTheCapWaitsUntilItMayHaveFallenWithinTheCapThenAFullWalletProbes() {
+    // Cap 100, 10 tokens per ms; prices update every 1 ms and fall at most 80 per update (an empty
+    // queue: 8 tokens per ms under a 10 ms threshold). 1,300 heard at T0 may be 100 at T0 + 15 ms.
+    RajomonClientGate<Call> gate = gate(config().maxTokens(100).priceUpdateIntervalNanos(MS)
+        .build(), 100 * MS);
+    hear(gate, 0, 1_300);
+    assertFalse(gate.offer(new Call("poor", 0), T0));
+    assertEquals(100, gate.balance(T0 + 9 * MS), "full after 9 ms");
+    assertFalse(gate.offer(new Call("too early", 0), T0 + 14 * MS),
+        "still ≥ 1,300 − 14 × 80 = 180: the old rule sent the whole wallet here, to be rejected");
+    assertEquals(100, gate.balance(T0 + 14 * MS), "a refused request costs nothing");
+    assertTrue(gate.offer(new Call("probe", 0), T0 + 15 * MS), "may be 100 by now");
     RequestMetadata header = new RequestMetadata();
-    gate.poll(full, header);
-    assertEquals(100, header.tokens());
+    gate.poll(T0 + 15 * MS, header);
+    assertEquals(100, header.tokens(), "the probe carries the whole wallet");
+    assertEquals(0, gate.balance(T0 + 15 * MS));
+
+    gate.onResponse(new ResponseMetadata().status(Status.REJECTED_PRICE).price(2_000)
+        .interfaceId(0), T0 + 15 * MS, T0 + 16 * MS);
+    assertEquals(100, gate.balance(T0 + 25 * MS), "full again");
+    assertFalse(gate.offer(new Call("waits", 0), T0 + 39 * MS), "2,000 − 23 × 80 = 160 > 100");
+    assertTrue(gate.offer(new Call("probes again", 0), T0 + 40 * MS), "2,000 − 24 × 80 = 80");
+  }
+
+  @Test
+  void aPriceWithinTheCapIsNeverProjectedDownward() {
+    RajomonClientGate<Call> gate = gate(config().priceUpdateIntervalNanos(MS).build(), 100 * MS);
+    hear(gate, 0, 900);
+    assertEquals(10, gate.balance(T0));
+    assertFalse(gate.offer(new Call("poor", 0), T0 + 50 * MS),
+        "510 tokens cannot pay 900, however old the price: that is rate limiting");
+    assertTrue(gate.offer(new Call("rich", 0), T0 + 90 * MS), "910 ≥ 900");
   }
 
   @Test

@@ -21,12 +21,12 @@ class RajomonConfigTest {
     assertEquals(10 * MS, c.delayThresholdNanos(), "paper §3.4: 1–20 ms");
     assertEquals(8, c.priceIncreaseTokens(), "paper §3.4: 3–13 tokens per ms");
     assertEquals(MS, c.priceIncreaseUnitNanos());
-    assertEquals(1, c.priceDecreaseStep(), "paper §3.4: decreases by 1 token");
+    assertEquals(1, c.priceDecreaseStep(), "paper §3.4: decreases by (at least) 1 token");
     assertEquals(TokenRefill.POISSON, c.tokenRefill(), "paper §3.3");
     assertEquals(10, c.tokensPerRefill(), "paper §3.5: 10 tokens every 10 ms");
     assertEquals(10 * MS, c.refillIntervalNanos());
     assertEquals(10, c.initialTokens(), "authors' tokensLeft");
-    assertEquals(1_000, c.maxTokens());
+    assertEquals(100_000, c.maxTokens(), "10,000 refills");
     assertTrue(c.failFast(), "authors' clientTimeOut = 0");
     assertEquals(PriceAttachment.everyNth(5), c.priceAttachment(), "authors' priceFreq = 5");
     assertFalse(c.tokenAudit());
@@ -37,10 +37,13 @@ class RajomonConfigTest {
     RajomonConfig c = RajomonConfig.forSlo(200 * US, 10 * US);
     assertEquals(50 * US, c.delayThresholdNanos(), "SLO / 4");
     assertEquals(25 * US, c.priceUpdateIntervalNanos(), "max(RTT, θ/2)");
-    assertEquals(8, c.priceIncreaseTokens());
-    assertEquals(50 * US, c.priceIncreaseUnitNanos(), "8 tokens per θ of excess");
+    assertEquals(160, c.priceIncreaseTokens());
+    assertEquals(50 * US, c.priceIncreaseUnitNanos(), "160 tokens per θ away from θ");
+    assertEquals(10, c.priceDecreaseStep(), "at least one refill down per interval");
     assertEquals(10, c.tokensPerRefill());
     assertEquals(25 * US, c.refillIntervalNanos(), "one refill per update interval");
+    assertEquals(100_000, c.maxTokens(), "10,000 refills");
+    assertEquals(PriceAttachment.always(), c.priceAttachment());
     RajomonConfig slowNetwork = RajomonConfig.forSlo(200 * US, 40 * US);
     assertEquals(40 * US, slowNetwork.priceUpdateIntervalNanos(), "never faster than an RTT");
     RajomonConfig paperScale = RajomonConfig.forSlo(40 * MS, 200 * US);
@@ -58,6 +61,20 @@ class RajomonConfigTest {
   }
 
   @Test
+  void anUnsetCapFollowsTheRefillThroughTheBuilderAndASetOneStays() {
+    RajomonConfig scaled = RajomonConfig.forSlo(200 * US, 10 * US).toBuilder()
+        .refill(TokenRefill.POISSON, 300, 12 * US).build();
+    assertEquals(3_000_000, scaled.maxTokens(), "10,000 refills of 300");
+    RajomonConfig set = RajomonConfig.builder().maxTokens(5_000).build();
+    assertEquals(5_000, set.maxTokens());
+    assertEquals(5_000, set.toBuilder().refill(TokenRefill.FIXED, 20, MS).build().maxTokens(),
+        "a cap that was set is kept");
+    assertEquals(RajomonConfig.MAX_TOKENS, RajomonConfig.builder()
+        .refill(TokenRefill.FIXED, RajomonConfig.MAX_TOKENS / 2, MS).build().maxTokens(),
+        "the derived cap saturates");
+  }
+
+  @Test
   void badValuesAreRejectedWithTheirName() {
     rejects("delayThresholdNanos", () -> RajomonConfig.builder().delayThresholdNanos(0).build());
     rejects("priceUpdateIntervalNanos",
@@ -72,7 +89,8 @@ class RajomonConfigTest {
     rejects("maxTokens", () -> RajomonConfig.builder().maxTokens(0).build());
     rejects("maxTokens", () -> RajomonConfig.builder().maxTokens(RajomonConfig.MAX_TOKENS + 1).build());
     rejects("tokensPerRefill", () -> RajomonConfig.builder().maxTokens(5).initialTokens(0).build());
-    rejects("initialTokens", () -> RajomonConfig.builder().initialTokens(1_001).build());
+    rejects("initialTokens",
+        () -> RajomonConfig.builder().maxTokens(1_000).initialTokens(1_001).build());
     rejects("clientWaitTimeoutNanos",
         () -> RajomonConfig.builder().clientWaitTimeoutNanos(-1).build());
     rejects("auditSlackTokens", () -> RajomonConfig.builder().tokenAudit(true, -1).build());

@@ -26,9 +26,13 @@ class RajomonServerGateTest {
   private final Map<Status, Integer> decisions = new EnumMap<>(Status.class);
   private long delay;
 
-  /** θ = 50 µs, interval 25 µs, +8 tokens per 50 µs of excess, −1 below 25 µs. */
+  /**
+   * θ = 50 µs, interval 25 µs (forSlo's for a 200 µs SLO), ±8 tokens per 50 µs away from θ, at
+   * least 1 down, every fifth response priced: small numbers to follow.
+   */
   private static RajomonConfig.Builder config() {
-    return RajomonConfig.forSlo(200 * US, 10 * US).toBuilder();
+    return RajomonConfig.forSlo(200 * US, 10 * US).toBuilder().priceIncrease(8, 50 * US)
+        .priceDecreaseStep(1).priceAttachment(PriceAttachment.everyNth(5));
   }
 
   private RajomonServerGate gate(RajomonConfig config) {
@@ -59,7 +63,7 @@ class RajomonServerGateTest {
   private void raiseLocalPriceBy8PerTick(int ticks) {
     delay = 100 * US;
     clock.advance(ticks * 25 * US);
-    delay = 30 * US; // dead band: hold
+    delay = 50 * US; // at θ: hold
   }
 
   @Test
@@ -72,16 +76,24 @@ class RajomonServerGateTest {
     clock.advance(1);
     assertEquals(8, g.localPrice());
     assertEquals(100 * US, g.lastQueueingDelayNanos());
-    delay = 75 * US; // 25 µs over: +4
+    delay = 125 * US; // 75 µs over: +12
     clock.advance(25 * US);
-    assertEquals(12, g.localPrice());
-    delay = 40 * US; // between θ/2 and θ
+    assertEquals(20, g.localPrice());
+    delay = 75 * US; // 25 µs over, but shorter than last time: the queue drains, hold
+    clock.advance(25 * US);
+    assertEquals(20, g.localPrice());
+    clock.advance(25 * US); // 25 µs over, as long as last time: +4
+    assertEquals(24, g.localPrice());
+    delay = 50 * US; // at θ
     clock.advance(100 * US);
-    assertEquals(12, g.localPrice());
-    delay = 10 * US; // below θ/2: −1 per interval
-    clock.advance(75 * US);
-    assertEquals(9, g.localPrice());
-    clock.advance(1_000 * US);
+    assertEquals(24, g.localPrice());
+    delay = 49 * US; // 1 µs under: ⌈0.16⌉ = 1 per interval
+    clock.advance(50 * US);
+    assertEquals(22, g.localPrice());
+    delay = 0; // empty: −8 per interval
+    clock.advance(50 * US);
+    assertEquals(6, g.localPrice());
+    clock.advance(25 * US);
     assertEquals(0, g.localPrice());
   }
 
@@ -145,18 +157,20 @@ class RajomonServerGateTest {
   }
 
   @Test
-  void aCalleePriceNotRefreshedForAnIntervalDecays() {
+  void aCalleePriceNotRefreshedForAnIntervalFallsAsFastAsTheCalleesCould() {
     RajomonServerGate g = gate(config().build());
-    delay = 30 * US; // local price holds at 0
-    g.onDownstreamResponse(1, 0, new ResponseMetadata().price(12), clock.read());
-    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(10), clock.read());
+    delay = 50 * US; // local price holds at 0
+    g.onDownstreamResponse(1, 0, new ResponseMetadata().price(120), clock.read());
+    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(100), clock.read());
     clock.advance(25 * US); // both were refreshed during this interval
-    assertEquals(12, g.downstreamPrice(1));
-    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(10), clock.read());
-    clock.advance(25 * US); // callee 0 was silent
-    assertEquals(11, g.downstreamPrice(1));
-    clock.advance(100 * US); // both silent: 11 → 7, 10 → 6
-    assertEquals(7, g.downstreamPrice(1));
+    assertEquals(120, g.downstreamPrice(1));
+    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(100), clock.read());
+    clock.advance(25 * US); // callee 0 was silent: −8, as its own price at an empty queue
+    assertEquals(112, g.downstreamPrice(1));
+    clock.advance(100 * US); // both silent for 4 more intervals: 112 → 80, 100 → 68
+    assertEquals(80, g.downstreamPrice(1));
+    g.onDownstreamResponse(1, 1, new ResponseMetadata().price(90), clock.read());
+    assertEquals(90, g.downstreamPrice(1), "a fresh price replaces the lower bound");
     clock.advance(10_000 * US);
     assertEquals(0, g.downstreamPrice(1));
   }

@@ -92,10 +92,10 @@ public final class Scenario {
     keys.put("protego.rule", "Protego's pool rule: authors (bw2_server.c, default) | paper (Algorithm 1 as printed)");
     keys.put("rajomon.threshold_us", "Rajomon queueing-delay threshold; default 25% of the SLO");
     keys.put("rajomon.interval_us", "Rajomon price update interval; default max(RTT, threshold/2)");
-    keys.put("rajomon.increase", "Rajomon price increase in tokens per threshold of excess delay; default 8");
+    keys.put("rajomon.increase", "Rajomon price change in tokens per threshold of delay excess (both directions); default 160");
     keys.put("rajomon.refill_tokens", "Rajomon tokens refilled per interval per client (Poisson); default 10");
     keys.put("rajomon.wait_us", "Rajomon client wait for tokens; default 0 (fail fast)");
-    keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 5");
+    keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 1 (every response)");
     KEYS = Collections.unmodifiableMap(keys);
   }
 

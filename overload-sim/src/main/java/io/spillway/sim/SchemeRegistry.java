@@ -243,9 +243,11 @@ public final class SchemeRegistry {
         interval = s.nanos("rajomon.interval_us", 1_000);
         b.priceUpdateIntervalNanos(interval);
       }
-      long increase = s.isSet("rajomon.increase") ? s.longValue("rajomon.increase") : 8;
+      long increase = s.isSet("rajomon.increase") ? s.longValue("rajomon.increase")
+          : base.priceIncreaseTokens();
       b.priceIncrease(increase, threshold);
-      long refill = s.isSet("rajomon.refill_tokens") ? s.longValue("rajomon.refill_tokens") : 10;
+      long refill = s.isSet("rajomon.refill_tokens") ? s.longValue("rajomon.refill_tokens")
+          : base.tokensPerRefill();
       b.refill(base.tokenRefill(), refill, interval);
       if (s.isSet("rajomon.wait_us")) {
         b.clientWaitTimeoutNanos(s.nanos("rajomon.wait_us", 1_000));

@@ -267,6 +267,7 @@ final class Simulation {
       r.flags = outgoingHeader.flags();
       r.priority = outgoingHeader.priority();
       r.creditId = outgoingHeader.creditId();
+      r.tokens = outgoingHeader.tokens();
       recorder.at(now).sent++;
       Message m = new Message(Message.REQUEST, c);
       m.request = r;
@@ -421,7 +422,8 @@ final class Simulation {
       Request r = m.request;
       t.received++;
       requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
-          .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId);
+          .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId)
+          .tokens(r.tokens);
       ServerPermit permit = gate.admit(requestHeader, origin + now);
       if (permit.isAdmitted()) {
         r.permit = permit;
@@ -538,6 +540,7 @@ final class Simulation {
     int flags;
     int priority;
     long creditId;
+    long tokens;
     int path = -1;
     boolean lockHeld;
     RequestBudget budget;

@@ -52,7 +52,10 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class GraphWirings {
 
-  /** Session ids of services' sessions with their callees: apart from the clients' 0 .. clients − 1. */
+  /**
+   * Session ids of services' sessions with their callees: apart from the clients' 1 .. clients
+   * (overload-grpc reserves 0 for "no session").
+   */
   static final long CALLER_SESSION_BASE = 1L << 32;
 
   private static final String DISTRIBUTED = "-d";
@@ -168,7 +171,7 @@ public final class GraphWirings {
     @Override
     public List<ClientInterceptor> clientInterceptors(ClientSite site) {
       return List.of(SpillwayGrpc.client(scheme)
-          .sessionId(site.session())
+          .sessionId(site.session() + 1L) // 0 means "no session" to overload-grpc
           .sloNanos(scenario.sloNanos())
           .ticker(site.ticker())
           .scheduler(site.scheduler())
