@@ -147,7 +147,8 @@ public final class Experiment {
     return ResultRecord.of(name, scenario, level, capacity, recorder.sum(from, to), to - from, -1, 0);
   }
 
-  private static <T> void collect(List<Future<T>> futures, List<T> into) throws InterruptedException {
+  /** Waits for every run in order, adding each result to {@code into}; rethrows a run's failure. */
+  static <T> void collect(List<Future<T>> futures, List<T> into) throws InterruptedException {
     for (Future<T> f : futures) {
       try {
         into.add(f.get());
@@ -161,7 +162,7 @@ public final class Experiment {
     }
   }
 
-  private static long roundUp(long value, long unit) {
+  static long roundUp(long value, long unit) {
     long r = value % unit;
     return r == 0 ? value : value + unit - r;
   }

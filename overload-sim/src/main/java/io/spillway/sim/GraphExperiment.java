@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -106,7 +105,7 @@ public final class GraphExperiment {
           futures.add(pool.submit(() -> measureCapacity(scenario, graph, iface)));
         }
         List<Double> measured = new ArrayList<>();
-        collect(futures, measured);
+        Experiment.collect(futures, measured);
         for (int i = 0; i < n; i++) {
           capacity[i] = measured.get(i);
         }
@@ -178,7 +177,7 @@ public final class GraphExperiment {
           scenario.seed())));
     }
     List<Run> runs = new ArrayList<>();
-    collect(futures, runs);
+    Experiment.collect(futures, runs);
     TreeSet<Long> bounds = new TreeSet<>();
     steps.forEach(list -> list.forEach(s -> bounds.add(s.startNanos())));
     bounds.add(end);
@@ -189,7 +188,7 @@ public final class GraphExperiment {
       cpu.put(name, runs.get(s).seconds());
       long window = recorder.windowNanos();
       for (int k = 0; k + 1 < b.size(); k++) {
-        long from = roundUp(b.get(k), window);
+        long from = Experiment.roundUp(b.get(k), window);
         long to = b.get(k + 1) - b.get(k + 1) % window;
         if (to > from) {
           summarise(name, recorder, capacity, from, to, rows, services);
@@ -217,7 +216,7 @@ public final class GraphExperiment {
       }
     }
     List<Run> runs = new ArrayList<>();
-    collect(futures, runs);
+    Experiment.collect(futures, runs);
     int r = 0;
     for (String name : names) {
       double seconds = 0;
@@ -225,8 +224,8 @@ public final class GraphExperiment {
         GraphRecorder recorder = runs.get(r).recorder();
         seconds += runs.get(r).seconds();
         long window = recorder.windowNanos();
-        summarise(name, recorder, capacity, roundUp(warmup, window), end - end % window, rows,
-            services);
+        summarise(name, recorder, capacity, Experiment.roundUp(warmup, window), end - end % window,
+            rows, services);
       }
       cpu.put(name, seconds);
     }
@@ -310,24 +309,5 @@ public final class GraphExperiment {
       slowest = Math.max(slowest, pathNanos(c, rtt, rx, tx) + rtt + rx);
     }
     return rx + node.compute().meanNanos() + tx * (1 + node.callees().size()) + slowest;
-  }
-
-  private static <T> void collect(List<Future<T>> futures, List<T> into) throws InterruptedException {
-    for (Future<T> f : futures) {
-      try {
-        into.add(f.get());
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause instanceof RuntimeException re) {
-          throw re;
-        }
-        throw new IllegalStateException("simulation failed", cause);
-      }
-    }
-  }
-
-  private static long roundUp(long value, long unit) {
-    long r = value % unit;
-    return r == 0 ? value : value + unit - r;
   }
 }

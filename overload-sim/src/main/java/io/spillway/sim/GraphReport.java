@@ -1,5 +1,8 @@
 package io.spillway.sim;
 
+import static io.spillway.sim.JsonText.num;
+import static io.spillway.sim.JsonText.quote;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -160,35 +163,5 @@ final class GraphReport {
           .append(", \"shed_inner\": ").append(num(r.shedInner()))
           .append(", \"wasted\": ").append(num(r.wasted())).append("}");
     }
-  }
-
-  private static String num(double v) {
-    if (!Double.isFinite(v)) {
-      return "null";
-    }
-    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
-      return Long.toString((long) v);
-    }
-    return String.format(Locale.ROOT, "%.6g", v);
-  }
-
-  private static String quote(String s) {
-    StringBuilder b = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> b.append("\\\"");
-        case '\\' -> b.append("\\\\");
-        case '\n' -> b.append("\\n");
-        case '\t' -> b.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-          } else {
-            b.append(c);
-          }
-        }
-      }
-    }
-    return b.append('"').toString();
   }
 }

@@ -75,7 +75,6 @@ final class GraphSimulation {
   private static final int WAKEUP = 5;
   private static final int TASK = 6;
 
-  private static final long NONE = Long.MIN_VALUE;
   /** {@link Call#shedNode}: not shed. Node indices are non-negative. */
   static final int NOT_SHED = -1;
   /** {@link Call#shedNode}: refused or expired in the end client's queue. */
@@ -443,24 +442,15 @@ final class GraphSimulation {
   }
 
   private void armWakeup(Session session) {
-    if (session.gate.queued() == 0) {
-      return;
-    }
-    long at = session.gate.nextWakeupNanos() - origin;
-    if (at <= now) {
-      at = now + 1;
-    }
-    if (session.wakeupAt == NONE || at < session.wakeupAt) {
-      session.wakeupAt = at;
-      schedule(at, WAKEUP, session);
+    if (session.wakeup.arm(session.gate, origin, now)) {
+      schedule(session.wakeup.at(), WAKEUP, session);
     }
   }
 
   private void wakeup(Session session, long time) {
-    if (session.wakeupAt != time) {
+    if (!session.wakeup.fire(time)) {
       return; // superseded by an earlier wakeup
     }
-    session.wakeupAt = NONE;
     List<Call> expired = new ArrayList<>();
     session.gate.expire(origin + now, expired::add);
     for (Call call : expired) { // after expire returns: shedding may re-enter the gate
@@ -807,7 +797,7 @@ final class GraphSimulation {
     final Server owner;
     final Server target;
     final ClientGate<Call> gate;
-    long wakeupAt = NONE;
+    final WakeupTimer wakeup = new WakeupTimer();
 
     Session(long id, Server owner, Server target, ClientGate<Call> gate) {
       this.id = id;

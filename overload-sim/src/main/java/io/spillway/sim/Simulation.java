@@ -71,8 +71,6 @@ final class Simulation {
   private static final int TASK = 5;
   private static final int STEP = 6;
 
-  private static final long NONE = Long.MIN_VALUE;
-
   private final Scenario scenario;
   private final OverloadScheme scheme;
   private final List<Scenario.DemandStep> steps;
@@ -284,24 +282,15 @@ final class Simulation {
   }
 
   private void armWakeup(Client c) {
-    if (c.gate.queued() == 0) {
-      return;
-    }
-    long at = c.gate.nextWakeupNanos() - origin;
-    if (at <= now) {
-      at = now + 1;
-    }
-    if (c.wakeupAt == NONE || at < c.wakeupAt) {
-      c.wakeupAt = at;
-      schedule(at, CLIENT_WAKEUP, c);
+    if (c.wakeup.arm(c.gate, origin, now)) {
+      schedule(c.wakeup.at(), CLIENT_WAKEUP, c);
     }
   }
 
   private void clientWakeup(Client c, long time) {
-    if (c.wakeupAt != time) {
+    if (!c.wakeup.fire(time)) {
       return; // superseded by an earlier wakeup
     }
-    c.wakeupAt = NONE;
     c.gate.expire(origin + now, r -> {
       recorder.at(now).expired++;
       reissueIfClosedLoop(r.client);
@@ -522,7 +511,7 @@ final class Simulation {
   private static final class Client {
     final long sessionId;
     final ClientGate<Request> gate;
-    long wakeupAt = NONE;
+    final WakeupTimer wakeup = new WakeupTimer();
 
     Client(long sessionId, ClientGate<Request> gate) {
       this.sessionId = sessionId;

@@ -343,23 +343,22 @@ class GraphSimulationTest {
 
   // ---------------------------------------------------------------- test gates
 
-  /** Rejects every request with an odd request id; the others go to the delegate. */
-  private static final class RejectOdd implements ServerGate {
-    private final ServerGate delegate;
+  /** A gate that passes everything to its delegate: the test gates override what they change. */
+  private abstract static class ForwardingGate implements ServerGate {
+    final ServerGate delegate;
 
-    RejectOdd(ServerGate delegate) {
+    ForwardingGate(ServerGate delegate) {
       this.delegate = delegate;
     }
 
     @Override
     public ServerPermit admit(RequestMetadata request, long nowNanos) {
-      if (request.requestId() % 2 == 1) {
-        return new AbstractServerPermit(Status.REJECTED_LIMIT) {
-          @Override
-          protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
-        };
-      }
       return delegate.admit(request, nowNanos);
+    }
+
+    @Override
+    public void onDemand(long sessionId, int demand, long nowNanos) {
+      delegate.onDemand(sessionId, demand, nowNanos);
     }
 
     @Override
@@ -378,22 +377,39 @@ class GraphSimulationTest {
     }
   }
 
+  /** Rejects every request with an odd request id; the others go to the delegate. */
+  private static final class RejectOdd extends ForwardingGate {
+    RejectOdd(ServerGate delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public ServerPermit admit(RequestMetadata request, long nowNanos) {
+      if (request.requestId() % 2 == 1) {
+        return new AbstractServerPermit(Status.REJECTED_LIMIT) {
+          @Override
+          protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
+        };
+      }
+      return delegate.admit(request, nowNanos);
+    }
+  }
+
   private record Report(int inbound, int calleeKey, Status status, long price, int interfaceId) { }
 
   /**
    * Records what a service's gate sees: each request's header (by request id) and session, and
    * every callee response; publishes a price of 10 × (service index + 1) on its responses.
    */
-  private static final class Recording implements ServerGate, CallGraphGate {
+  private static final class Recording extends ForwardingGate implements CallGraphGate {
     final CallGraph.Service service;
-    final ServerGate delegate;
     final Map<Long, long[]> headers = new HashMap<>();
     final Set<Long> sessions = new HashSet<>();
     final List<Report> reports = new ArrayList<>();
 
     Recording(CallGraph.Service service, ServerGate delegate) {
+      super(delegate);
       this.service = service;
-      this.delegate = delegate;
     }
 
     Set<Integer> keys() {
@@ -438,26 +454,6 @@ class GraphSimulationTest {
         ResponseMetadata response, long nowNanos) {
       reports.add(new Report(inboundInterfaceId, calleeKey, response.status(), response.price(),
           response.interfaceId()));
-    }
-
-    @Override
-    public void onDemand(long sessionId, int demand, long nowNanos) {
-      delegate.onDemand(sessionId, demand, nowNanos);
-    }
-
-    @Override
-    public void deregister(long sessionId, long nowNanos) {
-      delegate.deregister(sessionId, nowNanos);
-    }
-
-    @Override
-    public void start() {
-      delegate.start();
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
     }
   }
 
