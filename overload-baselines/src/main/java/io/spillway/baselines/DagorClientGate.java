@@ -2,6 +2,7 @@ package io.spillway.baselines;
 
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
+import io.spillway.api.InheritedPriority;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.TimestampedQueue;
@@ -15,7 +16,9 @@ import java.util.function.Consumer;
  * advertised would reject it. Requests that pass are sent at once. The level starts at P (admit
  * all) and follows the {@link ResponseMetadata#threshold()} of every response and reject.
  *
- * <p>Priorities come from a generator seeded with the session id, so runs are reproducible.
+ * <p>Priorities come from a generator seeded with the session id, so runs are reproducible. A
+ * sub-request that carries its request's priority ({@link InheritedPriority}) keeps it: inside a
+ * call graph a caller sheds ahead of its callee by the priority the whole request has (§4.3).
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
  *
@@ -42,7 +45,8 @@ final class DagorClientGate<R> implements ClientGate<R> {
 
   @Override
   public boolean offer(R request, long nowNanos) {
-    int priority = 1 + random.nextInt(maxPriority);
+    int inherited = request instanceof InheritedPriority p ? p.inheritedPriority() : 0;
+    int priority = inherited > 0 ? Math.min(inherited, maxPriority) : 1 + random.nextInt(maxPriority);
     if (priority > level) {
       return false; // the server would reject it: shed here, at no cost to the server
     }

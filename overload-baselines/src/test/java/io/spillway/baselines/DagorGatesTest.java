@@ -116,4 +116,22 @@ class DagorGatesTest {
     gate.onResponse(new ResponseMetadata().status(Status.OK), 0, 30 * US); // no threshold: keep 32
     assertEquals(32, gate.level());
   }
+
+  /** A sub-request inside a call graph: it carries its request's priority. */
+  private record SubRequest(int inheritedPriority) implements io.spillway.api.InheritedPriority { }
+
+  @Test
+  void subRequestsKeepTheirRequestsPriorityAndAreShedByIt() {
+    DagorClientGate<SubRequest> gate = new DagorClientGate<>(DagorConfig.forSlo(200 * US),
+        new ClientEnvironment(5, 200 * US, OverloadMetrics.NONE));
+    gate.onResponse(new ResponseMetadata().threshold(40), 0, 0); // the callee admits 1..40
+    assertFalse(gate.offer(new SubRequest(41), 0), "priority 41 is above the callee's level");
+    assertTrue(gate.offer(new SubRequest(40), 0));
+    assertTrue(gate.offer(new SubRequest(1), 0));
+    RequestMetadata header = new RequestMetadata();
+    assertEquals(40, gate.poll(0, header).inheritedPriority());
+    assertEquals(40, header.priority(), "sent with the inherited priority, not a new draw");
+    assertEquals(1, gate.poll(0, header.reset()).inheritedPriority());
+    assertEquals(1, header.priority());
+  }
 }

@@ -4,6 +4,7 @@ import io.spillway.api.CallGraphGate;
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
 import io.spillway.api.ControlChannel;
+import io.spillway.api.InheritedPriority;
 import io.spillway.api.InterfaceCall;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
@@ -827,7 +828,7 @@ final class GraphSimulation {
   }
 
   /** One request at one hop: a node of the interface's tree, for one end-to-end request. */
-  static final class Call implements InterfaceCall {
+  static final class Call implements InterfaceCall, InheritedPriority {
     final Origin origin;
     final int node;
     final Call parent;
@@ -857,6 +858,12 @@ final class GraphSimulation {
     @Override
     public int interfaceId() {
       return origin.plan.iface;
+    }
+
+    /** A sub-request's priority is its request's (DAGOR); a front-end request has none yet. */
+    @Override
+    public int inheritedPriority() {
+      return parent == null ? 0 : priority;
     }
   }
 
