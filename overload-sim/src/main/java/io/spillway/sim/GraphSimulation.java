@@ -19,12 +19,12 @@ import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import io.spillway.api.TimestampedQueue;
+import io.spillway.sim.EventQueue.Event;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import java.util.function.BiFunction;
 
@@ -115,8 +115,7 @@ final class GraphSimulation {
   private final SplittableRandom[] arrivalRandom;
   private final SplittableRandom computeRandom;
   private final SplittableRandom clientRandom;
-  private final PriorityQueue<Event> events = new PriorityQueue<>();
-  private long sequence;
+  private final EventQueue events = new EventQueue();
   private long now;
   private final double[] ratePerNano;
   private final int[] stepIndex;
@@ -183,13 +182,7 @@ final class GraphSimulation {
       isRoot[p.service[0]] = true;
     }
     Ticker ticker = () -> origin + now;
-    Scheduler scheduler = (task, delayNanos) -> {
-      if (delayNanos < 0) {
-        throw new IllegalArgumentException("negative delay: " + delayNanos);
-      }
-      Event e = schedule(now + delayNanos, TASK, task);
-      return () -> e.cancelled = true;
-    };
+    Scheduler scheduler = events.scheduler(TASK, () -> now);
     for (CallGraph.Service s : services) {
       Server server = new Server(s, isRoot[s.index()] ? scheme.frontEnd() : scheme.inner(),
           services.size());
@@ -255,14 +248,7 @@ final class GraphSimulation {
         scheduleNextArrival(i);
       }
     }
-    while (!events.isEmpty()) {
-      Event e = events.poll();
-      if (e.time >= endNanos) {
-        break;
-      }
-      if (e.cancelled) {
-        continue;
-      }
+    for (Event e = events.next(endNanos); e != null; e = events.next(endNanos)) {
       now = e.time;
       dispatch(e);
       flushDirty();
@@ -303,10 +289,11 @@ final class GraphSimulation {
         scheduleNextArrival(e.aux);
       }
       case TO_SERVER -> {
-        e.server.receive.offer((Message) e.payload, origin + now);
-        kick(e.server);
+        Server server = (Server) e.target;
+        server.receive.offer((Message) e.payload, origin + now);
+        kick(server);
       }
-      case CORE_DONE -> coreDone(e.server, (Message) e.payload);
+      case CORE_DONE -> coreDone((Server) e.target, (Message) e.payload);
       case TO_CLIENT -> clientReceive((Message) e.payload);
       case WAKEUP -> wakeup((Session) e.payload, e.time);
       case TASK -> ((Runnable) e.payload).run();
@@ -435,7 +422,7 @@ final class GraphSimulation {
       if (call != null) {
         call.sentAt = now;
       }
-      schedule(now + halfRtt, TO_SERVER, m).server = session.target;
+      schedule(now + halfRtt, TO_SERVER, m).target = session.target;
     } else {
       session.owner.send.add(m);
       kick(session.owner);
@@ -529,7 +516,7 @@ final class GraphSimulation {
   private void busy(Server server, long nanos, Message m) {
     server.idle--;
     recorder.at(now).services[server.index].busyNanos += nanos;
-    schedule(now + nanos, CORE_DONE, m).server = server;
+    schedule(now + nanos, CORE_DONE, m).target = server;
   }
 
   private void coreDone(Server server, Message m) {
@@ -559,23 +546,23 @@ final class GraphSimulation {
     switch (m.kind) {
       case Message.REQUEST -> {
         m.call.sentAt = now;
-        schedule(now + halfRtt, TO_SERVER, m).server = m.call.server;
+        schedule(now + halfRtt, TO_SERVER, m).target = m.call.server;
       }
-      case Message.DEMAND -> schedule(now + halfRtt, TO_SERVER, m).server = m.session.target;
+      case Message.DEMAND -> schedule(now + halfRtt, TO_SERVER, m).target = m.session.target;
       case Message.RESPONSE -> {
         Call call = m.call;
         if (call.parent == null) {
           m.session = call.session;
           schedule(now + halfRtt, TO_CLIENT, m);
         } else {
-          schedule(now + halfRtt, TO_SERVER, m).server = call.parent.server;
+          schedule(now + halfRtt, TO_SERVER, m).target = call.parent.server;
         }
       }
       case Message.CREDIT -> {
         if (m.session.owner == null) {
           schedule(now + halfRtt, TO_CLIENT, m);
         } else {
-          schedule(now + halfRtt, TO_SERVER, m).server = m.session.owner;
+          schedule(now + halfRtt, TO_SERVER, m).target = m.session.owner;
         }
       }
       default -> throw new IllegalStateException("unknown message " + m.kind);
@@ -692,32 +679,7 @@ final class GraphSimulation {
   // ---------------------------------------------------------------- events
 
   private Event schedule(long time, int type, Object payload) {
-    Event e = new Event(time, sequence++, type, payload);
-    events.add(e);
-    return e;
-  }
-
-  private static final class Event implements Comparable<Event> {
-    final long time;
-    final long seq;
-    final int type;
-    final Object payload;
-    Server server;
-    int aux;
-    boolean cancelled;
-
-    Event(long time, long seq, int type, Object payload) {
-      this.time = time;
-      this.seq = seq;
-      this.type = type;
-      this.payload = payload;
-    }
-
-    @Override
-    public int compareTo(Event o) {
-      int c = Long.compare(time, o.time);
-      return c != 0 ? c : Long.compare(seq, o.seq);
-    }
+    return events.schedule(time, type, payload);
   }
 
   // ---------------------------------------------------------------- model

@@ -18,9 +18,9 @@ import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import io.spillway.api.TimestampedQueue;
+import io.spillway.sim.EventQueue.Event;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 
 /**
@@ -92,8 +92,7 @@ final class Simulation {
   private final SplittableRandom arrivalRandom;
   private final SplittableRandom serviceRandom;
   private final SplittableRandom clientRandom;
-  private final PriorityQueue<Event> events = new PriorityQueue<>();
-  private long sequence;
+  private final EventQueue events = new EventQueue();
   private long now;
 
   private final Client[] clients;
@@ -155,13 +154,7 @@ final class Simulation {
     this.idleCores = scenario.cores();
 
     Ticker ticker = () -> origin + now;
-    Scheduler scheduler = (task, delayNanos) -> {
-      if (delayNanos < 0) {
-        throw new IllegalArgumentException("negative delay: " + delayNanos);
-      }
-      Event e = schedule(now + delayNanos, TASK, task);
-      return () -> e.cancelled = true;
-    };
+    Scheduler scheduler = events.scheduler(TASK, () -> now);
     QueueDelaySignal delay = QueueDelaySignal.sum(receiveQueue, runQueue);
     ControlChannel control = this::sendCredit;
     this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
@@ -190,14 +183,7 @@ final class Simulation {
       applyStep(0);
       scheduleNextArrival();
     }
-    while (!events.isEmpty()) {
-      Event e = events.poll();
-      if (e.time >= endNanos) {
-        break;
-      }
-      if (e.cancelled) {
-        continue;
-      }
+    for (Event e = events.next(endNanos); e != null; e = events.next(endNanos)) {
       now = e.time;
       dispatch(e);
       startIdleCores();
@@ -482,30 +468,7 @@ final class Simulation {
   // ---------------------------------------------------------------- events
 
   private Event schedule(long time, int type, Object payload) {
-    Event e = new Event(time, sequence++, type, payload);
-    events.add(e);
-    return e;
-  }
-
-  private static final class Event implements Comparable<Event> {
-    final long time;
-    final long seq;
-    final int type;
-    final Object payload;
-    boolean cancelled;
-
-    Event(long time, long seq, int type, Object payload) {
-      this.time = time;
-      this.seq = seq;
-      this.type = type;
-      this.payload = payload;
-    }
-
-    @Override
-    public int compareTo(Event o) {
-      int c = Long.compare(time, o.time);
-      return c != 0 ? c : Long.compare(seq, o.seq);
-    }
+    return events.schedule(time, type, payload);
   }
 
   private static final class Client {
