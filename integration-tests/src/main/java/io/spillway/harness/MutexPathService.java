@@ -3,6 +3,7 @@ package io.spillway.harness;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.BudgetedLock;
 import io.spillway.sim.Scenario;
@@ -48,8 +49,9 @@ final class MutexPathService implements RequestHandler {
    * @param paths each path's probability (they sum to 1)
    * @param budgeted whether requests acquire within their budget (ASQM) or plainly
    * @param ticker the clock the server measures budgets with; the mutexes stamp waiters with it
+   * @param rule how the mutexes estimate a newcomer's wait ({@code asqm.wait_estimate})
    */
-  MutexPathService(double[] paths, boolean budgeted, Ticker ticker) {
+  MutexPathService(double[] paths, boolean budgeted, Ticker ticker, LockWaitEstimator.Rule rule) {
     if (paths.length == 0) {
       throw new IllegalArgumentException("the mutex-path service needs at least one path");
     }
@@ -59,14 +61,14 @@ final class MutexPathService implements RequestHandler {
     for (int i = 0; i < paths.length; i++) {
       sum += paths[i];
       cumulative[i] = sum;
-      mutexes[i] = new BudgetedLock(ticker);
+      mutexes[i] = new BudgetedLock(ticker, false, rule);
     }
     this.budgeted = budgeted;
   }
 
   /** The service of {@code scenario}'s {@code paths}. */
   static MutexPathService forScenario(Scenario scenario, boolean budgeted, Ticker ticker) {
-    return new MutexPathService(scenario.paths(), budgeted, ticker);
+    return new MutexPathService(scenario.paths(), budgeted, ticker, scenario.lockWaitRule());
   }
 
   /** A request's payload. */

@@ -1,6 +1,7 @@
 package io.spillway.asqm;
 
 import io.spillway.api.BudgetExceededException;
+import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
@@ -23,11 +24,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * interruption and condition semantics. On top of that:
  *
  * <ul>
- *   <li>{@link #lockIfUncongested()}: if this lock's queueing delay ({@code now − enqueue time of
- *       its oldest waiter}, zero when nobody waits) exceeds the remaining budget of the request in
- *       scope ({@link RequestBudget#currentOrNull()}), returns {@code false} at once, without
- *       queueing; otherwise waits like {@link #lock()} and returns {@code true}. With no budget in
- *       scope it is {@link #lock()}.
+ *   <li>{@link #lockIfUncongested()}: if the wait this lock makes a newcomer expect exceeds the
+ *       remaining budget of the request in scope ({@link RequestBudget#currentOrNull()}), returns
+ *       {@code false} at once, without queueing; otherwise waits like {@link #lock()} and returns
+ *       {@code true}. With no budget in scope it is {@link #lock()}. The expected wait is never
+ *       less than the paper's queueing delay ({@code now − enqueue time of its oldest waiter},
+ *       zero when nobody waits), so every request the paper refuses is refused; by default it
+ *       also counts the queue's length ({@link LockWaitEstimator}, which says why), and {@link
+ *       #BudgetedLock(Ticker, boolean, LockWaitEstimator.Rule)} with {@code OLDEST_WAITER} makes
+ *       it the paper's alone.
  *   <li>{@link #acquireWithinBudget()}: the same decision for try-with-resources; throws a cheap
  *       {@link BudgetExceededException} instead of returning {@code false}.
  *   <li>Every wait (any acquisition form, and conditions' awaits) is charged to the budget in
@@ -71,11 +76,14 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
    *     difference between the current timestamp and the enqueue timestamp of the oldest
    *     thread in the waiter queue".
    * [2] The comparison is delay > remaining (RequestBudget.fits is delay <= remaining), taken
-   *     before queueing: a request that is refused has not waited, so nothing is charged.
+   *     before queueing: a request that is refused has not waited, so nothing is charged. The
+   *     delay is LockWaitEstimator's: at least [1]'s, plus what the queue's length says.
    * [3] The lock itself is a ReentrantLock: its AQS queue gives the exact Lock contract; the
    *     WaiterLine only records who waits since when. A thread joins the line before it may
    *     park and leaves it after it has the lock (or gave up), so the line is a superset of
    *     the AQS queue's threads, off by the instants around parking.
+   * [4] A waiter that acquires reads the clock once: the same reading charges its budget and
+   *     gives the estimator its hand-off sample (it holds the lock then, as the estimator needs).
    */
 
   private static final long ADMITTED = -1;
@@ -84,6 +92,7 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
   private final boolean fair;
   private final Ticker ticker;
   private final WaiterLine line = new WaiterLine();
+  private final LockWaitEstimator waits;
 
   /** A non-fair lock on the system clock. */
   public BudgetedLock() {
@@ -105,9 +114,19 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
    * clock the requests' budgets are measured with.
    */
   public BudgetedLock(Ticker ticker, boolean fair) {
+    this(ticker, fair, LockWaitEstimator.Rule.QUEUE_AWARE);
+  }
+
+  /**
+   * As {@link #BudgetedLock(Ticker, boolean)}, deciding with {@code rule}: {@link
+   * LockWaitEstimator.Rule#OLDEST_WAITER} reproduces the paper's check exactly (for experiments);
+   * the default, {@link LockWaitEstimator.Rule#QUEUE_AWARE}, also counts the queue's length.
+   */
+  public BudgetedLock(Ticker ticker, boolean fair, LockWaitEstimator.Rule rule) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.fair = fair;
     this.lock = new ReentrantLock(fair);
+    this.waits = new LockWaitEstimator(rule);
   }
 
   // ---- Lock --------------------------------------------------------------------------------
@@ -130,11 +149,17 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     }
     long stamp = ticker.read();
     WaiterLine.Waiter waiter = line.join(stamp);
+    boolean acquired = false;
     try {
       lock.lockInterruptibly();
+      acquired = true;
     } finally {
       line.leave(waiter);
-      WaiterLine.chargeWait(ticker, stamp);
+      if (acquired) {
+        acquiredAfterWaiting(stamp);
+      } else {
+        WaiterLine.chargeWait(ticker, stamp);
+      }
     }
   }
 
@@ -161,11 +186,17 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     }
     long stamp = ticker.read();
     WaiterLine.Waiter waiter = line.join(stamp);
+    boolean acquired = false;
     try {
-      return lock.tryLock(time, unit);
+      acquired = lock.tryLock(time, unit);
+      return acquired;
     } finally {
       line.leave(waiter);
-      WaiterLine.chargeWait(ticker, stamp);
+      if (acquired) {
+        acquiredAfterWaiting(stamp);
+      } else {
+        WaiterLine.chargeWait(ticker, stamp);
+      }
     }
   }
 
@@ -188,9 +219,10 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
   // ---- ASQM --------------------------------------------------------------------------------
 
   /**
-   * Protego's {@code mutex_lock_if_uncongested}: acquires the lock unless its queueing delay
-   * exceeds the remaining budget of the request in scope. Returns {@code false} at once, without
-   * queueing and without charging anything, if it does; otherwise waits uninterruptibly,
+   * Protego's {@code mutex_lock_if_uncongested}: acquires the lock unless its expected wait (at
+   * least its queueing delay; {@link #expectedWaitNanos}) exceeds the remaining budget of the
+   * request in scope. Returns {@code false} at once, without queueing and without charging
+   * anything, if it does; otherwise waits uninterruptibly,
    * acquires, charges the wait and returns {@code true}. Immediate when the lock is free or
    * already held by this thread; with no budget in scope it behaves exactly as {@link #lock()}.
    */
@@ -228,6 +260,15 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
   @Override
   public long queueingDelayNanos(long nowNanos) {
     return line.queueingDelayNanos(nowNanos);
+  }
+
+  /**
+   * The wait ASQM expects for a request that queues now, with this lock held: {@link
+   * LockWaitEstimator#waitNanos} of the current queueing delay and line length. Lock-free.
+   */
+  public long expectedWaitNanos(long nowNanos) {
+    WaiterLine.Head head = line.head();
+    return waits.waitNanos(head.queueingDelayNanos(nowNanos), head.size());
   }
 
   /** Threads waiting to acquire (stamped in the waiter line), read without locking. */
@@ -285,7 +326,8 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     }
     long now = ticker.read();
     if (budget != null) {
-      long delay = line.queueingDelayNanos(now);
+      WaiterLine.Head head = line.head();
+      long delay = waits.waitNanos(head.queueingDelayNanos(now), head.size());
       if (!budget.fits(delay)) {
         return delay;
       }
@@ -301,7 +343,17 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     } finally {
       line.leave(waiter);
     }
-    WaiterLine.chargeWait(ticker, stamp);
+    acquiredAfterWaiting(stamp);
+  }
+
+  /** Holds the lock after waiting since {@code stamp}: one clock read for estimator and budget. */
+  private void acquiredAfterWaiting(long stamp) {
+    long now = ticker.read();
+    waits.onQueuedAcquire(stamp, now);
+    RequestBudget budget = RequestBudget.currentOrNull();
+    if (budget != null) {
+      budget.charge(now - stamp);
+    }
   }
 
 

@@ -8,12 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -153,6 +155,77 @@ class BudgetedLockTest {
     assertEquals(50, exact.remainingNanos(), "charged the 50 ns it waited");
     assertEquals(0, lock.waiters());
     assertEquals(0, lock.queueingDelayNanos(now.get()));
+  }
+
+  /** Starts a thread that locks, says so, holds until {@code release} opens, then unlocks. */
+  Worker<Void> queuedHolder(BudgetedLock lock, CountDownLatch holding, CountDownLatch release) {
+    int before = lock.waiters();
+    Worker<Void> worker = new Worker<>(() -> {
+      lock.lock();
+      holding.countDown();
+      Await.await(release);
+      lock.unlock();
+      return null;
+    });
+    Await.until(() -> lock.waiters() == before + 1 && lock.hasQueuedThread(worker.thread));
+    return worker;
+  }
+
+  /**
+   * A young queue that is long: the oldest waiter's age (100 ns) fits a 5,000 ns budget, but two
+   * waiters at the measured 2,000 ns hand-off do not: 2·2,000 + 2σ·(sqrt(3) − 1) with σ = sqrt(π/2)
+   * · 2/e · 2,000 = 1,844.27 ns, so 6,700 ns (LockWaitEstimator). The paper's rule admits it.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"QUEUE_AWARE", "OLDEST_WAITER"})
+  void queueAwareEstimateRefusesWhatALongYoungQueueCannotServeInTime(String ruleName) {
+    LockWaitEstimator.Rule rule = LockWaitEstimator.Rule.valueOf(ruleName);
+    BudgetedLock lock = new BudgetedLock(ticker, false, rule);
+    lock.lock();
+    long t = now.get();
+    CountDownLatch aHolds = new CountDownLatch(1);
+    CountDownLatch aRelease = new CountDownLatch(1);
+    CountDownLatch bHolds = new CountDownLatch(1);
+    CountDownLatch bRelease = new CountDownLatch(1);
+    Worker<Void> a = queuedHolder(lock, aHolds, aRelease); // stamped t
+    Worker<Void> b = queuedHolder(lock, bHolds, bRelease); // stamped t
+    now.set(t + 1_000);
+    lock.unlock(); // a acquires at t + 1,000: the first hand-off, nothing to measure yet
+    Await.await(aHolds);
+    now.set(t + 3_000);
+    aRelease.countDown(); // b, waiting since t, acquires at t + 3,000: a 2,000 ns sample
+    Await.await(bHolds);
+    a.join();
+    Worker<Void> c = queuedLocker(lock); // stamped t + 3,000
+    Worker<Void> d = queuedLocker(lock);
+    now.set(t + 3_100);
+    assertEquals(100, lock.queueingDelayNanos(now.get()));
+    long expected = rule == LockWaitEstimator.Rule.QUEUE_AWARE ? 6_700 : 100;
+    assertEquals(expected, lock.expectedWaitNanos(now.get()));
+
+    RequestBudget budget = RequestBudget.of(5_000);
+    Worker<Boolean> asker = new Worker<>(() -> withBudget(budget, () -> {
+      boolean got = lock.lockIfUncongested();
+      if (got) {
+        lock.unlock();
+      }
+      return got;
+    }));
+    if (rule == LockWaitEstimator.Rule.QUEUE_AWARE) {
+      assertFalse(asker.join(), "6,700 ns expected > 5,000 ns budget: refused at once");
+      assertEquals(5_000, budget.remainingNanos(), "nothing charged");
+    } else {
+      Await.until(() -> lock.waiters() == 3 && lock.hasQueuedThread(asker.thread));
+    }
+    bRelease.countDown();
+    b.join();
+    c.join();
+    d.join();
+    if (rule == LockWaitEstimator.Rule.OLDEST_WAITER) {
+      assertTrue(asker.join(), "the paper's rule: 100 ns delay fits the budget");
+    }
+    assertFalse(lock.isLocked());
+    assertEquals(0, lock.waiters());
   }
 
   @Test

@@ -128,6 +128,13 @@ public record ProtegoConfig(Rule rule, double efficiencyThreshold, double maxDro
         clientQueueTimeoutNanos);
   }
 
+  /** These values with another client queue timeout (how long a request may wait for a credit). */
+  public ProtegoConfig withClientQueueTimeout(long nanos) {
+    return new ProtegoConfig(rule, efficiencyThreshold, maxDropRate, increaseFraction,
+        decreaseFactor, rttsPerIteration, initialRttNanos, maxRttNanos, initialPoolPerCore,
+        perSessionCap, nanos);
+  }
+
   /**
    * The Breakwater parameters of the shared credit machinery: demand speculation with overcommit
    * (lazy distribution, eq. 4–6, explicit credits to drained sessions), no delay-based AQM (Protego

@@ -267,5 +267,8 @@ class ProtegoPolicyTest {
     assertEquals(0.5, c.withEfficiencyThreshold(0.5).efficiencyThreshold());
     assertEquals(ProtegoConfig.Rule.PAPER, c.withRule(ProtegoConfig.Rule.PAPER).rule());
     assertEquals(1, c.withInitialPoolPerCore(1).initialPoolPerCore());
+    assertEquals(50_000, c.withClientQueueTimeout(50_000).clientQueueTimeoutNanos());
+    assertEquals(50_000,
+        c.withClientQueueTimeout(50_000).creditMachinery().clientQueueTimeoutNanos());
   }
 }

@@ -1,5 +1,6 @@
 package io.spillway.sim;
 
+import io.spillway.api.LockWaitEstimator;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +49,8 @@ public final class Scenario {
     keys.put("seed", "random seed; the same seed gives the same results");
     keys.put("capacity_rps", "server capacity; 0 = measure it (no control, closed loop)");
     keys.put("paths", "mutex paths (Protego Fig. 1): probabilities 'p1, p2, ...'; a request holds its path's mutex for its service time; empty: no locks");
+    keys.put("asqm.wait_estimate", "a mutex's expected wait: queue (default: queue length x"
+        + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
@@ -89,6 +92,7 @@ public final class Scenario {
     keys.put("netflix.vegas.smoothing", "Vegas weight of a new limit estimate in (0,1]; default 1.0");
     keys.put("netflix.aimd.backoff", "AIMD multiplicative decrease on a drop or late sample, in [0.5,1); default 0.9");
     keys.put("netflix.aimd.timeout_us", "AIMD: a server latency above this counts as a drop; default 5000000 (5 s)");
+    keys.put("protego.client_timeout_us", "Protego's client queue timeout; default SLO/2");
     keys.put("protego.rule", "Protego's pool rule: authors (bw2_server.c, default) | paper (Algorithm 1 as printed)");
     keys.put("rajomon.threshold_us", "Rajomon queueing-delay threshold; default 25% of the SLO");
     keys.put("rajomon.interval_us", "Rajomon price update interval; default max(RTT, threshold/2)");
@@ -381,6 +385,22 @@ public final class Scenario {
   public long asqmBudgetNanos() {
     long target = isSet("asqm.target_us") ? nanos("asqm.target_us", 1_000) : sloNanos();
     return Math.max(0, target - service().p99Nanos() - rttNanos());
+  }
+
+  /**
+   * How ASQM estimates a mutex's wait (key {@code asqm.wait_estimate}): {@code queue} (default,
+   * {@link LockWaitEstimator.Rule#QUEUE_AWARE}) or {@code oldest} (the paper's, {@link
+   * LockWaitEstimator.Rule#OLDEST_WAITER}).
+   */
+  public LockWaitEstimator.Rule lockWaitRule() {
+    String v = get("asqm.wait_estimate");
+    if (v == null || v.isBlank() || v.strip().equals("queue")) {
+      return LockWaitEstimator.Rule.QUEUE_AWARE;
+    }
+    if (v.strip().equals("oldest")) {
+      return LockWaitEstimator.Rule.OLDEST_WAITER;
+    }
+    throw invalid("asqm.wait_estimate", "expected queue or oldest, got '" + v + "'");
   }
 
   /**

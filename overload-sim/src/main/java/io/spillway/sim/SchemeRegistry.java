@@ -221,6 +221,9 @@ public final class SchemeRegistry {
               + s.get("protego.rule") + "'");
         }
       }
+      if (s.isSet("protego.client_timeout_us")) {
+        c = c.withClientQueueTimeout(s.nanos("protego.client_timeout_us", 1_000));
+      }
       return c;
     });
   }

@@ -8,6 +8,7 @@ import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
@@ -50,11 +51,14 @@ import java.util.SplittableRandom;
  * the oldest waiter, which goes back to the run queue. Under ASQM (schemes {@code protego} and
  * {@code protego-asqm}) each admitted request gets Protego's queueing budget (§3.2), and before
  * entering the run queue or a mutex's queue it is aborted with a fast {@code REJECTED_BUDGET} if
- * that queue's delay ({@code now − oldest}) does not fit its remaining budget; time spent queueing
- * is charged to it. Both calls are the real {@link RequestBudget#fits} and {@link
- * RequestBudget#charge}, the ones {@code BudgetedLock} makes. The mutex is released when the
- * response has been sent (service + send cost). Breakwater's signal does not include mutex
- * queues: it cannot see lock contention, which is the point of the experiment.
+ * that queue's delay does not fit its remaining budget; time spent queueing is charged to it. The
+ * run queue's delay is {@code now − oldest}; a mutex's is its {@link LockWaitEstimator}'s (scenario
+ * key {@code asqm.wait_estimate}), fed with the hand-offs as {@code BudgetedLock} feeds it. The
+ * calls are the real {@link RequestBudget#fits}, {@link RequestBudget#charge}, {@link
+ * LockWaitEstimator#waitNanos} and {@link LockWaitEstimator#onQueuedAcquire}, the ones {@code
+ * BudgetedLock} makes. The mutex covers the service time (the critical section); the response is
+ * then sent from the same core. Breakwater's signal does not include mutex queues: it cannot see
+ * lock contention, which is the point of the experiment.
  *
  * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
  * client re-issuing as soon as its response arrives: how capacity is measured.
@@ -149,7 +153,7 @@ final class Simulation {
     for (int i = 0; i < paths.length; i++) {
       cumulative += paths[i];
       pathCdf[i] = cumulative;
-      mutexes[i] = new Mutex();
+      mutexes[i] = new Mutex(scenario.lockWaitRule());
     }
     this.idleCores = scenario.cores();
 
@@ -360,7 +364,8 @@ final class Simulation {
         if (r.path >= 0 && !r.lockHeld) {
           Mutex mutex = mutexes[r.path];
           if (mutex.holder != null) {
-            if (r.budget != null && !r.budget.fits(mutex.waiters.queueingDelayNanos(origin + now))) {
+            if (r.budget != null && !r.budget.fits(mutex.waits.waitNanos(
+                mutex.waiters.queueingDelayNanos(origin + now), mutex.waiters.size()))) {
               abort(r); // costs this core the reject
             } else {
               mutex.waiters.offer(r, origin + now); // parks: the core is free for others
@@ -373,7 +378,7 @@ final class Simulation {
         Message m = new Message(Message.RESPONSE, r.client);
         m.request = r;
         m.phase = Message.PHASE_EXECUTE;
-        busy(r.service + txCost, m);
+        busy(r.path >= 0 ? r.service : r.service + txCost, m);
         continue;
       }
       break;
@@ -425,7 +430,10 @@ final class Simulation {
       m.response = new ResponseMetadata();
       m.request.permit.complete(Outcome.SUCCESS, origin + now, m.response);
       if (m.request.path >= 0) {
-        release(mutexes[m.request.path]);
+        release(mutexes[m.request.path]); // the critical section ends; the core goes on to send
+        m.phase = Message.PHASE_SEND;
+        busy(txCost, m);
+        return;
       }
     }
     // PHASE_EXECUTE, PHASE_SEND and credits: the message leaves now.
@@ -455,6 +463,7 @@ final class Simulation {
     if (next.budget != null) {
       next.budget.charge(origin + now - enqueued); // time waiting for the mutex
     }
+    mutex.waits.onQueuedAcquire(origin + enqueued, origin + now);
     mutex.holder = next;
     next.lockHeld = true;
     runQueue.offer(next, origin + now);
@@ -463,6 +472,11 @@ final class Simulation {
   private static final class Mutex {
     Request holder;
     final TimestampedQueue<Request> waiters = new TimestampedQueue<>();
+    final LockWaitEstimator waits;
+
+    Mutex(LockWaitEstimator.Rule rule) {
+      this.waits = new LockWaitEstimator(rule);
+    }
   }
 
   // ---------------------------------------------------------------- events
