@@ -154,12 +154,7 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       lock.lockInterruptibly();
       acquired = true;
     } finally {
-      line.leave(waiter);
-      if (acquired) {
-        acquiredAfterWaiting(stamp);
-      } else {
-        WaiterLine.chargeWait(ticker, stamp);
-      }
+      leaveLine(waiter, stamp, acquired);
     }
   }
 
@@ -191,12 +186,7 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       acquired = lock.tryLock(time, unit);
       return acquired;
     } finally {
-      line.leave(waiter);
-      if (acquired) {
-        acquiredAfterWaiting(stamp);
-      } else {
-        WaiterLine.chargeWait(ticker, stamp);
-      }
+      leaveLine(waiter, stamp, acquired);
     }
   }
 
@@ -338,16 +328,26 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
 
   private void lockQueued(long stamp) {
     WaiterLine.Waiter waiter = line.join(stamp);
+    boolean acquired = false;
     try {
       lock.lock();
+      acquired = true;
     } finally {
-      line.leave(waiter);
+      leaveLine(waiter, stamp, acquired);
     }
-    acquiredAfterWaiting(stamp);
   }
 
-  /** Holds the lock after waiting since {@code stamp}: one clock read for estimator and budget. */
-  private void acquiredAfterWaiting(long stamp) {
+  /**
+   * A waiter stamped {@code stamp} leaves the line, holding the lock if {@code acquired}: then one
+   * clock read gives the estimator its hand-off sample (it must hold the lock) and charges the
+   * budget in scope; otherwise only the budget is charged for the time it waited.
+   */
+  private void leaveLine(WaiterLine.Waiter waiter, long stamp, boolean acquired) {
+    line.leave(waiter);
+    if (!acquired) {
+      WaiterLine.chargeWait(ticker, stamp);
+      return;
+    }
     long now = ticker.read();
     waits.onQueuedAcquire(stamp, now);
     RequestBudget budget = RequestBudget.currentOrNull();
