@@ -47,10 +47,19 @@ public final class HarnessMain {
   static final long CAPACITY_WARMUP_NANOS = 3_000_000_000L;
   static final long CAPACITY_MEASURE_NANOS = 2_000_000_000L;
   /**
-   * Each server is warmed (JIT) at half capacity before its first measured level. A process with
-   * one core compiles on the core it serves from; p99 kept falling for ~10 s after start.
+   * Each server is warmed (JIT) before its first measured level: at half capacity, then at the
+   * scenario's highest demand, then at half capacity again. A process with one core compiles on the
+   * core it serves from, and a compiler thread that is runnable beside the event loop takes the
+   * core for a scheduler tick (4 ms on this kernel, HZ = 250) at a time: measured with
+   * /proc/PID/task/TID/schedstat, the C2 threads of the server and of the load generator ran for
+   * 15–65 ms of every second of a measured level when warm-up was at half capacity only, because the
+   * overload paths (AQM drops, client expiry, rejects) first became hot there and were compiled and
+   * deoptimized then. The overload step compiles them here instead; the last step lets a scheme with
+   * no control drain the backlog the overload step left (the warm-up ends when every call has).
    */
-  static final long SERVER_WARMUP_NANOS = 5_000_000_000L;
+  static final long SERVER_WARMUP_NANOS = 6_000_000_000L;
+  static final long WARMUP_OVERLOAD_FROM_NANOS = 2_000_000_000L;
+  static final long WARMUP_OVERLOAD_TO_NANOS = 3_000_000_000L;
 
   private HarnessMain() { }
 
@@ -132,6 +141,7 @@ public final class HarnessMain {
       System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s)%n", capacity, measure ? "measured" : "given");
       List<ResultRecord> rows = new ArrayList<>();
       List<StepConvergence> convergence = new ArrayList<>();
+      WindowLog windows = new WindowLog(out);
       for (String name : scenario.schemes()) {
         OverloadScheme scheme = SchemeRegistry.create(name, scenario);
         try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out);
@@ -143,19 +153,27 @@ public final class HarnessMain {
               double level = levels.get(i);
               long end = scenario.warmupNanos() + scenario.durationNanos();
               Recorder recorder = new Recorder(scenario.windowNanos());
+              long[] loopGaps = WindowLog.gapsFor(end, scenario.windowNanos());
+              collectGarbage();
               LoadGenerator.openLoop(client, scenario, List.of(new Scenario.DemandStep(level, 0)), capacity,
-                  end, recorder, scenario.seed() * 1_000_003L + i).get(end / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+                  end, recorder, scenario.seed() * 1_000_003L + i, loopGaps)
+                  .get(end / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
               ResultRecord r = Experiment.steadyRecord(scenario, name, level, capacity, recorder,
                   scenario.warmupNanos(), end);
               System.err.printf(Locale.ROOT, "harness: %-12s %.2fx goodput %.0f rps, p99 %.1f us%n",
                   name, level, r.goodputRps(), r.p99Micros());
               rows.add(r);
+              windows.append(name, recorder, scenario.warmupNanos(), loopGaps);
             }
           } else {
             Recorder recorder = new Recorder(scenario.windowNanos());
+            long[] loopGaps = WindowLog.gapsFor(scenario.durationNanos(), scenario.windowNanos());
+            collectGarbage();
             LoadGenerator.openLoop(client, scenario, scenario.schedule(), capacity, scenario.durationNanos(),
-                recorder, scenario.seed()).get(scenario.durationNanos() / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+                recorder, scenario.seed(), loopGaps)
+                .get(scenario.durationNanos() / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
             Experiment.addSeries(scenario, name, recorder, capacity, rows, convergence);
+            windows.append(name, recorder, 0, loopGaps);
             System.err.printf(Locale.ROOT, "harness: %-12s schedule done%n", name);
           }
         }
@@ -212,13 +230,29 @@ public final class HarnessMain {
       return ok ? 0 : 1;
     }
 
+    /**
+     * Collects this process's garbage between steps, so that its young collections (one every ~60 s
+     * of load, 10–36 ms each) fall between measured levels rather than inside one: the load
+     * generator's pauses count as latency. A level (warm-up plus duration) allocates far less than
+     * the young generation holds.
+     */
+    private static void collectGarbage() {
+      System.gc();
+    }
+
     private SpillwayClient client(OverloadScheme scheme, int port) throws InterruptedException {
       return SpillwayClient.builder().scheme(scheme).port(port).connections(connections)
           .sessions(scenario.clients()).sloNanos(scenario.sloNanos()).build().start();
     }
 
     private void warm(SpillwayClient client, double capacity) throws Exception {
-      LoadGenerator.openLoop(client, scenario, List.of(new Scenario.DemandStep(0.5, 0)), capacity,
+      double highest = scenario.schedule().isEmpty()
+          ? scenario.demandLevels().stream().mapToDouble(Double::doubleValue).max().orElse(1.0)
+          : scenario.schedule().stream().mapToDouble(Scenario.DemandStep::level).max().orElse(1.0);
+      List<Scenario.DemandStep> steps = List.of(new Scenario.DemandStep(0.5, 0),
+          new Scenario.DemandStep(Math.max(0.5, highest), WARMUP_OVERLOAD_FROM_NANOS),
+          new Scenario.DemandStep(0.5, WARMUP_OVERLOAD_TO_NANOS));
+      LoadGenerator.openLoop(client, scenario, steps, capacity,
           SERVER_WARMUP_NANOS, new Recorder(scenario.windowNanos()), ~scenario.seed())
           .get(SERVER_WARMUP_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
     }

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,12 +60,26 @@ final class LoadGenerator implements Runnable {
   private long nextArrival;
   private int outstanding;
   private boolean stopped;
+  /**
+   * Runs {@link #run} once per loop iteration, after the loop's I/O: one periodic task, re-queued
+   * without allocating. Not {@code execute}: Netty 4.2 runs queued tasks for up to a second
+   * (io.netty.eventLoop.maxTaskProcessingQuantumMs, at least 100 ms) before returning to I/O, so a
+   * task that re-executes itself starves every socket on the loop; scheduled tasks are taken once
+   * per iteration, and a due one keeps the loop polling without blocking, which is what a load
+   * generator on its own core should do. Not {@code schedule(0)} each time either: that allocated a
+   * task per iteration (~200 MB/s), and the generator's young collections (7–36 ms) landed in
+   * the measured windows.
+   */
+  private ScheduledFuture<?> tick;
+  private final long[] loopGaps;
+  private long lastRun;
   private long stoppedAt;
   long errors;
 
   private LoadGenerator(SpillwayClient client, Scenario scenario, List<Scenario.DemandStep> steps,
-      double capacityRps, long runNanos, int closedLoop, Recorder recorder, long seed) {
+      double capacityRps, long runNanos, int closedLoop, Recorder recorder, long seed, long[] loopGaps) {
     this.client = client;
+    this.loopGaps = loopGaps;
     this.loop = client.eventLoop(0);
     this.ticker = Ticker.system();
     this.recorder = recorder;
@@ -85,7 +100,19 @@ final class LoadGenerator implements Runnable {
   /** Runs an open-loop schedule for {@code runNanos}; completes when every call has ended. */
   static CompletableFuture<Recorder> openLoop(SpillwayClient client, Scenario scenario,
       List<Scenario.DemandStep> steps, double capacityRps, long runNanos, Recorder recorder, long seed) {
-    LoadGenerator g = new LoadGenerator(client, scenario, steps, capacityRps, runNanos, 0, recorder, seed);
+    return openLoop(client, scenario, steps, capacityRps, runNanos, recorder, seed, null);
+  }
+
+  /**
+   * As above, and keeps in {@code loopGaps[w]} the longest time between two turns of the generator's
+   * loop in the recorder's window {@code w}: a turn normally follows the last within microseconds,
+   * so a gap of milliseconds says the generator itself was stalled then (descheduled or paused),
+   * and the latency it measured in that window carries the stall.
+   */
+  static CompletableFuture<Recorder> openLoop(SpillwayClient client, Scenario scenario,
+      List<Scenario.DemandStep> steps, double capacityRps, long runNanos, Recorder recorder, long seed,
+      long[] loopGaps) {
+    LoadGenerator g = new LoadGenerator(client, scenario, steps, capacityRps, runNanos, 0, recorder, seed, loopGaps);
     g.loop.execute(g::begin);
     return g.done;
   }
@@ -94,7 +121,7 @@ final class LoadGenerator implements Runnable {
   static CompletableFuture<Recorder> closedLoop(SpillwayClient client, Scenario scenario, int outstanding,
       long runNanos, Recorder recorder, long seed) {
     LoadGenerator g = new LoadGenerator(client, scenario, List.of(new Scenario.DemandStep(0, 0)), 0,
-        runNanos, outstanding, recorder, seed);
+        runNanos, outstanding, recorder, seed, null);
     g.loop.execute(g::begin);
     return g.done;
   }
@@ -108,7 +135,7 @@ final class LoadGenerator implements Runnable {
     } else {
       applyStep(0, start);
     }
-    again();
+    tick = loop.scheduleWithFixedDelay(this, 0, 1, TimeUnit.NANOSECONDS);
   }
 
   private void applyStep(int index, long now) {
@@ -128,6 +155,13 @@ final class LoadGenerator implements Runnable {
   @Override
   public void run() {
     long now = ticker.read();
+    if (loopGaps != null && lastRun != 0) {
+      int w = (int) ((now - start) / recorder.windowNanos());
+      if (w < loopGaps.length) {
+        loopGaps[w] = Math.max(loopGaps[w], now - lastRun);
+      }
+    }
+    lastRun = now;
     long elapsed = now - start;
     if (!stopped && elapsed >= runNanos) {
       stopped = true;
@@ -136,10 +170,9 @@ final class LoadGenerator implements Runnable {
     if (stopped) {
       // Let calls in flight end (expiry bounds how long), then report.
       if (outstanding == 0 || now - stoppedAt > 5_000_000_000L) {
+        tick.cancel(false);
         done.complete(recorder);
-        return;
       }
-      again();
       return;
     }
     if (closedLoop == 0) {
@@ -152,18 +185,6 @@ final class LoadGenerator implements Runnable {
         nextArrival += gap();
       }
     }
-    again();
-  }
-
-  /**
-   * Runs again on the next loop iteration, after the loop's I/O. Not {@code execute}: Netty 4.2 runs
-   * queued tasks for up to a second (io.netty.eventLoop.maxTaskProcessingQuantumMs, at least 100
-   * ms) before returning to I/O, so a task that re-executes itself starves every socket on the loop;
-   * scheduled tasks are taken once per iteration. A zero delay keeps the loop polling without
-   * blocking, which is what a load generator on its own core should do.
-   */
-  private void again() {
-    loop.schedule(this, 0, TimeUnit.NANOSECONDS);
   }
 
   private void issue(long arrival) {

@@ -68,6 +68,38 @@ class HarnessTest {
     }
   }
 
+  /** windows.csv accounts for every completion of a run, window by window, with the generator's loop gaps. */
+  @Test
+  void theWindowLogHasOneLinePerWindowAndEveryCompletion(@TempDir Path dir) throws Exception {
+    Scenario s = scenario("breakwater");
+    OverloadScheme scheme = SchemeRegistry.create("breakwater", s);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(1)
+             .handler(HarnessServer::spin).build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(scheme).port(server.port())
+             .sessions(s.clients()).sloNanos(s.sloNanos()).build().start()) {
+      Recorder recorder = new Recorder(s.windowNanos());
+      long run = 200_000_000L;
+      long[] gaps = WindowLog.gapsFor(run, s.windowNanos());
+      LoadGenerator.openLoop(client, s, List.of(new Scenario.DemandStep(0.5, 0)), 20_000, run, recorder, 5, gaps)
+          .get(60, TimeUnit.SECONDS);
+      WindowLog log = new WindowLog(dir);
+      log.append("breakwater", recorder, 0, gaps);
+      List<String> lines = Files.readAllLines(dir.resolve(WindowLog.FILE));
+      assertEquals("scheme,demand,window,start_ms,completed,p99_us,max_us,generator_gap_us", lines.getFirst());
+      assertEquals(recorder.windowCount(), lines.size() - 1);
+      long completed = 0;
+      for (String line : lines.subList(1, lines.size())) {
+        String[] f = line.split(",");
+        assertEquals(8, f.length, line);
+        assertEquals("breakwater", f[0]);
+        assertEquals("0.50", f[1]);
+        completed += Long.parseLong(f[4]);
+      }
+      assertEquals(total(recorder).completed, completed);
+      assertTrue(java.util.Arrays.stream(gaps).anyMatch(g -> g > 0), "the loop's turns were timed");
+    }
+  }
+
   @Test
   void closedLoopKeepsItsCallsOutstanding() throws Exception {
     Scenario s = scenario("none");
