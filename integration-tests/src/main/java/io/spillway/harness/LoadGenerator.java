@@ -19,6 +19,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * Drives a {@link SpillwayClient} from its own event loop, so issuing a call costs no thread
  * hand-off, and records what happens in a {@link Recorder} (the simulator's windows and tallies).
+ * An arrival enters its session's client queue under its scheduled time, so if the generator gets
+ * to it late (its core was taken), the time counts as client-queue waiting: a scheme whose client
+ * queue expires (Breakwater §3.3, and every gate here, `none`'s after the SLO) expires it as it
+ * would have had the generator run on time, instead of sending it and counting its lateness as
+ * the server's latency.
  *
  * <ul>
  *   <li>Open loop: one aggregate Poisson process at demand × capacity (steps as scheduled), each
@@ -195,7 +200,9 @@ final class LoadGenerator implements Runnable {
         : ByteBuffer.allocate(8).putLong(serviceNanos).array();
     recorder.at(Math.max(0, arrival - start)).offered++;
     outstanding++;
-    session.call(payload).whenComplete((body, error) -> ended(arrival, error));
+    // The arrival, not now: a request the generator issues late has waited in the client queue
+    // since it arrived, as an application's request would have (SpillwayClient.Session#call).
+    session.call(payload, arrival).whenComplete((body, error) -> ended(arrival, error));
   }
 
   private void ended(long arrival, Throwable error) {

@@ -128,10 +128,14 @@ public final class SpillwayClient implements AutoCloseable {
   private static final class Call {
     final byte[] payload;
     final CompletableFuture<byte[]> future = new CompletableFuture<>();
+    final boolean arrivalGiven;
+    final long arrivalNanos;
     long sentAt;
 
-    Call(byte[] payload) {
+    Call(byte[] payload, boolean arrivalGiven, long arrivalNanos) {
       this.payload = payload;
+      this.arrivalGiven = arrivalGiven;
+      this.arrivalNanos = arrivalNanos;
     }
   }
 
@@ -160,7 +164,22 @@ public final class SpillwayClient implements AutoCloseable {
      * {@link ConnectionClosedException}.
      */
     public CompletableFuture<byte[]> call(byte[] payload) {
-      Call call = new Call(Objects.requireNonNull(payload, "payload"));
+      return submit(new Call(Objects.requireNonNull(payload, "payload"), false, 0));
+    }
+
+    /**
+     * As {@link #call(byte[])}, for a request that arrived at {@code arrivalNanos} on the client's
+     * ticker ({@link Builder#ticker}; by default {@link System#nanoTime()}): its wait in the client
+     * queue, and so its expiry, counts from then (Breakwater §3.3), so a request that already
+     * waited upstream, or behind a busy caller, longer than the queue timeout ends with {@link
+     * Status#EXPIRED} without being sent. Latency a caller measures should count from the same
+     * instant.
+     */
+    public CompletableFuture<byte[]> call(byte[] payload, long arrivalNanos) {
+      return submit(new Call(Objects.requireNonNull(payload, "payload"), true, arrivalNanos));
+    }
+
+    private CompletableFuture<byte[]> submit(Call call) {
       EventLoop loop = connection.channel.eventLoop();
       if (loop.inEventLoop()) {
         offer(call);
@@ -216,7 +235,8 @@ public final class SpillwayClient implements AutoCloseable {
         call.future.completeExceptionally(new ConnectionClosedException("connection closed"));
         return;
       }
-      if (!gate.offer(call, config.ticker.read())) {
+      long now = config.ticker.read();
+      if (!gate.offer(call, call.arrivalGiven ? call.arrivalNanos : now, now)) {
         call.future.completeExceptionally(new OverloadRejectedException(Status.REJECTED_LIMIT));
         return;
       }

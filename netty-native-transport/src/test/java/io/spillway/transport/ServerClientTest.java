@@ -2,6 +2,7 @@ package io.spillway.transport;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -172,6 +173,24 @@ class ServerClientTest {
           () -> client.session(0).call(new byte[8]).get(WAIT_SECONDS, TimeUnit.SECONDS));
       OverloadRejectedException rejected = assertInstanceOf(OverloadRejectedException.class, e.getCause());
       assertEquals(Status.REJECTED_AQM, rejected.status());
+    }
+  }
+
+  /** A call's client-queue wait counts from the arrival it is given: one that waited too long expires unsent. */
+  @Test
+  void aCallThatArrivedLongerAgoThanTheQueueTimeoutExpiresWithoutBeingSent() throws Exception {
+    for (OverloadScheme scheme : List.of(NoControl.INSTANCE, Breakwater.of(BW))) {
+      try (SpillwayServer server = echoServer(scheme, Transport.NIO);
+           SpillwayClient client = client(scheme, server, 1, 1)) {
+        long longAgo = System.nanoTime() - 11_000_000_000L; // past the SLO (10 s), so past any queue timeout
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> client.session(0).call(new byte[] {1}, longAgo).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        OverloadRejectedException expired = (OverloadRejectedException) e.getCause();
+        assertEquals(Status.EXPIRED, expired.status(), scheme.name());
+        assertFalse(expired.wasSent(), scheme.name());
+        assertArrayEquals(new byte[] {2}, client.session(0).call(new byte[] {2}, System.nanoTime())
+            .get(WAIT_SECONDS, TimeUnit.SECONDS), scheme.name());
+      }
     }
   }
 

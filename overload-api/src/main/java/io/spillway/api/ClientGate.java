@@ -28,6 +28,26 @@ public interface ClientGate<R> {
   boolean offer(R request, long nowNanos);
 
   /**
+   * Queues a request that arrived at {@code arrivalNanos} and reaches the gate at {@code nowNanos}
+   * (same ticker): the time between already counts as waiting in the client queue, so a request
+   * that arrived longer ago than the queue timeout expires at the next {@link #expire} without
+   * being sent. Breakwater §3.3 expires a request by its time in the client's queue, which starts
+   * when the application issues it, not when the driver's thread gets to it. An arrival after
+   * {@code nowNanos} counts as {@code nowNanos}. Arrivals should not decrease from one offer to the
+   * next: an older one queued behind a newer one expires only when it reaches the head.
+   *
+   * <p>The default ignores the arrival, for gates whose queue does not expire.
+   */
+  default boolean offer(R request, long arrivalNanos, long nowNanos) {
+    return offer(request, nowNanos);
+  }
+
+  /** The stamp a gate queues a request under: its arrival, or now if the arrival is later. */
+  static long queuedSince(long arrivalNanos, long nowNanos) {
+    return arrivalNanos - nowNanos < 0 ? arrivalNanos : nowNanos;
+  }
+
+  /**
    * Returns the next request that may be sent now, oldest first, having written the overload
    * fields it carries (session, demand, flags) into {@code header}; {@code null} if none may go.
    */

@@ -45,12 +45,17 @@ final class DagorClientGate<R> implements ClientGate<R> {
 
   @Override
   public boolean offer(R request, long nowNanos) {
+    return offer(request, nowNanos, nowNanos);
+  }
+
+  @Override
+  public boolean offer(R request, long arrivalNanos, long nowNanos) {
     int inherited = request instanceof InheritedPriority p ? p.inheritedPriority() : 0;
     int priority = inherited > 0 ? Math.min(inherited, maxPriority) : 1 + random.nextInt(maxPriority);
     if (priority > level) {
       return false; // the server would reject it: shed here, at no cost to the server
     }
-    queue.offer(new Entry<>(request, priority), nowNanos);
+    queue.offer(new Entry<>(request, priority), ClientGate.queuedSince(arrivalNanos, nowNanos));
     return true;
   }
 

@@ -50,8 +50,13 @@ final class SedaClientGate<R> implements ClientGate<R> {
 
   @Override
   public boolean offer(R request, long nowNanos) {
+    return offer(request, nowNanos, nowNanos);
+  }
+
+  @Override
+  public boolean offer(R request, long arrivalNanos, long nowNanos) {
     bucket(nowNanos);
-    queue.offer(request, nowNanos);
+    queue.offer(request, ClientGate.queuedSince(arrivalNanos, nowNanos));
     return true;
   }
 

@@ -47,6 +47,11 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean offer(R request, long arrivalNanos, long nowNanos) {
+    return credits.offer(request, arrivalNanos, nowNanos);
+  }
+
+  @Override
   public R poll(long nowNanos, RequestMetadata header) {
     R request = credits.poll(nowNanos, header);
     if (request != null) {

@@ -94,6 +94,23 @@ class BreakwaterClientGateTest {
     assertEquals(1, g.queued());
   }
 
+  /** Expiry counts from the arrival: a request that reaches the gate late has already waited. */
+  @Test
+  void aRequestThatArrivedEarlierExpiresByItsArrival() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata()); // in flight on the registration credit
+    g.offer("late", T0 + 10 * US, T0 + 130 * US); // arrived 120 µs ago: past the 100 µs timeout
+    g.offer("fresh", T0 + 140 * US, T0 + 130 * US); // an arrival after now counts as now
+    assertEquals(T0 + 110 * US, g.nextWakeupNanos());
+    List<String> expired = new ArrayList<>();
+    assertEquals(1, g.expire(T0 + 130 * US, expired::add));
+    assertEquals(List.of("late"), expired);
+    assertEquals(T0 + 230 * US, g.nextWakeupNanos());
+    assertEquals(0, g.expire(T0 + 229 * US, expired::add));
+    assertEquals(1, g.expire(T0 + 230 * US, expired::add));
+  }
+
   @Test
   void demandSynchronisationReportsOnceWhenBlocked() {
     BreakwaterClientGate<String> g = client(false);
