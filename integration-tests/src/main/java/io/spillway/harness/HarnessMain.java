@@ -57,9 +57,9 @@ public final class HarnessMain {
    * deoptimized then. The overload step compiles them here instead; the last step lets a scheme with
    * no control drain the backlog the overload step left (the warm-up ends when every call has).
    */
-  static final long SERVER_WARMUP_NANOS = 6_000_000_000L;
+  static final long SERVER_WARMUP_NANOS = 8_000_000_000L;
   static final long WARMUP_OVERLOAD_FROM_NANOS = 2_000_000_000L;
-  static final long WARMUP_OVERLOAD_TO_NANOS = 3_000_000_000L;
+  static final long WARMUP_OVERLOAD_TO_NANOS = 5_000_000_000L;
 
   private HarnessMain() { }
 
