@@ -100,6 +100,26 @@ class HarnessTest {
     }
   }
 
+  /** The servers' ahead-of-time cache: written when training, read once it exists, absent otherwise. */
+  @Test
+  void serversStartWithTheAheadOfTimeCacheOnceItExists(@TempDir Path dir) throws Exception {
+    Path cache = dir.resolve("server.aot");
+    try {
+      System.clearProperty(HarnessMain.ServerProcess.AOT_CACHE);
+      assertEquals(List.of(), HarnessMain.ServerProcess.aotOptions());
+      System.setProperty(HarnessMain.ServerProcess.AOT_CACHE, cache.toString());
+      assertEquals(List.of(), HarnessMain.ServerProcess.aotOptions(), "no cache yet");
+      System.setProperty(HarnessMain.ServerProcess.AOT_TRAIN, "true");
+      assertEquals(List.of("-XX:AOTCacheOutput=" + cache), HarnessMain.ServerProcess.aotOptions());
+      System.clearProperty(HarnessMain.ServerProcess.AOT_TRAIN);
+      Files.writeString(cache, "trained");
+      assertEquals(List.of("-XX:AOTCache=" + cache), HarnessMain.ServerProcess.aotOptions());
+    } finally {
+      System.clearProperty(HarnessMain.ServerProcess.AOT_CACHE);
+      System.clearProperty(HarnessMain.ServerProcess.AOT_TRAIN);
+    }
+  }
+
   @Test
   void closedLoopKeepsItsCallsOutstanding() throws Exception {
     Scenario s = scenario("none");
