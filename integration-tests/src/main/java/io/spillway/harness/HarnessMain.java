@@ -303,7 +303,7 @@ public final class HarnessMain {
       if (platformThreads) {
         cmd.add("-D" + HarnessServer.PLATFORM_THREADS + "=true");
       }
-      cmd.addAll(aotOptions());
+      cmd.addAll(AheadOfTimeCache.serverOptions());
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-XX:MetaspaceSize=256m",
           "-Xlog:gc:file=" + out.resolve("gc-server-" + scheme + ".log"),
           "--enable-native-access=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
@@ -320,30 +320,6 @@ public final class HarnessMain {
       }
       return new ServerProcess(p, stdout, Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip()));
     }
-
-    /**
-     * The server's ahead-of-time cache (JDK 25, JEP 483 and 515: classes loaded and linked, and
-     * method profiles, from a training run), named by the system property {@value #AOT_CACHE}: the
-     * launcher trains it once per build ({@value #AOT_TRAIN} = true makes this run write it) and
-     * later servers start with it, so C2 compiles the hot paths, overload paths included, from
-     * recorded profiles during warm-up instead of in bursts inside measured levels. Measured at 2×
-     * on harness-synthetic (docs/results/harness.md): windows where only the server stalled fell
-     * from 8–15 to 1–8 of 151. Without the property, or before the cache exists, nothing is added;
-     * a cache that does not match the class path is ignored by the JVM with a warning.
-     */
-    static List<String> aotOptions() {
-      String cache = System.getProperty(AOT_CACHE);
-      if (cache == null || cache.isBlank()) {
-        return List.of();
-      }
-      if (Boolean.getBoolean(AOT_TRAIN)) {
-        return List.of("-XX:AOTCacheOutput=" + cache);
-      }
-      return Files.isRegularFile(Path.of(cache)) ? List.of("-XX:AOTCache=" + cache) : List.of();
-    }
-
-    static final String AOT_CACHE = "spillway.aot.server";
-    static final String AOT_TRAIN = "spillway.aot.train";
 
     int port() {
       return port;

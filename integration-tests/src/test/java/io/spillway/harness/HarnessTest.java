@@ -105,18 +105,18 @@ class HarnessTest {
   void serversStartWithTheAheadOfTimeCacheOnceItExists(@TempDir Path dir) throws Exception {
     Path cache = dir.resolve("server.aot");
     try {
-      System.clearProperty(HarnessMain.ServerProcess.AOT_CACHE);
-      assertEquals(List.of(), HarnessMain.ServerProcess.aotOptions());
-      System.setProperty(HarnessMain.ServerProcess.AOT_CACHE, cache.toString());
-      assertEquals(List.of(), HarnessMain.ServerProcess.aotOptions(), "no cache yet");
-      System.setProperty(HarnessMain.ServerProcess.AOT_TRAIN, "true");
-      assertEquals(List.of("-XX:AOTCacheOutput=" + cache), HarnessMain.ServerProcess.aotOptions());
-      System.clearProperty(HarnessMain.ServerProcess.AOT_TRAIN);
+      System.clearProperty(AheadOfTimeCache.CACHE);
+      assertEquals(List.of(), AheadOfTimeCache.serverOptions());
+      System.setProperty(AheadOfTimeCache.CACHE, cache.toString());
+      assertEquals(List.of(), AheadOfTimeCache.serverOptions(), "no cache yet");
+      System.setProperty(AheadOfTimeCache.TRAIN, "true");
+      assertEquals(List.of("-XX:AOTCacheOutput=" + cache), AheadOfTimeCache.serverOptions());
+      System.clearProperty(AheadOfTimeCache.TRAIN);
       Files.writeString(cache, "trained");
-      assertEquals(List.of("-XX:AOTCache=" + cache), HarnessMain.ServerProcess.aotOptions());
+      assertEquals(List.of("-XX:AOTCache=" + cache), AheadOfTimeCache.serverOptions());
     } finally {
-      System.clearProperty(HarnessMain.ServerProcess.AOT_CACHE);
-      System.clearProperty(HarnessMain.ServerProcess.AOT_TRAIN);
+      System.clearProperty(AheadOfTimeCache.CACHE);
+      System.clearProperty(AheadOfTimeCache.TRAIN);
     }
   }
 

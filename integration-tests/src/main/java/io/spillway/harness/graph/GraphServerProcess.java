@@ -1,5 +1,6 @@
 package io.spillway.harness.graph;
 
+import io.spillway.harness.AheadOfTimeCache;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -48,6 +49,7 @@ final class GraphServerProcess implements AutoCloseable {
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
     // Under overload every call in flight holds gRPC stream objects; a young generation touched in
     // advance keeps a collection from paying for first-touch page faults (seen: 0.7 s pauses).
+    cmd.addAll(AheadOfTimeCache.serverOptions());
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms2g", "-Xmx2g", "-Xmn1g", "-XX:+AlwaysPreTouch",
         "-XX:MetaspaceSize=256m",
         "-Xlog:gc:file=" + out.resolve("gc-graph-server.log"),
