@@ -349,7 +349,7 @@ public final class HarnessMain {
     @Override
     public void close() throws IOException, InterruptedException {
       process.getOutputStream().close();
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      if (!process.waitFor(AheadOfTimeCache.exitWaitSeconds(), TimeUnit.SECONDS)) {
         process.destroyForcibly().waitFor();
       }
     }

@@ -116,12 +116,15 @@ final class GraphServerProcess implements AutoCloseable {
     return computed;
   }
 
-  /** Closes the process's stdin, which stops it; kills it if it has not stopped in 10 s. */
+  /**
+   * Closes the process's stdin, which stops it; kills it if it has not stopped in 10 s (5 minutes
+   * while it trains its ahead-of-time cache, {@link AheadOfTimeCache#exitWaitSeconds}).
+   */
   @Override
   public void close() throws IOException {
     stdin.close();
     try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      if (!process.waitFor(AheadOfTimeCache.exitWaitSeconds(), TimeUnit.SECONDS)) {
         process.destroyForcibly();
       }
     } catch (InterruptedException e) {
