@@ -20,12 +20,15 @@ import java.util.function.Consumer;
 public interface ClientGate<R> {
 
   /**
-   * Queues a request issued at {@code nowNanos}.
+   * Queues a request issued at {@code nowNanos}: {@link #offer(Object, long, long)} with the
+   * arrival now.
    *
    * @return {@code false} if the gate refused it outright (a client-side drop); the caller then
    *     fails it at once
    */
-  boolean offer(R request, long nowNanos);
+  default boolean offer(R request, long nowNanos) {
+    return offer(request, nowNanos, nowNanos);
+  }
 
   /**
    * Queues a request that arrived at {@code arrivalNanos} and reaches the gate at {@code nowNanos}
@@ -33,14 +36,14 @@ public interface ClientGate<R> {
    * that arrived longer ago than the queue timeout expires at the next {@link #expire} without
    * being sent. Breakwater §3.3 expires a request by its time in the client's queue, which starts
    * when the application issues it, not when the driver's thread gets to it. An arrival after
-   * {@code nowNanos} counts as {@code nowNanos}. Arrivals should not decrease from one offer to the
-   * next: an older one queued behind a newer one expires only when it reaches the head.
+   * {@code nowNanos} counts as {@code nowNanos} ({@link #queuedSince}). Arrivals should not
+   * decrease from one offer to the next: an older one queued behind a newer one expires only when
+   * it reaches the head.
    *
-   * <p>The default ignores the arrival, for gates whose queue does not expire.
+   * @return {@code false} if the gate refused it outright (a client-side drop); the caller then
+   *     fails it at once
    */
-  default boolean offer(R request, long arrivalNanos, long nowNanos) {
-    return offer(request, nowNanos);
-  }
+  boolean offer(R request, long arrivalNanos, long nowNanos);
 
   /** The stamp a gate queues a request under: its arrival, or now if the arrival is later. */
   static long queuedSince(long arrivalNanos, long nowNanos) {

@@ -25,11 +25,6 @@ public final class SendAtOnceClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return offer(request, nowNanos, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     queue.offer(request, ClientGate.queuedSince(arrivalNanos, nowNanos));
     return true;

@@ -44,11 +44,6 @@ final class DagorClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return offer(request, nowNanos, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     int inherited = request instanceof InheritedPriority p ? p.inheritedPriority() : 0;
     int priority = inherited > 0 ? Math.min(inherited, maxPriority) : 1 + random.nextInt(maxPriority);

@@ -49,11 +49,6 @@ final class SedaClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return offer(request, nowNanos, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     bucket(nowNanos);
     queue.offer(request, ClientGate.queuedSince(arrivalNanos, nowNanos));

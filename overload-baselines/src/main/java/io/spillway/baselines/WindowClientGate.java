@@ -35,11 +35,6 @@ final class WindowClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return offer(request, nowNanos, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     queue.offer(request, ClientGate.queuedSince(arrivalNanos, nowNanos));
     return true;

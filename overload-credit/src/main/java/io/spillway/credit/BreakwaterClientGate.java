@@ -47,11 +47,6 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return offer(request, nowNanos, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     queue.offer(request, ClientGate.queuedSince(arrivalNanos, nowNanos));
     if (demandSync && registered && inFlight >= window && !awaitingCredit) {

@@ -42,11 +42,6 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return credits.offer(request, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     return credits.offer(request, arrivalNanos, nowNanos);
   }

@@ -36,11 +36,11 @@ final class WindowClientGate implements ClientGate<Object> {
   }
 
   @Override
-  public boolean offer(Object request, long nowNanos) {
+  public boolean offer(Object request, long arrivalNanos, long nowNanos) {
     if (refuse) {
       return false;
     }
-    queue.offer(request, nowNanos);
+    queue.offer(request, ClientGate.queuedSince(arrivalNanos, nowNanos));
     return true;
   }
 

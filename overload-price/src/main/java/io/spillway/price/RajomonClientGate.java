@@ -108,11 +108,6 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
   }
 
   @Override
-  public boolean offer(R request, long nowNanos) {
-    return offer(request, nowNanos, nowNanos);
-  }
-
-  @Override
   public boolean offer(R request, long arrivalNanos, long nowNanos) {
     Waiting<R> waiting = new Waiting<>(Objects.requireNonNull(request, "request"),
         Interfaces.of(request), ClientGate.queuedSince(arrivalNanos, nowNanos));

@@ -478,9 +478,9 @@ class GraphSimulationTest {
         private long sent;
 
         @Override
-        public boolean offer(R request, long nowNanos) {
+        public boolean offer(R request, long arrivalNanos, long nowNanos) {
           interfacesSeen.add(((InterfaceCall) request).interfaceId());
-          return plain.offer(request, nowNanos);
+          return plain.offer(request, arrivalNanos, nowNanos);
         }
 
         @Override
