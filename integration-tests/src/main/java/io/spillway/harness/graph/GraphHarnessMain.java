@@ -3,6 +3,7 @@ package io.spillway.harness.graph;
 import io.spillway.sim.CallGraph;
 import io.spillway.sim.Experiment;
 import io.spillway.sim.Recorder;
+import io.spillway.sim.RecoveryTime;
 import io.spillway.sim.Report;
 import io.spillway.sim.ResultRecord;
 import io.spillway.sim.Scenario;
@@ -160,10 +161,19 @@ public final class GraphHarnessMain {
    * @param phaseStartMillis for schedules, the phase's start; -1 for steady rows
    * @param workPerSuccess node computations at every service for this interface ÷ successful
    *     responses, over the whole run; NaN when nothing succeeded
+   * @param recoveryMillis for a row that starts at a demand step (a surge level, a schedule's later
+   *     phases), the time from the step until goodput stays recovered ({@link RecoveryTime}, on
+   *     {@value #RECOVERY_WINDOW_MILLIS} ms windows), -1 if it did not; NaN for other rows
    */
   record Summary(String scheme, String iface, double demand, double phaseStartMillis, double phaseEndMillis,
       double offeredRps, double goodputRps, double p50Micros, double p95Micros, double p99Micros,
-      double sloMicros, double dropRate, double expiredRate, double workPerSuccess) { }
+      double sloMicros, double dropRate, double expiredRate, double workPerSuccess, double recoveryMillis) { }
+
+  /**
+   * Windows for recovery times: at this graph's rates (about a thousand responses a second) a 20 ms
+   * window holds some twenty responses, too few to tell a dip from counting noise.
+   */
+  static final long RECOVERY_WINDOW_MILLIS = 100;
 
   /** One harness run. */
   static final class GraphHarness {
@@ -399,8 +409,9 @@ public final class GraphHarnessMain {
               rows.get(i.index()).add(row);
               long from = roundUp(warmup, r.windowNanos());
               long to = end - end % r.windowNanos();
+              boolean surged = level > NORMAL_LOAD && warmup > 0 && i.schedule().isEmpty();
               summary.add(summarize(name, i, demand, -1, -1, r.sum(from, to), to - from,
-                  workPerSuccess(i, work, all)));
+                  workPerSuccess(i, work, all), surged ? recovery(r, warmup, end) : Double.NaN));
               System.err.printf(Locale.ROOT, "graph harness: %-12s %-8s %.2fx goodput %.0f rps, p95 %.0f us, "
                   + "p99 %.0f us%n", name, i.name(), demand, row.goodputRps(), pct(r.sum(from, to), 95),
                   row.p99Micros());
@@ -434,18 +445,34 @@ public final class GraphHarnessMain {
           }
           double level = r.demandAt((b[k] + b[k + 1]) / 2); // mid-phase: a step lands just after its time
           summary.add(summarize(name, i, level, b[k] / 1e6, b[k + 1] / 1e6, r.sum(from, to), to - from,
-              perSuccess));
+              perSuccess, k == 0 ? Double.NaN : recovery(r, b[k], b[k + 1])));
         }
       }
     }
 
     private Summary summarize(String scheme, CallGraph.Interface i, double demand, double fromMillis,
-        double toMillis, Tally t, long spanNanos, double workPerSuccess) {
+        double toMillis, Tally t, long spanNanos, double workPerSuccess, double recoveryMillis) {
       double seconds = spanNanos / 1e9;
       return new Summary(scheme, i.name(), demand, fromMillis, toMillis, t.offered / seconds, t.good / seconds,
           pct(t, 50), pct(t, 95), pct(t, 99), i.sloNanos() / 1e3,
           t.received == 0 ? 0 : (double) t.dropped / t.received,
-          t.offered == 0 ? 0 : (double) t.expired / t.offered, workPerSuccess);
+          t.offered == 0 ? 0 : (double) t.expired / t.offered, workPerSuccess, recoveryMillis);
+    }
+
+    /**
+     * {@link RecoveryTime} of the goodput in {@value #RECOVERY_WINDOW_MILLIS} ms windows from a step
+     * at {@code from} (rounded up to the recorder's window) to {@code to}; a partial last window is
+     * left out.
+     */
+    static double recovery(Recorder r, long from, long to) {
+      long window = roundUp(RECOVERY_WINDOW_MILLIS * 1_000_000L, r.windowNanos());
+      long start = roundUp(from, r.windowNanos());
+      int n = (int) ((to - start) / window);
+      long[] good = new long[Math.max(n, 0)];
+      for (int k = 0; k < good.length; k++) {
+        good[k] = r.sum(start + k * window, start + (k + 1) * window).good;
+      }
+      return RecoveryTime.millis(good, window / 1e6);
     }
 
     /** Node computations for interface {@code i} at every service, per successful response. */
@@ -462,19 +489,19 @@ public final class GraphHarnessMain {
     private void printSummary() {
       System.out.printf(Locale.ROOT, "%n== summary: p95 (Rajomon reports p95), work = node computations per "
           + "success (ideal: the tree's nodes) ==%n");
-      String header = String.format(Locale.ROOT, "%-14s %-10s %8s %13s %10s %10s %9s %9s %9s %8s %7s %8s %6s",
+      String header = String.format(Locale.ROOT, "%-14s %-10s %8s %13s %10s %10s %9s %9s %9s %8s %7s %8s %6s %9s",
           "scheme", "interface", "demand", series ? "phase_ms" : "", "offered", "goodput", "p50_us", "p95_us",
-          "p99_us", "slo_us", "drop%", "expired%", "work");
+          "p99_us", "slo_us", "drop%", "expired%", "work", "recov_ms");
       System.out.println(header);
       System.out.println("-".repeat(header.length()));
       for (Summary s : summary) {
         System.out.printf(Locale.ROOT,
-            "%-14s %-10s %8.2f %13s %10.0f %10.0f %9.0f %9.0f %9.0f %8.0f %7.2f %8.2f %6.2f%n",
+            "%-14s %-10s %8.2f %13s %10.0f %10.0f %9.0f %9.0f %9.0f %8.0f %7.2f %8.2f %6.2f %9s%n",
             s.scheme(), s.iface(), s.demand(),
             s.phaseStartMillis() < 0 ? "" : String.format(Locale.ROOT, "%.0f-%.0f", s.phaseStartMillis(),
                 s.phaseEndMillis()),
             s.offeredRps(), s.goodputRps(), s.p50Micros(), s.p95Micros(), s.p99Micros(), s.sloMicros(),
-            100 * s.dropRate(), 100 * s.expiredRate(), s.workPerSuccess());
+            100 * s.dropRate(), 100 * s.expiredRate(), s.workPerSuccess(), recoveryCell(s.recoveryMillis()));
       }
     }
 
@@ -519,8 +546,11 @@ public final class GraphHarnessMain {
             .append(", \"slo_us\": ").append(num(s.sloMicros()))
             .append(", \"drop_rate\": ").append(num(s.dropRate()))
             .append(", \"expired_rate\": ").append(num(s.expiredRate()))
-            .append(", \"work_per_success\": ").append(num(s.workPerSuccess()))
-            .append('}');
+            .append(", \"work_per_success\": ").append(num(s.workPerSuccess()));
+        if (!Double.isNaN(s.recoveryMillis())) {
+          b.append(", \"recovery_ms\": ").append(num(s.recoveryMillis()));
+        }
+        b.append('}');
       }
       b.append(summary.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");
       return b.toString();
@@ -565,6 +595,10 @@ public final class GraphHarnessMain {
       after.forEach((k, v) -> d.put(k, v - before.getOrDefault(k, 0L)));
       return d;
     }
+  }
+
+  private static String recoveryCell(double millis) {
+    return Double.isNaN(millis) ? "" : millis < 0 ? "never" : String.format(Locale.ROOT, "%.0f", millis);
   }
 
   static double pct(Tally t, double percentile) {
