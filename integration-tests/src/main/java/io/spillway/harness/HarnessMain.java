@@ -141,6 +141,7 @@ public final class HarnessMain {
       System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s)%n", capacity, measure ? "measured" : "given");
       List<ResultRecord> rows = new ArrayList<>();
       List<StepConvergence> convergence = new ArrayList<>();
+      List<ResultRecord> phases = new ArrayList<>();
       WindowLog windows = new WindowLog(out);
       for (String name : scenario.schemes()) {
         OverloadScheme scheme = SchemeRegistry.create(name, scenario);
@@ -172,13 +173,13 @@ public final class HarnessMain {
             LoadGenerator.openLoop(client, scenario, scenario.schedule(), capacity, scenario.durationNanos(),
                 recorder, scenario.seed(), loopGaps)
                 .get(scenario.durationNanos() / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
-            Experiment.addSeries(scenario, name, recorder, capacity, rows, convergence);
+            Experiment.addSeries(scenario, name, recorder, capacity, rows, convergence, phases);
             windows.append(name, recorder, 0, loopGaps);
             System.err.printf(Locale.ROOT, "harness: %-12s schedule done%n", name);
           }
         }
       }
-      return new Experiment.Results(scenario, capacity, measure, rows, convergence);
+      return new Experiment.Results(scenario, capacity, measure, rows, convergence, phases);
     }
 
     /**

@@ -24,15 +24,19 @@ import java.util.Objects;
  * @param capacityMeasured whether the capacity was measured in this run rather than given
  * @param records one row per scheme and demand level, or per scheme and time window
  * @param convergence one row per scheme and demand step, for scheduled runs; may be empty
+ * @param phases one row per scheme and phase between demand steps, for scheduled runs, its
+ *     percentiles over every response of the phase ({@code t_ms} and {@code window_ms} span the
+ *     phase); empty when the file has none (steady runs, files written before phases existed)
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 record Results(Map<String, String> scenario, double capacityRps, boolean capacityMeasured,
-    List<Row> records, List<Convergence> convergence) {
+    List<Row> records, List<Convergence> convergence, List<Row> phases) {
 
   Results {
     scenario = Collections.unmodifiableMap(new LinkedHashMap<>(scenario));
     records = List.copyOf(records);
     convergence = List.copyOf(convergence);
+    phases = List.copyOf(phases);
   }
 
   @JsonCreator
@@ -41,7 +45,8 @@ record Results(Map<String, String> scenario, double capacityRps, boolean capacit
       @JsonProperty("capacity_rps") Double capacityRps,
       @JsonProperty("capacity_measured") Boolean capacityMeasured,
       @JsonProperty(value = "records", required = true) List<Row> records,
-      @JsonProperty("convergence") List<Convergence> convergence) {
+      @JsonProperty("convergence") List<Convergence> convergence,
+      @JsonProperty("phases") List<Row> phases) {
     Map<String, String> keys = new LinkedHashMap<>();
     if (scenario != null) {
       // The simulator writes every value as a string; a harness may write numbers.
@@ -58,7 +63,8 @@ record Results(Map<String, String> scenario, double capacityRps, boolean capacit
     }
     return new Results(keys, orNaN(capacityRps), capacityMeasured != null && capacityMeasured,
         rows, convergence == null ? List.of()
-            : convergence.stream().filter(Objects::nonNull).toList());
+            : convergence.stream().filter(Objects::nonNull).toList(),
+        phases == null ? List.of() : phases.stream().filter(Objects::nonNull).toList());
   }
 
   /** The scenario's name, or {@code fallback} when the file has none. */

@@ -52,6 +52,35 @@ class ReportPartsTest {
   }
 
   @Test
+  void aPhasesP99IsThatOfTheFilesPhaseRowSpanningIt() {
+    // The generator switched one window after the step at 40 ms: the windows' phase is 60-100,
+    // the file's phase row 40-100.
+    List<Results.Row> windows = List.of(
+        window("a", 0, 0.5, 100, 10, 0), window("a", 20, 0.5, 100, 10, 0),
+        window("a", 40, 0.5, 100, 10, 0), window("a", 60, 1.5, 50, 5, 0),
+        window("a", 80, 1.5, 50, 900, 0), window("b", 0, 0.5, 100, 10, 0));
+    List<Results.Row> phaseRows = List.of(
+        phase("a", 0, 40, 0.5, 11), phase("a", 40, 60, 1.5, 777), phase("b", 0, 40, 0.5, 12));
+    Results r = new Results(java.util.Map.of(), 1000, true, windows, List.of(), phaseRows);
+
+    List<ReportMarkdown.Phase> phases = ReportMarkdown.phases(windows);
+
+    assertEquals(11, ReportMarkdown.phaseP99(r, phases.get(0)));
+    assertEquals(777, ReportMarkdown.phaseP99(r, phases.get(1)),
+        "not the median (452.5) or the worst (900) of the windows' p99s");
+    assertEquals(12, ReportMarkdown.phaseP99(r, phases.get(2)), "matched by scheme");
+    Results older = new Results(java.util.Map.of(), 1000, true, windows, List.of(), List.of());
+    assertTrue(Double.isNaN(ReportMarkdown.phaseP99(older, phases.get(0))),
+        "a file without phase rows has no phase p99");
+  }
+
+  private static Results.Row phase(String scheme, double from, double length, double demand,
+      double p99) {
+    return new Results.Row(scheme, 10, demand, 1000, demand * 1000, 100, 100, 5, p99, 25, 0, 0,
+        0, 2, from, length);
+  }
+
+  @Test
   void numbersFormatWithoutLocaleSurprises() {
     assertEquals("200", ReportMarkdown.plain(200.0));
     assertEquals("0.5", ReportMarkdown.plain(0.5));

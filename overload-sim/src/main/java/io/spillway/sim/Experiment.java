@@ -31,26 +31,41 @@ public final class Experiment {
     scenario.schemes().forEach(name -> SchemeRegistry.create(name, scenario));
   }
 
-  /** The results of a scenario. */
+  /**
+   * The results of a scenario.
+   *
+   * @param rows one per scheme and demand level (steady runs) or per scheme and window (schedules)
+   * @param convergence for schedules, one per scheme and demand step
+   * @param phases for schedules, one per scheme and phase between steps, its percentiles read
+   *     from every response of the phase (not from the windows' percentiles); empty otherwise
+   */
   public record Results(Scenario scenario, double capacityRps, boolean capacityMeasured,
-      List<ResultRecord> rows, List<StepConvergence> convergence) { }
+      List<ResultRecord> rows, List<StepConvergence> convergence, List<ResultRecord> phases) {
+
+    /** Results without phase rows (steady runs). */
+    public Results(Scenario scenario, double capacityRps, boolean capacityMeasured,
+        List<ResultRecord> rows, List<StepConvergence> convergence) {
+      this(scenario, capacityRps, capacityMeasured, rows, convergence, List.of());
+    }
+  }
 
   public Results run() throws InterruptedException {
     boolean measure = scenario.capacityRps() <= 0;
     double capacity = measure ? measureCapacity(scenario) : scenario.capacityRps();
     List<ResultRecord> rows = new ArrayList<>();
     List<StepConvergence> convergence = new ArrayList<>();
+    List<ResultRecord> phases = new ArrayList<>();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       if (scenario.schedule().isEmpty()) {
         runSteady(pool, capacity, rows);
       } else {
-        runSchedule(pool, capacity, rows, convergence);
+        runSchedule(pool, capacity, rows, convergence, phases);
       }
     } finally {
       pool.shutdownNow();
     }
-    return new Results(scenario, capacity, measure, rows, convergence);
+    return new Results(scenario, capacity, measure, rows, convergence, phases);
   }
 
   /**
@@ -90,7 +105,7 @@ public final class Experiment {
   }
 
   private void runSchedule(ExecutorService pool, double capacity, List<ResultRecord> rows,
-      List<StepConvergence> convergence) throws InterruptedException {
+      List<StepConvergence> convergence, List<ResultRecord> phases) throws InterruptedException {
     List<Scenario.DemandStep> steps = scenario.schedule();
     long end = scenario.durationNanos();
     long window = scenario.windowNanos();
@@ -102,16 +117,20 @@ public final class Experiment {
     List<Recorder> recorders = new ArrayList<>();
     collect(futures, recorders);
     for (int s = 0; s < scenario.schemes().size(); s++) {
-      addSeries(scenario, scenario.schemes().get(s), recorders.get(s), capacity, rows, convergence);
+      addSeries(scenario, scenario.schemes().get(s), recorders.get(s), capacity, rows, convergence,
+          phases);
     }
   }
 
   /**
-   * Turns a scheduled run's windows into time-series rows and per-step convergence (shared with the
-   * real-socket harness, which records into the same {@link Recorder}).
+   * Turns a scheduled run's windows into time-series rows, per-step convergence and one row per
+   * phase between steps (shared with the real-socket harness, which records into the same {@link
+   * Recorder}). A phase row covers the whole windows from its step (rounded up to a window) to the
+   * next step or the end; its p50 and p99 are those of every response in them, one histogram, so a
+   * phase can be held against the SLO as a whole and not only window by window.
    */
   public static void addSeries(Scenario scenario, String name, Recorder recorder, double capacity,
-      List<ResultRecord> rows, List<StepConvergence> convergence) {
+      List<ResultRecord> rows, List<StepConvergence> convergence, List<ResultRecord> phases) {
     List<Scenario.DemandStep> steps = scenario.schedule();
     long end = scenario.durationNanos();
     long window = recorder.windowNanos();
@@ -133,6 +152,15 @@ public final class Experiment {
       }
       convergence.add(StepConvergence.of(name, steps.get(k - 1).level(), steps.get(k).level(),
           steps.get(k).startNanos() / 1e6, goodput, windowMillis));
+    }
+    for (int k = 0; k < steps.size(); k++) {
+      long from = roundUp(steps.get(k).startNanos(), window);
+      long next = k + 1 < steps.size() ? steps.get(k + 1).startNanos() : end;
+      long to = next - next % window;
+      if (to > from) {
+        phases.add(ResultRecord.of(name, scenario, steps.get(k).level(), capacity,
+            recorder.sum(from, to), to - from, from / 1e6, (to - from) / 1e6));
+      }
     }
   }
 

@@ -44,6 +44,22 @@ public final class Report {
             c.convergenceMillis() < 0 ? "never" : String.format(Locale.ROOT, "%.0f", c.convergenceMillis()));
       }
     }
+    if (!results.phases().isEmpty()) {
+      out.println();
+      out.println("by phase (p50 and p99 of every response in the phase, one histogram):");
+      String h = String.format(Locale.ROOT, "%-24s %13s %8s %10s %10s %7s %9s %9s %7s %8s",
+          "scheme", "phase_ms", "demand", "tput", "goodput", "gp/cap", "p50_us", "p99_us", "drop%", "expired%");
+      out.println(h);
+      out.println("-".repeat(h.length()));
+      for (ResultRecord r : results.phases()) {
+        out.printf(Locale.ROOT, "%-24s %13s %8.2f %10.0f %10.0f %7.3f %9.1f %9.1f %7.2f %8.2f%s%n",
+            r.scheme(), String.format(Locale.ROOT, "%.0f-%.0f", r.windowStartMillis(),
+                r.windowStartMillis() + r.windowMillis()),
+            r.demand(), r.throughputRps(), r.goodputRps(), r.goodputRps() / r.capacityRps(),
+            r.p50Micros(), r.p99Micros(), 100 * r.dropRate(), 100 * r.expiredRate(),
+            r.p99Micros() > r.sloMicros() ? "  > SLO" : "");
+      }
+    }
   }
 
   /** Writes results.json (and timeseries.csv for a schedule), then the plots and report.md. */
@@ -81,7 +97,32 @@ public final class Report {
     b.append("  \"capacity_rps\": ").append(num(results.capacityRps())).append(",\n");
     b.append("  \"capacity_measured\": ").append(results.capacityMeasured()).append(",\n");
     b.append("  \"records\": [");
-    List<ResultRecord> rows = results.rows();
+    appendRows(b, results.rows());
+    b.append("\n  ],\n  \"convergence\": [");
+    List<StepConvergence> conv = results.convergence();
+    for (int i = 0; i < conv.size(); i++) {
+      StepConvergence c = conv.get(i);
+      b.append(i == 0 ? "\n" : ",\n").append("    {")
+          .append("\"scheme\": ").append(quote(c.scheme()))
+          .append(", \"from_demand\": ").append(num(c.fromLevel()))
+          .append(", \"to_demand\": ").append(num(c.toLevel()))
+          .append(", \"step_ms\": ").append(num(c.stepMillis()))
+          .append(", \"converged_goodput_rps\": ").append(num(c.convergedGoodputRps()))
+          .append(", \"convergence_ms\": ").append(num(c.convergenceMillis()))
+          .append("}");
+    }
+    b.append(conv.isEmpty() ? "]" : "\n  ]");
+    if (!results.phases().isEmpty()) {
+      // One row per scheme and phase, t_ms and window_ms spanning the phase.
+      b.append(",\n  \"phases\": [");
+      appendRows(b, results.phases());
+      b.append("\n  ]");
+    }
+    b.append("\n}\n");
+    return b.toString();
+  }
+
+  private static void appendRows(StringBuilder b, List<ResultRecord> rows) {
     for (int i = 0; i < rows.size(); i++) {
       ResultRecord r = rows.get(i);
       b.append(i == 0 ? "\n" : ",\n").append("    {")
@@ -105,20 +146,5 @@ public final class Report {
       }
       b.append("}");
     }
-    b.append("\n  ],\n  \"convergence\": [");
-    List<StepConvergence> conv = results.convergence();
-    for (int i = 0; i < conv.size(); i++) {
-      StepConvergence c = conv.get(i);
-      b.append(i == 0 ? "\n" : ",\n").append("    {")
-          .append("\"scheme\": ").append(quote(c.scheme()))
-          .append(", \"from_demand\": ").append(num(c.fromLevel()))
-          .append(", \"to_demand\": ").append(num(c.toLevel()))
-          .append(", \"step_ms\": ").append(num(c.stepMillis()))
-          .append(", \"converged_goodput_rps\": ").append(num(c.convergedGoodputRps()))
-          .append(", \"convergence_ms\": ").append(num(c.convergenceMillis()))
-          .append("}");
-    }
-    b.append(conv.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");
-    return b.toString();
   }
 }

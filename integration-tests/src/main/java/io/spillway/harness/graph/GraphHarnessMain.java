@@ -193,6 +193,7 @@ public final class GraphHarnessMain {
     private final Map<String, double[]> calibration = new LinkedHashMap<>();
     private final List<List<ResultRecord>> rows = new ArrayList<>();
     private final List<List<StepConvergence>> convergence = new ArrayList<>();
+    private final List<List<ResultRecord>> phases = new ArrayList<>();
     private final List<Summary> summary = new ArrayList<>();
 
     GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, int connections, Path out,
@@ -215,6 +216,7 @@ public final class GraphHarnessMain {
       for (int i = 0; i < n; i++) {
         rows.add(new ArrayList<>());
         convergence.add(new ArrayList<>());
+        phases.add(new ArrayList<>());
       }
     }
 
@@ -258,7 +260,7 @@ public final class GraphHarnessMain {
         }
         Scenario s = interfaceScenario(i);
         Experiment.Results results = new Experiment.Results(s, capacity[i.index()], measured,
-            rows.get(i.index()), convergence.get(i.index()));
+            rows.get(i.index()), convergence.get(i.index()), phases.get(i.index()));
         System.out.printf(Locale.ROOT, "%n== interface %s: depth %d, width %d, %d nodes, SLO %.0f us, "
             + "capacity %.0f rps ==%n", i.name(), i.depth(), i.width(), i.nodes().size(), i.sloNanos() / 1e3,
             capacity[i.index()]);
@@ -377,7 +379,7 @@ public final class GraphHarnessMain {
           Map<String, Long> work = minus(server.computed(), before);
           for (CallGraph.Interface i : graph.interfaces()) {
             Experiment.addSeries(interfaceScenario(i), name, recorders.get(i.index()), capacity[i.index()],
-                rows.get(i.index()), convergence.get(i.index()));
+                rows.get(i.index()), convergence.get(i.index()), phases.get(i.index()));
           }
           summarizePhases(name, steps, recorders, work, end);
           System.err.printf(Locale.ROOT, "graph harness: %-12s schedule done%n", name);
