@@ -27,7 +27,7 @@ class GraphRecoveryTest {
   }
 
   @Test
-  void aStepOffTheWindowGridStartsAtTheNextWindowAndAPartialLastGroupIsLeftOut() {
+  void aPartialLastGroupIsLeftOut() {
     Recorder r = new Recorder(20 * MS);
     good(r, 0, 3000, 20);
     good(r, 2960, 3000, -20);   // the last 40 ms, a partial group, empty: ignored
