@@ -252,7 +252,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
 
     private ByteBuf invoke() throws Exception {
-      long budget = server.budgetFor(budgetNanos, admittedAt);
+      long budget = server.budgetAtDispatch(budgetNanos, admittedAt);
       if (budget == Long.MAX_VALUE) {
         return server.handler().handle(payload, ctx.alloc());
       }

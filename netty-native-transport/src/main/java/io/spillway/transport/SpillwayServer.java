@@ -182,14 +182,25 @@ public final class SpillwayServer implements AutoCloseable {
     sessions.remove(sessionId, (ServerFrameHandler) channel.pipeline().get("spillway-server"));
   }
 
-  /** The request's queueing budget left at dispatch, or {@link Long#MAX_VALUE} if it has none. */
-  long budgetFor(long headerBudgetNanos, long admittedAtNanos) {
+  /**
+   * The request's queueing budget left at dispatch, or {@link Long#MAX_VALUE} if it has none: the
+   * smaller of the budget its client sent ({@link io.spillway.api.RequestMetadata#budgetNanos()},
+   * what was left after its client queue) and the server's own, less its wait since admission.
+   *
+   * @throws BudgetExceededException if the budget the client sent is spent before the request
+   *     runs: it is aborted unrun (../shared/DESIGN.md, "Request budget": a budget shrinks by the
+   *     time spent in each queue, and a request past it is turned away, not served late)
+   */
+  long budgetAtDispatch(long headerBudgetNanos, long admittedAtNanos) {
     long budget = Math.min(headerBudgetNanos, config.queueingBudgetNanos);
     if (budget == Long.MAX_VALUE) {
       return Long.MAX_VALUE;
     }
-    long waited = config.ticker.read() - admittedAtNanos;
-    return Math.max(0, budget - Math.max(0, waited));
+    long waited = Math.max(0, config.ticker.read() - admittedAtNanos);
+    if (waited >= headerBudgetNanos) {
+      throw new BudgetExceededException(waited, headerBudgetNanos);
+    }
+    return Math.max(0, budget - waited);
   }
 
   boolean isBudgetAbort(Throwable t) {

@@ -358,4 +358,52 @@ class ServerClientTest {
       Thread.yield();
     }
   }
+
+  /**
+   * A budget the client sent is a deadline for starting: spent while queued on the server, the
+   * request is answered REJECTED_BUDGET and its handler never runs. The server's clock moves 2 ms
+   * on every read, so any request waits at least 2 ms between its decode and its dispatch, whatever
+   * the threads do: 1 ms of budget is always spent, an hour never is.
+   */
+  @ParameterizedTest
+  @EnumSource(Threading.class)
+  void aRequestWhoseClientBudgetIsSpentBeforeItRunsIsAbortedUnrun(Threading threading) throws Exception {
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).threading(threading)
+             .parallelism(1).ticker(() -> clock.addAndGet(2_000_000))
+             .handler((req, alloc) -> {
+               ran.incrementAndGet();
+               return req.retainedDuplicate();
+             }).build().start();
+         Socket raw = new Socket("127.0.0.1", server.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      assertEquals(Status.REJECTED_BUDGET, callRaw(raw, 1, 1_000_000L));
+      assertEquals(0, ran.get(), "an aborted request's handler must not run");
+      assertEquals(Status.OK, callRaw(raw, 2, TimeUnit.HOURS.toNanos(1)));
+      assertEquals(Status.OK, callRaw(raw, 3, Long.MAX_VALUE)); // no budget
+      assertEquals(2, ran.get());
+    }
+  }
+
+  /** Sends one request frame with a one-byte payload and {@code budgetNanos}; returns the answer's status. */
+  private static Status callRaw(Socket raw, long requestId, long budgetNanos) throws Exception {
+    var out = Unpooled.buffer();
+    Frame.writeRequest(out, Frame.TYPE_REQUEST,
+        new RequestMetadata().sessionId(7).requestId(requestId).budgetNanos(budgetNanos), 1);
+    out.writeByte(42);
+    byte[] bytes = new byte[out.readableBytes()];
+    out.readBytes(bytes);
+    out.release();
+    raw.getOutputStream().write(bytes);
+    raw.getOutputStream().flush();
+    byte[] head = raw.getInputStream().readNBytes(Frame.HEADER_SIZE);
+    assertEquals(Frame.HEADER_SIZE, head.length, "the server closed the connection");
+    var in = Unpooled.wrappedBuffer(head);
+    long payload = Frame.payloadLength(in);
+    ResponseMetadata response = Frame.readResponse(in, new ResponseMetadata());
+    raw.getInputStream().readNBytes((int) payload);
+    assertEquals(requestId, response.requestId());
+    return response.status();
+  }
 }

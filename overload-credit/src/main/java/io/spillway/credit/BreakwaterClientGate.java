@@ -21,6 +21,13 @@ import java.util.function.Consumer;
  *   <li>With demand synchronisation (the ablation without speculation) a client that holds queued
  *       requests and no credit reports its demand once in an explicit message and waits for the
  *       server's answer, as the authors' client does.
+ *   <li>Beyond the paper, with a {@linkplain BreakwaterConfig#requestBudgetNanos request budget},
+ *       each request sent carries what is left of the budget after its wait in this queue
+ *       ({@link RequestMetadata#budgetNanos()}), so the server can abort it unrun if its queues
+ *       take the rest; and the queue's timeout is at most the budget, so no request is sent with
+ *       none left. The client queue's timeout bounds one queue and the AQM
+ *       threshold another; only a budget that travels bounds their sum, which is what an
+ *       end-to-end SLO is about (../shared/DESIGN.md, "Request budget").
  * </ul>
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
@@ -32,6 +39,7 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   private final long sessionId;
   private final long queueTimeoutNanos;
   private final boolean demandSync;
+  private final long requestBudgetNanos;
   private final TimestampedQueue<R> queue = new TimestampedQueue<>();
   private boolean registered;
   private int window;
@@ -42,8 +50,10 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   /** A client gate for the session in {@code environment}. */
   public BreakwaterClientGate(BreakwaterConfig config, ClientEnvironment environment) {
     this.sessionId = environment.sessionId();
-    this.queueTimeoutNanos = Math.min(config.clientQueueTimeoutNanos(), environment.sloNanos());
+    this.queueTimeoutNanos = Math.min(Math.min(config.clientQueueTimeoutNanos(), environment.sloNanos()),
+        config.requestBudgetNanos());
     this.demandSync = !config.demandSpeculation();
+    this.requestBudgetNanos = config.requestBudgetNanos();
   }
 
   @Override
@@ -69,9 +79,13 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     } else if (inFlight >= window) {
       return null;
     }
+    long queuedSince = queue.oldestEnqueueNanos();
     R request = queue.poll();
     inFlight++;
     header.sessionId(sessionId).demand(queue.size()).flags(flags);
+    if (requestBudgetNanos != BreakwaterConfig.NO_REQUEST_BUDGET) {
+      header.budgetNanos(Math.max(0, requestBudgetNanos - Math.max(0, nowNanos - queuedSince)));
+    }
     return request;
   }
 

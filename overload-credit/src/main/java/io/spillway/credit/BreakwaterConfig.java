@@ -17,10 +17,19 @@ package io.spillway.credit;
  * @param demandSpeculation speculate on demand and overcommit (§3.2.2); {@code false} is demand
  *     synchronisation: explicit demand messages and no overcommit
  * @param aqm whether delay-based AQM is on (§3.2.3)
+ * @param requestBudgetNanos beyond the paper: the end-to-end queueing budget every request
+ *     carries (../shared/DESIGN.md, "Request budget"), or {@link #NO_REQUEST_BUDGET}. The client
+ *     sends what is left of it after the request's wait in the client queue; the server aborts the
+ *     request, without running it, if it is still queued when that is spent. See {@link
+ *     BreakwaterClientGate}.
  */
 public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
     long dropThresholdNanos, long controlPeriodNanos, int perSessionCap,
-    long clientQueueTimeoutNanos, boolean demandSpeculation, boolean aqm) {
+    long clientQueueTimeoutNanos, boolean demandSpeculation, boolean aqm,
+    long requestBudgetNanos) {
+
+  /** {@link #requestBudgetNanos} when requests carry no budget: the paper's Breakwater. */
+  public static final long NO_REQUEST_BUDGET = Long.MAX_VALUE;
 
   /** The authors' per-session window limit (SRPC_MAX_WINDOW). */
   public static final int DEFAULT_PER_SESSION_CAP = 64;
@@ -38,6 +47,23 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
     if (perSessionCap < 1) {
       throw new IllegalArgumentException("perSessionCap must be at least 1: " + perSessionCap);
     }
+    if (requestBudgetNanos <= 0) {
+      throw new IllegalArgumentException("requestBudgetNanos must be positive (or NO_REQUEST_BUDGET): "
+          + requestBudgetNanos);
+    }
+  }
+
+  /** As the canonical constructor, with no request budget (the paper's Breakwater). */
+  public BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
+      long dropThresholdNanos, long controlPeriodNanos, int perSessionCap,
+      long clientQueueTimeoutNanos, boolean demandSpeculation, boolean aqm) {
+    this(alpha, beta, targetDelayNanos, dropThresholdNanos, controlPeriodNanos, perSessionCap,
+        clientQueueTimeoutNanos, demandSpeculation, aqm, NO_REQUEST_BUDGET);
+  }
+
+  /** Whether requests carry an end-to-end queueing budget ({@link #requestBudgetNanos}). */
+  public boolean hasRequestBudget() {
+    return requestBudgetNanos != NO_REQUEST_BUDGET;
   }
 
   /**
@@ -70,6 +96,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
     private long clientQueueTimeoutNanos;
     private boolean demandSpeculation;
     private boolean aqm;
+    private long requestBudgetNanos;
 
     private Builder(BreakwaterConfig c) {
       alpha = c.alpha;
@@ -81,6 +108,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
       clientQueueTimeoutNanos = c.clientQueueTimeoutNanos;
       demandSpeculation = c.demandSpeculation;
       aqm = c.aqm;
+      requestBudgetNanos = c.requestBudgetNanos;
     }
 
     public Builder alpha(double value) { alpha = value; return this; }
@@ -106,10 +134,14 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
 
     public Builder aqm(boolean value) { aqm = value; return this; }
 
+    /** See {@link BreakwaterConfig#requestBudgetNanos}; {@link #NO_REQUEST_BUDGET} turns it off. */
+    public Builder requestBudgetNanos(long value) { requestBudgetNanos = value; return this; }
+
     /** @throws IllegalArgumentException if a value is out of range */
     public BreakwaterConfig build() {
       return new BreakwaterConfig(alpha, beta, targetDelayNanos, dropThresholdNanos,
-          controlPeriodNanos, perSessionCap, clientQueueTimeoutNanos, demandSpeculation, aqm);
+          controlPeriodNanos, perSessionCap, clientQueueTimeoutNanos, demandSpeculation, aqm,
+          requestBudgetNanos);
     }
   }
 
@@ -120,6 +152,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
         + ", dropThreshold=" + dropThresholdNanos / 1000.0 + "us"
         + ", period=" + controlPeriodNanos / 1000.0 + "us, perSessionCap=" + perSessionCap
         + ", clientQueueTimeout=" + clientQueueTimeoutNanos / 1000.0 + "us"
-        + ", demandSpeculation=" + demandSpeculation + ", aqm=" + aqm + "]";
+        + ", demandSpeculation=" + demandSpeculation + ", aqm=" + aqm
+        + (hasRequestBudget() ? ", requestBudget=" + requestBudgetNanos / 1000.0 + "us" : "") + "]";
   }
 }

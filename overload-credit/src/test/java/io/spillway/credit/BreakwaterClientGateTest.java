@@ -124,4 +124,54 @@ class BreakwaterClientGateTest {
     g.onResponse(credit(-1), T0, T0); // answered with no credit: still blocked, report again
     assertEquals(2, g.takeDemandReport());
   }
+
+  @Test
+  void withoutARequestBudgetNoneIsSent() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    RequestMetadata h = new RequestMetadata();
+    g.poll(T0 + 30 * US, h);
+    assertEquals(Long.MAX_VALUE, h.budgetNanos());
+  }
+
+  @Test
+  void aRequestCarriesItsBudgetLessItsWaitInTheQueue() {
+    BreakwaterClientGate<String> g = budgeted(80 * US);
+    g.offer("a", T0);
+    g.offer("b", T0 + 10 * US);
+    RequestMetadata h = new RequestMetadata();
+    assertEquals("a", g.poll(T0 + 30 * US, h));
+    assertEquals(50 * US, h.budgetNanos()); // 80 − 30 waited
+    g.onResponse(credit(1), T0 + 30 * US, T0 + 70 * US);
+    assertEquals("b", g.poll(T0 + 70 * US, h.reset()));
+    assertEquals(20 * US, h.budgetNanos()); // 80 − 60 waited, across the clock's wrap-around
+  }
+
+  @Test
+  void theQueueTimeoutIsAtMostTheBudgetSoNoRequestLeavesWithNoneLeft() {
+    BreakwaterClientGate<String> g = budgeted(40 * US); // below the 100 µs timeout (SLO / 2)
+    g.offer("a", T0);
+    g.offer("b", T0);
+    g.poll(T0, new RequestMetadata()); // "a" takes the only credit
+    assertEquals(T0 + 40 * US, g.nextWakeupNanos());
+    List<String> expired = new ArrayList<>();
+    assertEquals(0, g.expire(T0 + 39 * US, expired::add));
+    assertEquals(1, g.expire(T0 + 40 * US, expired::add));
+    assertEquals(List.of("b"), expired);
+  }
+
+  @Test
+  void aBudgetMustBePositive() {
+    BreakwaterConfig.Builder b = BreakwaterConfig.forSlo(200 * US, 10 * US).toBuilder();
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> b.requestBudgetNanos(0).build());
+    assertTrue(b.requestBudgetNanos(1).build().hasRequestBudget());
+    assertTrue(!BreakwaterConfig.forSlo(200 * US, 10 * US).hasRequestBudget());
+  }
+
+  private static BreakwaterClientGate<String> budgeted(long budgetNanos) {
+    BreakwaterConfig c = BreakwaterConfig.forSlo(200 * US, 10 * US).toBuilder()
+        .requestBudgetNanos(budgetNanos).build();
+    return new BreakwaterClientGate<>(c, new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
+  }
 }

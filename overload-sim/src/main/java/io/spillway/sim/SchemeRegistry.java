@@ -106,6 +106,9 @@ public final class SchemeRegistry {
     if (s.isSet("breakwater.per_session_cap")) {
       b.perSessionCap(s.intValue("breakwater.per_session_cap"));
     }
+    if (s.isSet("breakwater.budget_us")) {
+      b.requestBudgetNanos(s.nanos("breakwater.budget_us", 1_000));
+    }
     try {
       return b.build();
     } catch (IllegalArgumentException e) {

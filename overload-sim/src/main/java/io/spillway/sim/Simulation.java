@@ -60,6 +60,11 @@ import java.util.SplittableRandom;
  * then sent from the same core. Breakwater's signal does not include mutex queues: it cannot see
  * lock contention, which is the point of the experiment.
  *
+ * <p>A request sent with a queueing budget in its header ({@link RequestMetadata#budgetNanos()},
+ * e.g. Breakwater's {@code breakwater.budget_us}) is aborted with a fast {@code REJECTED_BUDGET},
+ * unrun, if a core would pick it up when that budget, counted from its parsing, is spent: the
+ * transport's rule at dispatch.
+ *
  * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
  * client re-issuing as soon as its response arrives: how capacity is measured.
  *
@@ -256,6 +261,7 @@ final class Simulation {
       r.priority = outgoingHeader.priority();
       r.creditId = outgoingHeader.creditId();
       r.tokens = outgoingHeader.tokens();
+      r.budgetNanos = outgoingHeader.budgetNanos();
       recorder.at(now).sent++;
       Message m = new Message(Message.REQUEST, c);
       m.request = r;
@@ -358,6 +364,10 @@ final class Simulation {
       if (!runQueue.isEmpty()) {
         long enqueued = runQueue.oldestEnqueueNanos();
         Request r = runQueue.poll();
+        if (r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
+          abort(r); // its budget is spent before it runs: the transport's rule
+          continue;
+        }
         if (r.budget != null) {
           r.budget.charge(origin + now - enqueued); // time waiting for a core
         }
@@ -403,12 +413,15 @@ final class Simulation {
       t.received++;
       requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
           .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId)
-          .tokens(r.tokens);
+          .tokens(r.tokens).budgetNanos(r.budgetNanos);
       ServerPermit permit = gate.admit(requestHeader, origin + now);
       if (permit.isAdmitted()) {
         r.permit = permit;
+        if (r.budgetNanos != Long.MAX_VALUE) {
+          r.startBy = now + r.budgetNanos;
+        }
         if (asqm) {
-          r.budget = RequestBudget.of(budgetNanos);
+          r.budget = RequestBudget.of(Math.min(budgetNanos, r.budgetNanos));
           if (!r.budget.fits(runQueue.queueingDelayNanos(origin + now))) {
             abort(r); // the parsing core sends the reject
             return;
@@ -510,6 +523,10 @@ final class Simulation {
     int path = -1;
     boolean lockHeld;
     RequestBudget budget;
+    /** The queueing budget the request was sent with ({@link RequestMetadata#budgetNanos()}). */
+    long budgetNanos = Long.MAX_VALUE;
+    /** With a budget: when the server aborts it if it has not started running. */
+    long startBy;
     ServerPermit permit;
 
     Request(long id, Client client, long arrival, long service) {

@@ -75,5 +75,8 @@ class ScenarioTest {
     assertEquals(30_000, c.targetDelayNanos());
     assertEquals(60_000, c.dropThresholdNanos());
     assertEquals(50_000, c.clientQueueTimeoutNanos());
+    assertEquals(false, c.hasRequestBudget());
+    assertEquals(45_000, SchemeRegistry.breakwaterConfig(s.with(Map.of("breakwater.budget_us", "45")))
+        .requestBudgetNanos());
   }
 }

@@ -62,6 +62,29 @@ class SimulationTest {
     assertEquals(0, bw.expiredRate());
   }
 
+  /**
+   * A request budget bounds the client queue and the server's queue together: Breakwater at the
+   * paper's d_t = 40 % of the SLO and AQM = 2·d_t, which alone puts the p99 past the SLO at 2×
+   * (scenarios/demo-spike.conf), keeps it inside with a 400 µs budget, and the aborted requests'
+   * cores serve others, so goodput does not fall.
+   */
+  @Test
+  void aRequestBudgetKeepsThePaperTuningsP99WithinTheSlo() throws Exception {
+    Map<String, String> v = new HashMap<>(Map.of("clients", "100", "cores", "1", "service", "exp",
+        "service_mean_us", "25", "rtt_us", "50", "slo_us", "750", "demand", "2.0",
+        "warmup_ms", "200", "duration_ms", "300", "schemes", "breakwater"));
+    v.put("breakwater.client_timeout_us", "375"); // SLO / 2, the default, stated
+    Experiment.Results paper = new Experiment(Scenario.of(v), 2).run();
+    v.put("breakwater.budget_us", "400");
+    Experiment.Results budgeted = new Experiment(Scenario.of(v), 2).run();
+    ResultRecord without = row(paper, "breakwater", 2.0);
+    ResultRecord with = row(budgeted, "breakwater", 2.0);
+    assertTrue(without.p99Micros() > 750, "without a budget, p99 " + without.p99Micros());
+    assertTrue(with.p99Micros() <= 750, "with a budget, p99 " + with.p99Micros());
+    assertTrue(with.goodputRps() >= without.goodputRps(),
+        "goodput " + with.goodputRps() + " with a budget, " + without.goodputRps() + " without");
+  }
+
   @Test
   void headlineScenarioAtTwiceCapacity() throws Exception {
     // scenarios/breakwater-synthetic at 2× demand, measured for 300 ms after a 200 ms warm-up.
