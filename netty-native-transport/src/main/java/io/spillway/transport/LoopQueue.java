@@ -24,7 +24,7 @@ final class LoopQueue implements QueueDelaySignal {
   private final EventLoop loop;
   private final Ticker ticker;
   private final long sliceNanos;
-  private final TimestampedQueue<Runnable> queue = new TimestampedQueue<>(1024);
+  private final TimestampedQueue<Task> queue = new TimestampedQueue<>(1024);
   private final Runnable drain = this::drain;
   private boolean drainScheduled;
 
@@ -34,8 +34,17 @@ final class LoopQueue implements QueueDelaySignal {
     this.sliceNanos = sliceNanos;
   }
 
+  /** A queued request. */
+  interface Task {
+    /**
+     * Runs the request; {@code nowNanos} is the loop's latest clock reading, taken just before, for
+     * the request to use instead of reading the clock again.
+     */
+    void runAt(long nowNanos);
+  }
+
   /** Queues a request admitted at {@code nowNanos}. On the loop. */
-  void submit(Runnable request, long nowNanos) {
+  void submit(Task request, long nowNanos) {
     queue.offer(request, nowNanos);
     if (!drainScheduled) {
       drainScheduled = true;
@@ -47,10 +56,12 @@ final class LoopQueue implements QueueDelaySignal {
   private void drain() {
     drainScheduled = false;
     long start = ticker.read();
-    Runnable next;
+    long now = start;
+    Task next;
     while ((next = queue.poll()) != null) {
-      next.run();
-      if (ticker.read() - start >= sliceNanos && !queue.isEmpty()) {
+      next.runAt(now);
+      now = ticker.read(); // one reading: the slice's end test and the next request's start
+      if (now - start >= sliceNanos && !queue.isEmpty()) {
         break;
       }
     }

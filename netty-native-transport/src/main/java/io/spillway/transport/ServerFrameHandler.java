@@ -202,7 +202,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   }
 
   /** An admitted request on its way through the dispatcher. */
-  private final class Dispatch implements Runnable {
+  private final class Dispatch implements Runnable, LoopQueue.Task {
     private final ServerPermit permit;
     private final long sessionId;
     private final long requestId;
@@ -220,12 +220,23 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       this.admittedAt = admittedAt;
     }
 
+    /** On the dispatcher: reads the clock only if the request has a budget to check. */
     @Override
     public void run() {
+      execute(false, 0);
+    }
+
+    /** On the loop queue, which has just read the clock. */
+    @Override
+    public void runAt(long nowNanos) {
+      execute(true, nowNanos);
+    }
+
+    private void execute(boolean clockRead, long nowNanos) {
       ByteBuf response = Unpooled.EMPTY_BUFFER;
       Outcome outcome;
       try {
-        response = invoke();
+        response = invoke(clockRead, nowNanos);
         outcome = Outcome.SUCCESS;
       } catch (Throwable t) {
         outcome = server.isBudgetAbort(t) ? Outcome.ABORTED : Outcome.FAILED;
@@ -251,8 +262,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       }
     }
 
-    private ByteBuf invoke() throws Exception {
-      long budget = server.budgetAtDispatch(budgetNanos, admittedAt);
+    private ByteBuf invoke(boolean clockRead, long nowNanos) throws Exception {
+      long budget = server.budgetAtDispatch(budgetNanos, admittedAt, clockRead, nowNanos);
       if (budget == Long.MAX_VALUE) {
         return server.handler().handle(payload, ctx.alloc());
       }

@@ -190,13 +190,16 @@ public final class SpillwayServer implements AutoCloseable {
    * @throws BudgetExceededException if the budget the client sent is spent before the request
    *     runs: it is aborted unrun (../shared/DESIGN.md, "Request budget": a budget shrinks by the
    *     time spent in each queue, and a request past it is turned away, not served late)
+   * @param clockRead whether {@code nowNanos} is a reading of the server's ticker taken just now;
+   *     if not, the ticker is read here, and only if the request has a budget
    */
-  long budgetAtDispatch(long headerBudgetNanos, long admittedAtNanos) {
+  long budgetAtDispatch(long headerBudgetNanos, long admittedAtNanos, boolean clockRead, long nowNanos) {
     long budget = Math.min(headerBudgetNanos, config.queueingBudgetNanos);
     if (budget == Long.MAX_VALUE) {
       return Long.MAX_VALUE;
     }
-    long waited = Math.max(0, config.ticker.read() - admittedAtNanos);
+    long now = clockRead ? nowNanos : config.ticker.read();
+    long waited = Math.max(0, now - admittedAtNanos);
     if (waited >= headerBudgetNanos) {
       throw new BudgetExceededException(waited, headerBudgetNanos);
     }
