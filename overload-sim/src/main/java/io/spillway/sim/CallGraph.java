@@ -202,14 +202,14 @@ public final class CallGraph {
     }
     for (String key : scenario.graphKeys()) {
       String rest = key.substring("graph.".length());
-      if (rest.equals("services") || rest.equals("interfaces")) {
-        continue;
+      if (rest.equals("services") || rest.equals("interfaces") || rest.equals("core1")) {
+        continue; // graph.core1: the real harness's placement; the simulator has no shared cores
       }
       String iface = rest.contains(".") ? rest.substring(0, rest.indexOf('.')) : rest;
       String suffix = rest.contains(".") ? rest.substring(rest.indexOf('.') + 1) : "";
       if (!seen.contains(iface) || !(suffix.isEmpty() || suffix.equals("slo_us")
           || suffix.equals("schedule"))) {
-        throw Scenario.invalid(key, "unknown graph key; expected graph.services, graph.interfaces, "
+        throw Scenario.invalid(key, "unknown graph key; expected graph.services, graph.interfaces, graph.core1, "
             + "graph.<interface>, graph.<interface>.slo_us or graph.<interface>.schedule");
       }
     }

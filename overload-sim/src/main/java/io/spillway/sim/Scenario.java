@@ -55,6 +55,7 @@ public final class Scenario {
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
     keys.put("graph.services", "call graph (rajomon-nsdi25 §5.1): services 'name[:workers], ...'; with graph.interfaces and one 'graph.<interface> = svc compute_us -> callee, ...; ...' per interface (optional graph.<interface>.slo_us, graph.<interface>.schedule); see CallGraph");
+    keys.put("graph.core1", "call graph, real-socket harness only: services 'a, b, ...' (with every service they call) served by a second process on core 1, beside the load generator; the rest on core 0. Unset: one process. The simulator ignores it");
     keys.put("graph.interfaces", "call graph: interface names 'a, b'; each needs a graph.<interface> key");
     keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
     keys.put("breakwater.alpha", "Breakwater α (eq. 3); default 0.001");
@@ -63,7 +64,7 @@ public final class Scenario {
     keys.put("breakwater.drop_us", "Breakwater AQM threshold; default 2·d_t");
     keys.put("breakwater.period_us", "Breakwater control period; default one RTT");
     keys.put("breakwater.client_timeout_us", "client queue timeout; default SLO/2");
-    keys.put("breakwater.budget_us", "beyond the paper: end-to-end queueing budget every request carries (client queue, then server queues); the server aborts a request unrun once it is spent; default none (the paper's Breakwater)");
+    keys.put("breakwater.budget_us", "beyond the paper: end-to-end queueing budget every request carries (client queue, then server queues); the server aborts a request unrun once it is spent (the Netty transport and the single-server simulator; over gRPC it only bounds budgeted locks); default none (the paper's Breakwater)");
     keys.put("breakwater.per_session_cap", "largest window per session; default 64");
     keys.put("codel.target_us", "CoDel target queueing delay; default 15% of the SLO");
     keys.put("codel.interval_us", "CoDel interval (drop onset and control-law base); default 5% of the SLO");

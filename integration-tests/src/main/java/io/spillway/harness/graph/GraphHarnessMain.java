@@ -29,6 +29,10 @@ import java.util.stream.Collectors;
  * ({@link GraphServer}, pinned to core 0 where the machine allows); this process is the load
  * generator (the launcher pins it to core 1).
  *
+ * <p>With the scenario key {@code graph.core1 = svc, ...} ({@link GraphPlacement}, read by this
+ * harness only) those services, closed under calls, run in a second child process pinned to core
+ * 1, beside the load generator; the rest stay in the first.
+ *
  * <ol>
  *   <li><b>Capacity</b> per interface: no control, closed loop, each interface alone (the
  *       highest throughput the graph reaches for it, ../shared/DESIGN.md "Capacity"), measured
@@ -108,14 +112,19 @@ public final class GraphHarnessMain {
           + " [--capacity iface=rps,...] [--calibrate-slo]");
       System.out.println("  schemes: " + String.join(", ", GraphWirings.names())
           + ", each also as NAME-d (at every hop, with a session per caller and callee)");
+      System.out.println("  scenario key " + GraphPlacement.KEY + " = svc, ...: those services (every callee of one"
+          + " among them) in a second services process, on core 1");
       return 0;
     }
+    Path scenarioFile = cmd.scenarioFile();
+    Map<String, String> overrides = cmd.overrides();
     Scenario scenario = cmd.load();
     CallGraph graph = scenario.callGraph();
     if (graph == null) {
       throw new IllegalArgumentException("scenario '" + scenario.name() + "' describes no call graph "
           + "(graph.services, graph.interfaces, graph.<interface>); use 'spillway harness' for one server");
     }
+    GraphPlacement placement = GraphPlacement.parse(scenario.get(GraphPlacement.KEY), graph);
     scenario.schemes().forEach(name -> GraphWirings.create(name, scenario));
     for (String iface : capacities.keySet()) {
       graph.iface(iface);
@@ -125,7 +134,7 @@ public final class GraphHarnessMain {
     }
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", "graph-" + scenario.name());
     Files.createDirectories(out);
-    GraphHarness h = new GraphHarness(scenario, cmd.scenarioFile(), cmd.overrides(), connections[0], out,
+    GraphHarness h = new GraphHarness(scenario, scenarioFile, overrides, placement, connections[0], out,
         calibrate, capacities);
     long started = System.nanoTime();
     h.run();
@@ -181,6 +190,7 @@ public final class GraphHarnessMain {
     private final CallGraph graph;
     private final Path scenarioFile;
     private final Map<String, String> overrides;
+    private final GraphPlacement placement;
     private final int connections;
     private final Path out;
     private final boolean calibrate;
@@ -196,12 +206,13 @@ public final class GraphHarnessMain {
     private final List<List<ResultRecord>> phases = new ArrayList<>();
     private final List<Summary> summary = new ArrayList<>();
 
-    GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, int connections, Path out,
-        boolean calibrate, Map<String, Double> givenCapacities) {
+    GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, GraphPlacement placement,
+        int connections, Path out, boolean calibrate, Map<String, Double> givenCapacities) {
       this.scenario = scenario;
       this.graph = scenario.callGraph();
       this.scenarioFile = scenarioFile;
       this.overrides = overrides;
+      this.placement = placement;
       this.connections = connections;
       this.out = out;
       this.calibrate = calibrate;
@@ -221,6 +232,9 @@ public final class GraphHarnessMain {
     }
 
     String serverPinning() {
+      if (placement.split()) {
+        return pin ? "in two processes, " + placement : "in two processes, unpinned (" + placement + ")";
+      }
       return pin ? "on core 0" : "unpinned";
     }
 
@@ -235,8 +249,9 @@ public final class GraphHarnessMain {
       for (CallGraph.Interface i : graph.interfaces()) {
         capacity[i.index()] = measured ? 0 : givenCapacities.get(i.name());
       }
-      // One services process for the whole run, its graph restarted per scheme (GraphServer).
-      try (GraphServerProcess server = GraphServerProcess.start(scenarioFile, overrides, "none", pin, out)) {
+      // One services process for the whole run (two if the placement splits the graph), its graph
+      // restarted per scheme (GraphServer).
+      try (GraphServers server = GraphServers.start(scenarioFile, overrides, graph, placement, "none", pin, out)) {
         if (measured || calibrate) {
           try (GraphClient client = new GraphClient(scenario, server.ports(), GraphWirings.create("none", scenario),
               scenario.clients(), connections)) {
@@ -275,6 +290,9 @@ public final class GraphHarnessMain {
       StringBuilder b = new StringBuilder("graph harness: services ");
       b.append(graph.services().stream().map(s -> s.name() + ":" + s.workers()).collect(Collectors.joining(", ")));
       b.append('\n');
+      if (placement.split()) {
+        b.append("graph harness: services ").append(serverPinning()).append('\n');
+      }
       for (CallGraph.Interface i : graph.interfaces()) {
         b.append(String.format(Locale.ROOT, "graph harness: %s = %s (depth %d, width %d, %d nodes, "
             + "%.0f us compute, SLO %.0f us)%n", i.name(), tree(i.root()), i.depth(), i.width(),
@@ -362,7 +380,7 @@ public final class GraphHarnessMain {
           ~scenario.seed()), SERVER_WARMUP_NANOS);
     }
 
-    private void runScheme(String name, GraphServerProcess server) throws Exception {
+    private void runScheme(String name, GraphServers server) throws Exception {
       GraphWiring wiring = GraphWirings.create(name, scenario);
       try (GraphClient client = new GraphClient(scenario, server.ports(), wiring, scenario.clients(), connections)) {
         client.connect();
@@ -516,7 +534,12 @@ public final class GraphHarnessMain {
         b.append(s.index() == 0 ? "\n" : ",\n").append("    {\"name\": ").append(quote(s.name()))
             .append(", \"workers\": ").append(s.workers()).append('}');
       }
-      b.append("\n  ],\n  \"interfaces\": [");
+      b.append("\n  ],\n");
+      if (placement.split()) {
+        b.append("  \"core1\": [").append(placement.core1().stream().map(GraphHarnessMain::quote)
+            .collect(Collectors.joining(", "))).append("],\n");
+      }
+      b.append("  \"interfaces\": [");
       for (CallGraph.Interface i : graph.interfaces()) {
         double[] cal = calibration.get(i.name());
         b.append(i.index() == 0 ? "\n" : ",\n").append("    {\"name\": ").append(quote(i.name()))

@@ -14,12 +14,16 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link GraphServer} child process: every service of the graph, one scheme at a time, pinned
- * to core 0 when asked. Closing it closes its stdin, which stops it.
+ * A {@link GraphServer} child process: every service of the graph, or those a {@link
+ * GraphPlacement} puts on one core, one scheme at a time, pinned to a core when asked. Closing it
+ * closes its stdin, which stops it.
  *
  * <p>Not thread-safe; used by the harness's main thread.
  */
 final class GraphServerProcess implements AutoCloseable {
+
+  /** The name of the first (or only) process's logs: {@code graph-server.log}, {@code gc-graph-server.log}. */
+  static final String MAIN = "graph-server";
 
   private final Process process;
   private final BufferedReader stdout;
@@ -42,22 +46,42 @@ final class GraphServerProcess implements AutoCloseable {
    */
   static GraphServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme,
       boolean pin, Path out) throws IOException {
+    return start(scenarioFile, overrides, scheme, pin ? 0 : -1, out, null, Map.of(), MAIN);
+  }
+
+  /**
+   * Starts the services {@code only} names ({@code null}: every service) of {@code scenarioFile}
+   * (with {@code overrides}) under {@code scheme}, their callees elsewhere at the ports {@code
+   * remote} gives, pinned to {@code core} (none if negative), and waits until they listen. Logs go
+   * to {@code out}: {@code NAME.log} (stderr) and {@code gc-NAME.log}. Only the {@link #MAIN}
+   * process writes the ahead-of-time cache while training it; the others start from it.
+   */
+  static GraphServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme,
+      int core, Path out, List<String> only, Map<String, Integer> remote, String name) throws IOException {
     List<String> cmd = new ArrayList<>();
-    if (pin) {
-      cmd.addAll(List.of("/usr/bin/taskset", "-c", "0"));
+    if (core >= 0) {
+      cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
     }
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    if (name.equals(MAIN) || !Boolean.getBoolean(AheadOfTimeCache.TRAIN)) {
+      cmd.addAll(AheadOfTimeCache.serverOptions());
+    }
     // Under overload every call in flight holds gRPC stream objects; a young generation touched in
     // advance keeps a collection from paying for first-touch page faults (seen: 0.7 s pauses).
-    cmd.addAll(AheadOfTimeCache.serverOptions());
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms2g", "-Xmx2g", "-Xmn1g", "-XX:+AlwaysPreTouch",
         "-XX:MetaspaceSize=256m",
-        "-Xlog:gc:file=" + out.resolve("gc-graph-server.log"),
+        "-Xlog:gc:file=" + out.resolve("gc-" + name + ".log"),
         "--enable-native-access=ALL-UNNAMED",
         "-cp", System.getProperty("java.class.path"), GraphServer.class.getName(),
         scenarioFile.toString(), scheme));
+    if (only != null) {
+      cmd.addAll(List.of(GraphServer.ONLY, String.join(",", only)));
+    }
+    if (!remote.isEmpty()) {
+      cmd.addAll(List.of(GraphServer.REMOTE, GraphServer.formatPorts(remote, ",")));
+    }
     overrides.forEach((k, v) -> cmd.add(k + "=" + v));
-    Path log = out.resolve("graph-server.log");
+    Path log = out.resolve(name + ".log");
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     BufferedReader stdout = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     try {
@@ -70,7 +94,17 @@ final class GraphServerProcess implements AutoCloseable {
 
   /** Restarts every service under {@code scheme}, in the same process; their ports change. */
   void switchTo(String scheme) throws IOException {
-    stdin.write((GraphServer.SCHEME_COMMAND + scheme + "\n").getBytes(StandardCharsets.US_ASCII));
+    switchTo(scheme, Map.of());
+  }
+
+  /**
+   * Restarts every service under {@code scheme}, in the same process, their callees elsewhere at
+   * the ports {@code remote} gives (none given: those it had); their ports change.
+   */
+  void switchTo(String scheme, Map<String, Integer> remote) throws IOException {
+    String command = GraphServer.SCHEME_COMMAND + scheme
+        + (remote.isEmpty() ? "" : " " + GraphServer.formatPorts(remote, " "));
+    stdin.write((command + "\n").getBytes(StandardCharsets.US_ASCII));
     stdin.flush();
     ports = readPorts(stdout, scheme, log);
   }
@@ -88,7 +122,7 @@ final class GraphServerProcess implements AutoCloseable {
     return ports;
   }
 
-  /** Every service's port, by name. */
+  /** The port of every service this process runs, by name. */
   Map<String, Integer> ports() {
     return ports;
   }

@@ -6,9 +6,12 @@ import io.spillway.sim.CallGraph;
 import io.spillway.sim.Scenario;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 /**
@@ -18,6 +21,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
  * service would spend that core on JIT and GC threads. What separates the services is what matters
  * for overload control: each has its own socket, its own gRPC server and its own worker pool and
  * queue, and every call between them crosses loopback through gRPC.
+ * A process may also run only some of the services, reaching the others' ports in another process
+ * ({@link GraphPlacement}).
  *
  * <p>Thread-safe once started; {@link #close} stops every service.
  */
@@ -39,11 +44,27 @@ public final class ServiceGraph implements AutoCloseable {
    * @throws IllegalArgumentException if the scenario describes no call graph
    */
   public static ServiceGraph start(Scenario scenario, GraphWiring wiring) throws IOException {
+    return start(scenario, wiring, null, Map.of());
+  }
+
+  /**
+   * Starts the services named in {@code only} ({@code null}: every service) of {@code scenario}'s
+   * call graph with {@code wiring}, ready for calls: their callees among them are connected by
+   * their ports here, the others by {@code remote} (services of another process, by name).
+   *
+   * @throws IllegalArgumentException if the scenario describes no call graph, {@code only} names a
+   *     service not in it, or a callee of a service started here is neither started here nor in
+   *     {@code remote}
+   */
+  public static ServiceGraph start(Scenario scenario, GraphWiring wiring, Collection<String> only,
+      Map<String, Integer> remote) throws IOException {
     CallGraph graph = scenario.callGraph();
     if (graph == null) {
       throw new IllegalArgumentException("scenario '" + scenario.name() + "' describes no call graph "
           + "(set graph.services, graph.interfaces and graph.<interface>)");
     }
+    List<CallGraph.Service> local = local(graph, only);
+    checkCallees(graph, local, remote);
     ScheduledThreadPoolExecutor control = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "graph-control");
       t.setDaemon(true);
@@ -53,12 +74,13 @@ public final class ServiceGraph implements AutoCloseable {
     try {
       Ticker ticker = Ticker.system();
       Scheduler scheduler = Scheduler.of(control);
-      for (CallGraph.Service s : graph.services()) {
+      for (CallGraph.Service s : local) {
         GraphService service = new GraphService(graph, s, wiring, scenario, ticker, scheduler, scenario.seed());
         g.services.add(service);
         service.start();
       }
-      Map<String, Integer> ports = g.ports();
+      Map<String, Integer> ports = new LinkedHashMap<>(remote);
+      ports.putAll(g.ports());
       for (GraphService s : g.services) {
         s.connect(ports);
       }
@@ -69,11 +91,41 @@ public final class ServiceGraph implements AutoCloseable {
     }
   }
 
+  private static List<CallGraph.Service> local(CallGraph graph, Collection<String> only) {
+    if (only == null) {
+      return graph.services();
+    }
+    Set<String> known = new HashSet<>();
+    graph.services().forEach(s -> known.add(s.name()));
+    for (String name : only) {
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException("no service '" + name + "' in the call graph");
+      }
+    }
+    return graph.services().stream().filter(s -> only.contains(s.name())).toList();
+  }
+
+  private static void checkCallees(CallGraph graph, List<CallGraph.Service> local, Map<String, Integer> remote) {
+    for (CallGraph.Interface i : graph.interfaces()) {
+      for (CallGraph.Node node : i.nodes()) {
+        if (!local.contains(node.service())) {
+          continue;
+        }
+        for (CallGraph.Node callee : node.callees()) {
+          if (!local.contains(callee.service()) && !remote.containsKey(callee.service().name())) {
+            throw new IllegalArgumentException(node.service().name() + " calls " + callee.service().name()
+                + " in " + i.name() + ", which is neither started here nor given a remote port");
+          }
+        }
+      }
+    }
+  }
+
   public CallGraph graph() {
     return graph;
   }
 
-  /** Every service's port, by service name, in the graph's order. */
+  /** The port of every service started here, by service name, in the graph's order. */
   public Map<String, Integer> ports() {
     Map<String, Integer> ports = new LinkedHashMap<>();
     for (GraphService s : services) {
@@ -93,8 +145,9 @@ public final class ServiceGraph implements AutoCloseable {
   }
 
   /**
-   * Counters since start, one {@code service.interface=computed/failed} item per service and
-   * interface it serves, space-separated (what {@link GraphServer} answers to {@code stats}).
+   * Counters since start, one {@code service.interface=computed/failed} item per service started
+   * here and interface it serves, space-separated (what {@link GraphServer} answers to {@code
+   * stats}).
    */
   public String stats() {
     StringBuilder b = new StringBuilder();
