@@ -126,13 +126,17 @@ class HarnessTest {
     OverloadScheme scheme = SchemeRegistry.create("none", s);
     try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(1)
              .handler(HarnessServer::spin).build().start();
+         // The client's queue expires calls at its SLO: a cold JVM's first calls took longer than
+         // the scenario's 5 ms to leave (seen: 7 of the first 8 when this test ran alone), so the
+         // client gets one no stall reaches, and nothing but a lost call can fail the test.
          SpillwayClient client = SpillwayClient.builder().scheme(scheme).port(server.port())
-             .sessions(4).sloNanos(s.sloNanos()).build().start()) {
+             .sessions(4).sloNanos(TimeUnit.MINUTES.toNanos(1)).build().start()) {
       Recorder recorder = new Recorder(10_000_000L);
       LoadGenerator.closedLoop(client, s, 8, 200_000_000L, recorder, 3).get(60, TimeUnit.SECONDS);
       Tally t = total(recorder);
       assertTrue(t.completed > 100, "completed " + t.completed);
-      assertEquals(t.offered, t.completed, "a closed loop with no control loses nothing");
+      assertEquals(t.offered, t.completed, "a closed loop with no control loses nothing: expired "
+          + t.expired + ", dropped " + t.dropped);
     }
   }
 
