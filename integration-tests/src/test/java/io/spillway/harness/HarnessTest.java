@@ -143,7 +143,9 @@ class HarnessTest {
   @Test
   void theServerProcessStartsAnnouncesItsPortAndStopsWithItsParent(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("s.conf");
-    Files.writeString(file, "clients = 2\ncores = 1\nschemes = breakwater\n");
+    // An SLO of a minute: Breakwater's client queue expires a call at half the SLO, and the first
+    // call to a new process can take longer than the default SLO's (under a millisecond).
+    Files.writeString(file, "clients = 2\ncores = 1\nschemes = breakwater\nslo_us = 60000000\n");
     HarnessMain.ServerProcess p = HarnessMain.ServerProcess.start(file, Map.of(), "breakwater", 1, false, dir);
     assertTrue(p.port() > 0);
     Scenario s = Scenario.load(file, Map.of());
