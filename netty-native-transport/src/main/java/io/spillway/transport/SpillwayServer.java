@@ -187,11 +187,11 @@ public final class SpillwayServer implements AutoCloseable {
    * smaller of the budget its client sent ({@link io.spillway.api.RequestMetadata#budgetNanos()},
    * what was left after its client queue) and the server's own, less its wait since admission.
    *
+   * @param clockRead whether {@code nowNanos} is a reading of the server's ticker taken just now;
+   *     if not, the ticker is read here, and only if the request has a budget
    * @throws BudgetExceededException if the budget the client sent is spent before the request
    *     runs: it is aborted unrun (../shared/DESIGN.md, "Request budget": a budget shrinks by the
    *     time spent in each queue, and a request past it is turned away, not served late)
-   * @param clockRead whether {@code nowNanos} is a reading of the server's ticker taken just now;
-   *     if not, the ticker is read here, and only if the request has a budget
    */
   long budgetAtDispatch(long headerBudgetNanos, long admittedAtNanos, boolean clockRead, long nowNanos) {
     long budget = Math.min(headerBudgetNanos, config.queueingBudgetNanos);

@@ -25,9 +25,9 @@ import java.util.function.Consumer;
  *       each request sent carries what is left of the budget after its wait in this queue
  *       ({@link RequestMetadata#budgetNanos()}), so the server can abort it unrun if its queues
  *       take the rest; and the queue's timeout is at most the budget, so no request is sent with
- *       none left. The client queue's timeout bounds one queue and the AQM
- *       threshold another; only a budget that travels bounds their sum, which is what an
- *       end-to-end SLO is about (../shared/DESIGN.md, "Request budget").
+ *       none left. The client queue's timeout bounds one queue and the AQM threshold another;
+ *       only a budget that travels bounds their sum, which is what an end-to-end SLO is about
+ *       (../shared/DESIGN.md, "Request budget").
  * </ul>
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.

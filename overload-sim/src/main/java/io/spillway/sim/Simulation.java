@@ -61,8 +61,8 @@ import java.util.SplittableRandom;
  * lock contention, which is the point of the experiment.
  *
  * <p>A request sent with a queueing budget in its header ({@link RequestMetadata#budgetNanos()},
- * e.g. Breakwater's {@code breakwater.budget_us}) is aborted with a fast {@code REJECTED_BUDGET},
- * unrun, if a core would pick it up when that budget, counted from its parsing, is spent: the
+ * e.g. Breakwater's {@code breakwater.budget_us}) is aborted with {@code REJECTED_BUDGET}, unrun,
+ * if a core would pick it up when that budget, counted from its parsing, is spent: the
  * transport's rule at dispatch.
  *
  * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
