@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /**
@@ -66,19 +67,7 @@ final class GraphPlacement {
         throw invalid("service '" + name + "' named twice");
       }
     }
-    List<String> problems = new ArrayList<>();
-    for (CallGraph.Interface i : graph.interfaces()) {
-      for (CallGraph.Node node : i.nodes()) {
-        if (!named.contains(node.service().name())) {
-          continue;
-        }
-        for (CallGraph.Node callee : node.callees()) {
-          if (!named.contains(callee.service().name())) {
-            problems.add(node.service().name() + " calls " + callee.service().name() + " in " + i.name());
-          }
-        }
-      }
-    }
+    List<String> problems = callsOut(graph, named, named::contains);
     if (!problems.isEmpty()) {
       throw invalid("every callee of a core-1 service must be on core 1 too (the core-1 process starts "
           + "first, knowing no other ports), but " + String.join(", ", problems));
@@ -92,6 +81,27 @@ final class GraphPlacement {
       throw invalid("leave at least one service (the front-ends) on core 0");
     }
     return new GraphPlacement(core0, core1);
+  }
+
+  /**
+   * The calls from a service in {@code from} to a callee {@code reachable} does not accept, each as
+   * "caller calls callee in interface".
+   */
+  static List<String> callsOut(CallGraph graph, Set<String> from, Predicate<String> reachable) {
+    List<String> calls = new ArrayList<>();
+    for (CallGraph.Interface i : graph.interfaces()) {
+      for (CallGraph.Node node : i.nodes()) {
+        if (!from.contains(node.service().name())) {
+          continue;
+        }
+        for (CallGraph.Node callee : node.callees()) {
+          if (!reachable.test(callee.service().name())) {
+            calls.add(node.service().name() + " calls " + callee.service().name() + " in " + i.name());
+          }
+        }
+      }
+    }
+    return calls;
   }
 
   private static IllegalArgumentException invalid(String message) {

@@ -106,18 +106,13 @@ public final class ServiceGraph implements AutoCloseable {
   }
 
   private static void checkCallees(CallGraph graph, List<CallGraph.Service> local, Map<String, Integer> remote) {
-    for (CallGraph.Interface i : graph.interfaces()) {
-      for (CallGraph.Node node : i.nodes()) {
-        if (!local.contains(node.service())) {
-          continue;
-        }
-        for (CallGraph.Node callee : node.callees()) {
-          if (!local.contains(callee.service()) && !remote.containsKey(callee.service().name())) {
-            throw new IllegalArgumentException(node.service().name() + " calls " + callee.service().name()
-                + " in " + i.name() + ", which is neither started here nor given a remote port");
-          }
-        }
-      }
+    Set<String> here = new HashSet<>();
+    local.forEach(s -> here.add(s.name()));
+    List<String> unreachable = GraphPlacement.callsOut(graph, here,
+        callee -> here.contains(callee) || remote.containsKey(callee));
+    if (!unreachable.isEmpty()) {
+      throw new IllegalArgumentException(unreachable.getFirst()
+          + ", which is neither started here nor given a remote port");
     }
   }
 
