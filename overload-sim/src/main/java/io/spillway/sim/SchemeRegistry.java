@@ -233,22 +233,23 @@ public final class SchemeRegistry {
 
   /**
    * Rajomon (rajomon-nsdi25 §3.3–3.4) scaled to the scenario's SLO and RTT
-   * ({@link RajomonConfig#forSlo}), with any rajomon.* keys applied.
+   * ({@link RajomonConfig#forSlo}), with any rajomon.* keys applied. Unset keys follow forSlo's
+   * rules from the values that are set: the interval is max(RTT, threshold / 2) of the threshold
+   * in force, so a scenario that only lowers the threshold also updates prices as often as that
+   * threshold calls for (it used to keep the SLO-derived interval, SLO / 8).
    */
   static RajomonConfig rajomonConfig(Scenario s) {
     return configure("rajomon", () -> {
       RajomonConfig base = RajomonConfig.forSlo(s.sloNanos(), s.rttNanos());
       RajomonConfig.Builder b = base.toBuilder().seed(s.seed());
       long threshold = base.delayThresholdNanos();
-      long interval = base.priceUpdateIntervalNanos();
       if (s.isSet("rajomon.threshold_us")) {
         threshold = s.nanos("rajomon.threshold_us", 1_000);
         b.delayThresholdNanos(threshold);
       }
-      if (s.isSet("rajomon.interval_us")) {
-        interval = s.nanos("rajomon.interval_us", 1_000);
-        b.priceUpdateIntervalNanos(interval);
-      }
+      long interval = s.isSet("rajomon.interval_us") ? s.nanos("rajomon.interval_us", 1_000)
+          : Math.max(s.rttNanos(), Math.max(1, threshold / 2));
+      b.priceUpdateIntervalNanos(interval);
       long increase = s.isSet("rajomon.increase") ? s.longValue("rajomon.increase")
           : base.priceIncreaseTokens();
       b.priceIncrease(increase, threshold);

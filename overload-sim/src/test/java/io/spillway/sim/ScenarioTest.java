@@ -79,4 +79,26 @@ class ScenarioTest {
     assertEquals(45_000, SchemeRegistry.breakwaterConfig(s.with(Map.of("breakwater.budget_us", "45")))
         .requestBudgetNanos());
   }
+
+  @Test
+  void rajomonsIntervalFollowsTheThresholdInForceUnlessSet() {
+    Scenario s = Scenario.of(Map.of("slo_us", "40000", "rtt_us", "200"));
+    var derived = SchemeRegistry.rajomonConfig(s);
+    assertEquals(10_000_000, derived.delayThresholdNanos(), "SLO / 4");
+    assertEquals(5_000_000, derived.priceUpdateIntervalNanos(), "threshold / 2");
+
+    var lowered = SchemeRegistry.rajomonConfig(s.with(Map.of("rajomon.threshold_us", "1000")));
+    assertEquals(1_000_000, lowered.delayThresholdNanos());
+    assertEquals(500_000, lowered.priceUpdateIntervalNanos(), "half the threshold set, not the SLO's");
+    assertEquals(500_000, lowered.refillIntervalNanos(), "one refill per update interval");
+    assertEquals(1_000_000, lowered.priceIncreaseUnitNanos(), "the gain is per threshold");
+
+    var floor = SchemeRegistry.rajomonConfig(s.with(Map.of("rajomon.threshold_us", "300")));
+    assertEquals(200_000, floor.priceUpdateIntervalNanos(), "never faster than one RTT");
+
+    var pinned = SchemeRegistry.rajomonConfig(s.with(Map.of("rajomon.threshold_us", "1000",
+        "rajomon.interval_us", "5000")));
+    assertEquals(5_000_000, pinned.priceUpdateIntervalNanos());
+    assertEquals(5_000_000, pinned.refillIntervalNanos());
+  }
 }
