@@ -46,9 +46,9 @@ import java.util.stream.Collectors;
  *       order given, overloads the graph for {@value #PREWARM_MILLIS} ms at {@value
  *       #PREWARM_LEVEL} × capacity, unmeasured, its services then restarted. The JIT's work
  *       carries over from scheme to scheme (next item), and without this step a scheme measured
- *       early ran on code the later ones found compiled: the paths every scheme's rejects take
- *       through gRPC first compile under overload, and the warm-up at 0.8 × rejects almost
- *       nothing. On the hotel graph at 2× (2026-11-22), Rajomon measured alone served 0.76–0.79
+ *       early ran on code the later ones found compiled (most likely the paths every scheme's
+ *       rejects take through gRPC, which first compile under overload: the warm-up at 0.8 ×
+ *       rejects almost nothing). On the hotel graph at 2× (2026-11-22), Rajomon measured alone served 0.76–0.79
  *       × capacity without the pre-warm (two runs), 0.87–0.89 with 2 s of it (two), 0.79–1.07
  *       with 5 s (three), and 0.94–1.21 measured after DAGOR (four); docs/results/rajomon.md.
  *       With {@code --remeasure-capacity}, a measured capacity is then measured again and the
