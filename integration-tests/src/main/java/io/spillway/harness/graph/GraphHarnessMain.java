@@ -279,9 +279,7 @@ public final class GraphHarnessMain {
       // restarted per scheme (GraphServer).
       try (GraphServers server = GraphServers.start(scenarioFile, overrides, graph, placement, "none", pin, out)) {
         if (measured || calibrate) {
-          try (GraphClient client = new GraphClient(scenario, server.ports(), GraphWirings.create("none", scenario),
-              scenario.clients(), connections)) {
-            client.connect();
+          try (GraphClient client = connected(server, GraphWirings.create("none", scenario))) {
             if (measured) {
               measureCapacities(client);
             }
@@ -370,9 +368,7 @@ public final class GraphHarnessMain {
     private void remeasureCapacities(GraphServers server) throws Exception {
       double[] first = capacity.clone();
       server.switchTo("none");
-      try (GraphClient client = new GraphClient(scenario, server.ports(), GraphWirings.create("none", scenario),
-          scenario.clients(), connections)) {
-        client.connect();
+      try (GraphClient client = connected(server, GraphWirings.create("none", scenario))) {
         measureCapacities(client);
       }
       for (CallGraph.Interface i : graph.interfaces()) {
@@ -431,12 +427,28 @@ public final class GraphHarnessMain {
 
     /** Every interface open loop at 0.8 × its capacity ÷ the number of interfaces, for a few seconds. */
     private void warm(GraphClient client) throws Exception {
+      runEvenly(client, NORMAL_LOAD, SERVER_WARMUP_NANOS, ~scenario.seed());
+    }
+
+    /** Every interface open loop at {@code level} × its capacity ÷ the number of interfaces, unrecorded. */
+    private void runEvenly(GraphClient client, double level, long nanos, long seed) throws Exception {
       List<List<Scenario.DemandStep>> steps = new ArrayList<>();
       for (int i = 0; i < n; i++) {
-        steps.add(List.of(new Scenario.DemandStep(NORMAL_LOAD / n, 0)));
+        steps.add(List.of(new Scenario.DemandStep(level / n, 0)));
       }
-      await(GraphLoadGenerator.openLoop(client, steps, capacity, SERVER_WARMUP_NANOS, scenario.windowNanos(),
-          ~scenario.seed()), SERVER_WARMUP_NANOS);
+      await(GraphLoadGenerator.openLoop(client, steps, capacity, nanos, scenario.windowNanos(), seed), nanos);
+    }
+
+    /** A client of the services {@code server} runs now, under {@code wiring}, connected. */
+    private GraphClient connected(GraphServers server, GraphWiring wiring) {
+      GraphClient client = new GraphClient(scenario, server.ports(), wiring, scenario.clients(), connections);
+      try {
+        client.connect();
+      } catch (RuntimeException | Error e) {
+        client.close();
+        throw e;
+      }
+      return client;
     }
 
     /**
@@ -446,20 +458,13 @@ public final class GraphHarnessMain {
      */
     private void prewarm(GraphServers server) throws Exception {
       long nanos = TimeUnit.MILLISECONDS.toNanos(PREWARM_MILLIS);
-      List<List<Scenario.DemandStep>> steps = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        steps.add(List.of(new Scenario.DemandStep(PREWARM_LEVEL / n, 0)));
-      }
       for (String name : scenario.schemes()) {
         if (name.equals("none")) {
           continue; // the capacity measurement ran the uncontrolled paths; unbounded queues teach nothing
         }
         server.switchTo(name);
-        try (GraphClient client = new GraphClient(scenario, server.ports(), GraphWirings.create(name, scenario),
-            scenario.clients(), connections)) {
-          client.connect();
-          await(GraphLoadGenerator.openLoop(client, steps, capacity, nanos, scenario.windowNanos(),
-              ~scenario.seed() ^ name.hashCode()), nanos);
+        try (GraphClient client = connected(server, GraphWirings.create(name, scenario))) {
+          runEvenly(client, PREWARM_LEVEL, nanos, ~scenario.seed() ^ name.hashCode());
         }
         System.err.printf(Locale.ROOT, "graph harness: %-12s pre-warmed (%d ms at %.1fx, unmeasured)%n",
             name, PREWARM_MILLIS, PREWARM_LEVEL);
@@ -468,8 +473,7 @@ public final class GraphHarnessMain {
 
     private void runScheme(String name, GraphServers server) throws Exception {
       GraphWiring wiring = GraphWirings.create(name, scenario);
-      try (GraphClient client = new GraphClient(scenario, server.ports(), wiring, scenario.clients(), connections)) {
-        client.connect();
+      try (GraphClient client = connected(server, wiring)) {
         warm(client);
         if (series) {
           List<List<Scenario.DemandStep>> steps = new ArrayList<>();
