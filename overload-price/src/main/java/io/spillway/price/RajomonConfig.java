@@ -166,7 +166,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       throw new IllegalArgumentException("SLO too small to derive a threshold: " + sloNanos + "ns");
     }
     long threshold = sloNanos / 4;
-    long interval = Math.max(rttNanos, Math.max(1, threshold / 2));
+    long interval = updateIntervalFor(threshold, rttNanos);
     return builder()
         .delayThresholdNanos(threshold)
         .priceUpdateIntervalNanos(interval)
@@ -175,6 +175,14 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
         .refill(TokenRefill.POISSON, FOR_SLO_REFILL, interval)
         .priceAttachment(PriceAttachment.always())
         .build();
+  }
+
+  /**
+   * {@link #forSlo}'s price update interval for a threshold: max(RTT, threshold / 2), at least
+   * 1 ns (see there for why).
+   */
+  public static long updateIntervalFor(long thresholdNanos, long rttNanos) {
+    return Math.max(rttNanos, Math.max(1, thresholdNanos / 2));
   }
 
   /** {@link #forSlo}'s gain, tokens per threshold of delay away from the threshold. */

@@ -248,7 +248,7 @@ public final class SchemeRegistry {
         b.delayThresholdNanos(threshold);
       }
       long interval = s.isSet("rajomon.interval_us") ? s.nanos("rajomon.interval_us", 1_000)
-          : Math.max(s.rttNanos(), Math.max(1, threshold / 2));
+          : RajomonConfig.updateIntervalFor(threshold, s.rttNanos());
       b.priceUpdateIntervalNanos(interval);
       long increase = s.isSet("rajomon.increase") ? s.longValue("rajomon.increase")
           : base.priceIncreaseTokens();
