@@ -36,23 +36,25 @@ import java.util.stream.Collectors;
  * <ol>
  *   <li><b>Capacity</b> per interface: no control, closed loop, each interface alone (the
  *       highest throughput the graph reaches for it, ../shared/DESIGN.md "Capacity"), measured
- *       once the throughput is steady. {@code --capacity} gives them instead (and skips that
- *       warm-up).
+ *       once the throughput is steady and the services' JIT has stopped compiling in earnest
+ *       ({@link GraphHarness#steady}; about 30 s on the hotel graph). {@code --capacity} gives
+ *       them instead (and skips that warm-up).
  *   <li><b>SLO</b> (with {@code --calibrate-slo}): each interface alone, open loop at 0.8 × its
  *       capacity with no control; prints its p95 and 5 × p95, the paper's SLO rule (§4 "SLOs for
  *       each interface are set to 5 × its 95th-percentile latency under normal conditions"). The
  *       scenario file carries the number as {@code graph.<iface>.slo_us}.
  *   <li><b>Pre-warm</b> (unless {@code --no-prewarm}): every scheme but {@code none}, in the
- *       order given, overloads the graph for {@value #PREWARM_MILLIS} ms at {@value
- *       #PREWARM_LEVEL} × capacity, unmeasured, its services then restarted. The JIT's work
- *       carries over from scheme to scheme (next item), and without this step a scheme measured
- *       early ran on code the later ones found compiled (most likely the paths every scheme's
- *       rejects take through gRPC, which first compile under overload: the warm-up at 0.8 ×
- *       rejects almost nothing). On the hotel graph at 2× (2026-11-22), Rajomon measured alone served 0.76–0.79
- *       × capacity without the pre-warm (two runs), 0.87–0.89 with 2 s of it (two), 0.79–1.07
- *       with 5 s (three), and 0.94–1.21 measured after DAGOR (four); docs/results/rajomon.md.
- *       With {@code --remeasure-capacity}, a measured capacity is then measured again and the
- *       higher reading kept (off by default: the scenarios' tuned values predate it).
+ *       order given, overloads the graph at {@value #PREWARM_LEVEL} × capacity, unmeasured, for
+ *       at least {@value #PREWARM_MILLIS} ms and until the services' JIT is quiet, its services
+ *       then restarted. The JIT's work carries over from scheme to scheme (next item), and
+ *       without this step a scheme measured early ran on code the later ones found compiled
+ *       (most likely the paths every scheme's rejects take through gRPC, which first compile
+ *       under overload: the warm-up at 0.8 × rejects almost nothing). On the hotel graph at 2×
+ *       (2026-11-22), Rajomon measured alone served 0.76–0.79 × capacity without the pre-warm
+ *       (two runs), and 0.94–1.21 measured after DAGOR (four); docs/results/rajomon.md. With
+ *       {@code --remeasure-capacity}, a measured capacity is then measured again under {@code
+ *       none} and the higher reading kept: a check that the first reading was not taken on
+ *       code still compiling.
  *   <li><b>Each scheme</b>: the services restarted under it in the same process (so the JIT's work
  *       carries over: the services compile on the one core they serve from, which took longer than
  *       a run on a busy machine), warmed, then either steady levels or a schedule, every interface
@@ -83,7 +85,9 @@ public final class GraphHarnessMain {
   static final long CAPACITY_SLICE_NANOS = 1_000_000_000L;
   static final int CAPACITY_STEADY_SLICES = 3;
   static final double CAPACITY_STEADY_SPREAD = 0.05;
-  static final int CAPACITY_MAX_SLICES = 15;
+  /** The share of a warm-up slice the services' JIT may spend compiling for the slice to count as steady. */
+  static final double CAPACITY_JIT_QUIET = 0.15;
+  static final int CAPACITY_MAX_SLICES = 90;
   static final long CAPACITY_MEASURE_NANOS = 2_000_000_000L;
   /** Calls kept in flight while measuring capacity: enough that no service's queue runs dry. */
   static final int CAPACITY_OUTSTANDING = 64;
@@ -92,8 +96,12 @@ public final class GraphHarnessMain {
    * measured run: its controllers settle and its own code paths compile.
    */
   static final long SERVER_WARMUP_NANOS = 5_000_000_000L;
-  /** How long each scheme overloads the graph, unmeasured, before any scheme is measured. */
+  /** The least time each scheme overloads the graph, unmeasured, before any scheme is measured. */
   static final long PREWARM_MILLIS = 5_000;
+  /** Seconds in a row the services' JIT must be quiet before a scheme's pre-warm ends. */
+  static final int PREWARM_QUIET_SLICES = 2;
+  /** The most seconds one scheme's pre-warm runs. */
+  static final int PREWARM_MAX_SLICES = 60;
   /** The pre-warm's load, × capacity, split over the interfaces. */
   static final double PREWARM_LEVEL = 2.0;
   /** Normal load, rajomon-nsdi25 §5.1: warm-up level, and the load the SLO rule measures at. */
@@ -218,6 +226,8 @@ public final class GraphHarnessMain {
     private final Map<String, Double> givenCapacities;
     private final boolean prewarm;
     private final boolean remeasure;
+    /** Seconds each scheme was pre-warmed, in order. */
+    private final Map<String, Integer> prewarmedSeconds = new LinkedHashMap<>();
     private final boolean pin;
     private final boolean series;
     private final int n;
@@ -281,7 +291,7 @@ public final class GraphHarnessMain {
         if (measured || calibrate) {
           try (GraphClient client = connected(server, GraphWirings.create("none", scenario))) {
             if (measured) {
-              measureCapacities(client);
+              measureCapacities(server, client);
             }
             if (calibrate) {
               calibrate(client);
@@ -341,9 +351,9 @@ public final class GraphHarnessMain {
     }
 
     /** Capacity of each interface alone: closed loop, no control, after a warm-up to steady throughput. */
-    private void measureCapacities(GraphClient client) throws Exception {
+    private void measureCapacities(GraphServers server, GraphClient client) throws Exception {
       for (CallGraph.Interface i : graph.interfaces()) {
-        int slices = warmUntilSteady(client, i);
+        int slices = warmUntilSteady(server, client, i);
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, i, CAPACITY_OUTSTANDING,
             CAPACITY_MEASURE_NANOS, 100_000_000L, scenario.seed());
         Tally t = await(g, CAPACITY_MEASURE_NANOS).getFirst().sum(0, CAPACITY_MEASURE_NANOS);
@@ -357,19 +367,16 @@ public final class GraphHarnessMain {
     /**
      * With {@code --remeasure-capacity}: measures every capacity again after the pre-warm, under
      * {@code none}, and keeps the higher of the two readings, capacity being the highest
-     * throughput the graph reaches with no control (../shared/DESIGN.md "Capacity"). The first
-     * reading is taken on JVMs whose JIT may not be done, however steady the throughput looks: on
-     * the hotel graph search's first reading ranged from 630 to 934 rps over one day's runs
-     * (2026-11-22), and after the pre-warm it read 1,192–1,282 (one core) and 1,575–1,598 (the
-     * isolation placement). The scenarios' tuned values were found at first readings, and at the
-     * higher ones the baselines collapse at 2×; docs/results/rajomon.md. Not the default until
-     * they are tuned again.
+     * throughput the graph reaches with no control (../shared/DESIGN.md "Capacity"). Before the
+     * first reading waited for the JIT ({@link #steady}), it under-read: search's first reading
+     * ranged from 630 to 934 rps over one day's runs (2026-11-22), and after the pre-warm it read
+     * 1,192–1,282; docs/results/rajomon.md. Kept as a check on the first reading.
      */
     private void remeasureCapacities(GraphServers server) throws Exception {
       double[] first = capacity.clone();
       server.switchTo("none");
       try (GraphClient client = connected(server, GraphWirings.create("none", scenario))) {
-        measureCapacities(client);
+        measureCapacities(server, client);
       }
       for (CallGraph.Interface i : graph.interfaces()) {
         int k = i.index();
@@ -380,27 +387,51 @@ public final class GraphHarnessMain {
     }
 
     /**
-     * Runs {@code iface} closed loop in one-second slices until the last {@value
-     * #CAPACITY_STEADY_SLICES} slices' throughputs are within {@value #CAPACITY_STEADY_SPREAD} of
-     * each other (at most {@value #CAPACITY_MAX_SLICES} slices); returns how many ran.
+     * Runs {@code iface} closed loop in one-second slices until, over the last {@value
+     * #CAPACITY_STEADY_SLICES} slices, the throughputs are within {@value #CAPACITY_STEADY_SPREAD}
+     * of each other and the services' JIT compiled for at most {@value #CAPACITY_JIT_QUIET} of
+     * each slice (at most {@value #CAPACITY_MAX_SLICES} slices); returns how many ran. Steady
+     * throughput alone is not enough: the services compile on the core they serve from, and on the
+     * hotel graph search's throughput sat on plateaus (700-720 rps for two five-second slices of
+     * ghz) while the JIT was still at work, compiling about a second each second, then rose to
+     * about 1,200 rps after some 30 s, when the JIT fell to a trickle of 40-110 ms a second that
+     * never stops (2026-11-22, docs/results/rajomon.md).
      */
-    private int warmUntilSteady(GraphClient client, CallGraph.Interface iface) throws Exception {
+    private int warmUntilSteady(GraphServers server, GraphClient client, CallGraph.Interface iface) throws Exception {
       List<Long> completed = new ArrayList<>();
+      List<Long> compiling = new ArrayList<>();
+      long compiled = server.compileMillis();
+      StringBuilder trace = new StringBuilder();
       while (completed.size() < CAPACITY_MAX_SLICES) {
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, iface, CAPACITY_OUTSTANDING,
             CAPACITY_SLICE_NANOS, 100_000_000L, scenario.seed() + completed.size());
         completed.add(await(g, CAPACITY_SLICE_NANOS).getFirst().sum(0, CAPACITY_SLICE_NANOS).completed);
-        int k = completed.size();
-        if (k >= CAPACITY_STEADY_SLICES) {
-          List<Long> last = completed.subList(k - CAPACITY_STEADY_SLICES, k);
-          long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
-          long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
-          if (lo > 0 && hi - lo <= CAPACITY_STEADY_SPREAD * hi) {
-            break;
-          }
+        long now = server.compileMillis();
+        compiling.add(compiled < 0 || now < 0 ? 0 : now - compiled);
+        compiled = now;
+        trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
+        if (steady(completed, compiling)) {
+          break;
         }
       }
+      System.err.printf(Locale.ROOT, "graph harness: warm-up %s, per second: calls completed / ms the JIT "
+          + "compiled: %s%s%n", iface.name(), trace.toString().strip(),
+          steady(completed, compiling) ? "" : " (NOT steady after " + CAPACITY_MAX_SLICES + " s: capacity may read low)");
       return completed.size();
+    }
+
+    /** Whether the last slices' throughputs agree and the JIT was quiet in each. */
+    static boolean steady(List<Long> completed, List<Long> compilingMillis) {
+      int k = completed.size();
+      if (k < CAPACITY_STEADY_SLICES) {
+        return false;
+      }
+      List<Long> last = completed.subList(k - CAPACITY_STEADY_SLICES, k);
+      long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
+      long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
+      long quiet = (long) (CAPACITY_JIT_QUIET * CAPACITY_SLICE_NANOS / 1e6);
+      boolean jitQuiet = compilingMillis.subList(k - CAPACITY_STEADY_SLICES, k).stream().allMatch(ms -> ms <= quiet);
+      return lo > 0 && hi - lo <= CAPACITY_STEADY_SPREAD * hi && jitQuiet;
     }
 
     /** rajomon-nsdi25 §4: SLO = 5 × p95 at normal load, each interface alone at 0.8 × capacity. */
@@ -452,22 +483,40 @@ public final class GraphHarnessMain {
     }
 
     /**
-     * Every scheme but {@code none} overloads the graph for {@link #PREWARM_MILLIS}, unmeasured,
-     * each under its own services and client sessions, all discarded: the measured runs start
-     * from fresh controllers on code every scheme has exercised, its reject paths included.
+     * Every scheme but {@code none} overloads the graph, unmeasured, for at least {@link
+     * #PREWARM_MILLIS} and until the services' JIT has been quiet (at most {@value
+     * #CAPACITY_JIT_QUIET} of a second compiling) for {@value #PREWARM_QUIET_SLICES} seconds in a
+     * row, at most {@value #PREWARM_MAX_SLICES} s; each under its own services and client
+     * sessions, all discarded: the measured runs start from fresh controllers on code every scheme
+     * has exercised, its reject paths included.
      */
     private void prewarm(GraphServers server) throws Exception {
-      long nanos = TimeUnit.MILLISECONDS.toNanos(PREWARM_MILLIS);
       for (String name : scenario.schemes()) {
         if (name.equals("none")) {
           continue; // the capacity measurement ran the uncontrolled paths; unbounded queues teach nothing
         }
         server.switchTo(name);
+        StringBuilder trace = new StringBuilder();
+        int slices = 0;
+        int quiet = 0;
         try (GraphClient client = connected(server, GraphWirings.create(name, scenario))) {
-          runEvenly(client, PREWARM_LEVEL, nanos, ~scenario.seed() ^ name.hashCode());
+          long compiled = server.compileMillis();
+          while (slices < PREWARM_MAX_SLICES
+              && (slices * CAPACITY_SLICE_NANOS < TimeUnit.MILLISECONDS.toNanos(PREWARM_MILLIS)
+                  || quiet < PREWARM_QUIET_SLICES)) {
+            runEvenly(client, PREWARM_LEVEL, CAPACITY_SLICE_NANOS, ~scenario.seed() ^ name.hashCode() ^ slices);
+            long now = server.compileMillis();
+            long ms = compiled < 0 || now < 0 ? 0 : now - compiled;
+            compiled = now;
+            quiet = ms <= CAPACITY_JIT_QUIET * CAPACITY_SLICE_NANOS / 1e6 ? quiet + 1 : 0;
+            trace.append(ms).append(' ');
+            slices++;
+          }
         }
-        System.err.printf(Locale.ROOT, "graph harness: %-12s pre-warmed (%d ms at %.1fx, unmeasured)%n",
-            name, PREWARM_MILLIS, PREWARM_LEVEL);
+        prewarmedSeconds.put(name, slices);
+        System.err.printf(Locale.ROOT, "graph harness: %-12s pre-warmed (%d s at %.1fx, unmeasured; ms the JIT "
+            + "compiled per second: %s)%s%n", name, slices, PREWARM_LEVEL, trace.toString().strip(),
+            quiet < PREWARM_QUIET_SLICES ? " NOT quiet" : "");
       }
     }
 
@@ -619,7 +668,8 @@ public final class GraphHarnessMain {
       StringBuilder b = new StringBuilder("{\n");
       b.append("  \"scenario\": ").append(quote(scenario.name())).append(",\n");
       b.append("  \"capacity_measured\": ").append(measured).append(",\n");
-      b.append("  \"prewarm_ms\": ").append(prewarm ? PREWARM_MILLIS : 0).append(",\n");
+      b.append("  \"prewarm_s\": {").append(prewarmedSeconds.entrySet().stream()
+          .map(e -> quote(e.getKey()) + ": " + e.getValue()).collect(Collectors.joining(", "))).append("},\n");
       b.append("  \"capacity_remeasured\": ").append(remeasure && measured).append(",\n");
       b.append("  \"services\": [");
       for (CallGraph.Service s : graph.services()) {

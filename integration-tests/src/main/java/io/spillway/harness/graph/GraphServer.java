@@ -3,6 +3,8 @@ package io.spillway.harness.graph;
 import io.spillway.sim.Scenario;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -25,6 +27,9 @@ import java.util.stream.Collectors;
  * <ul>
  *   <li>{@code stats}: prints {@code SPILLWAY-STATS service.interface=computed/failed ...}, the
  *       counters since the graph started;
+ *   <li>{@code jit}: prints {@code SPILLWAY-JIT MILLIS}, the time this JVM's JIT compilers have
+ *       spent compiling since it started (-1 where the JVM does not report it): the harness warms
+ *       the services until it stops growing, as they compile on the core they serve from;
  *   <li>{@code scheme NAME [name=port ...]}: stops every service and starts them again, on new
  *       ports, under {@code NAME}, with the remote services at the ports given (if any are given:
  *       they replace the previous ones); prints a new {@code SPILLWAY-GRAPH} line. The JVM, and so
@@ -42,6 +47,7 @@ public final class GraphServer {
   static final String PORTS_LINE = "SPILLWAY-GRAPH ";
   static final String STATS_LINE = "SPILLWAY-STATS ";
   static final String SCHEME_COMMAND = "scheme ";
+  static final String JIT_LINE = "SPILLWAY-JIT ";
   static final String ONLY = "--only";
   static final String REMOTE = "--remote";
 
@@ -82,6 +88,9 @@ public final class GraphServer {
         if (command.equals("stats")) {
           System.out.println(STATS_LINE + graph.stats());
           System.out.flush();
+        } else if (command.equals("jit")) {
+          System.out.println(JIT_LINE + compileMillis());
+          System.out.flush();
         } else if (command.startsWith(SCHEME_COMMAND)) {
           List<String> words = Arrays.asList(command.substring(SCHEME_COMMAND.length()).strip().split("\\s+"));
           if (words.size() > 1) {
@@ -101,6 +110,12 @@ public final class GraphServer {
         graph.close();
       }
     }
+  }
+
+  /** The JIT's total compilation time so far, ms, or -1 where the JVM does not monitor it. */
+  static long compileMillis() {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
   }
 
   private static final String USAGE =

@@ -151,6 +151,20 @@ final class GraphServerProcess implements AutoCloseable {
   }
 
   /**
+   * The time the process's JIT has spent compiling since it started, ms; -1 if its JVM does not
+   * say ({@link GraphServer#compileMillis}).
+   */
+  long compileMillis() throws IOException {
+    stdin.write("jit\n".getBytes(StandardCharsets.US_ASCII));
+    stdin.flush();
+    String line = stdout.readLine();
+    if (line == null || !line.startsWith(GraphServer.JIT_LINE)) {
+      throw new IOException("graph server answered '" + line + "' to jit; see " + log);
+    }
+    return Long.parseLong(line.substring(GraphServer.JIT_LINE.length()).strip());
+  }
+
+  /**
    * Closes the process's stdin, which stops it; kills it if it has not stopped in 10 s (5 minutes
    * while it trains its ahead-of-time cache, {@link AheadOfTimeCache#exitWaitSeconds}).
    */

@@ -78,6 +78,19 @@ final class GraphServers implements AutoCloseable {
     return ports;
   }
 
+  /**
+   * The time every process's JIT has spent compiling since it started, ms, summed; -1 if a JVM
+   * does not say.
+   */
+  long compileMillis() throws IOException {
+    long ms = main.compileMillis();
+    if (core1 != null) {
+      long other = core1.compileMillis();
+      ms = ms < 0 || other < 0 ? -1 : ms + other;
+    }
+    return ms;
+  }
+
   /** Every process's counters since its services started ({@link GraphServerProcess#computed}). */
   Map<String, Long> computed() throws IOException {
     Map<String, Long> computed = new LinkedHashMap<>(main.computed());
