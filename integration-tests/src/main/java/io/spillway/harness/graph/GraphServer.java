@@ -29,12 +29,12 @@ import java.util.stream.Collectors;
  *       counters since the graph started;
  *   <li>{@code jit}: prints {@code SPILLWAY-JIT MILLIS}, the time this JVM's JIT compilers have
  *       spent compiling since it started (-1 where the JVM does not report it): the harness warms
- *       the services until it stops growing, as they compile on the core they serve from;
+ *       the services until it grows by little, as they compile on the core they serve from;
  *   <li>{@code scheme NAME [name=port ...]}: stops every service and starts them again, on new
  *       ports, under {@code NAME}, with the remote services at the ports given (if any are given:
  *       they replace the previous ones); prints a new {@code SPILLWAY-GRAPH} line. The JVM, and so
  *       the code the JIT compiled, carries over: the services compile on the one core they serve
- *       from, which took longer than a run on a busy machine, so the harness warms one process once
+ *       from, which took longer than a run on a busy machine, so the harness warms
  *       for every scheme.
  * </ul>
  * Stops when stdin closes, so it never outlives the harness.
