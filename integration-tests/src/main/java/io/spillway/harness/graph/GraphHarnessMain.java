@@ -10,6 +10,7 @@ import io.spillway.sim.Scenario;
 import io.spillway.sim.ScenarioCommand;
 import io.spillway.sim.StepConvergence;
 import io.spillway.sim.Tally;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -87,6 +88,8 @@ public final class GraphHarnessMain {
   static final double CAPACITY_STEADY_SPREAD = 0.05;
   /** The share of a warm-up slice the services' JIT may spend compiling for the slice to count as steady. */
   static final double CAPACITY_JIT_QUIET = 0.15;
+  /** {@link #CAPACITY_JIT_QUIET} of a slice, in ms. */
+  static final long JIT_QUIET_MILLIS = (long) (CAPACITY_JIT_QUIET * CAPACITY_SLICE_NANOS / 1e6);
   static final int CAPACITY_MAX_SLICES = 90;
   static final long CAPACITY_MEASURE_NANOS = 2_000_000_000L;
   /** Calls kept in flight while measuring capacity: enough that no service's queue runs dry. */
@@ -400,24 +403,46 @@ public final class GraphHarnessMain {
     private int warmUntilSteady(GraphServers server, GraphClient client, CallGraph.Interface iface) throws Exception {
       List<Long> completed = new ArrayList<>();
       List<Long> compiling = new ArrayList<>();
-      long compiled = server.compileMillis();
+      JitWatch jit = new JitWatch(server);
       StringBuilder trace = new StringBuilder();
+      boolean settled = false;
       while (completed.size() < CAPACITY_MAX_SLICES) {
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, iface, CAPACITY_OUTSTANDING,
             CAPACITY_SLICE_NANOS, 100_000_000L, scenario.seed() + completed.size());
         completed.add(await(g, CAPACITY_SLICE_NANOS).getFirst().sum(0, CAPACITY_SLICE_NANOS).completed);
-        long now = server.compileMillis();
-        compiling.add(compiled < 0 || now < 0 ? 0 : now - compiled);
-        compiled = now;
+        compiling.add(jit.sinceLast());
         trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
         if (steady(completed, compiling)) {
+          settled = true;
           break;
         }
       }
       System.err.printf(Locale.ROOT, "graph harness: warm-up %s, per second: calls completed / ms the JIT "
           + "compiled: %s%s%n", iface.name(), trace.toString().strip(),
-          steady(completed, compiling) ? "" : " (NOT steady after " + CAPACITY_MAX_SLICES + " s: capacity may read low)");
+          settled ? "" : " (NOT steady after " + CAPACITY_MAX_SLICES + " s: capacity may read low)");
       return completed.size();
+    }
+
+    /**
+     * The services' JIT compiling time between readings, ms; 0 where a JVM does not report it
+     * ({@link GraphServers#compileMillis}), so that the warm-up then goes by throughput alone.
+     */
+    private static final class JitWatch {
+      private final GraphServers server;
+      private long last;
+
+      JitWatch(GraphServers server) throws IOException {
+        this.server = server;
+        this.last = server.compileMillis();
+      }
+
+      /** Ms the JIT compiled since the previous call (or since this watch was made). */
+      long sinceLast() throws IOException {
+        long now = server.compileMillis();
+        long ms = last < 0 || now < 0 ? 0 : now - last;
+        last = now;
+        return ms;
+      }
     }
 
     /** Whether the last slices' throughputs agree and the JIT was quiet in each. */
@@ -429,8 +454,7 @@ public final class GraphHarnessMain {
       List<Long> last = completed.subList(k - CAPACITY_STEADY_SLICES, k);
       long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
       long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
-      long quiet = (long) (CAPACITY_JIT_QUIET * CAPACITY_SLICE_NANOS / 1e6);
-      boolean jitQuiet = compilingMillis.subList(k - CAPACITY_STEADY_SLICES, k).stream().allMatch(ms -> ms <= quiet);
+      boolean jitQuiet = compilingMillis.subList(k - CAPACITY_STEADY_SLICES, k).stream().allMatch(ms -> ms <= JIT_QUIET_MILLIS);
       return lo > 0 && hi - lo <= CAPACITY_STEADY_SPREAD * hi && jitQuiet;
     }
 
@@ -500,15 +524,13 @@ public final class GraphHarnessMain {
         int slices = 0;
         int quiet = 0;
         try (GraphClient client = connected(server, GraphWirings.create(name, scenario))) {
-          long compiled = server.compileMillis();
+          JitWatch jit = new JitWatch(server);
           while (slices < PREWARM_MAX_SLICES
               && (slices * CAPACITY_SLICE_NANOS < TimeUnit.MILLISECONDS.toNanos(PREWARM_MILLIS)
                   || quiet < PREWARM_QUIET_SLICES)) {
             runEvenly(client, PREWARM_LEVEL, CAPACITY_SLICE_NANOS, ~scenario.seed() ^ name.hashCode() ^ slices);
-            long now = server.compileMillis();
-            long ms = compiled < 0 || now < 0 ? 0 : now - compiled;
-            compiled = now;
-            quiet = ms <= CAPACITY_JIT_QUIET * CAPACITY_SLICE_NANOS / 1e6 ? quiet + 1 : 0;
+            long ms = jit.sinceLast();
+            quiet = ms <= JIT_QUIET_MILLIS ? quiet + 1 : 0;
             trace.append(ms).append(' ');
             slices++;
           }
