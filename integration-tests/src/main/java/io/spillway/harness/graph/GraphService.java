@@ -3,9 +3,11 @@ package io.spillway.harness.graph;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -15,6 +17,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.Scheduler;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
@@ -30,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,7 +44,19 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code workers} threads fed by its own timestamped FIFO (so each service has its own queue and
  * queueing delay, rajomon-nsdi25 §3.1), serving the method of every interface it takes part in.
  *
- * <p>A call runs on a worker: it spins for the node's sampled compute time ({@link CpuSpin}), then
+ * <p>A call is decided on where it arrives: gRPC runs the server's interceptors (the scheme's
+ * gate) and the call's listener on the transport thread that decoded its headers
+ * ({@code directExecutor}), and only an admitted call's handler enters the workers' FIFO. That is
+ * the request path of ../shared/DESIGN.md ("decode, drop now, then dispatch"), and the one the
+ * simulator models. With the workers as gRPC's executor instead, every call, a rejected one too,
+ * would wait in the FIFO behind the admitted calls' compute before its gate saw it: rejects then
+ * took as long as the queue (26–31 ms at a 2 ms price threshold) and held a place in it.
+ *
+ * <p>A service's queueing delay, the signal its gate reads, is the sum of two stages: the backlog
+ * of gRPC's event loops, which every service of the process shares ({@link EventLoopBacklog}), and
+ * its own workers' FIFO.
+ *
+ * <p>On a worker a call spins for the node's sampled compute time ({@link CpuSpin}), then
  * calls the node's callees in parallel with the same method on asynchronous stubs and returns,
  * freeing the worker; the reply is sent from whichever thread completes the last callee call,
  * carrying how many nodes computed for it. A callee's failure fails the call at once with the
@@ -60,6 +76,7 @@ final class GraphService implements AutoCloseable {
   /** The method each callee serves for each interface, by interface id, then callee service name. */
   private final List<Map<String, MethodDescriptor<GraphRequest, GraphReply>>> calleeMethods;
   private final CarrierDispatcher workers;
+  private final EventLoopBacklog eventLoops;
   private final GraphWiring.ServiceWiring wiring;
   /** The node this service is in each interface, null where it takes no part; by interface id. */
   private final CallGraph.Node[] nodes;
@@ -71,7 +88,7 @@ final class GraphService implements AutoCloseable {
   private Server server;
 
   GraphService(CallGraph graph, CallGraph.Service service, GraphWiring wiring, Scenario scenario,
-      Ticker ticker, Scheduler scheduler, long seed) {
+      Ticker ticker, Scheduler scheduler, EventLoopBacklog eventLoops, long seed) {
     this.graph = graph;
     this.service = service;
     int n = graph.interfaces().size();
@@ -102,8 +119,9 @@ final class GraphService implements AutoCloseable {
     this.served = java.util.Collections.unmodifiableList(served);
     this.calleeMethods = List.copyOf(calleeMethods);
     this.workers = CarrierDispatcher.platform(service.workers(), ticker);
+    this.eventLoops = eventLoops;
     this.wiring = wiring.service(new GraphWiring.ServiceSite(service, graph, scenario, List.copyOf(mine),
-        ticker, scheduler, workers.queueDelay()));
+        ticker, scheduler, QueueDelaySignal.sum(eventLoops, workers.queueDelay())));
     SplittableRandom root = new SplittableRandom(seed * 31 + service.index());
     this.random = ThreadLocal.withInitial(() -> {
       synchronized (root) {
@@ -129,9 +147,12 @@ final class GraphService implements AutoCloseable {
     }
     NettyServerBuilder builder = NettyServerBuilder
         .forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
-        .executor(workers);
+        .directExecutor(); // interceptors and listeners on the transport thread; handle dispatches
     for (ServerServiceDefinition.Builder definition : definitions.values()) {
-      builder.addService(ServerInterceptors.interceptForward(definition.build(), wiring.serverInterceptors()));
+      List<ServerInterceptor> interceptors = new ArrayList<>();
+      interceptors.add(eventLoops.interceptor()); // first: it probes the loop, whatever the scheme does
+      interceptors.addAll(wiring.serverInterceptors());
+      builder.addService(ServerInterceptors.interceptForward(definition.build(), interceptors));
     }
     wiring.extraServices().forEach(builder::addService);
     server = builder.build().start();
@@ -176,6 +197,11 @@ final class GraphService implements AutoCloseable {
     return failed[iface].sum();
   }
 
+  /** How many calls this service has handed to its workers: one per admitted call. */
+  long dispatched() {
+    return workers.submissions();
+  }
+
   /** Whether this service takes part in interface {@code iface}. */
   boolean serves(int iface) {
     return nodes[iface] != null;
@@ -185,6 +211,22 @@ final class GraphService implements AutoCloseable {
     // Replies may be sent after the caller gave up; without a handler that would throw on the
     // callee channel's thread.
     ((ServerCallStreamObserver<GraphReply>) out).setOnCancelHandler(() -> { });
+    Runnable work = Context.current().wrap(() -> {
+      try {
+        compute(iface, node, request, out);
+      } catch (RuntimeException e) { // off gRPC's threads nobody else would end the call
+        out.onError(Status.INTERNAL.withDescription(service.name() + ": " + e).withCause(e).asRuntimeException());
+      }
+    });
+    try {
+      workers.execute(work);
+    } catch (RejectedExecutionException e) { // closing: the call still ends, once
+      out.onError(Status.UNAVAILABLE.withDescription(service.name() + " is shutting down").asRuntimeException());
+    }
+  }
+
+  /** A call's work on a worker: its compute, then its callees (or its reply, at a leaf). */
+  private void compute(int iface, CallGraph.Node node, GraphRequest request, StreamObserver<GraphReply> out) {
     CpuSpin.spin(node.compute().sample(random.get()));
     computed[iface].increment();
     if (node.callees().isEmpty()) {

@@ -31,10 +31,12 @@ public final class ServiceGraph implements AutoCloseable {
   private final CallGraph graph;
   private final ScheduledThreadPoolExecutor control;
   private final List<GraphService> services = new ArrayList<>();
+  private final EventLoopBacklog eventLoops;
 
-  private ServiceGraph(CallGraph graph, ScheduledThreadPoolExecutor control) {
+  private ServiceGraph(CallGraph graph, ScheduledThreadPoolExecutor control, EventLoopBacklog eventLoops) {
     this.graph = graph;
     this.control = control;
+    this.eventLoops = eventLoops;
   }
 
   /**
@@ -70,12 +72,15 @@ public final class ServiceGraph implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    ServiceGraph g = new ServiceGraph(graph, control);
+    Ticker ticker = Ticker.system();
+    // The services of a process share gRPC's event loops, so they share one probe of them.
+    ServiceGraph g = new ServiceGraph(graph, control, new EventLoopBacklog(ticker));
     try {
-      Ticker ticker = Ticker.system();
       Scheduler scheduler = Scheduler.of(control);
+      EventLoopBacklog eventLoops = g.eventLoops;
       for (CallGraph.Service s : local) {
-        GraphService service = new GraphService(graph, s, wiring, scenario, ticker, scheduler, scenario.seed());
+        GraphService service = new GraphService(graph, s, wiring, scenario, ticker, scheduler,
+            eventLoops, scenario.seed());
         g.services.add(service);
         service.start();
       }
@@ -137,6 +142,19 @@ public final class ServiceGraph implements AutoCloseable {
   /** How many calls of interface {@code iface} service {@code service} has computed for. */
   public long computed(String service, String iface) {
     return find(service).computed(graph.iface(iface).index());
+  }
+
+  /** How many of gRPC's event loops calls to these services have started on so far. */
+  public int eventLoopsProbed() {
+    return eventLoops.loopsProbed();
+  }
+
+  /**
+   * How many calls service {@code service} has handed to its workers since start: one per call
+   * its gate admitted (a rejected call never reaches them).
+   */
+  public long dispatched(String service) {
+    return find(service).dispatched();
   }
 
   /**

@@ -197,6 +197,9 @@ class ServiceGraphTest {
         assertTrue(e.getStatus().getDescription().contains("shed at left"), e.getStatus().toString());
         assertEquals(2, stub.reserve(GraphRequest.newBuilder().setId(2).build()).getNodes(),
             "reserve does not pass through left");
+        assertEquals(2, graph.dispatched("front"), "one search and one reserve admitted at front, "
+            + "each handed to its workers once");
+        assertTrue(graph.eventLoopsProbed() >= 1, "calls start on gRPC's event loops, which are probed");
       } finally {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
@@ -215,6 +218,8 @@ class ServiceGraphTest {
       assertEquals(search.dropped, search.rejectsReceived);
       assertEquals(0, search.completed + search.expired);
       assertEquals(0, graph.computed("left", "search"), "left never computes: it sheds on arrival");
+      assertEquals(0, graph.dispatched("left"), "left's gate runs where a call arrives: a rejected "
+          + "call never waits in left's worker queue");
       assertTrue(graph.computed("right", "search") > 0, "the sibling still computes (wasted work)");
     }
   }
