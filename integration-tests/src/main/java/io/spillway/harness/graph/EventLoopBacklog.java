@@ -6,12 +6,12 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.netty.shaded.io.netty.util.concurrent.EventExecutor;
 import io.grpc.netty.shaded.io.netty.util.internal.ThreadExecutorMap;
+import io.spillway.api.ExecutorBacklogProbe;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.Ticker;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The backlog of gRPC's Netty event loops as a queueing-delay stage (breakwater-osdi20 §3.1:
@@ -26,9 +26,9 @@ import java.util.concurrent.RejectedExecutionException;
  * queue. The gates then go on admitting while latency grows without bound: the collapses of the
  * first sweep at this placement (docs/results/rajomon.md).
  *
- * <p>The probe is the one of {@code netty-native-transport}'s {@code EventLoopDelayProbe}, driven
- * by the work: the first call a loop starts while no probe of it is pending stamps the time and
- * submits the probe with {@code execute}; Netty runs submitted tasks after the I/O of the current
+ * <p>One {@link ExecutorBacklogProbe} per loop, as {@code netty-native-transport} probes its own,
+ * driven by the work: the first call a loop starts while no probe of it is pending stamps the time
+ * and submits the probe with {@code execute}; Netty runs submitted tasks after the I/O of the current
  * iteration and after the tasks queued before it (the workers' writes), so while the probe waits,
  * {@code now − stamp} is how long the loop has been held. An idle loop reads zero and costs
  * nothing; a busy one pays a ticker reading per call and one task per iteration. The signal is the
@@ -44,8 +44,8 @@ import java.util.concurrent.RejectedExecutionException;
 final class EventLoopBacklog implements QueueDelaySignal {
 
   private final Ticker ticker;
-  private final ConcurrentHashMap<EventExecutor, Probe> byLoop = new ConcurrentHashMap<>();
-  private volatile Probe[] probes = new Probe[0];
+  private final ConcurrentHashMap<EventExecutor, ExecutorBacklogProbe> byLoop = new ConcurrentHashMap<>();
+  private volatile ExecutorBacklogProbe[] probes = new ExecutorBacklogProbe[0];
 
   EventLoopBacklog(Ticker ticker) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -67,7 +67,10 @@ final class EventLoopBacklog implements QueueDelaySignal {
   void callStarted() {
     EventExecutor loop = ThreadExecutorMap.currentExecutor();
     if (loop != null) {
-      probeOf(loop).arrived(loop, ticker);
+      ExecutorBacklogProbe probe = probeOf(loop);
+      if (!probe.pending()) { // one clock reading per loop iteration, not per call
+        probe.arrived(ticker.read());
+      }
     }
   }
 
@@ -79,57 +82,25 @@ final class EventLoopBacklog implements QueueDelaySignal {
   @Override
   public long queueingDelayNanos(long nowNanos) {
     long max = 0;
-    for (Probe p : probes) {
-      max = Math.max(max, p.delay(nowNanos));
+    for (ExecutorBacklogProbe p : probes) {
+      max = Math.max(max, p.queueingDelayNanos(nowNanos));
     }
     return max;
   }
 
-  private Probe probeOf(EventExecutor loop) {
-    Probe p = byLoop.get(loop);
+  private ExecutorBacklogProbe probeOf(EventExecutor loop) {
+    ExecutorBacklogProbe p = byLoop.get(loop);
     if (p != null) {
       return p;
     }
     synchronized (this) { // once per loop
-      p = byLoop.computeIfAbsent(loop, l -> new Probe());
+      p = byLoop.computeIfAbsent(loop, ExecutorBacklogProbe::new);
       if (Arrays.stream(probes).noneMatch(p::equals)) {
-        Probe[] grown = Arrays.copyOf(probes, probes.length + 1);
+        ExecutorBacklogProbe[] grown = Arrays.copyOf(probes, probes.length + 1);
         grown[probes.length] = p;
         probes = grown;
       }
       return p;
-    }
-  }
-
-  /** One loop's probe. Stamped and run on the loop; read anywhere. */
-  private static final class Probe implements Runnable {
-    private volatile long stamp;
-    private volatile boolean pending;
-
-    void arrived(EventExecutor loop, Ticker ticker) {
-      if (pending) {
-        return;
-      }
-      stamp = ticker.read();
-      pending = true;
-      try {
-        loop.execute(this);
-      } catch (RejectedExecutionException shuttingDown) {
-        pending = false;
-      }
-    }
-
-    @Override
-    public void run() {
-      pending = false;
-    }
-
-    long delay(long nowNanos) {
-      if (!pending) {
-        return 0;
-      }
-      long waited = nowNanos - stamp;
-      return waited > 0 ? waited : 0;
     }
   }
 }
