@@ -214,7 +214,8 @@ final class GraphService implements AutoCloseable {
     Runnable work = Context.current().wrap(() -> {
       try {
         compute(iface, node, request, out);
-      } catch (RuntimeException e) { // off gRPC's threads nobody else would end the call
+      } catch (RuntimeException e) { // before any reply or callee call: off gRPC's threads nobody
+        // else would end the call
         out.onError(Status.INTERNAL.withDescription(service.name() + ": " + e).withCause(e).asRuntimeException());
       }
     });
@@ -237,8 +238,13 @@ final class GraphService implements AutoCloseable {
     FanOut fanOut = new FanOut(iface, request.getId(), node.callees().size(), out);
     for (CallGraph.Node callee : node.callees()) {
       String name = callee.service().name();
-      ClientCalls.asyncUnaryCall(callees.get(name).newCall(calleeMethods.get(iface).get(name),
-          CallOptions.DEFAULT), request, fanOut);
+      try {
+        ClientCalls.asyncUnaryCall(callees.get(name).newCall(calleeMethods.get(iface).get(name),
+            CallOptions.DEFAULT), request, fanOut);
+      } catch (RuntimeException e) { // the fan-out answers the call, once, whatever its callees do
+        fanOut.onError(e);
+        return;
+      }
     }
   }
 
