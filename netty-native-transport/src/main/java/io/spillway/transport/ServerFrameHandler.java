@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.LongObjectHashMap;
+import io.spillway.api.ExecutorBacklogProbe;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
@@ -38,7 +39,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private final RequestMetadata header = new RequestMetadata();
   private final LongObjectHashMap<Object> sessions = new LongObjectHashMap<>();
   private ChannelHandlerContext ctx;
-  private EventLoopDelayProbe probe;
+  private ExecutorBacklogProbe probe;
   private LoopQueue loopQueue;
   private boolean flushScheduled;
   private final Runnable flush = this::flushNow;
@@ -88,7 +89,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     Frame.readRequest(in, header);
     long now = server.ticker().read();
     if (probe != null) {
-      probe.onDecode(now);
+      // The first frame of a batch stamps the loop's backlog probe with the reading the request
+      // needs anyway; the probe waits behind the batch's I/O, so while it does the loop is held.
+      probe.arrived(now);
     }
     track(header.sessionId());
     ServerPermit permit = server.gate().admit(header, now);

@@ -9,6 +9,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.spillway.api.BudgetExceededException;
 import io.spillway.api.ControlChannel;
+import io.spillway.api.ExecutorBacklogProbe;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
@@ -32,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * dispatcher, responses out with the credits piggybacked.
  *
  * <p>The gate's queueing-delay signal is the sum of every event loop's backlog
- * ({@link EventLoopDelayProbe}) and the dispatcher's queue (Breakwater §3.1: the sum over stages).
+ * ({@link ExecutorBacklogProbe}, one per loop, fed by the frames it decodes) and the dispatcher's queue (Breakwater §3.1: the sum over stages).
  * Give the server a dispatcher whose queue delay is measured, such as the Loom carrier-delay
  * dispatcher; the default runs each request on a new virtual thread of the JDK's scheduler, whose
  * queue is not visible (its stage then reads 0).
@@ -44,8 +45,8 @@ public final class SpillwayServer implements AutoCloseable {
   private final Builder config;
   private final Transport transport;
   private final ConcurrentHashMap<Long, ServerFrameHandler> sessions = new ConcurrentHashMap<>();
-  private final List<EventLoopDelayProbe> probes = new ArrayList<>();
-  private final java.util.Map<EventExecutor, EventLoopDelayProbe> probeByLoop = new java.util.IdentityHashMap<>();
+  private final List<ExecutorBacklogProbe> probes = new ArrayList<>();
+  private final java.util.Map<EventExecutor, ExecutorBacklogProbe> probeByLoop = new java.util.IdentityHashMap<>();
   private final java.util.Map<EventExecutor, LoopQueue> queueByLoop = new java.util.IdentityHashMap<>();
   private EventLoopGroup group;
   private ExecutorService ownedDispatcher;
@@ -70,7 +71,7 @@ public final class SpillwayServer implements AutoCloseable {
     group = transport.newEventLoopGroup(config.ioThreads);
     List<QueueDelaySignal> loopQueues = new ArrayList<>();
     for (EventExecutor e : group) {
-      EventLoopDelayProbe probe = new EventLoopDelayProbe((EventLoop) e);
+      ExecutorBacklogProbe probe = new ExecutorBacklogProbe(e);
       probes.add(probe);
       probeByLoop.put(e, probe);
       if (config.threading == Threading.LOOP_QUEUE) {
@@ -144,7 +145,7 @@ public final class SpillwayServer implements AutoCloseable {
 
   // ----------------------------------------------------------------- used by ServerFrameHandler
 
-  EventLoopDelayProbe probeFor(EventExecutor loop) {
+  ExecutorBacklogProbe probeFor(EventExecutor loop) {
     return probeByLoop.get(loop);
   }
 

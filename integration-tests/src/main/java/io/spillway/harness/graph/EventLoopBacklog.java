@@ -94,11 +94,13 @@ final class EventLoopBacklog implements QueueDelaySignal {
       return p;
     }
     synchronized (this) { // once per loop
-      p = byLoop.computeIfAbsent(loop, ExecutorBacklogProbe::new);
-      if (Arrays.stream(probes).noneMatch(p::equals)) {
+      p = byLoop.get(loop);
+      if (p == null) {
+        p = new ExecutorBacklogProbe(loop);
         ExecutorBacklogProbe[] grown = Arrays.copyOf(probes, probes.length + 1);
         grown[probes.length] = p;
-        probes = grown;
+        probes = grown; // before the map: a probe the map hands out is always read by the signal
+        byLoop.put(loop, p);
       }
       return p;
     }

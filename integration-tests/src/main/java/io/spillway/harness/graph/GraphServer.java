@@ -34,7 +34,7 @@ import java.util.stream.Collectors;
  *       ports, under {@code NAME}, with the remote services at the ports given (if any are given:
  *       they replace the previous ones); prints a new {@code SPILLWAY-GRAPH} line. The JVM, and so
  *       the code the JIT compiled, carries over: the services compile on the one core they serve
- *       from, which took longer than a run on a busy machine, so the harness warms
+ *       from, which took longer than a run on a busy machine, so the harness warms one process
  *       for every scheme.
  * </ul>
  * Stops when stdin closes, so it never outlives the harness.

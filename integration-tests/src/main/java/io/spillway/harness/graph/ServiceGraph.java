@@ -77,10 +77,9 @@ public final class ServiceGraph implements AutoCloseable {
     ServiceGraph g = new ServiceGraph(graph, control, new EventLoopBacklog(ticker));
     try {
       Scheduler scheduler = Scheduler.of(control);
-      EventLoopBacklog eventLoops = g.eventLoops;
       for (CallGraph.Service s : local) {
         GraphService service = new GraphService(graph, s, wiring, scenario, ticker, scheduler,
-            eventLoops, scenario.seed());
+            g.eventLoops, scenario.seed());
         g.services.add(service);
         service.start();
       }
