@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@link GraphPlacement}'s parsing and checks, and a graph split over two {@link ServiceGraph}s. */
 class GraphPlacementTest {
@@ -82,16 +84,38 @@ class GraphPlacementTest {
     assertTrue(e.getMessage().contains("core 0"), e.getMessage());
   }
 
-  @Test
-  void theShippedIsolationScenarioLoadsWithItsPlacement() throws Exception {
-    Scenario scenario = Scenario.load(Path.of("..", "scenarios", "hotel-isolation.conf"), Map.of());
-    assertEquals("hotel-isolation", scenario.name());
+  @ParameterizedTest
+  @ValueSource(strings = {"hotel-isolation", "hotel-surge-split"})
+  void theShippedSplitScenariosLoadWithTheirPlacement(String name) throws Exception {
+    Scenario scenario = Scenario.load(Path.of("..", "scenarios", name + ".conf"), Map.of());
+    assertEquals(name, scenario.name());
     GraphPlacement p = GraphPlacement.parse(scenario.get(GraphPlacement.KEY), scenario.callGraph());
     assertEquals(GraphPlacement.parse(HOTEL_CORE1, hotel()).core1(), p.core1());
-    Scenario one = Scenario.load(Path.of("..", "scenarios", "hotel-isolation.conf"),
-        Map.of(GraphPlacement.KEY, ""));
+    Scenario one = Scenario.load(Path.of("..", "scenarios", name + ".conf"), Map.of(GraphPlacement.KEY, ""));
     assertFalse(GraphPlacement.parse(one.get(GraphPlacement.KEY), one.callGraph()).split(),
         "--set graph.core1= puts every service back in one process");
+  }
+
+  /**
+   * hotel-isolation.conf runs with the SLOs measured and the values tuned in hotel-surge-split.conf,
+   * the surge in the same placement (rajomon-nsdi25 §4 tunes once per application): a re-tune of one
+   * must reach the other.
+   */
+  @Test
+  void theIsolationScenarioKeepsTheSplitSurgesSlosAndTunedValues() throws Exception {
+    Scenario surge = Scenario.load(Path.of("..", "scenarios", "hotel-surge-split.conf"), Map.of());
+    Scenario isolation = Scenario.load(Path.of("..", "scenarios", "hotel-isolation.conf"), Map.of());
+    for (String key : List.of("slo_us", "rajomon.threshold_us", "dagor.q_us", "breakwater.target_us",
+        "breakwater.client_timeout_us", "graph.services")) {
+      assertEquals(surge.get(key), isolation.get(key), key);
+    }
+    for (String iface : List.of("search", "reserve")) {
+      CallGraph.Interface a = surge.callGraph().iface(iface);
+      CallGraph.Interface b = isolation.callGraph().iface(iface);
+      assertEquals(a.sloNanos(), b.sloNanos(), iface);
+      assertEquals(a.nodes().stream().map(n -> n.service().name() + " " + n.compute()).toList(),
+          b.nodes().stream().map(n -> n.service().name() + " " + n.compute()).toList(), iface);
+    }
   }
 
   @Test
