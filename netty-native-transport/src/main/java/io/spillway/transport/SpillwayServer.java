@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * dispatcher, responses out with the credits piggybacked.
  *
  * <p>The gate's queueing-delay signal is the sum of every event loop's backlog
- * ({@link ExecutorBacklogProbe}, one per loop, fed by the frames it decodes) and the dispatcher's queue (Breakwater §3.1: the sum over stages).
+ * ({@link ExecutorBacklogProbe}, one per loop, fed by the frames it decodes) and the dispatcher's
+ * queue (Breakwater §3.1: the sum over stages).
  * Give the server a dispatcher whose queue delay is measured, such as the Loom carrier-delay
  * dispatcher; the default runs each request on a new virtual thread of the JDK's scheduler, whose
  * queue is not visible (its stage then reads 0).
