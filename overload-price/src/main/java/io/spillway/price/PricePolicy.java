@@ -13,7 +13,9 @@ package io.spillway.price;
  *   d = θ              p unchanged
  * </pre>
  *
- * where {@code d_prev} is the delay read at the previous update.
+ * where {@code d_prev} is the delay read at the previous update, and no increase takes {@code p}
+ * above {@code c + 1}, {@code c} being the most tokens any request brought to the server in the
+ * interval beyond the price of its callees (the ceiling; a price already above it holds).
  *
  * <p>What we follow, and why:
  *
@@ -41,6 +43,16 @@ package io.spillway.price;
  *       first 20 ms against 300 in steady state, and goodput in that window fell to 0.2 of
  *       capacity. Not raising the price while the queue is already shrinking removes most of
  *       the overshoot; a growing or steady queue still raises it every interval.
+ *   <li><b>The ceiling</b> is ours too: anti-windup, as a controller stops integrating once its
+ *       actuator saturates. At {@code c + 1} the server already refuses every request it saw in
+ *       the interval; a higher price sheds nothing more, but it is what callers hear, and a client
+ *       that heard it cannot send again until its wallet holds that much (§3.3: a client pays the
+ *       price it knows). During a stall the delay grows at every update while nothing drains it,
+ *       so a pure integrator climbs far above any wallet. In the real harness's hotel graph
+ *       (hotspot subtree on its own core, surge to 2×) a stall of about 100 ms at the surge was
+ *       followed by 1.6 s in which clients refused 64–87 % of their requests (half is what 2×
+ *       needs) while the end-to-end p50 was 2–15 ms, and by a second at 0.8× load in which they
+ *       still refused 61–74 % (docs/results/rajomon.md, "Anti-windup").
  * </ul>
  *
  * <p>Prices saturate at {@link #MAX_PRICE}, so a local price plus a downstream price never
@@ -82,11 +94,22 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
    * having been {@code previousDelayNanos} at the update before.
    */
   long next(long price, long delayNanos, long previousDelayNanos) {
+    return next(price, delayNanos, previousDelayNanos, MAX_PRICE);
+  }
+
+  /**
+   * As {@link #next(long, long, long)}, with no increase above {@code ceiling + 1}, where {@code
+   * ceiling} is the most tokens a request brought in the interval beyond its callees' price (0 if
+   * none came): at {@code ceiling + 1} every one of them would have been refused.
+   */
+  long next(long price, long delayNanos, long previousDelayNanos, long ceiling) {
     if (delayNanos > thresholdNanos) {
       if (delayNanos < previousDelayNanos) {
         return price; // the queue is draining at this price
       }
-      return Math.min(MAX_PRICE, price + increase(delayNanos - thresholdNanos));
+      long raised = Math.min(MAX_PRICE, price + increase(delayNanos - thresholdNanos));
+      long saturated = ceiling >= MAX_PRICE ? MAX_PRICE : Math.max(0, ceiling) + 1;
+      return Math.max(price, Math.min(raised, saturated)); // never lowered by the ceiling
     }
     if (delayNanos < thresholdNanos) {
       return Math.max(0, price - Math.max(decreaseStep, increase(thresholdNanos - delayNanos)));

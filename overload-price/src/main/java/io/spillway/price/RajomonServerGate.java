@@ -32,7 +32,8 @@ import java.util.random.RandomGenerator;
  *   <li><b>Price updates.</b> Every update interval, on the injected {@link Scheduler}, the gate
  *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
  *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
- *       threshold, up (unless the delay is already falling) or down. The authors read the maximum
+ *       threshold, up (unless the delay is already falling, and never above the most tokens a
+ *       request brought in the interval) or down. The authors read the maximum
  *       Go scheduler latency over the interval ({@code queuingDelay.go}); Spillway's signal is the
  *       age of the oldest waiting item summed over stages, read at the tick.
  *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
@@ -67,6 +68,12 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   private Cancellable updates;
   private boolean closed;
   private volatile long lastDelayNanos;
+  /**
+   * The most tokens a request brought in this update interval beyond its callees' price: the
+   * local price's ceiling ({@link PricePolicy}). Read and reset atomically at each update. The
+   * hot path reads it plainly and writes only a new maximum, a CAS a few times per interval.
+   */
+  private final AtomicLong richestHeadroom = new AtomicLong();
 
   /**
    * A gate for one server.
@@ -90,10 +97,15 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     int interfaceId = request.interfaceId();
-    long price = prices.total(interfaceId);
+    long downstream = prices.downstreamPrice(interfaceId);
+    long price = prices.localPrice() + downstream;
     long tokens = Math.max(0, request.tokens());
     if (audit != null) {
       tokens = audit.admissibleTokens(request.sessionId(), tokens, nowNanos);
+    }
+    long headroom = tokens - downstream;
+    if (headroom > richestHeadroom.getPlain()) { // rare once the interval's maximum is seen
+      richestHeadroom.accumulateAndGet(headroom, Math::max);
     }
     Status decision = tokens >= price ? Status.OK : Status.REJECTED_PRICE;
     metrics.onAdmission(decision);
@@ -140,7 +152,8 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
     long delay = queueDelay.queueingDelayNanos(ticker.read());
     long previous = lastDelayNanos;
     lastDelayNanos = delay;
-    prices.localPrice(policy.next(prices.localPrice(), delay, previous));
+    long ceiling = richestHeadroom.getAndSet(0);
+    prices.localPrice(policy.next(prices.localPrice(), delay, previous, ceiling));
     prices.decayStale(price -> policy.lowestAfter(price, 1));
   }
 

@@ -60,15 +60,20 @@ class ForgedTokensTest {
     return permit.isAdmitted();
   }
 
-  /** Sessions 1–3 say hello at price 0, then the price climbs to 500 and holds for a second. */
+  /**
+   * Sessions 1–3 and 7 say hello at price 0 and earn for a second; then session 7 spends its 1,000
+   * while the queue is 1 ms over θ, so the price climbs to 500 (its ceiling is 1,001) and holds.
+   */
   private void priceAt500For1s(RajomonServerGate gate) {
-    for (long session = 1; session <= 3; session++) {
+    for (long session : new long[] {1, 2, 3, 7}) {
       assertTrue(admitted(gate, session, 0));
     }
-    delay = 2 * MS; // 1 ms over θ: +500 at the next update
-    clock.advance(MS);
     delay = MS; // at θ: the price holds
     clock.advance(999 * MS);
+    delay = 2 * MS; // 1 ms over θ: +500 at the next update
+    assertTrue(admitted(gate, 7, 1_000));
+    clock.advance(MS);
+    delay = MS;
     assertEquals(500, gate.localPrice());
   }
 

@@ -60,6 +60,24 @@ class PricePolicyTest {
   }
 
   @Test
+  void anIncreaseStopsJustAboveTheRichestRequestOfTheInterval() {
+    // policy: θ = 10 ms, 8 tokens per ms; 20 ms of delay would add 80.
+    assertEquals(80, policy.next(0, 20 * MS, RISING, 1_000), "far below the ceiling: unchanged rule");
+    assertEquals(51, policy.next(0, 20 * MS, RISING, 50), "the richest brought 50: 51 refuses it");
+    assertEquals(100, policy.next(100, 20 * MS, RISING, 50), "already above the ceiling: holds");
+    assertEquals(100, policy.next(100, 20 * MS, RISING, 99), "exactly at ceiling + 1: holds");
+    assertEquals(101, policy.next(100, 20 * MS, RISING, 100));
+    assertEquals(1, policy.next(0, 20 * MS, RISING, 0), "no request in the interval: at most 1");
+    assertEquals(92, policy.next(100, 9 * MS, RISING, 0), "the ceiling never touches a decrease");
+    assertEquals(100, policy.next(100, 11 * MS, 30 * MS, 0), "nor the hold while draining");
+    assertEquals(PricePolicy.MAX_PRICE,
+        policy.next(PricePolicy.MAX_PRICE - 1, 20 * MS, RISING, PricePolicy.MAX_PRICE - 1),
+        "ceiling + 1 saturates like the price");
+    assertEquals(policy.next(100, 20 * MS, RISING), policy.next(100, 20 * MS, RISING, Long.MAX_VALUE),
+        "without a ceiling: the paper's increase");
+  }
+
+  @Test
   void theFastestFallIsAnEmptyQueuesAndLowestAfterRepeatsIt() {
     assertEquals(80, policy.fallAtEmptyQueue());
     assertEquals(5, new PricePolicy(MS, 1, 10 * MS, 5).fallAtEmptyQueue(), "⌈0.1⌉ = 1 < step 5");

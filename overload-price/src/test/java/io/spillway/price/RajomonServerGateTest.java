@@ -59,10 +59,22 @@ class RajomonServerGateTest {
     return r;
   }
 
-  /** Drives the local price to {@code price} with an excess that costs exactly 8 per tick. */
-  private void raiseLocalPriceBy8PerTick(int ticks) {
+  /**
+   * One update interval in which a request richer than any price here arrives, so the ceiling
+   * ({@link PricePolicy}) stays out of the way; the decisions it adds are forgotten.
+   */
+  private void tick(RajomonServerGate g) {
+    complete(send(g, 1L << 40, 0));
+    decisions.clear();
+    clock.advance(25 * US);
+  }
+
+  /** Raises the local price by 8 per tick: 50 µs over θ. */
+  private void raiseLocalPriceBy8PerTick(RajomonServerGate g, int ticks) {
     delay = 100 * US;
-    clock.advance(ticks * 25 * US);
+    for (int i = 0; i < ticks; i++) {
+      tick(g);
+    }
     delay = 50 * US; // at θ: hold
   }
 
@@ -71,18 +83,19 @@ class RajomonServerGateTest {
     RajomonServerGate g = gate(config().build());
     assertEquals(0, g.localPrice());
     delay = 100 * US; // 50 µs over θ: +8
+    complete(send(g, 1L << 40, 0));
     clock.advance(25 * US - 1);
     assertEquals(0, g.localPrice(), "no update before the interval");
     clock.advance(1);
     assertEquals(8, g.localPrice());
     assertEquals(100 * US, g.lastQueueingDelayNanos());
     delay = 125 * US; // 75 µs over: +12
-    clock.advance(25 * US);
+    tick(g);
     assertEquals(20, g.localPrice());
     delay = 75 * US; // 25 µs over, but shorter than last time: the queue drains, hold
-    clock.advance(25 * US);
+    tick(g);
     assertEquals(20, g.localPrice());
-    clock.advance(25 * US); // 25 µs over, as long as last time: +4
+    tick(g); // 25 µs over, as long as last time: +4
     assertEquals(24, g.localPrice());
     delay = 50 * US; // at θ
     clock.advance(100 * US);
@@ -102,7 +115,7 @@ class RajomonServerGateTest {
     RajomonServerGate g = gate(config().build());
     g.start();
     delay = 100 * US;
-    clock.advance(25 * US);
+    tick(g);
     assertEquals(8, g.localPrice(), "one update per interval even after two starts");
     g.close();
     clock.advance(250 * US);
@@ -113,12 +126,40 @@ class RajomonServerGateTest {
   }
 
   @Test
+  void thePriceRisesNoHigherThanJustAboveTheRichestRequestBeyondItsCalleesPrice() {
+    RajomonServerGate g = gate(config().build());
+    delay = 500 * US; // 450 µs over θ: +72 per interval without a ceiling
+    clock.advance(25 * US);
+    assertEquals(1, g.localPrice(), "no request in the interval: nothing to shed, at most 1");
+    clock.advance(25 * US);
+    assertEquals(1, g.localPrice(), "and it holds there");
+    complete(send(g, 30, 0));
+    complete(send(g, 10, 0));
+    clock.advance(25 * US);
+    assertEquals(31, g.localPrice(), "the richest brought 30: 31 refuses both");
+    complete(send(g, 1_000, 0));
+    clock.advance(25 * US);
+    assertEquals(103, g.localPrice(), "a richer one lets it climb by the full +72");
+
+    g.onDownstreamResponse(1, 0, new ResponseMetadata().price(400), clock.read());
+    complete(send(g, 450, 1)); // 450 − 400 = 50 beyond its callee's price: below 103
+    clock.advance(25 * US);
+    assertEquals(103, g.localPrice(), "the ceiling counts tokens beyond the callees' price");
+    complete(send(g, 540, 1)); // 140 beyond
+    clock.advance(25 * US);
+    assertEquals(141, g.localPrice());
+    delay = 0;
+    clock.advance(25 * US);
+    assertEquals(133, g.localPrice(), "an empty queue lowers it as before: −8");
+  }
+
+  @Test
   void requestsWhoseTokensCoverThePriceAreAdmittedTheRestRejectedWithThePrice() {
     RajomonServerGate g = gate(config().build());
     ServerPermit free = send(g, 0, 0);
     assertTrue(free.isAdmitted(), "price 0 admits a request with no tokens");
     complete(free);
-    raiseLocalPriceBy8PerTick(3);
+    raiseLocalPriceBy8PerTick(g, 3);
     assertEquals(24, g.totalPrice(0));
     ServerPermit poor = send(g, 23, 0);
     assertFalse(poor.isAdmitted());
@@ -130,14 +171,14 @@ class RajomonServerGateTest {
     assertTrue(exact.isAdmitted());
     complete(exact);
     assertFalse(send(g, -5, 0).isAdmitted(), "negative tokens count as none");
-    assertEquals(2, decisions.get(Status.OK), "metrics see every decision");
+    assertEquals(1, decisions.get(Status.OK), "metrics see every decision (since tick's last)");
     assertEquals(2, decisions.get(Status.REJECTED_PRICE));
   }
 
   @Test
   void theTotalPriceIsLocalPlusTheHighestCalleePrice() {
     RajomonServerGate g = gate(config().build());
-    raiseLocalPriceBy8PerTick(1);
+    raiseLocalPriceBy8PerTick(g, 1);
     g.onDownstreamResponse(1, 0, new ResponseMetadata().price(30), clock.read());
     g.onDownstreamResponse(1, 2, new ResponseMetadata().price(12), clock.read());
     g.onDownstreamResponse(2, 0, new ResponseMetadata().price(5), clock.read());
@@ -178,7 +219,7 @@ class RajomonServerGateTest {
   @Test
   void everyFifthResponseCarriesThePriceByDefault() {
     RajomonServerGate g = gate(config().build());
-    raiseLocalPriceBy8PerTick(1);
+    raiseLocalPriceBy8PerTick(g, 1);
     int priced = 0;
     for (int i = 0; i < 100; i++) {
       ResponseMetadata r = complete(send(g, 100, 0));
@@ -195,7 +236,7 @@ class RajomonServerGateTest {
   @Test
   void rejectsCarryThePriceWhateverTheAttachmentPolicy() {
     RajomonServerGate g = gate(config().priceAttachment(PriceAttachment.onRejectsOnly()).build());
-    raiseLocalPriceBy8PerTick(1);
+    raiseLocalPriceBy8PerTick(g, 1);
     for (int i = 0; i < 10; i++) {
       assertFalse(complete(send(g, 100, 0)).hasPrice());
       assertEquals(8, complete(send(g, 1, 0)).price());
@@ -220,7 +261,7 @@ class RajomonServerGateTest {
   void theAttachedPriceIsTheOneCurrentAtCompletion() {
     RajomonServerGate g = gate(config().priceAttachment(PriceAttachment.always()).build());
     ServerPermit admitted = send(g, 0, 0);
-    raiseLocalPriceBy8PerTick(2);
+    raiseLocalPriceBy8PerTick(g, 2);
     ResponseMetadata r = new ResponseMetadata();
     admitted.complete(Outcome.FAILED, clock.read(), r);
     assertEquals(Status.FAILED, r.status());
