@@ -15,7 +15,8 @@ package io.spillway.price;
  *
  * where {@code d_prev} is the delay read at the previous update, and no increase takes {@code p}
  * above {@code c + 1}, {@code c} being the most tokens any request brought to the server in the
- * interval beyond the price of its callees (the ceiling; a price already above it holds).
+ * last few intervals beyond the price of its callees (the ceiling, kept by {@link
+ * RajomonServerGate}; a price already above it holds).
  *
  * <p>What we follow, and why:
  *
@@ -44,8 +45,8 @@ package io.spillway.price;
  *       capacity. Not raising the price while the queue is already shrinking removes most of
  *       the overshoot; a growing or steady queue still raises it every interval.
  *   <li><b>The ceiling</b> is ours too: anti-windup, as a controller stops integrating once its
- *       actuator saturates. At {@code c + 1} the server already refuses every request it saw in
- *       the interval; a higher price sheds nothing more, but it is what callers hear, and a client
+ *       actuator saturates. At {@code c + 1} the server already refuses every request it saw
+ *       lately; a higher price sheds nothing more, but it is what callers hear, and a client
  *       that heard it cannot send again until its wallet holds that much (§3.3: a client pays the
  *       price it knows). During a stall the delay grows at every update while nothing drains it,
  *       so a pure integrator climbs far above any wallet. In the real harness's hotel graph
@@ -99,8 +100,8 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
 
   /**
    * As {@link #next(long, long, long)}, with no increase above {@code ceiling + 1}, where {@code
-   * ceiling} is the most tokens a request brought in the interval beyond its callees' price (0 if
-   * none came): at {@code ceiling + 1} every one of them would have been refused.
+   * ceiling} is the most tokens a request brought lately beyond its callees' price (0 if none
+   * came): at {@code ceiling + 1} every one of them would have been refused.
    */
   long next(long price, long delayNanos, long previousDelayNanos, long ceiling) {
     if (delayNanos > thresholdNanos) {

@@ -33,7 +33,7 @@ import java.util.random.RandomGenerator;
  *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
  *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
  *       threshold, up (unless the delay is already falling, and never above the most tokens a
- *       request brought in the interval) or down. The authors read the maximum
+ *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down. The authors read the maximum
  *       Go scheduler latency over the interval ({@code queuingDelay.go}); Spillway's signal is the
  *       age of the oldest waiting item summed over stages, read at the tick.
  *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
@@ -69,11 +69,27 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   private boolean closed;
   private volatile long lastDelayNanos;
   /**
-   * The most tokens a request brought in this update interval beyond its callees' price: the
-   * local price's ceiling ({@link PricePolicy}). Read and reset atomically at each update. The
-   * hot path reads it plainly and writes only a new maximum, a CAS a few times per interval.
+   * The most tokens a request brought in this update interval beyond its callees' price. Read and
+   * reset atomically at each update. The hot path reads it plainly and writes only a new maximum,
+   * a CAS a few times per interval.
    */
   private final AtomicLong richestHeadroom = new AtomicLong();
+  /**
+   * {@link #richestHeadroom} of the last {@value #CEILING_INTERVALS} intervals; their maximum is the
+   * local price's ceiling ({@link PricePolicy}). Touched only by the update loop.
+   */
+  private final long[] recentRichest = new long[CEILING_INTERVALS];
+  private int recentSlot;
+
+  /**
+   * Intervals the ceiling looks back over. One interval was too few: at the hotspot of the hotel
+   * graph with every service on one core (1 ms intervals, about one request each) the ceiling was
+   * then a single request's tokens or none, the price could not climb to what sheds enough, and at
+   * 2× the p95 reached 199 ms against an SLO of 65 ms ({@code ./spillway graph hotel-surge}, run
+   * hZ1 in docs/results/rajomon.md). Eight keep a stall from winding the price up for longer than
+   * eight intervals' richest request, and see several requests even there.
+   */
+  static final int CEILING_INTERVALS = 8;
 
   /**
    * A gate for one server.
@@ -152,7 +168,12 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
     long delay = queueDelay.queueingDelayNanos(ticker.read());
     long previous = lastDelayNanos;
     lastDelayNanos = delay;
-    long ceiling = richestHeadroom.getAndSet(0);
+    recentRichest[recentSlot] = richestHeadroom.getAndSet(0);
+    recentSlot = (recentSlot + 1) % CEILING_INTERVALS;
+    long ceiling = 0;
+    for (long richest : recentRichest) {
+      ceiling = Math.max(ceiling, richest);
+    }
     prices.localPrice(policy.next(prices.localPrice(), delay, previous, ceiling));
     prices.decayStale(price -> policy.lowestAfter(price, 1));
   }

@@ -140,17 +140,24 @@ class RajomonServerGateTest {
     complete(send(g, 1_000, 0));
     clock.advance(25 * US);
     assertEquals(103, g.localPrice(), "a richer one lets it climb by the full +72");
+    clock.advance(25 * US);
+    assertEquals(175, g.localPrice(), "the ceiling remembers the last eight intervals' richest");
+    delay = 50 * US; // at θ: the price holds while the 1,000 ages out
+    clock.advance(6 * 25 * US);
+    delay = 500 * US;
+    clock.advance(25 * US);
+    assertEquals(175, g.localPrice(), "eight intervals on, nothing richer came: it holds");
 
     g.onDownstreamResponse(1, 0, new ResponseMetadata().price(400), clock.read());
-    complete(send(g, 450, 1)); // 450 − 400 = 50 beyond its callee's price: below 103
+    complete(send(g, 570, 1)); // 570 − 400 = 170 beyond its callee's price: below 175
     clock.advance(25 * US);
-    assertEquals(103, g.localPrice(), "the ceiling counts tokens beyond the callees' price");
-    complete(send(g, 540, 1)); // 140 beyond
+    assertEquals(175, g.localPrice(), "the ceiling counts tokens beyond the callees' price");
+    complete(send(g, 620, 1)); // 220 beyond
     clock.advance(25 * US);
-    assertEquals(141, g.localPrice());
+    assertEquals(221, g.localPrice());
     delay = 0;
     clock.advance(25 * US);
-    assertEquals(133, g.localPrice(), "an empty queue lowers it as before: −8");
+    assertEquals(213, g.localPrice(), "an empty queue lowers it as before: −8");
   }
 
   @Test
