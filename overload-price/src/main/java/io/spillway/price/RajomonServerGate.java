@@ -33,9 +33,10 @@ import java.util.random.RandomGenerator;
  *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
  *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
  *       threshold, up (unless the delay is already falling, and never above the most tokens a
- *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down. The authors read the maximum
- *       Go scheduler latency over the interval ({@code queuingDelay.go}); Spillway's signal is the
- *       age of the oldest waiting item summed over stages, read at the tick.
+ *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down. The authors
+ *       read the maximum Go scheduler latency over the interval ({@code queuingDelay.go});
+ *       Spillway's signal is the age of the oldest waiting item summed over stages, read at the
+ *       tick.
  *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
  *       while serving one of its interfaces and keeps, per interface, the last price each callee
  *       published ({@link InterfacePriceTable}); a price not refreshed for a whole interval falls
@@ -86,8 +87,8 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
    * graph with every service on one core (1 ms intervals, about one request each) the ceiling was
    * then a single request's tokens or none, the price could not climb to what sheds enough, and at
    * 2× the p95 reached 199 ms against an SLO of 65 ms ({@code ./spillway graph hotel-surge}, run
-   * hZ1 in docs/results/rajomon.md). Eight keep a stall from winding the price up for longer than
-   * eight intervals' richest request, and see several requests even there.
+   * hZ1 in docs/results/rajomon.md). With eight, a stall still cannot raise the price above the
+   * richest request of the last eight intervals, and even there the ceiling sees several requests.
    */
   static final int CEILING_INTERVALS = 8;
 
