@@ -1,7 +1,7 @@
 package io.spillway.price;
 
 import java.util.Arrays;
-import java.util.function.LongUnaryOperator;
+import java.util.function.LongBinaryOperator;
 
 /**
  * A server's price table (rajomon-nsdi25 §3.4 "Maximum Total Price"): one local price for the
@@ -21,14 +21,15 @@ import java.util.function.LongUnaryOperator;
  *
  * <p>Callees are learned as they answer: nothing is configured. Beyond the paper, a callee's price
  * that was not refreshed during a whole update interval decays as fast as the callee's own price
- * can fall, i.e. as {@link PricePolicy#next} moves it for an empty queue: the table keeps a lower
- * bound on what the callee charges now, not the last thing it said. Without the decay, an
- * interface whose total price rose above what its callers carry would reject every request, never
- * call the callee again, and never hear that its price fell. Decaying only by the decrease step
- * (as this table first did) starved such an interface for far longer than the callee stayed
- * congested: in the simulator's hotel graph at 2× load, the front end kept charging 1,016–1,146
- * tokens for search for 240 ms after the hotspot's own price had fallen to 0. Underestimating
- * costs less: an admitted request the callee rejects brings its current price back.
+ * can fall, i.e. as {@link PricePolicy#next} moves it for an empty queue while unwinding ({@link
+ * PricePolicy#lowestAfter}, the fall doubling at each interval): the table keeps a lower bound on
+ * what the callee charges now, not the last thing it said. Without the decay, an interface whose
+ * total price rose above what its callers carry would reject every request, never call the callee
+ * again, and never hear that its price fell. Decaying only by the decrease step (as this table
+ * first did) starved such an interface for far longer than the callee stayed congested: in the
+ * simulator's hotel graph at 2× load, the front end kept charging 1,016–1,146 tokens for search for
+ * 240 ms after the hotspot's own price had fallen to 0. Underestimating costs less: an admitted
+ * request the callee rejects brings its current price back.
  *
  * <p>Thread-safe. Reads ({@link #total}) take no lock: the local price and each interface's
  * downstream maximum are published in volatiles. Updates from callees lock only their interface's
@@ -38,27 +39,33 @@ final class InterfacePriceTable {
 
   /** The callees of one interface, and the maximum of their last prices. */
   private static final class Callees {
+    /** What each callee last published. */
+    private long[] published = new long[0];
+    /** Update intervals since then (0: refreshed in the current one). */
+    private int[] staleFor = new int[0];
+    /** What each callee charges at least now: its published price, aged. */
     private long[] last = new long[0];
-    private boolean[] refreshed = new boolean[0];
     private volatile long max;
 
     synchronized void publish(int calleeKey, long price) {
       if (calleeKey >= last.length) {
         int size = Math.max(calleeKey + 1, 2 * last.length);
+        published = Arrays.copyOf(published, size);
+        staleFor = Arrays.copyOf(staleFor, size);
         last = Arrays.copyOf(last, size);
-        refreshed = Arrays.copyOf(refreshed, size);
       }
+      published[calleeKey] = price;
+      staleFor[calleeKey] = 0;
       last[calleeKey] = price;
-      refreshed[calleeKey] = true;
       max = price >= max ? price : recomputeMax(); // a lowered maximum needs a rescan
     }
 
-    synchronized void decayStale(LongUnaryOperator decay) {
+    synchronized void decayStale(LongBinaryOperator decay) {
       for (int c = 0; c < last.length; c++) {
-        if (!refreshed[c]) {
-          last[c] = Math.clamp(decay.applyAsLong(last[c]), 0, last[c]);
+        if (staleFor[c] > 0) {
+          last[c] = Math.clamp(decay.applyAsLong(published[c], staleFor[c]), 0, published[c]);
         }
-        refreshed[c] = false;
+        staleFor[c] = staleFor[c] == Integer.MAX_VALUE ? staleFor[c] : staleFor[c] + 1;
       }
       max = recomputeMax();
     }
@@ -110,10 +117,11 @@ final class InterfacePriceTable {
   }
 
   /**
-   * Ages every callee price not refreshed since the last call by {@code decay} (which may only
-   * lower it); once per update interval.
+   * Ages every callee price not refreshed since the last call: {@code decay} maps a published
+   * price and the whole update intervals it has gone unrefreshed (1 or more) to what it may be now
+   * (no higher); once per update interval.
    */
-  void decayStale(LongUnaryOperator decay) {
+  void decayStale(LongBinaryOperator decay) {
     for (Callees c : byInterface) {
       if (c != null) {
         c.decayStale(decay);

@@ -9,14 +9,18 @@ package io.spillway.price;
  * <pre>
  *   d &gt; θ, d ≥ d_prev   p ← p + ⌈(d − θ) · k⌉                      the queue is not yet shrinking
  *   d &gt; θ, d &lt; d_prev   p unchanged                                the price already drains it
- *   d &lt; θ              p ← max(0, p − max(step, ⌈(θ − d) · k⌉))
+ *   d &lt; θ              p ← max(0, p − max(step, ⌈(θ − d) · k⌉) · 2^(n − 1))
  *   d = θ              p unchanged
  * </pre>
  *
  * where {@code d_prev} is the delay read at the previous update, and no increase takes {@code p}
  * above {@code c + 1}, {@code c} being the most tokens any request brought to the server in the
  * last few intervals beyond the price of its callees (the ceiling, kept by {@link
- * RajomonServerGate}; a price already above it holds).
+ * RajomonServerGate}; a price already above it holds). {@code n} is 1 unless the price is
+ * unwinding: then it counts the consecutive updates, this one included, at which the queue was
+ * short ({@code d < θ/2}), so the fall doubles at each. A price unwinds from the update at which
+ * it stood above its ceiling until the first update after a short queue at which the queue is no
+ * longer short (the gate keeps that state).
  *
  * <p>What we follow, and why:
  *
@@ -54,6 +58,16 @@ package io.spillway.price;
  *       followed by 1.6 s in which clients refused 64–87 % of their requests (half is what 2×
  *       needs) while the end-to-end p50 was 2–15 ms, and by a second at 0.8× load in which they
  *       still refused 61–74 % (docs/results/rajomon.md, "Anti-windup").
+ *   <li><b>The unwinding</b> is ours as well, and finishes what the ceiling starts. The ceiling
+ *       is the richest request of late, and at 2× the spread of tokens (§3.3) puts it an order
+ *       of magnitude above the price that sheds half: in the control-loop test, 29,261 against
+ *       about 2,000. Falling from there by the plain gain takes hundreds of intervals with the
+ *       server idle. Doubling the fall at each short queue brings it back within a few, and
+ *       only a price that saturated does so, so a price that is steering a queue near θ keeps
+ *       the plain, symmetric fall above: doubling it always, as an earlier version did, halved
+ *       goodput at 2× in that test (0.39 of capacity) by dropping the price to 0 whenever the
+ *       queue emptied for a few intervals. After a 5 ms stall at 2×, goodput 5–15 ms later was
+ *       1.00 of capacity with it and 0.14 without (RajomonControlLoopTest, seed 42).
  * </ul>
  *
  * <p>Prices saturate at {@link #MAX_PRICE}, so a local price plus a downstream price never
@@ -95,15 +109,17 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
    * having been {@code previousDelayNanos} at the update before.
    */
   long next(long price, long delayNanos, long previousDelayNanos) {
-    return next(price, delayNanos, previousDelayNanos, MAX_PRICE);
+    return next(price, delayNanos, previousDelayNanos, MAX_PRICE, 1);
   }
 
   /**
    * As {@link #next(long, long, long)}, with no increase above {@code ceiling + 1}, where {@code
    * ceiling} is the most tokens a request brought lately beyond its callees' price (0 if none
-   * came): at {@code ceiling + 1} every one of them would have been refused.
+   * came): at {@code ceiling + 1} every one of them would have been refused; and with a decrease
+   * that doubles with each consecutive update at which the queue was short ({@code shortUpdates},
+   * from {@link #shortUpdates}; 1 or less: the plain decrease).
    */
-  long next(long price, long delayNanos, long previousDelayNanos, long ceiling) {
+  long next(long price, long delayNanos, long previousDelayNanos, long ceiling, int shortUpdates) {
     if (delayNanos > thresholdNanos) {
       if (delayNanos < previousDelayNanos) {
         return price; // the queue is draining at this price
@@ -113,26 +129,46 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
       return Math.max(price, Math.min(raised, saturated)); // never lowered by the ceiling
     }
     if (delayNanos < thresholdNanos) {
-      return Math.max(0, price - Math.max(decreaseStep, increase(thresholdNanos - delayNanos)));
+      long fall = Math.max(decreaseStep, increase(thresholdNanos - delayNanos));
+      return Math.max(0, price - doubled(fall, shortUpdates - 1));
     }
     return price;
   }
 
-  /** How much the price falls in one interval with an empty queue: the fastest it can fall. */
+  /**
+   * How many consecutive updates, this one included, have seen a short queue (a delay under half
+   * the threshold, the paper's "below half"), given the count at the update before.
+   */
+  int shortUpdates(int before, long delayNanos) {
+    return delayNanos < thresholdNanos / 2 ? (before == Integer.MAX_VALUE ? before : before + 1) : 0;
+  }
+
+  /** How much the price falls at the first update with an empty queue. */
   long fallAtEmptyQueue() {
     return Math.max(decreaseStep, increase(thresholdNanos));
   }
 
   /**
    * The lowest {@code price} can be after {@code intervals} updates: what it becomes if every one
-   * of them saw an empty queue.
+   * of them saw an empty queue, the fall doubling at each: {@code price − fall · (2^intervals − 1)}.
    */
   long lowestAfter(long price, long intervals) {
     if (intervals <= 0) {
       return price;
     }
     long fall = fallAtEmptyQueue();
-    return intervals >= price / fall + 1 ? 0 : price - intervals * fall;
+    if (intervals >= 62 || fall > MAX_PRICE >> intervals) {
+      return 0;
+    }
+    return Math.max(0, price - fall * ((1L << intervals) - 1));
+  }
+
+  /** {@code fall · 2^times}, saturating at {@link #MAX_PRICE}; {@code fall} for 0 or fewer. */
+  private static long doubled(long fall, int times) {
+    if (times <= 0) {
+      return fall;
+    }
+    return times >= 62 || fall > MAX_PRICE >> times ? MAX_PRICE : fall << times;
   }
 
   /** ⌈excess · increaseTokens / increaseUnitNanos⌉, saturating at {@link #MAX_PRICE}. */

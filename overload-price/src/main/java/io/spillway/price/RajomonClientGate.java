@@ -45,16 +45,16 @@ import java.util.random.RandomGenerator;
  *       when the price check passes, so tokens are never spent in the common case; we spend them,
  *       as §3.3 describes.
  *   <li>Liveness with a capped wallet: a price heard above the wallet's cap could never be paid,
- *       and the client would never send again to hear that it fell. Such a price is assumed to
- *       fall as fast as a server can lower it ({@link PricePolicy#next} at an empty queue, once
- *       per update interval since it was heard); once that lower bound is within the cap, a full
- *       wallet spends everything on one probe, which is admitted if the price did fall and
- *       otherwise rejected with the current price, restarting the wait. An earlier version paid
- *       the cap at once whenever the wallet was full, i.e. one doomed request per {@code
- *       maxTokens} refilled tokens per client: in the simulator's surge to 2× (1,000 clients,
- *       cap 1,000, prices up to 1,396) the server rejected 52 % of what reached it in the first
- *       20 ms, each reject costing it CPU; 42 % with this rule. (Since the cap became 10,000
- *       refills, prices rarely reach it.)
+ *       and the client would never send again to hear that it fell. Such a price is assumed to fall
+ *       as fast as a server can lower it ({@link PricePolicy#lowestAfter}: an empty queue at every
+ *       update since it was heard, the fall doubling at each); once that lower bound is within the
+ *       cap, a full wallet spends everything on one probe, which is admitted if the price did fall
+ *       and otherwise rejected with the current price, restarting the wait. An earlier version paid
+ *       the cap at once whenever the wallet was full, i.e. one doomed request per {@code maxTokens}
+ *       refilled tokens per client: in the simulator's surge to 2× (1,000 clients, cap 1,000,
+ *       prices up to 1,396) the server rejected 52 % of what reached it in the first 20 ms, each
+ *       reject costing it CPU; 42 % with this rule. (Since the cap became 10,000 refills, prices
+ *       rarely reach it.)
  * </ul>
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.

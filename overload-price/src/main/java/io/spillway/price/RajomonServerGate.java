@@ -33,7 +33,8 @@ import java.util.random.RandomGenerator;
  *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
  *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
  *       threshold, up (unless the delay is already falling, and never above the most tokens a
- *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down. The authors
+ *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down, the fall
+ *       doubling at each short queue once the price stood above that ceiling (unwinding). The authors
  *       read the maximum Go scheduler latency over the interval ({@code queuingDelay.go});
  *       Spillway's signal is the age of the oldest waiting item summed over stages, read at the
  *       tick.
@@ -81,6 +82,10 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
    */
   private final long[] recentRichest = new long[CEILING_INTERVALS];
   private int recentSlot;
+  /** Consecutive updates that saw a short queue ({@link PricePolicy#shortUpdates}); update loop only. */
+  private int shortUpdates;
+  /** Whether the price saturated and has not yet come down to a growing queue; update loop only. */
+  private boolean unwinding;
 
   /**
    * Intervals the ceiling looks back over. One interval was too few: at the hotspot of the hotel
@@ -175,8 +180,17 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
     for (long richest : recentRichest) {
       ceiling = Math.max(ceiling, richest);
     }
-    prices.localPrice(policy.next(prices.localPrice(), delay, previous, ceiling));
-    prices.decayStale(price -> policy.lowestAfter(price, 1));
+    int shortBefore = shortUpdates;
+    shortUpdates = unwinding ? policy.shortUpdates(shortBefore, delay) : 0;
+    if (shortBefore > 0 && shortUpdates == 0) {
+      unwinding = false; // the queue grew again: the wound-up part is gone
+    }
+    long price = policy.next(prices.localPrice(), delay, previous, ceiling, shortUpdates);
+    if (price > ceiling && price > 0) {
+      unwinding = true; // saturated: this price refuses every request of the last intervals
+    }
+    prices.localPrice(price);
+    prices.decayStale(policy::lowestAfter);
   }
 
   /** The server's own price, driven by its queueing delay. */

@@ -62,31 +62,58 @@ class PricePolicyTest {
   @Test
   void anIncreaseStopsJustAboveTheRichestRequestOfTheInterval() {
     // policy: θ = 10 ms, 8 tokens per ms; 20 ms of delay would add 80.
-    assertEquals(80, policy.next(0, 20 * MS, RISING, 1_000), "far below the ceiling: unchanged rule");
-    assertEquals(51, policy.next(0, 20 * MS, RISING, 50), "the richest brought 50: 51 refuses it");
-    assertEquals(100, policy.next(100, 20 * MS, RISING, 50), "already above the ceiling: holds");
-    assertEquals(100, policy.next(100, 20 * MS, RISING, 99), "exactly at ceiling + 1: holds");
-    assertEquals(101, policy.next(100, 20 * MS, RISING, 100));
-    assertEquals(1, policy.next(0, 20 * MS, RISING, 0), "no request in the interval: at most 1");
-    assertEquals(92, policy.next(100, 9 * MS, RISING, 0), "the ceiling never touches a decrease");
-    assertEquals(100, policy.next(100, 11 * MS, 30 * MS, 0), "nor the hold while draining");
+    assertEquals(80, policy.next(0, 20 * MS, RISING, 1_000, 0), "far below the ceiling: unchanged rule");
+    assertEquals(51, policy.next(0, 20 * MS, RISING, 50, 0), "the richest brought 50: 51 refuses it");
+    assertEquals(100, policy.next(100, 20 * MS, RISING, 50, 0), "already above the ceiling: holds");
+    assertEquals(100, policy.next(100, 20 * MS, RISING, 99, 0), "exactly at ceiling + 1: holds");
+    assertEquals(101, policy.next(100, 20 * MS, RISING, 100, 0));
+    assertEquals(1, policy.next(0, 20 * MS, RISING, 0, 0), "no request in the interval: at most 1");
+    assertEquals(92, policy.next(100, 9 * MS, RISING, 0, 0), "the ceiling never touches a decrease");
+    assertEquals(100, policy.next(100, 11 * MS, 30 * MS, 0, 0), "nor the hold while draining");
     assertEquals(PricePolicy.MAX_PRICE,
-        policy.next(PricePolicy.MAX_PRICE - 1, 20 * MS, RISING, PricePolicy.MAX_PRICE - 1),
+        policy.next(PricePolicy.MAX_PRICE - 1, 20 * MS, RISING, PricePolicy.MAX_PRICE - 1, 0),
         "ceiling + 1 saturates like the price");
-    assertEquals(policy.next(100, 20 * MS, RISING), policy.next(100, 20 * MS, RISING, Long.MAX_VALUE),
+    assertEquals(policy.next(100, 20 * MS, RISING), policy.next(100, 20 * MS, RISING, Long.MAX_VALUE, 0),
         "without a ceiling: the paper's increase");
   }
 
   @Test
-  void theFastestFallIsAnEmptyQueuesAndLowestAfterRepeatsIt() {
+  void whileUnwindingTheFallDoublesAtEachConsecutiveShortQueue() {
+    // policy: θ = 10 ms, 8 tokens per ms; an empty queue lowers the price by 80.
+    long max = PricePolicy.MAX_PRICE;
+    assertEquals(920, policy.next(1_000, 0, RISING, max, 0), "not unwinding: the plain fall");
+    assertEquals(920, policy.next(1_000, 0, RISING, max, 1), "the first short update: plain");
+    assertEquals(840, policy.next(1_000, 0, RISING, max, 2));
+    assertEquals(680, policy.next(1_000, 0, RISING, max, 3));
+    assertEquals(360, policy.next(1_000, 0, RISING, max, 4));
+    assertEquals(0, policy.next(1_000, 0, RISING, max, 5), "never negative");
+    assertEquals(872, policy.next(1_000, 2 * MS, RISING, max, 2), "8 ms under: 64, doubled");
+    assertEquals(0, policy.next(max, 0, RISING, max, Integer.MAX_VALUE), "no overflow");
+    assertEquals(1_080, policy.next(1_000, 20 * MS, RISING, max, 5), "increases are unchanged");
+  }
+
+  @Test
+  void aShortQueueIsOneUnderHalfTheThreshold() {
+    assertEquals(1, policy.shortUpdates(0, 0));
+    assertEquals(4, policy.shortUpdates(3, 5 * MS - 1));
+    assertEquals(0, policy.shortUpdates(3, 5 * MS), "at θ/2: not short");
+    assertEquals(0, policy.shortUpdates(3, 20 * MS));
+    assertEquals(Integer.MAX_VALUE, policy.shortUpdates(Integer.MAX_VALUE, 0), "saturates");
+  }
+
+  @Test
+  void theFastestFallIsAnEmptyQueuesDoublingAtEachUpdate() {
     assertEquals(80, policy.fallAtEmptyQueue());
     assertEquals(5, new PricePolicy(MS, 1, 10 * MS, 5).fallAtEmptyQueue(), "⌈0.1⌉ = 1 < step 5");
     assertEquals(1_000, policy.lowestAfter(1_000, 0));
     assertEquals(920, policy.lowestAfter(1_000, 1));
-    assertEquals(40, policy.lowestAfter(1_000, 12));
-    assertEquals(0, policy.lowestAfter(1_000, 13));
-    assertEquals(0, policy.lowestAfter(960, 12), "exactly to zero");
+    assertEquals(760, policy.lowestAfter(1_000, 2), "80 + 160");
+    assertEquals(440, policy.lowestAfter(1_000, 3), "80 + 160 + 320");
+    assertEquals(0, policy.lowestAfter(1_000, 4));
+    assertEquals(0, policy.lowestAfter(1_200, 4), "exactly to zero: 80 · 15");
+    assertEquals(40, policy.lowestAfter(1_240, 4));
     assertEquals(0, policy.lowestAfter(PricePolicy.MAX_PRICE, Long.MAX_VALUE), "no overflow");
+    assertEquals(0, policy.lowestAfter(PricePolicy.MAX_PRICE, 61));
     assertEquals(PricePolicy.MAX_PRICE - 80, policy.lowestAfter(PricePolicy.MAX_PRICE, 1));
   }
 

@@ -189,27 +189,29 @@ class RajomonClientGateTest {
 
   @Test
   void aPriceAboveTheCapWaitsUntilItMayHaveFallenWithinTheCapThenAFullWalletProbes() {
-    // Cap 100, 10 tokens per ms; prices update every 1 ms and fall at most 80 per update (an empty
-    // queue: 8 tokens per ms under a 10 ms threshold). 1,300 heard at T0 may be 100 at T0 + 15 ms.
+    // Cap 100, 10 tokens per ms; prices update every 1 ms and fall at most 80 at the first update
+    // with an empty queue, twice as much at each next one (PricePolicy#lowestAfter): 80 · (2^k − 1)
+    // after k updates. 100,000 heard at T0 may be 100 at T0 + 11 ms.
     RajomonClientGate<Call> gate = gate(config().maxTokens(100).priceUpdateIntervalNanos(MS)
         .build(), 100 * MS);
-    hear(gate, 0, 1_300);
+    hear(gate, 0, 100_000);
     assertFalse(gate.offer(new Call("poor", 0), T0));
     assertEquals(100, gate.balance(T0 + 9 * MS), "full after 9 ms");
-    assertFalse(gate.offer(new Call("too early", 0), T0 + 14 * MS),
-        "still ≥ 1,300 − 14 × 80 = 180: the old rule sent the whole wallet here, to be rejected");
-    assertEquals(100, gate.balance(T0 + 14 * MS), "a refused request costs nothing");
-    assertTrue(gate.offer(new Call("probe", 0), T0 + 15 * MS), "may be 100 by now");
+    assertFalse(gate.offer(new Call("too early", 0), T0 + 10 * MS),
+        "still ≥ 100,000 − 80 × 1,023 = 18,160: the old rule sent the whole wallet here, to be rejected");
+    assertEquals(100, gate.balance(T0 + 10 * MS), "a refused request costs nothing");
+    assertTrue(gate.offer(new Call("probe", 0), T0 + 11 * MS), "may be 0 by now");
     RequestMetadata header = new RequestMetadata();
-    gate.poll(T0 + 15 * MS, header);
+    gate.poll(T0 + 11 * MS, header);
     assertEquals(100, header.tokens(), "the probe carries the whole wallet");
-    assertEquals(0, gate.balance(T0 + 15 * MS));
+    assertEquals(0, gate.balance(T0 + 11 * MS));
 
-    gate.onResponse(new ResponseMetadata().status(Status.REJECTED_PRICE).price(2_000)
-        .interfaceId(0), T0 + 15 * MS, T0 + 16 * MS);
+    gate.onResponse(new ResponseMetadata().status(Status.REJECTED_PRICE).price(200_000)
+        .interfaceId(0), T0 + 11 * MS, T0 + 16 * MS);
     assertEquals(100, gate.balance(T0 + 25 * MS), "full again");
-    assertFalse(gate.offer(new Call("waits", 0), T0 + 39 * MS), "2,000 − 23 × 80 = 160 > 100");
-    assertTrue(gate.offer(new Call("probes again", 0), T0 + 40 * MS), "2,000 − 24 × 80 = 80");
+    assertFalse(gate.offer(new Call("waits", 0), T0 + 27 * MS),
+        "200,000 − 80 × 2,047 = 36,240 > 100");
+    assertTrue(gate.offer(new Call("probes again", 0), T0 + 28 * MS), "200,000 − 80 × 4,095 < 0");
   }
 
   @Test

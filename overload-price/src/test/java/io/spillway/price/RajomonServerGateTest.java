@@ -69,6 +69,12 @@ class RajomonServerGateTest {
     clock.advance(25 * US);
   }
 
+  private void ticks(RajomonServerGate g, int n) {
+    for (int i = 0; i < n; i++) {
+      tick(g);
+    }
+  }
+
   /** Raises the local price by 8 per tick: 50 µs over θ. */
   private void raiseLocalPriceBy8PerTick(RajomonServerGate g, int ticks) {
     delay = 100 * US;
@@ -98,15 +104,15 @@ class RajomonServerGateTest {
     tick(g); // 25 µs over, as long as last time: +4
     assertEquals(24, g.localPrice());
     delay = 50 * US; // at θ
-    clock.advance(100 * US);
+    ticks(g, 4);
     assertEquals(24, g.localPrice());
     delay = 49 * US; // 1 µs under: ⌈0.16⌉ = 1 per interval
-    clock.advance(50 * US);
+    ticks(g, 2);
     assertEquals(22, g.localPrice());
-    delay = 0; // empty: −8 per interval
-    clock.advance(50 * US);
+    delay = 0; // empty: −8 per interval (the price never saturated: no doubling)
+    ticks(g, 2);
     assertEquals(6, g.localPrice());
-    clock.advance(25 * US);
+    tick(g);
     assertEquals(0, g.localPrice());
   }
 
@@ -158,6 +164,40 @@ class RajomonServerGateTest {
     delay = 0;
     clock.advance(25 * US);
     assertEquals(213, g.localPrice(), "an empty queue lowers it as before: −8");
+  }
+
+  @Test
+  void aPriceThatSaturatedFallsFasterAtEachShortQueueUntilTheQueueGrowsAgain() {
+    RajomonServerGate g = gate(config().build());
+    delay = 50_000 * US; // a stall: the queue ages far past θ
+    for (int i = 0; i < 3; i++) {
+      complete(send(g, 1_000, 0));
+      clock.advance(25 * US);
+    }
+    assertEquals(1_001, g.localPrice(), "saturated: it refuses the richest request of late");
+    delay = 0; // the stall is over and the backlog gone: −8, then twice as much each interval
+    int[] expected = {993, 977, 945, 881};
+    for (int want : expected) {
+      complete(send(g, 1_000, 0));
+      clock.advance(25 * US);
+      assertEquals(want, g.localPrice());
+    }
+    delay = 30 * US; // under θ but not under θ/2: the queue grows again, ⌈20 · 8 / 50⌉ = 4 down
+    tick(g);
+    assertEquals(877, g.localPrice());
+    delay = 0; // no longer unwinding: the plain −8 per interval
+    ticks(g, 2);
+    assertEquals(861, g.localPrice());
+  }
+
+  @Test
+  void aPriceThatNeverSaturatedFallsAtThePlainRate() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 10);
+    assertEquals(80, g.localPrice());
+    delay = 0;
+    ticks(g, 4);
+    assertEquals(48, g.localPrice(), "−8 at each of four short intervals");
   }
 
   @Test
@@ -213,10 +253,11 @@ class RajomonServerGateTest {
     clock.advance(25 * US); // both were refreshed during this interval
     assertEquals(120, g.downstreamPrice(1));
     g.onDownstreamResponse(1, 1, new ResponseMetadata().price(100), clock.read());
-    clock.advance(25 * US); // callee 0 was silent: −8, as its own price at an empty queue
+    clock.advance(25 * US); // callee 0 was silent: −8, as its own price at an empty queue could
     assertEquals(112, g.downstreamPrice(1));
-    clock.advance(100 * US); // both silent for 4 more intervals: 112 → 80, 100 → 68
-    assertEquals(80, g.downstreamPrice(1));
+    clock.advance(50 * US); // both silent for 2 more intervals, the fall doubling at each:
+    // callee 0 3 intervals, 120 − 8 − 16 − 32 = 64; callee 1 2 intervals, 100 − 8 − 16 = 76
+    assertEquals(76, g.downstreamPrice(1));
     g.onDownstreamResponse(1, 1, new ResponseMetadata().price(90), clock.read());
     assertEquals(90, g.downstreamPrice(1), "a fresh price replaces the lower bound");
     clock.advance(10_000 * US);
