@@ -140,7 +140,10 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
    * the threshold, the paper's "below half"), given the count at the update before.
    */
   int shortUpdates(int before, long delayNanos) {
-    return delayNanos < thresholdNanos / 2 ? (before == Integer.MAX_VALUE ? before : before + 1) : 0;
+    if (delayNanos >= thresholdNanos / 2) {
+      return 0;
+    }
+    return before == Integer.MAX_VALUE ? before : before + 1;
   }
 
   /** How much the price falls at the first update with an empty queue. */
@@ -150,7 +153,8 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
 
   /**
    * The lowest {@code price} can be after {@code intervals} updates: what it becomes if every one
-   * of them saw an empty queue, the fall doubling at each: {@code price − fall · (2^intervals − 1)}.
+   * of them saw an empty queue, the fall doubling at each, {@code price − fall · (2^intervals −
+   * 1)}.
    */
   long lowestAfter(long price, long intervals) {
     if (intervals <= 0) {

@@ -34,8 +34,8 @@ import java.util.random.RandomGenerator;
  *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
  *       threshold, up (unless the delay is already falling, and never above the most tokens a
  *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down, the fall
- *       doubling at each short queue once the price stood above that ceiling (unwinding). The authors
- *       read the maximum Go scheduler latency over the interval ({@code queuingDelay.go});
+ *       doubling at each short queue once the price stood above that ceiling (unwinding). The
+ *       authors read the maximum Go scheduler latency over the interval ({@code queuingDelay.go});
  *       Spillway's signal is the age of the oldest waiting item summed over stages, read at the
  *       tick.
  *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
@@ -82,7 +82,7 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
    */
   private final long[] recentRichest = new long[CEILING_INTERVALS];
   private int recentSlot;
-  /** Consecutive updates that saw a short queue ({@link PricePolicy#shortUpdates}); update loop only. */
+  /** Consecutive short-queue updates while unwinding ({@link PricePolicy#shortUpdates}). */
   private int shortUpdates;
   /** Whether the price saturated and has not yet come down to a growing queue; update loop only. */
   private boolean unwinding;
