@@ -25,7 +25,8 @@ import java.util.stream.Collectors;
 
 /**
  * {@code GraphHarnessMain SCENARIO [--out DIR] [--set key=value ...] [--connections N]
- * [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]}: runs a
+ * [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]
+ * [--capacity-warmup-max-s N]}: runs a
  * call-graph scenario (rajomon-nsdi25 §5) on real sockets. Every service of the graph is a gRPC
  * server on loopback in one child process ({@link GraphServer}, pinned to core 0 where the machine
  * allows); this process is the load generator (the launcher pins it to core 1).
@@ -55,7 +56,10 @@ import java.util.stream.Collectors;
  *       (two runs), and 0.94–1.21 measured after DAGOR (four); docs/results/rajomon.md. With
  *       {@code --remeasure-capacity}, a measured capacity is then measured again under {@code
  *       none} and the higher reading kept: a check that the first reading was not taken on
- *       code still compiling.
+ *       code still compiling. The same happens without the flag when a capacity's warm-up never
+ *       settled: on a slow machine (run hY1, docs/results/rajomon.md) the warm-up ran its full
+ *       {@value #CAPACITY_MAX_SLICES} s with the JIT still busy, search read 672 rps against
+ *       1,206–1,612 in every other run, and the run's "2×" was about 0.9× of the real capacity.
  *   <li><b>Each scheme</b>: the services restarted under it in the same process (so the JIT's work
  *       carries over: the services compile on the one core they serve from, which took longer than
  *       a run on a busy machine), warmed, then either steady levels or a schedule, every interface
@@ -127,6 +131,7 @@ public final class GraphHarnessMain {
 
   static int run(String[] args) throws Exception {
     int[] connections = {4};
+    int[] warmupMaxSeconds = {CAPACITY_MAX_SLICES};
     Map<String, Double> capacities = new LinkedHashMap<>();
     List<String> rest = new ArrayList<>(Arrays.asList(args));
     boolean calibrate = rest.remove("--calibrate-slo");
@@ -138,10 +143,12 @@ public final class GraphHarnessMain {
     }
     ScenarioCommand cmd = ScenarioCommand.parse(rest.toArray(String[]::new), Map.of(
         "--connections", v -> connections[0] = Integer.parseInt(v),
-        "--capacity", v -> capacities.putAll(parseCapacities(v))));
+        "--capacity", v -> capacities.putAll(parseCapacities(v)),
+        "--capacity-warmup-max-s", v -> warmupMaxSeconds[0] = parsePositive("--capacity-warmup-max-s", v)));
     if (cmd.help()) {
       System.out.println("usage: spillway graph SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
-          + " [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]");
+          + " [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]"
+          + " [--capacity-warmup-max-s N]");
       System.out.println("  schemes: " + String.join(", ", GraphWirings.names())
           + ", each also as NAME-d (at every hop, with a session per caller and callee)");
       System.out.println("  scenario key " + GraphPlacement.KEY + " = svc, ...: those services (every callee of one"
@@ -167,12 +174,26 @@ public final class GraphHarnessMain {
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", "graph-" + scenario.name());
     Files.createDirectories(out);
     GraphHarness h = new GraphHarness(scenario, scenarioFile, overrides, placement, connections[0], out,
-        calibrate, capacities, prewarm, remeasure);
+        calibrate, capacities, prewarm, remeasure, warmupMaxSeconds[0]);
     long started = System.nanoTime();
     h.run();
     System.out.printf(Locale.ROOT, "%nwrote %s (%.1f s wall clock; services %s, load generator %s)%n",
         out, (System.nanoTime() - started) / 1e9, h.serverPinning(), h.clientPinning());
     return 0;
+  }
+
+  /** A whole number of at least 1, or an error naming {@code flag}. */
+  static int parsePositive(String flag, String text) {
+    int n;
+    try {
+      n = Integer.parseInt(text.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + " takes a whole number, got '" + text + "'");
+    }
+    if (n < 1) {
+      throw new IllegalArgumentException(flag + " must be at least 1, got " + n);
+    }
+    return n;
   }
 
   static Map<String, Double> parseCapacities(String text) {
@@ -229,6 +250,12 @@ public final class GraphHarnessMain {
     private final Map<String, Double> givenCapacities;
     private final boolean prewarm;
     private final boolean remeasure;
+    /** The longest a capacity warm-up may run, in one-second slices. */
+    private final int capacityMaxSlices;
+    /** Whether every capacity warm-up settled ({@link #warmUntilSteady}); true if none ran. */
+    private boolean capacitySettled = true;
+    /** Whether the capacities were measured a second time after the pre-warm. */
+    private boolean remeasured;
     /** Seconds each scheme was pre-warmed, in order. */
     private final Map<String, Integer> prewarmedSeconds = new LinkedHashMap<>();
     private final boolean pin;
@@ -244,7 +271,7 @@ public final class GraphHarnessMain {
 
     GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, GraphPlacement placement,
         int connections, Path out, boolean calibrate, Map<String, Double> givenCapacities,
-        boolean prewarm, boolean remeasure) {
+        boolean prewarm, boolean remeasure, int capacityMaxSlices) {
       this.scenario = scenario;
       this.graph = scenario.callGraph();
       this.scenarioFile = scenarioFile;
@@ -256,6 +283,7 @@ public final class GraphHarnessMain {
       this.givenCapacities = givenCapacities;
       this.prewarm = prewarm;
       this.remeasure = remeasure;
+      this.capacityMaxSlices = capacityMaxSlices;
       boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
       this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"))
           && System.getenv("SPILLWAY_NO_PIN") == null;
@@ -303,9 +331,18 @@ public final class GraphHarnessMain {
         }
         if (prewarm) {
           prewarm(server);
-          if (measured && remeasure) {
+          if (measured && (remeasure || !capacitySettled)) {
+            if (!remeasure) {
+              System.err.println("graph harness: a capacity warm-up never settled, so its reading may "
+                  + "be low: measuring every capacity again after the pre-warm, keeping the higher");
+            }
+            remeasured = true;
             remeasureCapacities(server);
           }
+        } else if (measured && !capacitySettled) {
+          System.err.println("graph harness: WARNING: a capacity warm-up never settled and "
+              + "--no-prewarm leaves no second reading: every level below is relative to a capacity "
+              + "that may read low");
         }
         for (String name : scenario.schemes()) {
           server.switchTo(name);
@@ -357,6 +394,8 @@ public final class GraphHarnessMain {
     private void measureCapacities(GraphServers server, GraphClient client) throws Exception {
       for (CallGraph.Interface i : graph.interfaces()) {
         int slices = warmUntilSteady(server, client, i);
+        capacitySettled &= slices > 0;
+        slices = Math.abs(slices);
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, i, CAPACITY_OUTSTANDING,
             CAPACITY_MEASURE_NANOS, 100_000_000L, scenario.seed());
         Tally t = await(g, CAPACITY_MEASURE_NANOS).getFirst().sum(0, CAPACITY_MEASURE_NANOS);
@@ -393,7 +432,9 @@ public final class GraphHarnessMain {
      * Runs {@code iface} closed loop in one-second slices until, over the last {@value
      * #CAPACITY_STEADY_SLICES} slices, the throughputs are within {@value #CAPACITY_STEADY_SPREAD}
      * of each other and the services' JIT compiled for at most {@value #CAPACITY_JIT_QUIET} of
-     * each slice (at most {@value #CAPACITY_MAX_SLICES} slices); returns how many ran. Steady
+     * each slice (at most {@code --capacity-warmup-max-s}, by default {@value #CAPACITY_MAX_SLICES},
+   * slices); returns how many ran, negated if
+   * the throughput never settled. Steady
      * throughput alone is not enough: the services compile on the core they serve from, and on the
      * hotel graph search's throughput sat on plateaus (700-720 rps for two five-second slices of
      * ghz) while the JIT was still at work, compiling about a second each second, then rose to
@@ -406,7 +447,7 @@ public final class GraphHarnessMain {
       JitWatch jit = new JitWatch(server);
       StringBuilder trace = new StringBuilder();
       boolean settled = false;
-      while (completed.size() < CAPACITY_MAX_SLICES) {
+      while (completed.size() < capacityMaxSlices) {
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, iface, CAPACITY_OUTSTANDING,
             CAPACITY_SLICE_NANOS, 100_000_000L, scenario.seed() + completed.size());
         completed.add(await(g, CAPACITY_SLICE_NANOS).getFirst().sum(0, CAPACITY_SLICE_NANOS).completed);
@@ -419,8 +460,8 @@ public final class GraphHarnessMain {
       }
       System.err.printf(Locale.ROOT, "graph harness: warm-up %s, per second: calls completed / ms the JIT "
           + "compiled: %s%s%n", iface.name(), trace.toString().strip(),
-          settled ? "" : " (NOT steady after " + CAPACITY_MAX_SLICES + " s: capacity may read low)");
-      return completed.size();
+          settled ? "" : " (NOT steady after " + capacityMaxSlices + " s: capacity may read low)");
+      return settled ? completed.size() : -completed.size();
     }
 
     /**
@@ -692,7 +733,8 @@ public final class GraphHarnessMain {
       b.append("  \"capacity_measured\": ").append(measured).append(",\n");
       b.append("  \"prewarm_s\": {").append(prewarmedSeconds.entrySet().stream()
           .map(e -> quote(e.getKey()) + ": " + e.getValue()).collect(Collectors.joining(", "))).append("},\n");
-      b.append("  \"capacity_remeasured\": ").append(remeasure && measured).append(",\n");
+      b.append("  \"capacity_remeasured\": ").append(remeasured).append(",\n");
+      b.append("  \"capacity_warmup_settled\": ").append(capacitySettled).append(",\n");
       b.append("  \"services\": [");
       for (CallGraph.Service s : graph.services()) {
         b.append(s.index() == 0 ? "\n" : ",\n").append("    {\"name\": ").append(quote(s.name()))

@@ -1,6 +1,8 @@
 package io.spillway.harness.graph;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -48,5 +50,15 @@ class GraphWarmUpTest {
   void aJvmThatDoesNotReportItsJitIsJudgedOnThroughputAlone() {
     // compileMillis() == -1: the harness records 0 ms per slice
     assertTrue(steady(List.of(1280L, 1290L, 1285L), List.of(0L, 0L, 0L)));
+  }
+
+  @Test
+  void theWarmUpLimitIsAWholeNumberOfSecondsOfAtLeastOne() {
+    assertEquals(2, GraphHarnessMain.parsePositive("--capacity-warmup-max-s", " 2"));
+    IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+        () -> GraphHarnessMain.parsePositive("--capacity-warmup-max-s", "0"));
+    assertTrue(zero.getMessage().contains("--capacity-warmup-max-s"), zero.getMessage());
+    assertThrows(IllegalArgumentException.class,
+        () -> GraphHarnessMain.parsePositive("--capacity-warmup-max-s", "1.5"));
   }
 }
