@@ -142,7 +142,7 @@ class RajomonControlLoopTest {
       .priceUpdateIntervalNanos(12 * US).priceIncrease(10, SLO / 4)
       .refill(TokenRefill.POISSON, 300, 12 * US).build();
   private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100 * MS);
-  private final SplittableRandom random = new SplittableRandom(seed());
+  private SplittableRandom random = new SplittableRandom(seed());
   private final List<Client> clients = new ArrayList<>();
   private Server front;
   private Server back;
@@ -324,8 +324,12 @@ class RajomonControlLoopTest {
     assertTrue(refused <= 0.6, "at 2× about half is refused at the clients, not all: " + seen);
   }
 
-  @Test
-  void aSurgeFromFourFifthsToTwiceCapacityIsMetWithoutOvershootAndShedAtTheClients() {
+  /** One surge from 0.8× to 2× capacity, on this (fresh) world. */
+  private record SurgeReading(long seed, double peakOverSteady, double firstGoodput,
+      double goodput, long refused, long rejectedAtServer, String seen) { }
+
+  private SurgeReading surge(long seed) {
+    random = new SplittableRandom(seed);
     build(50, false);
     setRate(0.8 * CAPACITY);
     clock.advance(20 * MS);
@@ -346,19 +350,44 @@ class RajomonControlLoopTest {
     }
     Tally end = tally();
     double steadyPrice = priceSum / 400;
-    double firstGoodput = (settled.good() - surge.good()) / 0.01;
-    double goodput = (end.good() - settled.good()) / 0.04;
+    double firstGoodput = (settled.good() - surge.good()) / 0.01 / CAPACITY;
+    double goodput = (end.good() - settled.good()) / 0.04 / CAPACITY;
     long refused = refusedAtClient - refusedBefore;
     long rejectedAtServer = rejected - rejectedBefore;
-    String seen = "peak=" + peak + " steady=" + steadyPrice + " first 10 ms goodput="
-        + firstGoodput / CAPACITY + " then " + goodput / CAPACITY + " refused=" + refused
+    String seen = "seed=" + seed + " peak=" + peak + " steady=" + steadyPrice
+        + " first 10 ms goodput=" + firstGoodput + " then " + goodput + " refused=" + refused
         + " rejected=" + rejectedAtServer + "; " + describe();
-    // Seed 42: peak 4,108 over a steady 2,071, goodput 0.83 then 1.00; without the hold while the
-    // queue drains (PricePolicy) the peak was 5,849 and the first 10 ms 0.74.
-    assertTrue(peak <= 2.5 * steadyPrice, "overshoot: " + seen);
-    assertTrue(firstGoodput >= 0.8 * CAPACITY, "the surge's first 10 ms: " + seen);
-    assertTrue(goodput >= 0.95 * CAPACITY, seen);
-    assertTrue(refused >= 0.9 * (refused + rejectedAtServer),
-        "the excess is refused at the clients, not rejected at the server's cost: " + seen);
+    return new SurgeReading(seed, peak / steadyPrice, firstGoodput, goodput, refused,
+        rejectedAtServer, seen);
+  }
+
+  /**
+   * The overshoot and the first 10 ms vary from seed to seed more than the hold while the queue
+   * drains moves them, so they are asserted on the mean of eight seeds (1–8, or the one given
+   * with {@code -Dspillway.seed}). Means over seeds 1–8: peak 2.21 × the steady price and 0.805
+   * of capacity in the first 10 ms; without the hold (PricePolicy) 2.93 and 0.726. Single seeds
+   * range over 2.10–2.48 and 0.764–0.818 with it, and 2.71–3.11 and 0.700–0.758 without.
+   */
+  @Test
+  void aSurgeFromFourFifthsToTwiceCapacityIsMetWithoutOvershootAndShedAtTheClients() {
+    String property = System.getProperty("spillway.seed");
+    long[] seeds = property == null || property.isBlank()
+        ? new long[] {1, 2, 3, 4, 5, 6, 7, 8} : new long[] {Long.parseLong(property)};
+    double peakRatios = 0;
+    double firstGoodputs = 0;
+    StringBuilder all = new StringBuilder();
+    for (long seed : seeds) {
+      SurgeReading r = new RajomonControlLoopTest().surge(seed);
+      all.append("\n  ").append(r.seen());
+      assertTrue(r.goodput() >= 0.95, "after the first 10 ms: " + r.seen());
+      assertTrue(r.refused() >= 0.9 * (r.refused() + r.rejectedAtServer()),
+          "the excess is refused at the clients, not rejected at the server's cost: " + r.seen());
+      peakRatios += r.peakOverSteady();
+      firstGoodputs += r.firstGoodput();
+    }
+    double peakRatio = peakRatios / seeds.length;
+    double firstGoodput = firstGoodputs / seeds.length;
+    assertTrue(peakRatio <= 2.5, "overshoot, mean peak / steady " + peakRatio + ":" + all);
+    assertTrue(firstGoodput >= 0.77, "the surge's first 10 ms, mean " + firstGoodput + ":" + all);
   }
 }
