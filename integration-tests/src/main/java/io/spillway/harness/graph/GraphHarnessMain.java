@@ -26,10 +26,11 @@ import java.util.stream.Collectors;
 /**
  * {@code GraphHarnessMain SCENARIO [--out DIR] [--set key=value ...] [--connections N]
  * [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]
- * [--capacity-warmup-max-s N]}: runs a
- * call-graph scenario (rajomon-nsdi25 §5) on real sockets. Every service of the graph is a gRPC
- * server on loopback in one child process ({@link GraphServer}, pinned to core 0 where the machine
- * allows); this process is the load generator (the launcher pins it to core 1).
+ * [--capacity-warmup-max-s N]}: runs a call-graph scenario (rajomon-nsdi25 §5) on real sockets.
+ * Every service of the graph is a gRPC server on loopback in one child process ({@link
+ * GraphServer}, pinned to core 0 where the machine allows); this process is the load generator
+ * (the launcher pins it to core 1). {@code --capacity-warmup-max-s} caps each capacity warm-up
+ * (below), by default {@value #CAPACITY_MAX_SLICES} s.
  *
  * <p>With the scenario key {@code graph.core1 = svc, ...} ({@link GraphPlacement}, read by this
  * harness only) those services, closed under calls, run in a second child process pinned to core
@@ -393,16 +394,15 @@ public final class GraphHarnessMain {
     /** Capacity of each interface alone: closed loop, no control, after a warm-up to steady throughput. */
     private void measureCapacities(GraphServers server, GraphClient client) throws Exception {
       for (CallGraph.Interface i : graph.interfaces()) {
-        int slices = warmUntilSteady(server, client, i);
-        capacitySettled &= slices > 0;
-        slices = Math.abs(slices);
+        WarmUp warmUp = warmUntilSteady(server, client, i);
+        capacitySettled &= warmUp.settled();
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, i, CAPACITY_OUTSTANDING,
             CAPACITY_MEASURE_NANOS, 100_000_000L, scenario.seed());
         Tally t = await(g, CAPACITY_MEASURE_NANOS).getFirst().sum(0, CAPACITY_MEASURE_NANOS);
         capacity[i.index()] = t.completed / (CAPACITY_MEASURE_NANOS / 1e9);
         System.err.printf(Locale.ROOT, "graph harness: capacity %-10s %.0f rps (no control, closed loop, "
             + "%d in flight, after %d s of warm-up; p50 %.0f us, p99 %.0f us)%n", i.name(),
-            capacity[i.index()], CAPACITY_OUTSTANDING, slices, pct(t, 50), pct(t, 99));
+            capacity[i.index()], CAPACITY_OUTSTANDING, warmUp.slices(), pct(t, 50), pct(t, 99));
       }
     }
 
@@ -432,16 +432,15 @@ public final class GraphHarnessMain {
      * Runs {@code iface} closed loop in one-second slices until, over the last {@value
      * #CAPACITY_STEADY_SLICES} slices, the throughputs are within {@value #CAPACITY_STEADY_SPREAD}
      * of each other and the services' JIT compiled for at most {@value #CAPACITY_JIT_QUIET} of
-     * each slice (at most {@code --capacity-warmup-max-s}, by default {@value #CAPACITY_MAX_SLICES},
-   * slices); returns how many ran, negated if
-   * the throughput never settled. Steady
+     * each slice (at most {@code --capacity-warmup-max-s}, by default {@value
+     * #CAPACITY_MAX_SLICES}, slices); returns how many ran and whether it settled. Steady
      * throughput alone is not enough: the services compile on the core they serve from, and on the
      * hotel graph search's throughput sat on plateaus (700-720 rps for two five-second slices of
      * ghz) while the JIT was still at work, compiling about a second each second, then rose to
      * about 1,200 rps after some 30 s, when the JIT fell to a trickle of 40-110 ms a second that
      * never stops (2026-11-22, docs/results/rajomon.md).
      */
-    private int warmUntilSteady(GraphServers server, GraphClient client, CallGraph.Interface iface) throws Exception {
+    private WarmUp warmUntilSteady(GraphServers server, GraphClient client, CallGraph.Interface iface) throws Exception {
       List<Long> completed = new ArrayList<>();
       List<Long> compiling = new ArrayList<>();
       JitWatch jit = new JitWatch(server);
@@ -461,8 +460,11 @@ public final class GraphHarnessMain {
       System.err.printf(Locale.ROOT, "graph harness: warm-up %s, per second: calls completed / ms the JIT "
           + "compiled: %s%s%n", iface.name(), trace.toString().strip(),
           settled ? "" : " (NOT steady after " + capacityMaxSlices + " s: capacity may read low)");
-      return settled ? completed.size() : -completed.size();
+      return new WarmUp(completed.size(), settled);
     }
+
+    /** A capacity warm-up: how many one-second slices it ran, and whether they settled. */
+    private record WarmUp(int slices, boolean settled) { }
 
     /**
      * The services' JIT compiling time between readings, ms; 0 where a JVM does not report it
