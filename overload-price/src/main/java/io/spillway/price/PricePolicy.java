@@ -161,10 +161,9 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
       return price;
     }
     long fall = fallAtEmptyQueue();
-    if (intervals >= 62 || fall > MAX_PRICE >> intervals) {
-      return 0;
-    }
-    return Math.max(0, price - fall * ((1L << intervals) - 1));
+    // fall · (1 + 2 + … + 2^(intervals − 1)) = fall · 2^intervals − fall; saturated: all of it
+    long next = doubled(fall, (int) Math.min(intervals, 62));
+    return next == MAX_PRICE ? 0 : Math.max(0, price - (next - fall));
   }
 
   /** {@code fall · 2^times}, saturating at {@link #MAX_PRICE}; {@code fall} for 0 or fewer. */
