@@ -7,20 +7,21 @@ package io.spillway.price;
  * gain {@code k = increaseTokens / increaseUnitNanos}:
  *
  * <pre>
- *   d &gt; θ, d ≥ d_prev   p ← p + ⌈(d − θ) · k⌉                      the queue is not yet shrinking
- *   d &gt; θ, d &lt; d_prev   p unchanged                                the price already drains it
- *   d &lt; θ              p ← max(0, p − max(step, ⌈(θ − d) · k⌉) · 2^(n − 1))
- *   d = θ              p unchanged
+ *   d &gt; θ   p ← p + ⌈(d − θ) · k⌉                                + w · k · (d − d_prev)
+ *   d &lt; θ   p ← p − max(step, ⌈(θ − d) · k⌉) · 2^(n − 1)          + w · k · (d − d_prev)
+ *   d = θ   p ← p                                                + w · k · (d − d_prev)
  * </pre>
  *
- * where {@code d_prev} is the delay read at the previous update, and no increase takes {@code p}
- * above {@code c + 1}, {@code c} being the most tokens any request brought to the server in the
- * last few intervals beyond the price of its callees (the ceiling, kept by {@link
- * RajomonServerGate}; a price already above it holds). {@code n} is 1 unless the price is
- * unwinding: then it counts the consecutive updates, this one included, at which the queue was
- * short ({@code d < θ/2}), so the fall doubles at each. A price unwinds from the update at which
- * it stood above its ceiling until the first update after a short queue at which the queue is no
- * longer short (the gate keeps that state).
+ * kept within [0, {@link #MAX_PRICE}], where {@code d_prev} is the delay read at the previous
+ * update and {@code w} the trend weight (the trend term rounded up in magnitude). With {@code w =
+ * 0} the trend term is replaced by a hold: while {@code d > θ} and {@code d < d_prev} the price is
+ * unchanged (see below). No increase takes {@code p} above {@code c + 1}, {@code c} being the most
+ * tokens any request brought to the server in the last few intervals beyond the price of its
+ * callees (the ceiling, kept by {@link RajomonServerGate}; a price already above it holds). {@code
+ * n} is 1 unless the price is unwinding: then it counts the consecutive updates, this one included,
+ * at which the queue was short ({@code d < θ/2}), so the fall doubles at each. A price unwinds from
+ * the update at which it stood above its ceiling until the first update after a short queue at
+ * which the queue is no longer short (the gate keeps that state).
  *
  * <p>What we follow, and why:
  *
@@ -40,10 +41,25 @@ package io.spillway.price;
  *       load the hotspot's price rose to 886 within 40 ms and was still 309 900 ms later, with
  *       70–85 % of search requests refused at the clients and goodput at 0.3–0.4 of capacity. The
  *       decrease is at least {@code step}, so a price always drains once the queue is short.
- *   <li><b>Holding while the delay falls</b> is ours (the derivative term of PIE, RFC 8033 §4.2,
- *       in its simplest form). Clients learn a new price only from responses, a few per client per
- *       second at the paper's scale, so for many intervals after a surge the queue stays long
- *       although the price already sheds enough: a pure integrator keeps adding and overshoots.
+ *   <li><b>The trend term</b> is ours, taken from PIE (RFC 8033 §4.2: {@code p += α · (cur_del −
+ *       ref_del) + β · (cur_del − old_del)}, recommended α = 0.125 Hz and β = 1.25 Hz, so β = 10α):
+ *       the price also moves by {@code w} times the gain for every nanosecond the delay moved
+ *       since the last update. It telescopes (over any run of updates it adds {@code w · k ·
+ *       (d_last − d_first)}), so it cannot ratchet the price; what it does is put {@code w · k ·
+ *       d} on top of the integral while the queue is long and take it off as the queue drains.
+ *       That is the damping a pure integrator lacks. The delay signal is the age of the oldest
+ *       waiting item, which still grows for as long as that item waited after the price already
+ *       sheds enough; an integrator on it overshoots by about as much, and at 3× load the price
+ *       swung between shedding nothing and shedding 75–94 % every 200–300 ms: in the harness's
+ *       split hotel graph (three surges to 3×, 100 ms windows) the spread of goodput in the
+ *       surge's last 1.5 s was 136–207 rps and recovery within 1 s held in 9 of 18 surges; with
+ *       {@code w = 10}, PIE's ratio, 85–126 rps and 8 of 9, and with {@code w = 4}, 106–113 rps
+ *       and 6 of 6 (docs/results/rajomon.md, "The trend term").
+ *   <li><b>Holding while the delay falls</b>, the rule with {@code w = 0}, is the trend term's
+ *       simplest form, and was Spillway's before it. Clients learn a new price only from
+ *       responses, a few per client per second at the paper's scale, so for many intervals after
+ *       a surge the queue stays long although the price already sheds enough: a pure integrator
+ *       keeps adding and overshoots.
  *       In the simulator's single-server surge to 2× the price climbed to 1,396 tokens in the
  *       first 20 ms against 300 in steady state, and goodput in that window fell to 0.2 of
  *       capacity. Not raising the price while the queue is already shrinking removes most of
@@ -79,9 +95,14 @@ package io.spillway.price;
  * @param increaseTokens tokens the price moves per {@code increaseUnitNanos} of delay away from θ
  * @param increaseUnitNanos see {@code increaseTokens}
  * @param decreaseStep the least the price falls by per interval while the delay is below θ
+ * @param trendWeight {@code w}: the price also moves by {@code w} times the gain for each unit of
+ *     change in the delay since the last update; 0 holds the price while the queue drains instead
  */
 record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNanos,
-    long decreaseStep) {
+    long decreaseStep, long trendWeight) {
+
+  /** The most {@link #trendWeight} may be. */
+  static final long MAX_TREND_WEIGHT = 1_000;
 
   /** The highest price any table holds: a quarter of {@link Long#MAX_VALUE}. */
   static final long MAX_PRICE = Long.MAX_VALUE / 4;
@@ -92,6 +113,10 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
           + thresholdNanos + " increase=" + increaseTokens + "/" + increaseUnitNanos
           + "ns decrease=" + decreaseStep);
     }
+    if (trendWeight < 0 || trendWeight > MAX_TREND_WEIGHT) {
+      throw new IllegalArgumentException("price trend weight must be in [0, " + MAX_TREND_WEIGHT
+          + "], got " + trendWeight);
+    }
     if (Math.multiplyHigh(increaseTokens, increaseUnitNanos) != 0
         || increaseTokens * increaseUnitNanos < 0) {
       throw new IllegalArgumentException("price increase " + increaseTokens + " tokens per "
@@ -99,9 +124,14 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
     }
   }
 
+  /** A policy without the trend term: the price holds while the queue drains. */
+  PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNanos, long decreaseStep) {
+    this(thresholdNanos, increaseTokens, increaseUnitNanos, decreaseStep, 0);
+  }
+
   static PricePolicy of(RajomonConfig config) {
     return new PricePolicy(config.delayThresholdNanos(), config.priceIncreaseTokens(),
-        config.priceIncreaseUnitNanos(), config.priceDecreaseStep());
+        config.priceIncreaseUnitNanos(), config.priceDecreaseStep(), config.priceTrendWeight());
   }
 
   /**
@@ -120,19 +150,34 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
    * from {@link #shortUpdates}; 1 or less: the plain decrease).
    */
   long next(long price, long delayNanos, long previousDelayNanos, long ceiling, int shortUpdates) {
+    long move; // each term within ±MAX_PRICE, so price + move cannot overflow
     if (delayNanos > thresholdNanos) {
-      if (delayNanos < previousDelayNanos) {
+      if (trendWeight == 0 && delayNanos < previousDelayNanos) {
         return price; // the queue is draining at this price
       }
-      long raised = Math.min(MAX_PRICE, price + increase(delayNanos - thresholdNanos));
-      long saturated = ceiling >= MAX_PRICE ? MAX_PRICE : Math.max(0, ceiling) + 1;
-      return Math.max(price, Math.min(raised, saturated)); // never lowered by the ceiling
+      move = increase(delayNanos - thresholdNanos);
+    } else if (delayNanos < thresholdNanos) {
+      move = -doubled(Math.max(decreaseStep, increase(thresholdNanos - delayNanos)),
+          shortUpdates - 1);
+    } else {
+      move = 0;
     }
-    if (delayNanos < thresholdNanos) {
-      long fall = Math.max(decreaseStep, increase(thresholdNanos - delayNanos));
-      return Math.max(0, price - doubled(fall, shortUpdates - 1));
+    long next = Math.clamp(price + move + trend(delayNanos - previousDelayNanos), 0, MAX_PRICE);
+    if (next <= price) {
+      return next;
     }
-    return price;
+    long saturated = ceiling >= MAX_PRICE ? MAX_PRICE : Math.max(0, ceiling) + 1;
+    return Math.max(price, Math.min(next, saturated)); // never lowered by the ceiling
+  }
+
+  /** {@code w · k · change}, rounded up in magnitude, within ±{@link #MAX_PRICE}; 0 if {@code w = 0}. */
+  private long trend(long changeNanos) {
+    if (trendWeight == 0 || changeNanos == 0) {
+      return 0;
+    }
+    long magnitude = increase(Math.abs(changeNanos)); // delays are never negative: no overflow
+    long weighted = magnitude > MAX_PRICE / trendWeight ? MAX_PRICE : magnitude * trendWeight;
+    return changeNanos > 0 ? weighted : -weighted;
   }
 
   /**
@@ -154,7 +199,9 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
   /**
    * The lowest {@code price} can be after {@code intervals} updates: what it becomes if every one
    * of them saw an empty queue, the fall doubling at each, {@code price − fall · (2^intervals −
-   * 1)}.
+   * 1)}. The trend term can take a price lower still, once, by {@code w · k} times the delay read
+   * at the update before; a caller ageing a callee's price cannot see that delay, so the bound
+   * leaves it out and errs towards shedding.
    */
   long lowestAfter(long price, long intervals) {
     if (intervals <= 0) {

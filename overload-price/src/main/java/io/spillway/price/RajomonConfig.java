@@ -23,6 +23,10 @@ import java.util.Objects;
  *       authors' {@code UpdatePrice})</td></tr>
  *   <tr><td>{@code priceDecreaseStep}</td><td>1</td><td>the least the price falls per interval
  *       below θ: paper §3.4 "decreases by 1 token"</td></tr>
+ *   <tr><td>{@code priceTrendWeight}</td><td>10</td><td>ours, from PIE (RFC 8033 §4.2: β = 10α):
+ *       the price also follows the change in delay since the last update, at 10× the gain
+ *       ({@link PricePolicy}, "the trend term"); 0 holds the price while the queue drains
+ *       instead</td></tr>
  *   <tr><td>{@code tokenRefill}</td><td>{@link TokenRefill#POISSON}</td><td>paper §3.3 (the
  *       authors' code defaults to {@code "fixed"})</td></tr>
  *   <tr><td>{@code tokensPerRefill}, {@code refillIntervalNanos}</td><td>10 per 10 ms</td>
@@ -46,6 +50,8 @@ import java.util.Objects;
  *     queueing delay above or below θ (rounded up)
  * @param priceIncreaseUnitNanos see {@code priceIncreaseTokens}
  * @param priceDecreaseStep the least the price falls by per interval while the delay is below θ
+ * @param priceTrendWeight how many times the gain the price moves by per unit of change in the
+ *     delay since the last update, in [0, 1000]; 0 holds it while the queue drains instead
  * @param tokenRefill how client wallets are replenished (§3.3)
  * @param tokensPerRefill tokens per refill event
  * @param refillIntervalNanos the mean time between refill events
@@ -60,7 +66,7 @@ import java.util.Objects;
  */
 public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNanos,
     long priceIncreaseTokens, long priceIncreaseUnitNanos, long priceDecreaseStep,
-    TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos, long initialTokens,
+    long priceTrendWeight, TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos, long initialTokens,
     long maxTokens, long clientWaitTimeoutNanos, PriceAttachment priceAttachment,
     boolean tokenAudit, long auditSlackTokens, long seed) {
 
@@ -99,8 +105,13 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       throw new IllegalArgumentException("auditSlackTokens must be in [0, " + MAX_TOKENS
           + "], got " + auditSlackTokens);
     }
+    if (priceTrendWeight < 0 || priceTrendWeight > PricePolicy.MAX_TREND_WEIGHT) {
+      throw new IllegalArgumentException("priceTrendWeight must be in [0, "
+          + PricePolicy.MAX_TREND_WEIGHT + "], got " + priceTrendWeight);
+    }
+    // checks that the increase arithmetic cannot overflow
     new PricePolicy(delayThresholdNanos, priceIncreaseTokens, priceIncreaseUnitNanos,
-        priceDecreaseStep); // checks that the increase arithmetic cannot overflow
+        priceDecreaseStep, priceTrendWeight);
   }
 
   /** {@value #CAP_REFILLS} refills, within [1, {@link #MAX_TOKENS}]. */
@@ -191,6 +202,9 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
   /** {@link #forSlo}'s tokens per refill, one refill per update interval. */
   static final long FOR_SLO_REFILL = 10;
 
+  /** The default trend weight: PIE's β / α (RFC 8033 §4.2). */
+  static final long DEFAULT_TREND_WEIGHT = 10;
+
   /** A wallet's default cap, in refills. */
   static final long CAP_REFILLS = 10_000;
 
@@ -211,6 +225,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     private long priceIncreaseTokens = 8;
     private long priceIncreaseUnitNanos = MS;
     private long priceDecreaseStep = 1;
+    private long priceTrendWeight = DEFAULT_TREND_WEIGHT;
     private TokenRefill tokenRefill = TokenRefill.POISSON;
     private long tokensPerRefill = 10;
     private long refillIntervalNanos = 10 * MS;
@@ -231,6 +246,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       priceIncreaseTokens = c.priceIncreaseTokens;
       priceIncreaseUnitNanos = c.priceIncreaseUnitNanos;
       priceDecreaseStep = c.priceDecreaseStep;
+      priceTrendWeight = c.priceTrendWeight;
       tokenRefill = c.tokenRefill;
       tokensPerRefill = c.tokensPerRefill;
       refillIntervalNanos = c.refillIntervalNanos;
@@ -257,6 +273,12 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     }
 
     public Builder priceDecreaseStep(long value) { priceDecreaseStep = value; return this; }
+
+    /**
+     * The price also moves by {@code weight} times the gain per unit of change in the delay since
+     * the last update ({@link PricePolicy}, "the trend term"); 0 holds it while the queue drains.
+     */
+    public Builder priceTrendWeight(long weight) { priceTrendWeight = weight; return this; }
 
     /** Client wallets get {@code tokens} per refill event, events {@code intervalNanos} apart on average. */
     public Builder refill(TokenRefill kind, long tokens, long intervalNanos) {
@@ -296,7 +318,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     /** @throws IllegalArgumentException naming the first value out of range */
     public RajomonConfig build() {
       return new RajomonConfig(delayThresholdNanos, priceUpdateIntervalNanos, priceIncreaseTokens,
-          priceIncreaseUnitNanos, priceDecreaseStep, tokenRefill, tokensPerRefill,
+          priceIncreaseUnitNanos, priceDecreaseStep, priceTrendWeight, tokenRefill, tokensPerRefill,
           refillIntervalNanos, initialTokens, capFollowsRefill ? defaultCap(tokensPerRefill) : maxTokens,
           clientWaitTimeoutNanos, priceAttachment,
           tokenAudit, auditSlackTokens, seed);
@@ -309,6 +331,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
         + ", interval=" + priceUpdateIntervalNanos / 1000.0 + "us"
         + ", increase=" + priceIncreaseTokens + "/" + priceIncreaseUnitNanos / 1000.0 + "us"
         + ", decrease=" + priceDecreaseStep
+        + ", trend=" + priceTrendWeight
         + ", refill=" + tokenRefill + " " + tokensPerRefill + "/" + refillIntervalNanos / 1000.0 + "us"
         + ", tokens=" + initialTokens + ".." + maxTokens
         + ", clientWait=" + (failFast() ? "fail-fast" : clientWaitTimeoutNanos / 1000.0 + "us")

@@ -32,9 +32,10 @@ import java.util.random.RandomGenerator;
  *   <li><b>Price updates.</b> Every update interval, on the injected {@link Scheduler}, the gate
  *       reads the server's queueing delay ({@link ServerEnvironment#queueDelay()}) and moves the
  *       local price by {@link PricePolicy}: in proportion to the delay's distance from the
- *       threshold, up (unless the delay is already falling, and never above the most tokens a
- *       request brought in the last {@value #CEILING_INTERVALS} intervals) or down, the fall
- *       doubling at each short queue once the price stood above that ceiling (unwinding). The
+ *       threshold and, weighted, to its change since the last update (the trend term), up (never
+ *       above the most tokens a request brought in the last {@value #CEILING_INTERVALS}
+ *       intervals) or down, the fall doubling at each short queue once the price stood above that
+ *       ceiling (unwinding). The
  *       authors read the maximum Go scheduler latency over the interval ({@code queuingDelay.go});
  *       Spillway's signal is the age of the oldest waiting item summed over stages, read at the
  *       tick.

@@ -35,13 +35,14 @@ class ForgedTokensTest {
 
   /**
    * Wallets refill 10 tokens per ms (fixed), start with 10, hold at most 1,000; θ = 1 ms, updated
-   * every ms; 1 ms over θ raises the price by 500.
+   * every ms; 1 ms over θ raises the price by 500, and no more: the trend term is off, so a delay
+   * that jumps from 0 does not add to it.
    */
   private static RajomonConfig config(boolean audit) {
     return RajomonConfig.builder()
         .refill(TokenRefill.FIXED, 10, MS).initialTokens(10).maxTokens(1_000)
         .delayThresholdNanos(MS).priceUpdateIntervalNanos(MS).priceIncrease(500, MS)
-        .tokenAudit(audit, 0).build();
+        .priceTrendWeight(0).tokenAudit(audit, 0).build();
   }
 
   private RajomonServerGate server(boolean audit) {

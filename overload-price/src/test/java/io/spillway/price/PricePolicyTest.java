@@ -60,6 +60,53 @@ class PricePolicyTest {
   }
 
   @Test
+  void theTrendTermMovesThePriceWithTheChangeInDelay() {
+    // θ = 10 ms, 8 tokens per ms, w = 10 (PIE's β = 10α): 80 tokens per ms the delay moved.
+    PricePolicy trend = new PricePolicy(10 * MS, 8, MS, 1, 10);
+    assertEquals(880, trend.next(0, 20 * MS, 10 * MS), "10 ms over: 80; 10 ms longer: 800");
+    assertEquals(80, trend.next(0, 20 * MS, 20 * MS), "a steady queue: the paper's increase");
+    assertEquals(488, trend.next(2_000, 11 * MS, 30 * MS), "draining: +8, 19 ms shorter: −1,520");
+    assertEquals(0, trend.next(1_000, 11 * MS, 30 * MS), "never negative");
+    assertEquals(172, trend.next(100, 9 * MS, 8 * MS), "under θ but growing: −8 + 80");
+    assertEquals(92, trend.next(100, 9 * MS, 9 * MS), "under θ and steady: −8");
+    assertEquals(800, trend.next(0, 10 * MS, 0), "at θ exactly: the trend alone");
+    assertEquals(10, trend.next(0, 10 * MS, 10 * MS - 1), "1 ns longer: 10 · ⌈8/1e6⌉");
+    assertEquals(90, trend.next(100, 10 * MS, 10 * MS + 1), "1 ns shorter: −10");
+    assertEquals(100, policy.next(100, 11 * MS, 30 * MS), "w = 0: the hold instead");
+  }
+
+  @Test
+  void theTrendTermTelescopes() {
+    PricePolicy trend = new PricePolicy(10 * MS, 8, MS, 1, 10);
+    long price = trend.next(5_000, 30 * MS, 10 * MS); // +160 +1,600
+    assertEquals(6_760, price);
+    price = trend.next(price, 30 * MS, 30 * MS); // +160
+    assertEquals(6_920, price);
+    price = trend.next(price, 10 * MS, 30 * MS); // at θ: −1,600
+    assertEquals(5_320, price, "the queue came and went: only the integral stays, 2 × 160");
+  }
+
+  @Test
+  void theCeilingBoundsTheTrendTooButNeverItsFall() {
+    PricePolicy trend = new PricePolicy(10 * MS, 8, MS, 1, 10);
+    assertEquals(51, trend.next(0, 20 * MS, 10 * MS, 50, 0), "880 capped at ceiling + 1");
+    assertEquals(100, trend.next(100, 20 * MS, 10 * MS, 50, 0), "above the ceiling already: holds");
+    assertEquals(488, trend.next(2_000, 11 * MS, 30 * MS, 0, 0), "the fall is not capped");
+    assertEquals(1_680, trend.next(2_000, 0, 0, PricePolicy.MAX_PRICE, 3),
+        "unwinding doubles the fall only: 80 · 4");
+    assertEquals(40, trend.next(1_000, 0, 10 * MS, PricePolicy.MAX_PRICE, 2),
+        "−160 and −800 (10 ms shorter)");
+  }
+
+  @Test
+  void theTrendTermSaturates() {
+    PricePolicy steep = new PricePolicy(1, 1_000_000, 1, 1, PricePolicy.MAX_TREND_WEIGHT);
+    assertEquals(PricePolicy.MAX_PRICE, steep.next(0, Long.MAX_VALUE, 0));
+    assertEquals(0, steep.next(PricePolicy.MAX_PRICE, 0, Long.MAX_VALUE));
+    assertEquals(PricePolicy.MAX_PRICE, steep.next(PricePolicy.MAX_PRICE, Long.MAX_VALUE, 0));
+  }
+
+  @Test
   void anIncreaseStopsJustAboveTheRichestRequestOfTheInterval() {
     // policy: θ = 10 ms, 8 tokens per ms; 20 ms of delay would add 80.
     assertEquals(80, policy.next(0, 20 * MS, RISING, 1_000, 0), "far below the ceiling: unchanged rule");
@@ -134,5 +181,8 @@ class PricePolicyTest {
     assertThrows(IllegalArgumentException.class, () -> new PricePolicy(MS, 8, MS, 0));
     assertThrows(IllegalArgumentException.class,
         () -> new PricePolicy(MS, Long.MAX_VALUE / 2, 4, 1), "gain × unit must fit in a long");
+    assertThrows(IllegalArgumentException.class, () -> new PricePolicy(MS, 8, MS, 1, -1));
+    assertThrows(IllegalArgumentException.class,
+        () -> new PricePolicy(MS, 8, MS, 1, PricePolicy.MAX_TREND_WEIGHT + 1));
   }
 }

@@ -22,6 +22,7 @@ class RajomonConfigTest {
     assertEquals(8, c.priceIncreaseTokens(), "paper §3.4: 3–13 tokens per ms");
     assertEquals(MS, c.priceIncreaseUnitNanos());
     assertEquals(1, c.priceDecreaseStep(), "paper §3.4: decreases by (at least) 1 token");
+    assertEquals(10, c.priceTrendWeight(), "ours: PIE's β = 10α (RFC 8033 §4.2)");
     assertEquals(TokenRefill.POISSON, c.tokenRefill(), "paper §3.3");
     assertEquals(10, c.tokensPerRefill(), "paper §3.5: 10 tokens every 10 ms");
     assertEquals(10 * MS, c.refillIntervalNanos());
@@ -82,6 +83,8 @@ class RajomonConfigTest {
     rejects("priceIncreaseTokens", () -> RajomonConfig.builder().priceIncrease(0, MS).build());
     rejects("priceIncreaseUnitNanos", () -> RajomonConfig.builder().priceIncrease(8, 0).build());
     rejects("priceDecreaseStep", () -> RajomonConfig.builder().priceDecreaseStep(0).build());
+    rejects("priceTrendWeight", () -> RajomonConfig.builder().priceTrendWeight(-1).build());
+    rejects("priceTrendWeight", () -> RajomonConfig.builder().priceTrendWeight(1_001).build());
     rejects("tokensPerRefill",
         () -> RajomonConfig.builder().refill(TokenRefill.FIXED, 0, MS).build());
     rejects("refillIntervalNanos",

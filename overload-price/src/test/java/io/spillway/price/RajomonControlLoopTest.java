@@ -315,11 +315,12 @@ class RajomonControlLoopTest {
     double refused = (double) (refusedAtClient - refusedBefore) / (after.issued() - before.issued());
     String seen = "peak=" + peak + " goodput=" + goodput / CAPACITY + " refused=" + refused + "; "
         + describe();
-    // Seed 42: the price peaked at 29,261 (about 2,000 before the stall; the ceiling, PricePolicy,
+    // Seed 42: the price peaked at 28,249 (about 2,000 before the stall; the ceiling, PricePolicy,
     // holds it there); 5–15 ms after the stall ended, goodput was 1.00 of capacity and the clients
-    // refused 47 % (half is the least at 2×); seeds 1–7: 0.99 or more, 48 % or less. Without the
-    // doubling fall once a saturated price meets a short queue, 0.12–0.17 and 92–94 % (seeds 1–7
-    // and 42), the price still at 13,498–20,063. Without the ceiling it peaked at 211,283.
+    // refused 47 % (half is the least at 2×); seeds 1–7: 0.999 or more, 48 % or less. Without the
+    // doubling fall once a saturated price meets a short queue, 0.18–0.23 and 88–91 % (seeds 1–7
+    // and 42), the price still at 8,416–12,214. Without the ceiling (measured before the trend
+    // term, PricePolicy) it peaked at 211,283.
     assertTrue(goodput >= 0.8 * CAPACITY, "goodput after the stall: " + seen);
     assertTrue(refused <= 0.6, "at 2× about half is refused at the clients, not all: " + seen);
   }
@@ -362,11 +363,12 @@ class RajomonControlLoopTest {
   }
 
   /**
-   * The overshoot and the first 10 ms vary from seed to seed more than the hold while the queue
-   * drains moves them, so they are asserted on the mean of eight seeds (1–8, or the one given
-   * with {@code -Dspillway.seed}). Means over seeds 1–8: peak 2.21 × the steady price and 0.805
-   * of capacity in the first 10 ms; without the hold (PricePolicy) 2.93 and 0.726. Single seeds
-   * range over 2.10–2.48 and 0.764–0.818 with it, and 2.71–3.11 and 0.700–0.758 without.
+   * The overshoot and the first 10 ms vary from seed to seed, so they are asserted on the mean of
+   * eight seeds (1–8, or the one given with {@code -Dspillway.seed}). Means over seeds 1–8 with the
+   * trend term (PricePolicy, weight 10): peak 1.95 × the steady price and 0.888 of capacity in the
+   * first 10 ms (single seeds 1.66–2.31 and 0.855–0.910). With weight 0, which holds the price
+   * while the queue drains instead, 2.21 and 0.805 (single seeds 2.10–2.48 and 0.764–0.818): the
+   * test then fails; with neither the trend nor the hold, 2.93 and 0.726.
    */
   @Test
   void aSurgeFromFourFifthsToTwiceCapacityIsMetWithoutOvershootAndShedAtTheClients() {
@@ -387,7 +389,7 @@ class RajomonControlLoopTest {
     }
     double peakRatio = peakRatios / seeds.length;
     double firstGoodput = firstGoodputs / seeds.length;
-    assertTrue(peakRatio <= 2.5, "overshoot, mean peak / steady " + peakRatio + ":" + all);
-    assertTrue(firstGoodput >= 0.77, "the surge's first 10 ms, mean " + firstGoodput + ":" + all);
+    assertTrue(peakRatio <= 2.1, "overshoot, mean peak / steady " + peakRatio + ":" + all);
+    assertTrue(firstGoodput >= 0.85, "the surge's first 10 ms, mean " + firstGoodput + ":" + all);
   }
 }

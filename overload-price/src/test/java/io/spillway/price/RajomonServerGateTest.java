@@ -28,11 +28,13 @@ class RajomonServerGateTest {
 
   /**
    * θ = 50 µs, interval 25 µs (forSlo's for a 200 µs SLO), ±8 tokens per 50 µs away from θ, at
-   * least 1 down, every fifth response priced: small numbers to follow.
+   * least 1 down, every fifth response priced: small numbers to follow. The trend term is off (the
+   * price holds while the queue drains), so that each step below is the integral's alone; {@link
+   * #theTrendTermFollowsTheChangeInDelay} turns it on, and PricePolicyTest has its arithmetic.
    */
   private static RajomonConfig.Builder config() {
     return RajomonConfig.forSlo(200 * US, 10 * US).toBuilder().priceIncrease(8, 50 * US)
-        .priceDecreaseStep(1).priceAttachment(PriceAttachment.everyNth(5));
+        .priceDecreaseStep(1).priceTrendWeight(0).priceAttachment(PriceAttachment.everyNth(5));
   }
 
   private RajomonServerGate gate(RajomonConfig config) {
@@ -188,6 +190,22 @@ class RajomonServerGateTest {
     delay = 0; // no longer unwinding: the plain −8 per interval
     ticks(g, 2);
     assertEquals(861, g.localPrice());
+  }
+
+  @Test
+  void theTrendTermFollowsTheChangeInDelay() {
+    RajomonServerGate g = gate(config().priceTrendWeight(10).build());
+    delay = 100 * US;
+    tick(g);
+    assertEquals(168, g.localPrice(), "50 µs over θ: +8; 100 µs longer than before: +10 · 16");
+    tick(g);
+    assertEquals(176, g.localPrice(), "a steady queue: +8, the integral alone");
+    delay = 75 * US;
+    tick(g);
+    assertEquals(140, g.localPrice(), "25 µs over: +4; 25 µs shorter: −10 · 4 (no hold)");
+    delay = 0;
+    tick(g);
+    assertEquals(12, g.localPrice(), "50 µs under: −8; 75 µs shorter: −10 · 12");
   }
 
   @Test

@@ -256,6 +256,9 @@ public final class SchemeRegistry {
       long refill = s.isSet("rajomon.refill_tokens") ? s.longValue("rajomon.refill_tokens")
           : base.tokensPerRefill();
       b.refill(base.tokenRefill(), refill, interval);
+      if (s.isSet("rajomon.trend")) {
+        b.priceTrendWeight(s.longValue("rajomon.trend"));
+      }
       if (s.isSet("rajomon.wait_us")) {
         b.clientWaitTimeoutNanos(s.nanos("rajomon.wait_us", 1_000));
       }
