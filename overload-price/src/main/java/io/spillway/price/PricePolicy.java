@@ -162,7 +162,11 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
     } else {
       move = 0;
     }
-    long next = Math.clamp(price + move + trend(delayNanos - previousDelayNanos), 0, MAX_PRICE);
+    // the trend only where the queue is or was above θ: below it, delay noise would raise a price
+    // of 0 at every short burst, and the clamp at 0 would keep what it added
+    long trend = Math.max(delayNanos, previousDelayNanos) > thresholdNanos
+        ? trend(delayNanos - previousDelayNanos) : 0;
+    long next = Math.clamp(price + move + trend, 0, MAX_PRICE);
     if (next <= price) {
       return next;
     }

@@ -67,11 +67,12 @@ class PricePolicyTest {
     assertEquals(80, trend.next(0, 20 * MS, 20 * MS), "a steady queue: the paper's increase");
     assertEquals(488, trend.next(2_000, 11 * MS, 30 * MS), "draining: +8, 19 ms shorter: −1,520");
     assertEquals(0, trend.next(1_000, 11 * MS, 30 * MS), "never negative");
-    assertEquals(172, trend.next(100, 9 * MS, 8 * MS), "under θ but growing: −8 + 80");
+    assertEquals(92, trend.next(100, 9 * MS, 8 * MS), "under θ now and before: no trend, −8");
     assertEquals(92, trend.next(100, 9 * MS, 9 * MS), "under θ and steady: −8");
-    assertEquals(800, trend.next(0, 10 * MS, 0), "at θ exactly: the trend alone");
-    assertEquals(10, trend.next(0, 10 * MS, 10 * MS - 1), "1 ns longer: 10 · ⌈8/1e6⌉");
-    assertEquals(90, trend.next(100, 10 * MS, 10 * MS + 1), "1 ns shorter: −10");
+    assertEquals(0, trend.next(0, 10 * MS, 0), "at θ, from under it: no trend");
+    assertEquals(111, trend.next(100, 10 * MS + 1, 10 * MS), "1 ns over, 1 ns longer: +1 + 10 · ⌈8/1e6⌉");
+    assertEquals(90, trend.next(100, 10 * MS, 10 * MS + 1), "at θ from 1 ns over: −10");
+    assertEquals(40, trend.next(1_000, 0, 11 * MS), "an empty queue after 1 ms over: −80 − 880");
     assertEquals(100, policy.next(100, 11 * MS, 30 * MS), "w = 0: the hold instead");
   }
 
@@ -94,8 +95,8 @@ class PricePolicyTest {
     assertEquals(488, trend.next(2_000, 11 * MS, 30 * MS, 0, 0), "the fall is not capped");
     assertEquals(1_680, trend.next(2_000, 0, 0, PricePolicy.MAX_PRICE, 3),
         "unwinding doubles the fall only: 80 · 4");
-    assertEquals(40, trend.next(1_000, 0, 10 * MS, PricePolicy.MAX_PRICE, 2),
-        "−160 and −800 (10 ms shorter)");
+    assertEquals(960, trend.next(2_000, 0, 11 * MS, PricePolicy.MAX_PRICE, 2),
+        "−160 and −880 (11 ms shorter)");
   }
 
   @Test
