@@ -13,8 +13,9 @@ package io.spillway.price;
  * </pre>
  *
  * kept within [0, {@link #MAX_PRICE}], where {@code d_prev} is the delay read at the previous
- * update and {@code w} the trend weight (the trend term rounded up in magnitude). With {@code w =
- * 0} the trend term is replaced by a hold: while {@code d > θ} and {@code d < d_prev} the price is
+ * update and {@code w} the trend weight. The trend term is rounded up in magnitude and left out
+ * when neither {@code d} nor {@code d_prev} is above θ. With {@code w = 0} it is replaced by a
+ * hold: while {@code d > θ} and {@code d < d_prev} the price is
  * unchanged (see below). No increase takes {@code p} above {@code c + 1}, {@code c} being the most
  * tokens any request brought to the server in the last few intervals beyond the price of its
  * callees (the ceiling, kept by {@link RajomonServerGate}; a price already above it holds). {@code
@@ -44,26 +45,28 @@ package io.spillway.price;
  *   <li><b>The trend term</b> is ours, taken from PIE (RFC 8033 §4.2: {@code p += α · (cur_del −
  *       ref_del) + β · (cur_del − old_del)}, recommended α = 0.125 Hz and β = 1.25 Hz, so β = 10α):
  *       the price also moves by {@code w} times the gain for every nanosecond the delay moved
- *       since the last update. It telescopes (over any run of updates it adds {@code w · k ·
- *       (d_last − d_first)}), so it cannot ratchet the price; what it does is put {@code w · k ·
- *       d} on top of the integral while the queue is long and take it off as the queue drains.
- *       That is the damping a pure integrator lacks. The delay signal is the age of the oldest
- *       waiting item, which still grows for as long as that item waited after the price already
- *       sheds enough; an integrator on it overshoots by about as much, and at 3× load the price
- *       swung between shedding nothing and shedding 75–94 % every 200–300 ms: in the harness's
- *       split hotel graph (three surges to 3×, 100 ms windows) the spread of goodput in the
- *       surge's last 1.5 s was 136–207 rps and recovery within 1 s held in 9 of 18 surges; with
- *       {@code w = 10}, PIE's ratio, 85–126 rps and 8 of 9, and with {@code w = 4}, 106–113 rps
- *       and 6 of 6 (docs/results/rajomon.md, "The trend term").
+ *       since the last update, as long as the delay, now or then, is above θ. Above θ it
+ *       telescopes (over a run of updates it adds {@code w · k · (d_last − d_first)}): it puts
+ *       {@code w · k · d} on top of the integral while the queue is long and takes it off as the
+ *       queue drains. That is the damping an integrator lacks. The delay signal is the age of the
+ *       oldest waiting item, which keeps growing for as long as that item waited after the price
+ *       already sheds enough, and an integrator on it overshoots by about as much. At 3× load the
+ *       price swung between shedding nothing and shedding 75–94 % every 200–300 ms. In the
+ *       harness's split hotel graph (three surges to 3×, docs/results/rajomon.md, "The trend
+ *       term"), goodput rose from 1,027–1,115 rps per run to 1,154–1,187, the spread of its 100 ms
+ *       windows fell from 136–207 rps to 110–127, and 7 of 9 surges recovered within 1 s, against
+ *       13 of 24. Below θ the term is left out: there it turned delay noise into a price (a price
+ *       of 0 rose at every short burst, and the clamp at 0 kept what the term had added), and in
+ *       the simulator's isolation run reserve at 0.8× kept 0.681 of its capacity against 0.777.
  *   <li><b>Holding while the delay falls</b>, the rule with {@code w = 0}, is the trend term's
  *       simplest form, and was Spillway's before it. Clients learn a new price only from
  *       responses, a few per client per second at the paper's scale, so for many intervals after
  *       a surge the queue stays long although the price already sheds enough: a pure integrator
- *       keeps adding and overshoots.
- *       In the simulator's single-server surge to 2× the price climbed to 1,396 tokens in the
- *       first 20 ms against 300 in steady state, and goodput in that window fell to 0.2 of
- *       capacity. Not raising the price while the queue is already shrinking removes most of
- *       the overshoot; a growing or steady queue still raises it every interval.
+ *       keeps adding and overshoots. In the simulator's single-server surge to 2× the price
+ *       climbed to 1,396 tokens in the first 20 ms against 300 in steady state, and goodput in
+ *       that window fell to 0.2 of capacity. Not raising the price while the queue is already
+ *       shrinking removes most of the overshoot; a growing or steady queue still raises it every
+ *       interval.
  *   <li><b>The ceiling</b> is ours too: anti-windup, as a controller stops integrating once its
  *       actuator saturates. At {@code c + 1} the server already refuses every request it saw
  *       lately; a higher price sheds nothing more, but it is what callers hear, and a client
@@ -96,7 +99,8 @@ package io.spillway.price;
  * @param increaseUnitNanos see {@code increaseTokens}
  * @param decreaseStep the least the price falls by per interval while the delay is below θ
  * @param trendWeight {@code w}: the price also moves by {@code w} times the gain for each unit of
- *     change in the delay since the last update; 0 holds the price while the queue drains instead
+ *     change in the delay since the last update, while the delay is or was above θ; 0 holds the
+ *     price while the queue drains instead
  */
 record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNanos,
     long decreaseStep, long trendWeight) {

@@ -24,8 +24,8 @@ import java.util.Objects;
  *   <tr><td>{@code priceDecreaseStep}</td><td>1</td><td>the least the price falls per interval
  *       below θ: paper §3.4 "decreases by 1 token"</td></tr>
  *   <tr><td>{@code priceTrendWeight}</td><td>10</td><td>ours, from PIE (RFC 8033 §4.2: β = 10α):
- *       the price also follows the change in delay since the last update, at 10× the gain
- *       ({@link PricePolicy}, "the trend term"); 0 holds the price while the queue drains
+ *       above θ the price also follows the change in delay since the last update, at 10× the
+ *       gain ({@link PricePolicy}, "the trend term"); 0 holds the price while the queue drains
  *       instead</td></tr>
  *   <tr><td>{@code tokenRefill}</td><td>{@link TokenRefill#POISSON}</td><td>paper §3.3 (the
  *       authors' code defaults to {@code "fixed"})</td></tr>
@@ -51,7 +51,8 @@ import java.util.Objects;
  * @param priceIncreaseUnitNanos see {@code priceIncreaseTokens}
  * @param priceDecreaseStep the least the price falls by per interval while the delay is below θ
  * @param priceTrendWeight how many times the gain the price moves by per unit of change in the
- *     delay since the last update, in [0, 1000]; 0 holds it while the queue drains instead
+ *     delay since the last update while the delay is or was above θ, in [0, 1000]; 0 holds it
+ *     while the queue drains instead
  * @param tokenRefill how client wallets are replenished (§3.3)
  * @param tokensPerRefill tokens per refill event
  * @param refillIntervalNanos the mean time between refill events
@@ -276,7 +277,8 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
 
     /**
      * The price also moves by {@code weight} times the gain per unit of change in the delay since
-     * the last update ({@link PricePolicy}, "the trend term"); 0 holds it while the queue drains.
+     * the last update, while the delay is or was above θ ({@link PricePolicy}, "the trend term");
+     * 0 holds it while the queue drains.
      */
     public Builder priceTrendWeight(long weight) { priceTrendWeight = weight; return this; }
 

@@ -101,7 +101,7 @@ public final class Scenario {
     keys.put("rajomon.increase", "Rajomon price change in tokens per threshold of delay excess (both directions); default 160");
     keys.put("rajomon.refill_tokens", "Rajomon tokens refilled per interval per client (Poisson); default 10");
     keys.put("rajomon.wait_us", "Rajomon client wait for tokens; default 0 (fail fast)");
-    keys.put("rajomon.trend", "Rajomon: the price also moves by this many times the gain per unit of change in the queueing delay (PIE's trend term); default 10, 0 holds the price while the queue drains");
+    keys.put("rajomon.trend", "Rajomon: above the threshold the price also moves by this many times the gain per unit of change in the queueing delay (PIE's trend term); default 10, 0 holds the price while the queue drains");
     keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 1 (every response)");
     KEYS = Collections.unmodifiableMap(keys);
   }
