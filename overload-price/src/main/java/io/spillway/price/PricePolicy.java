@@ -14,15 +14,15 @@ package io.spillway.price;
  *
  * kept within [0, {@link #MAX_PRICE}], where {@code d_prev} is the delay read at the previous
  * update and {@code w} the trend weight. The trend term is rounded up in magnitude and left out
- * when neither {@code d} nor {@code d_prev} is above θ. With {@code w = 0} it is replaced by a
- * hold: while {@code d > θ} and {@code d < d_prev} the price is
- * unchanged (see below). No increase takes {@code p} above {@code c + 1}, {@code c} being the most
- * tokens any request brought to the server in the last few intervals beyond the price of its
- * callees (the ceiling, kept by {@link RajomonServerGate}; a price already above it holds). {@code
- * n} is 1 unless the price is unwinding: then it counts the consecutive updates, this one included,
- * at which the queue was short ({@code d < θ/2}), so the fall doubles at each. A price unwinds from
- * the update at which it stood above its ceiling until the first update after a short queue at
- * which the queue is no longer short (the gate keeps that state).
+ * when neither {@code d} nor {@code d_prev} is above θ, so the price never rises while the delay is
+ * at or under θ. With {@code w = 0} it is replaced by a hold: while {@code d > θ} and {@code d <
+ * d_prev} the price is unchanged (see below). No increase takes {@code p} above {@code c + 1},
+ * {@code c} being the most tokens any request brought to the server in the last few intervals
+ * beyond the price of its callees (the ceiling, kept by {@link RajomonServerGate}; a price already
+ * above it holds). {@code n} is 1 unless the price is unwinding: then it counts the consecutive
+ * updates, this one included, at which the queue was short ({@code d < θ/2}), so the fall doubles
+ * at each. A price unwinds from the update at which it stood above its ceiling until the first
+ * update after a short queue at which the queue is no longer short (the gate keeps that state).
  *
  * <p>What we follow, and why:
  *
@@ -178,7 +178,10 @@ record PricePolicy(long thresholdNanos, long increaseTokens, long increaseUnitNa
     return Math.max(price, Math.min(next, saturated)); // never lowered by the ceiling
   }
 
-  /** {@code w · k · change}, rounded up in magnitude, within ±{@link #MAX_PRICE}; 0 if {@code w = 0}. */
+  /**
+   * {@code w · k · change}, rounded up in magnitude, within ±{@link #MAX_PRICE}; 0 if {@code w =
+   * 0}.
+   */
   private long trend(long changeNanos) {
     if (trendWeight == 0 || changeNanos == 0) {
       return 0;

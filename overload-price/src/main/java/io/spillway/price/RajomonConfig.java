@@ -67,9 +67,9 @@ import java.util.Objects;
  */
 public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNanos,
     long priceIncreaseTokens, long priceIncreaseUnitNanos, long priceDecreaseStep,
-    long priceTrendWeight, TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos, long initialTokens,
-    long maxTokens, long clientWaitTimeoutNanos, PriceAttachment priceAttachment,
-    boolean tokenAudit, long auditSlackTokens, long seed) {
+    long priceTrendWeight, TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos,
+    long initialTokens, long maxTokens, long clientWaitTimeoutNanos,
+    PriceAttachment priceAttachment, boolean tokenAudit, long auditSlackTokens, long seed) {
 
   /** The largest wallet allowed, 2^40 tokens: keeps every token sum far from overflow. */
   public static final long MAX_TOKENS = 1L << 40;

@@ -35,10 +35,9 @@ import java.util.random.RandomGenerator;
  *       threshold and, weighted, to its change since the last update (the trend term), up (never
  *       above the most tokens a request brought in the last {@value #CEILING_INTERVALS}
  *       intervals) or down, the fall doubling at each short queue once the price stood above that
- *       ceiling (unwinding). The
- *       authors read the maximum Go scheduler latency over the interval ({@code queuingDelay.go});
- *       Spillway's signal is the age of the oldest waiting item summed over stages, read at the
- *       tick.
+ *       ceiling (unwinding). The authors read the maximum Go scheduler latency over the interval
+ *       ({@code queuingDelay.go}); Spillway's signal is the age of the oldest waiting item summed
+ *       over stages, read at the tick.
  *   <li><b>Call graph.</b> As a {@link CallGraphGate}, it hears every downstream response made
  *       while serving one of its interfaces and keeps, per interface, the last price each callee
  *       published ({@link InterfacePriceTable}); a price not refreshed for a whole interval falls

@@ -70,7 +70,8 @@ class PricePolicyTest {
     assertEquals(92, trend.next(100, 9 * MS, 8 * MS), "under θ now and before: no trend, −8");
     assertEquals(92, trend.next(100, 9 * MS, 9 * MS), "under θ and steady: −8");
     assertEquals(0, trend.next(0, 10 * MS, 0), "at θ, from under it: no trend");
-    assertEquals(111, trend.next(100, 10 * MS + 1, 10 * MS), "1 ns over, 1 ns longer: +1 + 10 · ⌈8/1e6⌉");
+    assertEquals(111, trend.next(100, 10 * MS + 1, 10 * MS),
+        "1 ns over, 1 ns longer: +1 + 10 · ⌈8/1e6⌉");
     assertEquals(90, trend.next(100, 10 * MS, 10 * MS + 1), "at θ from 1 ns over: −10");
     assertEquals(40, trend.next(1_000, 0, 11 * MS), "an empty queue after 1 ms over: −80 − 880");
     assertEquals(100, policy.next(100, 11 * MS, 30 * MS), "w = 0: the hold instead");

@@ -319,8 +319,8 @@ class RajomonControlLoopTest {
     // holds it there); 5–15 ms after the stall ended, goodput was 1.00 of capacity and the clients
     // refused 47 % (half is the least at 2×); seeds 1–7: 1.00, 48 % or less. Without the doubling
     // fall once a saturated price meets a short queue, 0.16–0.22 and 89–92 % (seeds 1–7 and 42),
-    // the price still at 9,346–14,911. Without the ceiling (measured before the trend
-    // term, PricePolicy) it peaked at 211,283.
+    // the price still at 9,346–14,911. Without the ceiling (measured before the trend term,
+    // PricePolicy) it peaked at 211,283.
     assertTrue(goodput >= 0.8 * CAPACITY, "goodput after the stall: " + seen);
     assertTrue(refused <= 0.6, "at 2× about half is refused at the clients, not all: " + seen);
   }
