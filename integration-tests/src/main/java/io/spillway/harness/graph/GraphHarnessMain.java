@@ -11,6 +11,7 @@ import io.spillway.sim.ScenarioCommand;
 import io.spillway.sim.StepConvergence;
 import io.spillway.sim.Tally;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,12 +22,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 /**
  * {@code GraphHarnessMain SCENARIO [--out DIR] [--set key=value ...] [--connections N]
  * [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]
- * [--capacity-warmup-max-s N]}: runs a call-graph scenario (rajomon-nsdi25 §5) on real sockets.
+ * [--capacity-warmup-max-s N] [--core1-nice N]}: runs a call-graph scenario (rajomon-nsdi25 §5) on
+ * real sockets.
  * Every service of the graph is a gRPC server on loopback in one child process ({@link
  * GraphServer}, pinned to core 0 where the machine allows); this process is the load generator
  * (the launcher pins it to core 1). {@code --capacity-warmup-max-s} caps each capacity warm-up
@@ -34,7 +37,11 @@ import java.util.stream.Collectors;
  *
  * <p>With the scenario key {@code graph.core1 = svc, ...} ({@link GraphPlacement}, read by this
  * harness only) those services, closed under calls, run in a second child process pinned to core
- * 1, beside the load generator; the rest stay in the first.
+ * 1, beside the load generator; the rest stay in the first. {@code --core1-nice N} runs that
+ * second process at niceness N, so that the generator goes first when both want core 1; by
+ * default {@value #CORE1_NICE}, the generator's own ({@link #CORE1_NICE} says what N costs). The
+ * generator's lag (p99) and CPU in each scheme's measured runs go to {@code graph.json}
+ * ({@code generator}, {@link GeneratorLoad}).
  *
  * <ol>
  *   <li><b>Capacity</b> per interface: no control, closed loop, each interface alone (the
@@ -114,6 +121,17 @@ public final class GraphHarnessMain {
   static final double PREWARM_LEVEL = 2.0;
   /** Normal load, rajomon-nsdi25 §5.1: warm-up level, and the load the SLO rule measures at. */
   static final double NORMAL_LOAD = 0.8;
+  /**
+   * The default niceness of the core-1 services process in a split placement, which shares core 1
+   * with the load generator: the same as the generator's. Measured (2026-11-22,
+   * docs/results/rajomon.md "The load generator's share of core 1"): in the isolation scenario at
+   * the same priority the generator issued arrivals late by a p99 of 2.5–4.3 ms; at niceness 10
+   * that fell to 1.4–2.5 ms, but search's throughput fell by 18–44 % (DAGOR and Rajomon), since
+   * the services then yield whenever the generator runs. Equal priority keeps the services'
+   * capacity what was measured; niceness 10 is there for runs where the generator's own lag
+   * matters more.
+   */
+  static final int CORE1_NICE = 0;
   /** Generator lag worth a warning (its p99), microseconds. */
   static final double LAG_WARNING_MICROS = 1_000;
   /** The SLO rule's multiple of p95 latency at normal load (rajomon-nsdi25 §4). */
@@ -133,6 +151,7 @@ public final class GraphHarnessMain {
   static int run(String[] args) throws Exception {
     int[] connections = {4};
     int[] warmupMaxSeconds = {CAPACITY_MAX_SLICES};
+    int[] core1Nice = {CORE1_NICE};
     Map<String, Double> capacities = new LinkedHashMap<>();
     List<String> rest = new ArrayList<>(Arrays.asList(args));
     boolean calibrate = rest.remove("--calibrate-slo");
@@ -145,11 +164,12 @@ public final class GraphHarnessMain {
     ScenarioCommand cmd = ScenarioCommand.parse(rest.toArray(String[]::new), Map.of(
         "--connections", v -> connections[0] = Integer.parseInt(v),
         "--capacity", v -> capacities.putAll(parseCapacities(v)),
-        "--capacity-warmup-max-s", v -> warmupMaxSeconds[0] = parsePositive("--capacity-warmup-max-s", v)));
+        "--capacity-warmup-max-s", v -> warmupMaxSeconds[0] = parsePositive("--capacity-warmup-max-s", v),
+        "--core1-nice", v -> core1Nice[0] = parseNice("--core1-nice", v)));
     if (cmd.help()) {
       System.out.println("usage: spillway graph SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
           + " [--capacity iface=rps,...] [--calibrate-slo] [--no-prewarm] [--remeasure-capacity]"
-          + " [--capacity-warmup-max-s N]");
+          + " [--capacity-warmup-max-s N] [--core1-nice N]");
       System.out.println("  schemes: " + String.join(", ", GraphWirings.names())
           + ", each also as NAME-d (at every hop, with a session per caller and callee)");
       System.out.println("  scenario key " + GraphPlacement.KEY + " = svc, ...: those services (every callee of one"
@@ -175,7 +195,7 @@ public final class GraphHarnessMain {
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", "graph-" + scenario.name());
     Files.createDirectories(out);
     GraphHarness h = new GraphHarness(scenario, scenarioFile, overrides, placement, connections[0], out,
-        calibrate, capacities, prewarm, remeasure, warmupMaxSeconds[0]);
+        calibrate, capacities, prewarm, remeasure, warmupMaxSeconds[0], core1Nice[0]);
     long started = System.nanoTime();
     h.run();
     System.out.printf(Locale.ROOT, "%nwrote %s (%.1f s wall clock; services %s, load generator %s)%n",
@@ -193,6 +213,21 @@ public final class GraphHarnessMain {
     }
     if (n < 1) {
       throw new IllegalArgumentException(flag + " must be at least 1, got " + n);
+    }
+    return n;
+  }
+
+  /** A niceness from 0 to 19, or an error naming {@code flag}. */
+  static int parseNice(String flag, String text) {
+    int n;
+    try {
+      n = Integer.parseInt(text.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + " takes a whole number from 0 to 19, got '" + text + "'");
+    }
+    if (n < 0 || n > 19) {
+      throw new IllegalArgumentException(flag + " must be from 0 to 19 (a lower priority than the load generator's"
+          + " or the same), got " + n);
     }
     return n;
   }
@@ -238,6 +273,56 @@ public final class GraphHarnessMain {
    */
   static final long RECOVERY_WINDOW_MILLIS = 100;
 
+  /**
+   * The load generator in one measured run: the p99 of how late it issued arrivals, and the CPU
+   * this process used, in cores (1.0: one core busy throughout), over the run after its warm-up.
+   * In a split placement the generator shares core 1 with the services there, so this is what
+   * those services did not get.
+   */
+  record GeneratorLoad(String run, double lagP99Micros, double cpuCores) { }
+
+  /**
+   * This process's CPU time from a point {@code afterNanos} into a run until {@link #cores()} is
+   * read: a daemon thread takes the first reading when that point comes.
+   */
+  static final class GeneratorCpu {
+    private static final com.sun.management.OperatingSystemMXBean OS =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    private final Thread marker;
+    private volatile long startNanos;
+    private volatile long startCpuNanos;
+
+    private GeneratorCpu(long afterNanos) {
+      Runnable mark = () -> {
+        startNanos = System.nanoTime();
+        startCpuNanos = OS.getProcessCpuTime();
+      };
+      if (afterNanos <= 0) {
+        mark.run();
+        marker = null;
+      } else {
+        marker = Thread.ofPlatform().daemon().name("generator-cpu").start(() -> {
+          LockSupport.parkNanos(afterNanos);
+          mark.run();
+        });
+      }
+    }
+
+    static GeneratorCpu from(long afterNanos) {
+      return new GeneratorCpu(afterNanos);
+    }
+
+    /** Cores used since the first reading; NaN if the JVM does not report its CPU time. */
+    double cores() throws InterruptedException {
+      if (marker != null) {
+        marker.join();
+      }
+      long cpu = OS.getProcessCpuTime();
+      long wall = System.nanoTime() - startNanos;
+      return cpu < 0 || startCpuNanos < 0 || wall <= 0 ? Double.NaN : (double) (cpu - startCpuNanos) / wall;
+    }
+  }
+
   /** One harness run. */
   static final class GraphHarness {
     private final Scenario scenario;
@@ -257,9 +342,13 @@ public final class GraphHarnessMain {
     private boolean capacitySettled = true;
     /** Whether the capacities were measured a second time after the pre-warm. */
     private boolean remeasured;
+    /** Per scheme, the load generator's lag and CPU in each of its measured runs, in order. */
+    private final Map<String, List<GeneratorLoad>> generatorLoad = new LinkedHashMap<>();
     /** Seconds each scheme was pre-warmed, in order. */
     private final Map<String, Integer> prewarmedSeconds = new LinkedHashMap<>();
     private final boolean pin;
+    /** The core-1 process's niceness as run: 0 unless the placement splits and the processes are pinned. */
+    private final int core1Nice;
     private final boolean series;
     private final int n;
 
@@ -272,7 +361,7 @@ public final class GraphHarnessMain {
 
     GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, GraphPlacement placement,
         int connections, Path out, boolean calibrate, Map<String, Double> givenCapacities,
-        boolean prewarm, boolean remeasure, int capacityMaxSlices) {
+        boolean prewarm, boolean remeasure, int capacityMaxSlices, int core1Nice) {
       this.scenario = scenario;
       this.graph = scenario.callGraph();
       this.scenarioFile = scenarioFile;
@@ -288,6 +377,14 @@ public final class GraphHarnessMain {
       boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
       this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"))
           && System.getenv("SPILLWAY_NO_PIN") == null;
+      // Unpinned, the generator and the core-1 services need not share a core: no niceness.
+      boolean nice = placement.split() && pin && core1Nice > 0;
+      if (nice && !GraphServerProcess.niceAvailable()) {
+        System.err.println("graph harness: " + GraphServerProcess.NICE + " not found; the core-1 services run at"
+            + " the load generator's priority");
+        nice = false;
+      }
+      this.core1Nice = nice ? core1Nice : 0;
       this.series = !scenario.schedule().isEmpty()
           || graph.interfaces().stream().allMatch(i -> !i.schedule().isEmpty());
       this.n = graph.interfaces().size();
@@ -301,7 +398,8 @@ public final class GraphHarnessMain {
 
     String serverPinning() {
       if (placement.split()) {
-        return pin ? "in two processes, " + placement : "in two processes, unpinned (" + placement + ")";
+        return pin ? "in two processes, " + placement + (core1Nice > 0 ? " (niceness " + core1Nice + ")" : "")
+            : "in two processes, unpinned (" + placement + ")";
       }
       return pin ? "on core 0" : "unpinned";
     }
@@ -319,7 +417,8 @@ public final class GraphHarnessMain {
       }
       // One services process for the whole run (two if the placement splits the graph), its graph
       // restarted per scheme (GraphServer).
-      try (GraphServers server = GraphServers.start(scenarioFile, overrides, graph, placement, "none", pin, out)) {
+      try (GraphServers server = GraphServers.start(scenarioFile, overrides, graph, placement, "none", pin, core1Nice,
+          out)) {
         if (measured || calibrate) {
           try (GraphClient client = connected(server, GraphWirings.create("none", scenario))) {
             if (measured) {
@@ -398,7 +497,8 @@ public final class GraphHarnessMain {
         capacitySettled &= warmUp.settled();
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, i, CAPACITY_OUTSTANDING,
             CAPACITY_MEASURE_NANOS, 100_000_000L, scenario.seed());
-        Tally t = await(g, CAPACITY_MEASURE_NANOS).getFirst().sum(0, CAPACITY_MEASURE_NANOS);
+        Tally t = await(g, CAPACITY_MEASURE_NANOS, "capacity " + i.name()).getFirst()
+            .sum(0, CAPACITY_MEASURE_NANOS);
         capacity[i.index()] = t.completed / (CAPACITY_MEASURE_NANOS / 1e9);
         System.err.printf(Locale.ROOT, "graph harness: capacity %-10s %.0f rps (no control, closed loop, "
             + "%d in flight, after %d s of warm-up; p50 %.0f us, p99 %.0f us)%n", i.name(),
@@ -449,7 +549,8 @@ public final class GraphHarnessMain {
       while (completed.size() < capacityMaxSlices) {
         GraphLoadGenerator g = GraphLoadGenerator.closedLoop(client, iface, CAPACITY_OUTSTANDING,
             CAPACITY_SLICE_NANOS, 100_000_000L, scenario.seed() + completed.size());
-        completed.add(await(g, CAPACITY_SLICE_NANOS).getFirst().sum(0, CAPACITY_SLICE_NANOS).completed);
+        completed.add(await(g, CAPACITY_SLICE_NANOS, "warm-up " + iface.name()).getFirst()
+            .sum(0, CAPACITY_SLICE_NANOS).completed);
         compiling.add(jit.sinceLast());
         trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
         if (steady(completed, compiling)) {
@@ -513,7 +614,7 @@ public final class GraphHarnessMain {
         }
         GraphLoadGenerator g = GraphLoadGenerator.openLoop(client, steps, capacity, end, scenario.windowNanos(),
             ~scenario.seed());
-        Recorder r = await(g, end).get(i.index());
+        Recorder r = await(g, end, "slo rule " + i.name()).get(i.index());
         Tally t = r.sum(roundUp(warmup, r.windowNanos()), end - end % r.windowNanos());
         double p95 = pct(t, 95);
         calibration.put(i.name(), new double[] {p95, SLO_P95_MULTIPLE * p95});
@@ -534,7 +635,8 @@ public final class GraphHarnessMain {
       for (int i = 0; i < n; i++) {
         steps.add(List.of(new Scenario.DemandStep(level / n, 0)));
       }
-      await(GraphLoadGenerator.openLoop(client, steps, capacity, nanos, scenario.windowNanos(), seed), nanos);
+      await(GraphLoadGenerator.openLoop(client, steps, capacity, nanos, scenario.windowNanos(), seed), nanos,
+          "unmeasured load");
     }
 
     /** A client of the services {@code server} runs now, under {@code wiring}, connected. */
@@ -596,8 +698,12 @@ public final class GraphHarnessMain {
           }
           long end = scenario.durationNanos();
           Map<String, Long> before = server.computed();
-          List<Recorder> recorders = await(GraphLoadGenerator.openLoop(client, steps, capacity, end,
-              scenario.windowNanos(), scenario.seed()), end);
+          GeneratorCpu cpu = GeneratorCpu.from(0);
+          GraphLoadGenerator g = GraphLoadGenerator.openLoop(client, steps, capacity, end, scenario.windowNanos(),
+              scenario.seed());
+          List<Recorder> recorders = await(g, end, name + " schedule");
+          generatorLoad.computeIfAbsent(name, k -> new ArrayList<>())
+              .add(new GeneratorLoad("schedule", g.lagP99Micros(), cpu.cores()));
           Map<String, Long> work = minus(server.computed(), before);
           for (CallGraph.Interface i : graph.interfaces()) {
             Experiment.addSeries(interfaceScenario(i), name, recorders.get(i.index()), capacity[i.index()],
@@ -618,8 +724,13 @@ public final class GraphHarnessMain {
                   : List.of(new Scenario.DemandStep(NORMAL_LOAD, 0), new Scenario.DemandStep(level, warmup)));
             }
             Map<String, Long> before = server.computed();
-            List<Recorder> recorders = await(GraphLoadGenerator.openLoop(client, steps, capacity, end,
-                scenario.windowNanos(), scenario.seed() * 1_000_003L + li), end);
+            GeneratorCpu cpu = GeneratorCpu.from(warmup);
+            GraphLoadGenerator g = GraphLoadGenerator.openLoop(client, steps, capacity, end,
+                scenario.windowNanos(), scenario.seed() * 1_000_003L + li);
+            String run = String.format(Locale.ROOT, "%.2fx", level);
+            List<Recorder> recorders = await(g, end, name + " at " + run);
+            generatorLoad.computeIfAbsent(name, k -> new ArrayList<>())
+                .add(new GeneratorLoad(run, g.lagP99Micros(), cpu.cores()));
             Map<String, Long> work = minus(server.computed(), before);
             for (CallGraph.Interface i : graph.interfaces()) {
               Recorder r = recorders.get(i.index());
@@ -737,6 +848,13 @@ public final class GraphHarnessMain {
           .map(e -> quote(e.getKey()) + ": " + e.getValue()).collect(Collectors.joining(", "))).append("},\n");
       b.append("  \"capacity_remeasured\": ").append(remeasured).append(",\n");
       b.append("  \"capacity_warmup_settled\": ").append(capacitySettled).append(",\n");
+      b.append("  \"core1_nice\": ").append(core1Nice).append(",\n");
+      b.append("  \"generator\": {").append(generatorLoad.entrySet().stream()
+          .map(e -> quote(e.getKey()) + ": [" + e.getValue().stream()
+              .map(l -> String.format(Locale.ROOT, "{\"run\": %s, \"lag_p99_us\": %d, \"cpu_cores\": %s}",
+                  quote(l.run()), Math.round(l.lagP99Micros()), num(Math.round(l.cpuCores() * 1000) / 1000.0)))
+              .collect(Collectors.joining(", ")) + "]")
+          .collect(Collectors.joining(", "))).append("},\n");
       b.append("  \"services\": [");
       for (CallGraph.Service s : graph.services()) {
         b.append(s.index() == 0 ? "\n" : ",\n").append("    {\"name\": ").append(quote(s.name()))
@@ -806,7 +924,8 @@ public final class GraphHarnessMain {
       return scenario.with(m);
     }
 
-    private static List<Recorder> await(GraphLoadGenerator g, long runNanos) throws Exception {
+    /** Waits for {@code g}'s run ({@code what}, for the warnings) and its recorders. */
+    private static List<Recorder> await(GraphLoadGenerator g, long runNanos, String what) throws Exception {
       List<Recorder> recorders = g.done().get(runNanos / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
       if (g.errors() > 0) {
         System.err.printf(Locale.ROOT, "graph harness: %d calls ended in errors (first: %s)%n", g.errors(),
@@ -817,8 +936,8 @@ public final class GraphHarnessMain {
             g.abandoned());
       }
       if (g.lagP99Micros() > LAG_WARNING_MICROS) {
-        System.err.printf(Locale.ROOT, "graph harness: the load generator issued arrivals late (p99 %.0f us); "
-            + "its core is busy, and latencies include that%n", g.lagP99Micros());
+        System.err.printf(Locale.ROOT, "graph harness: %s: the load generator issued arrivals late (p99 %.0f us); "
+            + "its core is busy, and latencies include that%n", what, g.lagP99Micros());
       }
       return recorders;
     }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,6 +25,9 @@ final class GraphServerProcess implements AutoCloseable {
 
   /** The name of the first (or only) process's logs: {@code graph-server.log}, {@code gc-graph-server.log}. */
   static final String MAIN = "graph-server";
+
+  /** Runs a command at a lower priority (coreutils); {@link #niceAvailable()} says whether it is here. */
+  static final String NICE = "/usr/bin/nice";
 
   private final Process process;
   private final BufferedReader stdout;
@@ -46,19 +50,24 @@ final class GraphServerProcess implements AutoCloseable {
    */
   static GraphServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme,
       boolean pin, Path out) throws IOException {
-    return start(scenarioFile, overrides, scheme, pin ? 0 : -1, out, null, Map.of(), MAIN);
+    return start(scenarioFile, overrides, scheme, pin ? 0 : -1, 0, out, null, Map.of(), MAIN);
   }
 
   /**
    * Starts the services {@code only} names ({@code null}: every service) of {@code scenarioFile}
    * (with {@code overrides}) under {@code scheme}, their callees elsewhere at the ports {@code
-   * remote} gives, pinned to {@code core} (none if negative), and waits until they listen. Logs go
-   * to {@code out}: {@code NAME.log} (stderr) and {@code gc-NAME.log}. Only the {@link #MAIN}
-   * process writes the ahead-of-time cache while training it; the others start from it.
+   * remote} gives, pinned to {@code core} (none if negative), at niceness {@code nice} (0: the
+   * harness's own; higher runs it at a lower priority, which any user may ask), and waits until
+   * they listen. Logs go to {@code out}: {@code NAME.log} (stderr) and {@code gc-NAME.log}. Only
+   * the {@link #MAIN} process writes the ahead-of-time cache while training it; the others start
+   * from it.
    */
   static GraphServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme,
-      int core, Path out, List<String> only, Map<String, Integer> remote, String name) throws IOException {
+      int core, int nice, Path out, List<String> only, Map<String, Integer> remote, String name) throws IOException {
     List<String> cmd = new ArrayList<>();
+    if (nice > 0) {
+      cmd.addAll(List.of(NICE, "-n", Integer.toString(nice)));
+    }
     if (core >= 0) {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
     }
@@ -90,6 +99,11 @@ final class GraphServerProcess implements AutoCloseable {
       p.destroyForcibly();
       throw e;
     }
+  }
+
+  /** Whether {@link #NICE} can be run, so that a niceness above 0 can be asked for. */
+  static boolean niceAvailable() {
+    return Files.isExecutable(Path.of(NICE));
   }
 
   /** Restarts every service under {@code scheme}, in the same process; their ports change. */

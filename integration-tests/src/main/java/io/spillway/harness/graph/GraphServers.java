@@ -9,8 +9,8 @@ import java.util.Map;
 /**
  * The services processes of one harness run, placed by a {@link GraphPlacement}: one {@link
  * GraphServerProcess} with every service (pinned to core 0), or, when the placement splits the
- * graph, a second one with the core-1 services (pinned to core 1, logs {@code
- * graph-server-core1.log}, {@code gc-graph-server-core1.log}) started first, and the first one
+ * graph, a second one with the core-1 services (pinned to core 1, at a niceness the harness gives,
+ * logs {@code graph-server-core1.log}, {@code gc-graph-server-core1.log}) started first, and the first one
  * with the rest, given the second's ports. Switching scheme switches the second first, then the
  * first with the second's new ports.
  *
@@ -33,18 +33,19 @@ final class GraphServers implements AutoCloseable {
 
   /**
    * Starts the services of {@code scenarioFile} (with {@code overrides}) under {@code scheme} as
-   * {@code placement} says, each process pinned to its core if {@code pin}, and waits until they
-   * listen. Logs go to {@code out}.
+   * {@code placement} says, each process pinned to its core if {@code pin}, the core-1 process at
+   * niceness {@code core1Nice} (0: the harness's own), and waits until they listen. Logs go to
+   * {@code out}.
    */
   static GraphServers start(Path scenarioFile, Map<String, String> overrides, CallGraph graph,
-      GraphPlacement placement, String scheme, boolean pin, Path out) throws IOException {
+      GraphPlacement placement, String scheme, boolean pin, int core1Nice, Path out) throws IOException {
     if (!placement.split()) {
       return new GraphServers(graph, GraphServerProcess.start(scenarioFile, overrides, scheme, pin, out), null);
     }
-    GraphServerProcess core1 = GraphServerProcess.start(scenarioFile, overrides, scheme, pin ? 1 : -1, out,
+    GraphServerProcess core1 = GraphServerProcess.start(scenarioFile, overrides, scheme, pin ? 1 : -1, core1Nice, out,
         placement.core1(), Map.of(), CORE1);
     try {
-      GraphServerProcess main = GraphServerProcess.start(scenarioFile, overrides, scheme, pin ? 0 : -1, out,
+      GraphServerProcess main = GraphServerProcess.start(scenarioFile, overrides, scheme, pin ? 0 : -1, 0, out,
           placement.core0(), core1.ports(), GraphServerProcess.MAIN);
       return new GraphServers(graph, main, core1);
     } catch (IOException | RuntimeException e) {
