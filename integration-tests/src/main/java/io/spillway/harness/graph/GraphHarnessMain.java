@@ -274,10 +274,11 @@ public final class GraphHarnessMain {
   static final long RECOVERY_WINDOW_MILLIS = 100;
 
   /**
-   * The load generator in one measured run: the p99 of how late it issued arrivals, and the CPU
-   * this process used, in cores (1.0: one core busy throughout), over the run after its warm-up.
-   * In a split placement the generator shares core 1 with the services there, so this is what
-   * those services did not get.
+   * The load generator in one measured run: the p99 of how late it issued arrivals (over the
+   * whole run, warm-up included), and the CPU this process used, in cores (1.0: one core busy
+   * throughout; NaN if the JVM does not say), over a steady level's run after its warm-up, or over
+   * a whole schedule. In a split placement the generator shares core 1 with the services there,
+   * so this is what those services did not get.
    */
   record GeneratorLoad(String run, double lagP99Micros, double cpuCores) { }
 
@@ -852,7 +853,8 @@ public final class GraphHarnessMain {
       b.append("  \"generator\": {").append(generatorLoad.entrySet().stream()
           .map(e -> quote(e.getKey()) + ": [" + e.getValue().stream()
               .map(l -> String.format(Locale.ROOT, "{\"run\": %s, \"lag_p99_us\": %d, \"cpu_cores\": %s}",
-                  quote(l.run()), Math.round(l.lagP99Micros()), num(Math.round(l.cpuCores() * 1000) / 1000.0)))
+                  quote(l.run()), Math.round(l.lagP99Micros()),
+                  Double.isNaN(l.cpuCores()) ? "null" : num(Math.round(l.cpuCores() * 1000) / 1000.0)))
               .collect(Collectors.joining(", ")) + "]")
           .collect(Collectors.joining(", "))).append("},\n");
       b.append("  \"services\": [");

@@ -9,10 +9,10 @@ import java.util.Map;
 /**
  * The services processes of one harness run, placed by a {@link GraphPlacement}: one {@link
  * GraphServerProcess} with every service (pinned to core 0), or, when the placement splits the
- * graph, a second one with the core-1 services (pinned to core 1, at a niceness the harness gives,
- * logs {@code graph-server-core1.log}, {@code gc-graph-server-core1.log}) started first, and the first one
- * with the rest, given the second's ports. Switching scheme switches the second first, then the
- * first with the second's new ports.
+ * graph, a second one with the core-1 services (pinned to core 1, at a niceness the harness
+ * gives, logs {@code graph-server-core1.log}, {@code gc-graph-server-core1.log}) started first,
+ * and the first one with the rest, given the second's ports. Switching scheme switches the second
+ * first, then the first with the second's new ports.
  *
  * <p>Not thread-safe; used by the harness's main thread.
  */
