@@ -205,29 +205,24 @@ public final class GraphHarnessMain {
 
   /** A whole number of at least 1, or an error naming {@code flag}. */
   static int parsePositive(String flag, String text) {
-    int n;
-    try {
-      n = Integer.parseInt(text.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(flag + " takes a whole number, got '" + text + "'");
-    }
-    if (n < 1) {
-      throw new IllegalArgumentException(flag + " must be at least 1, got " + n);
-    }
-    return n;
+    return parseWhole(flag, text, 1, Integer.MAX_VALUE, "at least 1");
   }
 
-  /** A niceness from 0 to 19, or an error naming {@code flag}. */
+  /** A niceness from 0 (the load generator's own) to 19, or an error naming {@code flag}. */
   static int parseNice(String flag, String text) {
+    return parseWhole(flag, text, 0, 19, "from 0 to 19 (a lower priority than the load generator's or the same)");
+  }
+
+  /** A whole number in {@code [min, max]}, or an error naming {@code flag} and the {@code range}. */
+  private static int parseWhole(String flag, String text, int min, int max, String range) {
     int n;
     try {
       n = Integer.parseInt(text.strip());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(flag + " takes a whole number from 0 to 19, got '" + text + "'");
+      throw new IllegalArgumentException(flag + " takes a whole number " + range + ", got '" + text + "'");
     }
-    if (n < 0 || n > 19) {
-      throw new IllegalArgumentException(flag + " must be from 0 to 19 (a lower priority than the load generator's"
-          + " or the same), got " + n);
+    if (n < min || n > max) {
+      throw new IllegalArgumentException(flag + " must be " + range + ", got " + n);
     }
     return n;
   }
