@@ -33,6 +33,10 @@ import io.spillway.api.Status;
  * {@link RequestMetadata} or {@link ResponseMetadata}: it allocates nothing. A header that is not
  * well-formed raises {@link FrameException}; the connection that sent it is then closed.
  *
+ * <p>A response carries the answered interface's price only: the prices of a server's other
+ * interfaces ({@link ResponseMetadata#interfacePrices()}) do not fit a fixed header and are left
+ * out. They travel over gRPC ({@code spillway-prices}) and in the simulator.
+ *
  * <p>Stateless and thread-safe.
  */
 public final class Frame {

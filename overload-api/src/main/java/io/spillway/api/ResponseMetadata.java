@@ -2,7 +2,8 @@ package io.spillway.api;
 
 /**
  * The overload fields a response (or reject, or explicit control message) carries back: its
- * status, the change to the session's credit window, and the price of the interface.
+ * status, the change to the session's credit window, the price of the interface, and the prices of
+ * the server's other interfaces.
  *
  * <p>Credit delta: the signed change of the session's credit window, where the window counts the
  * session's requests in flight at the server plus its unused credits (Breakwater §3.2.1; the
@@ -25,6 +26,7 @@ public final class ResponseMetadata {
   private long price = NO_PRICE;
   private int threshold;
   private int interfaceId;
+  private InterfacePrices interfacePrices = InterfacePrices.NONE;
 
   /** Clears every field to its default, for reuse. */
   public ResponseMetadata reset() {
@@ -36,6 +38,7 @@ public final class ResponseMetadata {
     price = NO_PRICE;
     threshold = 0;
     interfaceId = 0;
+    interfacePrices = InterfacePrices.NONE;
     return this;
   }
 
@@ -118,6 +121,23 @@ public final class ResponseMetadata {
     return price != NO_PRICE;
   }
 
+  /**
+   * The prices of the server's interfaces (Rajomon §3.4, "the current local prices"), {@link
+   * InterfacePrices#NONE} when this response carries none. Sent with {@link #price()}, which is
+   * the fresher figure for the answered interface itself.
+   */
+  public InterfacePrices interfacePrices() {
+    return interfacePrices;
+  }
+
+  public ResponseMetadata interfacePrices(InterfacePrices value) {
+    if (value == null) {
+      throw new NullPointerException("interfacePrices");
+    }
+    interfacePrices = value;
+    return this;
+  }
+
   /** A server-advertised admission threshold (DAGOR's priority level); zero when unused. */
   public int threshold() {
     return threshold;
@@ -133,6 +153,7 @@ public final class ResponseMetadata {
     return "ResponseMetadata[session=" + sessionId + ", request=" + requestId + ", status="
         + status + ", creditDelta=" + creditDelta + ", creditId=" + creditId + ", price="
         + (hasPrice() ? price : "none") + ", threshold=" + threshold
-        + ", interface=" + interfaceId + "]";
+        + ", interface=" + interfaceId
+        + (interfacePrices.isEmpty() ? "" : ", interfacePrices=" + interfacePrices) + "]";
   }
 }

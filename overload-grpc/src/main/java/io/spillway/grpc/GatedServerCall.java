@@ -63,7 +63,7 @@ final class GatedServerCall<ReqT, RespT>
     closeCalled = true;
     ResponseMetadata response = finish(outcomeOf(status), owner.ticker().read());
     if (response != null) {
-      SpillwayMetadata.writeResponse(response, trailers);
+      SpillwayMetadata.writeResponse(response, trailers, owner.interfaces());
     }
     super.close(status, trailers);
   }

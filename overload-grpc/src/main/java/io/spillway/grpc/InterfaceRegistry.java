@@ -58,6 +58,15 @@ public final class InterfaceRegistry {
     return id != null ? id : assign(Objects.requireNonNull(fullMethodName, "fullMethodName"));
   }
 
+  /**
+   * The id of {@code fullMethodName} if it has one, else -1; unlike {@link #idOf} it never assigns,
+   * so names from a peer cannot grow the registry.
+   */
+  public int find(String fullMethodName) {
+    Integer id = ids.get(Objects.requireNonNull(fullMethodName, "fullMethodName"));
+    return id != null ? id : -1;
+  }
+
   /** The id of {@code method}'s full name. */
   public int idOf(MethodDescriptor<?, ?> method) {
     return idOf(method.getFullMethodName());

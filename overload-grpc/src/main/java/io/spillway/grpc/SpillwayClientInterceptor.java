@@ -205,7 +205,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     try {
       answer.interfaceId(call.interfaceId());
       if (SpillwayMetadata.hasResponse(trailers)) {
-        String problem = SpillwayMetadata.readResponse(trailers, answer);
+        String problem = SpillwayMetadata.readResponse(trailers, answer, interfaces);
         if (problem != null) {
           LOG.log(Level.DEBUG, "session {0}: {1}", sessionId, problem);
         }

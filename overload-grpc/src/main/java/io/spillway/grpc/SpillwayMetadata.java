@@ -1,9 +1,11 @@
 package io.spillway.grpc;
 
 import io.grpc.Metadata;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
+import java.util.Arrays;
 
 /**
  * The overload fields of ../shared/DESIGN.md ("Wire metadata") as gRPC metadata: one ASCII key per
@@ -37,12 +39,18 @@ import io.spillway.api.Status;
  *       <td>{@link ResponseMetadata#creditId()}</td></tr>
  *   <tr><td>response trailers</td><td>{@code spillway-price}</td><td>long</td>
  *       <td>{@link ResponseMetadata#price()}, only when the response carries one</td></tr>
+ *   <tr><td>response trailers</td><td>{@code spillway-prices}</td><td>{@code method=price} pairs,
+ *       comma-separated, e.g. {@code hotel.Frontend/Search=120,hotel.Frontend/Reserve=40}</td>
+ *       <td>{@link ResponseMetadata#interfacePrices()} (Rajomon), by full method name; only by
+ *       the overloads that take an {@link InterfaceRegistry}</td></tr>
  *   <tr><td>response trailers</td><td>{@code spillway-threshold}</td><td>int</td>
  *       <td>{@link ResponseMetadata#threshold()} (DAGOR's level)</td></tr>
  * </table>
  *
  * <p>The interface id is not on the wire: each side derives it from the full method name through
- * its {@link InterfaceRegistry}.
+ * its {@link InterfaceRegistry}. For the same reason the price list names methods: the writer
+ * turns its ids into names, and the reader keeps the names its own registry knows (the methods its
+ * side has called) and drops the rest.
  *
  * <p>Response fields ride in the <em>trailers</em>, always: they are only known when the request
  * ends (its credit delta is computed as its permit completes), and a reject is a trailers-only
@@ -79,6 +87,8 @@ public final class SpillwayMetadata {
   public static final Metadata.Key<String> CREDIT_DELTA = key("spillway-credit-delta");
   /** Response: the interface's price, when the response carries one. */
   public static final Metadata.Key<String> PRICE = key("spillway-price");
+  /** Response: the prices of the server's interfaces, as {@code method=price,...}. */
+  public static final Metadata.Key<String> PRICES = key("spillway-prices");
   /** Response: the admission threshold the server advertises. */
   public static final Metadata.Key<String> THRESHOLD = key("spillway-threshold");
 
@@ -195,6 +205,16 @@ public final class SpillwayMetadata {
    * @return {@code null} if every value present was well formed, else why some were ignored
    */
   public static String readResponse(Metadata trailers, ResponseMetadata into) {
+    return readResponse(trailers, into, null);
+  }
+
+  /**
+   * As {@link #readResponse(Metadata, ResponseMetadata)}, and also reads {@code spillway-prices}
+   * into {@link ResponseMetadata#interfacePrices()}, with ids from {@code interfaces}: pairs whose
+   * method it does not know are dropped, malformed pairs reported. {@code null} skips the list.
+   */
+  public static String readResponse(Metadata trailers, ResponseMetadata into,
+      InterfaceRegistry interfaces) {
     int interfaceId = into.interfaceId();
     into.reset().interfaceId(interfaceId);
     Problems problems = null;
@@ -239,11 +259,69 @@ public final class SpillwayMetadata {
         into.threshold((int) x);
       }
     }
+    if (interfaces != null && (v = trailers.get(PRICES)) != null) {
+      problems = readPrices(v, into, interfaces, problems);
+    }
     return problems == null ? null : problems.toString();
+  }
+
+  private static Problems readPrices(String text, ResponseMetadata into,
+      InterfaceRegistry interfaces, Problems problems) {
+    int pairs = 1;
+    for (int i = 0; i < text.length(); i++) {
+      pairs += text.charAt(i) == ',' ? 1 : 0;
+    }
+    int[] ids = new int[pairs];
+    long[] prices = new long[pairs];
+    int kept = 0;
+    int start = 0;
+    while (start <= text.length()) {
+      int end = text.indexOf(',', start);
+      end = end < 0 ? text.length() : end;
+      String pair = text.substring(start, end);
+      int eq = pair.lastIndexOf('=');
+      long price = eq > 0 ? parseLong(pair.substring(eq + 1), 0) : BAD;
+      if (price == BAD) {
+        problems = Problems.add(problems, PRICES, pair, "not method=price with a price >= 0");
+      } else {
+        int id = interfaces.find(pair.substring(0, eq).strip());
+        if (id >= 0 && !contains(ids, kept, id)) {
+          ids[kept] = id;
+          prices[kept++] = price;
+        }
+      }
+      start = end + 1;
+    }
+    if (kept > 0) {
+      into.interfacePrices(InterfacePrices.of(Arrays.copyOf(ids, kept), Arrays.copyOf(prices, kept)));
+    }
+    return problems;
+  }
+
+  private static boolean contains(int[] ids, int count, int id) {
+    for (int k = 0; k < count; k++) {
+      if (ids[k] == id) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Adds the fields of {@code response} to {@code trailers}; the status always, the rest unless default. */
   public static void writeResponse(ResponseMetadata response, Metadata trailers) {
+    writeResponse(response, trailers, null);
+  }
+
+  /**
+   * As {@link #writeResponse(ResponseMetadata, Metadata)}, and also writes {@link
+   * ResponseMetadata#interfacePrices()} as {@code spillway-prices}, naming each interface by its
+   * method in {@code interfaces}; ids without a method are left out. {@code null} skips the list.
+   */
+  public static void writeResponse(ResponseMetadata response, Metadata trailers,
+      InterfaceRegistry interfaces) {
+    if (interfaces != null && !response.interfacePrices().isEmpty()) {
+      writePrices(response.interfacePrices(), trailers, interfaces);
+    }
     trailers.put(STATUS, Integer.toString(response.status().code()));
     if (response.creditDelta() != 0) {
       trailers.put(CREDIT_DELTA, Integer.toString(response.creditDelta()));
@@ -339,6 +417,20 @@ public final class SpillwayMetadata {
       boolean present) {
     if (present && !headers.containsKey(key)) {
       headers.put(key, Long.toString(value));
+    }
+  }
+
+  private static void writePrices(InterfacePrices prices, Metadata trailers,
+      InterfaceRegistry interfaces) {
+    StringBuilder text = new StringBuilder(32 * prices.size());
+    for (int k = 0; k < prices.size(); k++) {
+      String name = interfaces.nameOf(prices.interfaceId(k));
+      if (name != null) {
+        text.append(text.isEmpty() ? "" : ",").append(name).append('=').append(prices.price(k));
+      }
+    }
+    if (!text.isEmpty()) {
+      trailers.put(PRICES, text.toString());
     }
   }
 

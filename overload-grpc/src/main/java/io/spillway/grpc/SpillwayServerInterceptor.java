@@ -136,7 +136,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         .requestId(request.requestId());
     permit.complete(Outcome.DROPPED, now, response);
     Metadata trailers = new Metadata();
-    SpillwayMetadata.writeResponse(response, trailers);
+    SpillwayMetadata.writeResponse(response, trailers, interfaces);
     call.close(io.grpc.Status.RESOURCE_EXHAUSTED
         .withDescription(SpillwayMetadata.describeReject(response)), trailers);
   }

@@ -26,6 +26,9 @@ class InterfaceRegistryTest {
     assertNull(registry.nameOf(InterfaceRegistry.DEFAULT_INTERFACE));
     assertNull(registry.nameOf(3));
     assertEquals(2, registry.size());
+    assertEquals(2, registry.find("a.S/Y"));
+    assertEquals(-1, registry.find("a.S/Z"), "find never assigns");
+    assertEquals(2, registry.size());
   }
 
   @Test

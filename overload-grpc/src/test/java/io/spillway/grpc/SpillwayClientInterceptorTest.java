@@ -9,6 +9,7 @@ import io.grpc.ClientInterceptors;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.NoControl;
 import io.spillway.api.testing.VirtualClock;
 import java.util.ArrayList;
@@ -128,6 +129,24 @@ class SpillwayClientInterceptorTest {
     assertEquals(List.of(interfaces.idOf(Echo.UNARY), interfaces.idOf(Echo.CHAT)), gate.polledInterfaces,
         "the gate sees each queued call's interface");
     assertEquals(0, gate.inFlight);
+  }
+
+  @Test
+  void theServersPriceListReachesTheGateInTheClientsInterfaceIds() {
+    serverGate.fill = (request, response) -> response.price(5).interfacePrices(InterfacePrices.of(
+        new int[] {interfaces.idOf(Echo.UNARY), interfaces.idOf(Echo.OTHER), interfaces.idOf(Echo.CHAT)},
+        new long[] {5, 40, 9}));
+    InterfaceRegistry clientIds = InterfaceRegistry.of("test.Echo/Other"); // numbered differently
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    Channel channel = ClientInterceptors.intercept(server(),
+        new SpillwayClientInterceptor(gate, 1, false, clock, clock, clientIds));
+
+    assertEquals("echo:a", Calls.unary(channel, Echo.UNARY, "a").await().body());
+
+    assertEquals(2, clientIds.idOf(Echo.UNARY), "assigned when the call was made");
+    assertEquals(List.of(InterfacePrices.of(new int[] {2, 1}, new long[] {5, 40})), gate.priceLists,
+        "Unary and Other in the client's ids; Chat, which this client never called, dropped");
+    assertEquals(2, clientIds.size());
   }
 
   @Test

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Metadata;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
@@ -108,6 +109,48 @@ class SpillwayMetadataTest {
     assertEquals(42, read.price());
     assertEquals(9, read.threshold());
     assertEquals(6, read.interfaceId(), "the interface id is the reader's, not the wire's");
+  }
+
+  @Test
+  void interfacePricesTravelByMethodNameBetweenRegistriesThatNumberThemDifferently() {
+    InterfaceRegistry server = InterfaceRegistry.of("hotel.Frontend/Search", "hotel.Frontend/Reserve",
+        "hotel.Frontend/Login");
+    InterfaceRegistry client = InterfaceRegistry.of("hotel.Frontend/Reserve", "hotel.Frontend/Search");
+    ResponseMetadata sent = new ResponseMetadata().price(120).interfacePrices(InterfacePrices.of(
+        new int[] {0, 1, 2, 3}, new long[] {9, 120, 40, 7}));
+    Metadata trailers = new Metadata();
+    SpillwayMetadata.writeResponse(sent, trailers, server);
+    assertEquals("hotel.Frontend/Search=120,hotel.Frontend/Reserve=40,hotel.Frontend/Login=7",
+        trailers.get(SpillwayMetadata.PRICES), "id 0 names no method: left out");
+
+    ResponseMetadata read = new ResponseMetadata().interfaceId(2);
+    assertNull(SpillwayMetadata.readResponse(trailers, read, client));
+    assertEquals(InterfacePrices.of(new int[] {2, 1}, new long[] {120, 40}), read.interfacePrices(),
+        "in the client's ids; Login, which this client never called, is dropped");
+    assertEquals(120, read.price());
+    assertEquals(2, client.size(), "reading assigned no id");
+
+    ResponseMetadata without = new ResponseMetadata();
+    assertNull(SpillwayMetadata.readResponse(trailers, without));
+    assertEquals(InterfacePrices.NONE, without.interfacePrices(), "no registry, no list");
+    Metadata plain = new Metadata();
+    SpillwayMetadata.writeResponse(sent, plain);
+    assertNull(plain.get(SpillwayMetadata.PRICES));
+  }
+
+  @Test
+  void malformedPricePairsAreReportedAndTheRestKept() {
+    InterfaceRegistry client = InterfaceRegistry.of("a.S/One", "a.S/Two");
+    Metadata trailers = new Metadata();
+    trailers.put(SpillwayMetadata.STATUS, "0");
+    trailers.put(SpillwayMetadata.PRICES, "a.S/One=5,a.S/Two=-3,=4,junk,,a.S/One=6,a.S/Two= 8 ");
+    ResponseMetadata read = new ResponseMetadata();
+    String problem = SpillwayMetadata.readResponse(trailers, read, client);
+    assertNotNull(problem);
+    assertTrue(problem.contains("'a.S/Two=-3'") && problem.contains("'=4'")
+        && problem.contains("'junk'"), problem);
+    assertEquals(InterfacePrices.of(new int[] {1, 2}, new long[] {5, 8}), read.interfacePrices(),
+        "a repeated method keeps its first price");
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.spillway.grpc;
 
 import io.spillway.api.ClientGate;
 import io.spillway.api.InterfaceCall;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
@@ -28,6 +29,7 @@ final class WindowClientGate implements ClientGate<Object> {
   long tokens;
   final List<Integer> polledInterfaces = new ArrayList<>();
   final List<Answer> answers = new ArrayList<>();
+  final List<InterfacePrices> priceLists = new ArrayList<>();
   final List<Integer> controls = new ArrayList<>();
 
   WindowClientGate(long sessionId, long timeoutNanos) {
@@ -61,6 +63,7 @@ final class WindowClientGate implements ClientGate<Object> {
     inFlight--;
     answers.add(new Answer(response.status(), response.interfaceId(), response.creditDelta(),
         response.price(), response.threshold()));
+    priceLists.add(response.interfacePrices());
   }
 
   @Override

@@ -38,6 +38,12 @@ import java.util.Objects;
  *       {@code clientTimeOut} (0 disables waiting)</td></tr>
  *   <tr><td>{@code priceAttachment}</td><td>every 5th response</td><td>authors' {@code
  *       priceFreq = 5}; paper §3.4 "e.g., 20%"</td></tr>
+ *   <tr><td>{@code allInterfacePrices}</td><td>on</td><td>paper §3.4: the controller attaches
+ *       "its price information ... updating the upstream services with the current local prices";
+ *       the authors' code sends only the called method's ("rather than a whole pricetable"). With
+ *       it off, a client whose wallet cannot cover a stale price never sends to that interface
+ *       again to hear the price fall (docs/results/rajomon.md, "Stale prices after a
+ *       stall")</td></tr>
  *   <tr><td>{@code tokenAudit}, {@code auditSlackTokens}</td><td>off, 4 refills</td><td>ours (paper
  *       §6 "Malicious Clients" leaves it open)</td></tr>
  * </table>
@@ -61,6 +67,8 @@ import java.util.Objects;
  * @param clientWaitTimeoutNanos how long a request may wait at the client for tokens; 0 refuses it
  *     at once (fail fast). Requests never wait beyond the SLO either way
  * @param priceAttachment which successful responses carry the price (rejects always do)
+ * @param allInterfacePrices whether a response that carries a price also carries the prices of the
+ *     server's other interfaces ({@link io.spillway.api.InterfacePrices})
  * @param tokenAudit whether the server caps each session's tokens at what it could have earned
  * @param auditSlackTokens tokens the audit allows beyond the mean accrual (refill variance)
  * @param seed seeds every random generator the scheme makes (per session for clients)
@@ -69,7 +77,8 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     long priceIncreaseTokens, long priceIncreaseUnitNanos, long priceDecreaseStep,
     long priceTrendWeight, TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos,
     long initialTokens, long maxTokens, long clientWaitTimeoutNanos,
-    PriceAttachment priceAttachment, boolean tokenAudit, long auditSlackTokens, long seed) {
+    PriceAttachment priceAttachment, boolean allInterfacePrices, boolean tokenAudit,
+    long auditSlackTokens, long seed) {
 
   /** The largest wallet allowed, 2^40 tokens: keeps every token sum far from overflow. */
   public static final long MAX_TOKENS = 1L << 40;
@@ -235,6 +244,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     private boolean capFollowsRefill = true; // maxTokens = CAP_REFILLS × tokensPerRefill
     private long clientWaitTimeoutNanos;
     private PriceAttachment priceAttachment = PriceAttachment.everyNth(5);
+    private boolean allInterfacePrices = true;
     private boolean tokenAudit;
     private long auditSlackTokens = 40;
     private long seed = 0x5A70_DA1EL;
@@ -257,6 +267,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       capFollowsRefill = c.maxTokens == defaultCap(c.tokensPerRefill);
       clientWaitTimeoutNanos = c.clientWaitTimeoutNanos;
       priceAttachment = c.priceAttachment;
+      allInterfacePrices = c.allInterfacePrices;
       tokenAudit = c.tokenAudit;
       auditSlackTokens = c.auditSlackTokens;
       seed = c.seed;
@@ -308,6 +319,13 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
 
     public Builder priceAttachment(PriceAttachment value) { priceAttachment = value; return this; }
 
+    /**
+     * Whether a response that carries its interface's price also carries the prices of all of the
+     * server's interfaces (default on; off sends only the answered interface's, as the authors'
+     * code does).
+     */
+    public Builder allInterfacePrices(boolean on) { allInterfacePrices = on; return this; }
+
     /** Turns the server-side token audit on, allowing {@code slackTokens} beyond the mean accrual. */
     public Builder tokenAudit(boolean on, long slackTokens) {
       tokenAudit = on;
@@ -322,7 +340,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       return new RajomonConfig(delayThresholdNanos, priceUpdateIntervalNanos, priceIncreaseTokens,
           priceIncreaseUnitNanos, priceDecreaseStep, priceTrendWeight, tokenRefill, tokensPerRefill,
           refillIntervalNanos, initialTokens, capFollowsRefill ? defaultCap(tokensPerRefill) : maxTokens,
-          clientWaitTimeoutNanos, priceAttachment,
+          clientWaitTimeoutNanos, priceAttachment, allInterfacePrices,
           tokenAudit, auditSlackTokens, seed);
     }
   }
@@ -337,7 +355,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
         + ", refill=" + tokenRefill + " " + tokensPerRefill + "/" + refillIntervalNanos / 1000.0 + "us"
         + ", tokens=" + initialTokens + ".." + maxTokens
         + ", clientWait=" + (failFast() ? "fail-fast" : clientWaitTimeoutNanos / 1000.0 + "us")
-        + ", attach=" + priceAttachment
+        + ", attach=" + priceAttachment + (allInterfacePrices ? " (all interfaces)" : "")
         + ", audit=" + (tokenAudit ? "slack " + auditSlackTokens : "off") + ", seed=" + seed + "]";
   }
 }

@@ -3,6 +3,7 @@ package io.spillway.price;
 import io.spillway.api.AbstractServerPermit;
 import io.spillway.api.CallGraphGate;
 import io.spillway.api.Cancellable;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.Outcome;
 import io.spillway.api.QueueDelaySignal;
@@ -14,6 +15,7 @@ import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.random.RandomGenerator;
@@ -43,7 +45,11 @@ import java.util.random.RandomGenerator;
  *       published ({@link InterfacePriceTable}); a price not refreshed for a whole interval falls
  *       as fast as the callee's own could.
  *   <li><b>Lazy prices.</b> Completing a permit writes the interface's current total price into
- *       the response when the {@link PriceAttachment} says so, and always on a reject.
+ *       the response when the {@link PriceAttachment} says so, and always on a reject; with {@link
+ *       RajomonConfig#allInterfacePrices()} also the total price of every interface requests have
+ *       called, as of the last update ({@link InterfacePrices}: §3.4, "updating the upstream
+ *       services with the current local prices"), once there are two or more. The list is built
+ *       once per update, on the update thread, and shared by every response until the next.
  *   <li><b>Token audit</b> (optional, beyond the paper): caps each session's tokens at what it could
  *       have earned ({@link TokenAudit}).
  * </ul>
@@ -65,7 +71,21 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   private final TokenAudit audit;
   private final PriceAttachment attachment;
   private final RandomGenerator random;
+  private final boolean allPrices;
   private final AtomicLong responses = new AtomicLong();
+  /**
+   * The interfaces requests have called, in order of first sight; copied on write under {@link
+   * #calledLock}, once per interface. {@link #called} flags them by id for the admit path.
+   */
+  private volatile int[] calledIds = new int[0];
+  private volatile boolean[] called = new boolean[0];
+  private final Object calledLock = new Object();
+  /**
+   * Every called interface's total price at the last update, for {@link #allPrices}; {@link
+   * InterfacePrices#NONE} while only one has been called, when the list would say no more than a
+   * response's own price.
+   */
+  private volatile InterfacePrices interfacePrices = InterfacePrices.NONE;
   private final Object lifecycle = new Object();
   private Cancellable updates;
   private boolean closed;
@@ -113,12 +133,17 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
     this.policy = PricePolicy.of(config);
     this.audit = config.tokenAudit() ? TokenAudit.of(config) : null;
     this.attachment = config.priceAttachment();
+    this.allPrices = config.allInterfacePrices();
     this.random = Objects.requireNonNull(random, "random");
   }
 
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     int interfaceId = request.interfaceId();
+    boolean[] seen = called;
+    if (allPrices && (interfaceId < 0 || interfaceId >= seen.length || !seen[interfaceId])) {
+      firstCall(interfaceId); // once per interface
+    }
     long downstream = prices.downstreamPrice(interfaceId);
     long price = prices.localPrice() + downstream;
     long tokens = Math.max(0, request.tokens());
@@ -191,6 +216,45 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
     }
     prices.localPrice(price);
     prices.decayStale(policy::lowestAfter);
+    if (allPrices) {
+      interfacePrices = snapshotPrices();
+    }
+  }
+
+  private void firstCall(int interfaceId) {
+    if (interfaceId < 0 || interfaceId > Interfaces.MAX_ID) {
+      return;
+    }
+    synchronized (calledLock) {
+      boolean[] seen = called;
+      if (interfaceId < seen.length && seen[interfaceId]) {
+        return;
+      }
+      int[] ids = Arrays.copyOf(calledIds, calledIds.length + 1);
+      ids[ids.length - 1] = interfaceId;
+      calledIds = ids;
+      boolean[] grown = Arrays.copyOf(seen, Math.max(seen.length, interfaceId + 1));
+      grown[interfaceId] = true;
+      called = grown;
+    }
+  }
+
+  /** The total price of every called interface, or none while only one has been called. */
+  private InterfacePrices snapshotPrices() {
+    int[] ids = calledIds;
+    if (ids.length < 2) {
+      return InterfacePrices.NONE;
+    }
+    long[] totals = new long[ids.length];
+    for (int k = 0; k < ids.length; k++) {
+      totals[k] = prices.total(ids[k]);
+    }
+    return InterfacePrices.of(ids, totals);
+  }
+
+  /** What responses carry beside their own price: every interface's, as of the last update. */
+  public InterfacePrices interfacePrices() {
+    return interfacePrices;
   }
 
   /** The server's own price, driven by its queueing delay. */
@@ -244,6 +308,9 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
       metrics.onCompletion(outcome);
       if (!isAdmitted() || attachToThisResponse()) {
         response.price(prices.total(interfaceId));
+        if (allPrices) {
+          response.interfacePrices(interfacePrices);
+        }
       }
     }
   }

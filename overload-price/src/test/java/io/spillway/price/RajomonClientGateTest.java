@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.InterfaceCall;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
@@ -177,6 +178,26 @@ class RajomonClientGateTest {
     gate.onResponse(new ResponseMetadata().interfaceId(3).price(100), T0, T0);
     assertEquals(100, gate.knownPrice(3), "a success with a price updates the entry");
     assertEquals(0, gate.knownPrice(0));
+  }
+
+  @Test
+  void aResponseOfOneInterfaceUpdatesThePricesOfTheOthersThisSessionCalls() {
+    RajomonClientGate<Call> gate = gate(config().build(), 10 * MS);
+    hear(gate, 2, 400); // heard in a spike
+    assertFalse(gate.offer(new Call("stuck", 2), T0), "the wallet holds 10: nothing is sent to "
+        + "interface 2, so nothing would tell this session its price fell");
+    assertTrue(gate.offer(new Call("other", 1), T0));
+    gate.poll(T0, new RequestMetadata());
+    gate.onResponse(new ResponseMetadata().interfaceId(1).price(3).interfacePrices(
+        InterfacePrices.of(new int[] {1, 2, 9}, new long[] {4, 5, 700})), T0, T0 + MS);
+    assertEquals(5, gate.knownPrice(2), "the list says interface 2 fell");
+    assertEquals(3, gate.knownPrice(1), "the response's own price is applied after the list");
+    assertEquals(0, gate.knownPrice(9), "interface 9 was never called here: dropped");
+    assertTrue(gate.offer(new Call("unstuck", 2), T0 + MS), "10 more tokens by now cover 5");
+
+    gate.onControl(new ResponseMetadata().interfacePrices(
+        InterfacePrices.of(new int[] {2}, new long[] {60})), T0 + MS);
+    assertEquals(60, gate.knownPrice(2), "a control message's list counts too");
   }
 
   @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.ControlChannel;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestMetadata;
@@ -332,5 +333,54 @@ class RajomonServerGateTest {
     admitted.complete(Outcome.FAILED, clock.read(), r);
     assertEquals(Status.FAILED, r.status());
     assertEquals(16, r.price(), "the price moved while the request ran");
+  }
+
+  @Test
+  void aPricedResponseCarriesEveryCalledInterfacesPriceAsOfTheLastUpdate() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 1); // local 8, held from here on; interface 0 called
+    assertEquals(InterfacePrices.NONE, g.interfacePrices(),
+        "one interface called: a response's own price says it all");
+    complete(send(g, 1L << 40, 2));
+    g.onDownstreamResponse(2, 0, new ResponseMetadata().price(30), clock.read());
+    assertEquals(InterfacePrices.NONE, g.interfacePrices(), "the list is built at updates");
+    tick(g);
+    InterfacePrices expected = InterfacePrices.of(new int[] {0, 2}, new long[] {8, 38});
+    assertEquals(expected, g.interfacePrices(), "interfaces 0 and 2, in order of first call");
+
+    ResponseMetadata reject = complete(send(g, 1, 2));
+    assertEquals(38, reject.price());
+    assertEquals(expected, reject.interfacePrices(), "a reject carries the list too");
+    int priced = 0;
+    for (int i = 0; i < 10; i++) {
+      ResponseMetadata r = complete(send(g, 100, 0));
+      assertEquals(r.hasPrice() ? expected : InterfacePrices.NONE, r.interfacePrices(),
+          "the list rides only with the response's own price");
+      priced += r.hasPrice() ? 1 : 0;
+    }
+    assertEquals(2, priced, "every fifth");
+
+    g.onDownstreamResponse(2, 0, new ResponseMetadata().price(50), clock.read());
+    assertEquals(58, g.totalPrice(2));
+    assertEquals(38, complete(send(g, 1, 0)).interfacePrices().price(1),
+        "the list moves at the next update, not with every callee response");
+    tick(g);
+    assertEquals(58, complete(send(g, 1, 0)).interfacePrices().price(1));
+
+    complete(send(g, 1L << 40, -4)); // an id a native-frame peer made up: no exception
+    tick(g);
+    assertEquals(2, g.interfacePrices().size(), "and is not listed");
+  }
+
+  @Test
+  void withAllInterfacePricesOffAResponseCarriesOnlyItsOwnPrice() {
+    RajomonServerGate g = gate(config().allInterfacePrices(false).build());
+    raiseLocalPriceBy8PerTick(g, 2);
+    complete(send(g, 1L << 40, 3));
+    tick(g);
+    assertEquals(InterfacePrices.NONE, g.interfacePrices());
+    ResponseMetadata reject = complete(send(g, 1, 3));
+    assertTrue(reject.hasPrice());
+    assertEquals(InterfacePrices.NONE, reject.interfacePrices());
   }
 }

@@ -24,6 +24,9 @@ import java.util.Set;
  *                                                   # 'service compute_us [-&gt; callee, ...]', root first
  * graph.search.slo_us   = 2000                      # optional; default slo_us
  * graph.search.schedule = 0@0, 2.0@2000             # optional; default the scenario's schedule
+ * graph.stall_ms        = 1500, 20                  # optional: every service stops for 20 ms at
+ *                                                   # 1,500 ms (a host hiccup); the graph harness
+ *                                                   # stops its services processes in schedule runs
  * </pre>
  * A service appears at most once in an interface's tree (the tree is acyclic by construction:
  * every node but the root is the callee of exactly one earlier-declared or later-declared node,
@@ -90,12 +93,36 @@ public final class CallGraph {
     }
   }
 
+  /**
+   * A span in which no service's cores make progress: work under way is held up by its length and
+   * nothing new starts. Messages still cross the network, clients still issue and prices still
+   * update: what a stall of the servers' host (a pause the load generator does not share) looks
+   * like from outside.
+   */
+  public record Stall(long startNanos, long lengthNanos) {
+    public long endNanos() {
+      return startNanos + lengthNanos;
+    }
+  }
+
   private final List<Service> services;
   private final List<Interface> interfaces;
+  private final Stall stall;
 
-  private CallGraph(List<Service> services, List<Interface> interfaces) {
+  private CallGraph(List<Service> services, List<Interface> interfaces, Stall stall) {
     this.services = List.copyOf(services);
     this.interfaces = List.copyOf(interfaces);
+    this.stall = stall;
+  }
+
+  /** The stall {@code graph.stall_ms} asks for, {@code null} if none. */
+  public Stall stall() {
+    return stall;
+  }
+
+  /** This graph without its stall: capacity is measured on a host that does not stall. */
+  CallGraph withoutStall() {
+    return stall == null ? this : new CallGraph(services, interfaces, null);
   }
 
   public List<Service> services() {
@@ -202,7 +229,8 @@ public final class CallGraph {
     }
     for (String key : scenario.graphKeys()) {
       String rest = key.substring("graph.".length());
-      if (rest.equals("services") || rest.equals("interfaces") || rest.equals("core1")) {
+      if (rest.equals("services") || rest.equals("interfaces") || rest.equals("core1")
+          || rest.equals("stall_ms")) {
         continue; // graph.core1: the real harness's placement; the simulator has no shared cores
       }
       String iface = rest.contains(".") ? rest.substring(0, rest.indexOf('.')) : rest;
@@ -210,10 +238,36 @@ public final class CallGraph {
       if (!seen.contains(iface) || !(suffix.isEmpty() || suffix.equals("slo_us")
           || suffix.equals("schedule"))) {
         throw Scenario.invalid(key, "unknown graph key; expected graph.services, graph.interfaces, graph.core1, "
-            + "graph.<interface>, graph.<interface>.slo_us or graph.<interface>.schedule");
+            + "graph.stall_ms, graph.<interface>, graph.<interface>.slo_us or graph.<interface>.schedule");
       }
     }
-    return new CallGraph(new ArrayList<>(services.values()), interfaces);
+    return new CallGraph(new ArrayList<>(services.values()), interfaces,
+        parseStall(scenario.rawGraphValue("graph.stall_ms")));
+  }
+
+  /** {@code start_ms, length_ms}, both whole numbers, the length at least 1. */
+  private static Stall parseStall(String text) {
+    if (text == null) {
+      return null;
+    }
+    String key = "graph.stall_ms";
+    String[] parts = text.split(",");
+    if (parts.length != 2) {
+      throw Scenario.invalid(key, "expected 'start_ms, length_ms', got '" + text + "'");
+    }
+    long start;
+    long length;
+    try {
+      start = Long.parseLong(parts[0].strip());
+      length = Long.parseLong(parts[1].strip());
+    } catch (NumberFormatException e) {
+      throw Scenario.invalid(key, "expected two whole numbers of milliseconds, got '" + text + "'");
+    }
+    if (start < 0 || length < 1 || start > Long.MAX_VALUE / 2_000_000
+        || length > Long.MAX_VALUE / 2_000_000) {
+      throw Scenario.invalid(key, "start must be >= 0 and length >= 1 ms, got '" + text + "'");
+    }
+    return new Stall(start * 1_000_000, length * 1_000_000);
   }
 
   private static Node parseTree(String key, String text, Map<String, Service> services,

@@ -265,12 +265,13 @@ public final class GraphExperiment {
   /**
    * The highest throughput an interface reaches alone with no control (../shared/DESIGN.md
    * "Capacity"): a closed loop keeping enough requests outstanding that its bottleneck service
-   * never idles, whatever the depth of the graph.
+   * never idles, whatever the depth of the graph. A {@code graph.stall_ms} is left out, as the
+   * graph harness leaves it out of its capacity runs.
    */
   static double measureCapacity(Scenario scenario, CallGraph graph, int iface) {
     GraphRecorder recorder = new GraphRecorder(10_000_000L, graph.interfaces().size(),
         graph.services().size());
-    new GraphSimulation(scenario, graph, GraphScheme.uncontrolled(),
+    new GraphSimulation(scenario, graph.withoutStall(), GraphScheme.uncontrolled(),
         GraphSimulation.Load.closed(iface, outstanding(scenario, graph.interfaces().get(iface),
             graph)), CAPACITY_RUN_NANOS, recorder, scenario.seed()).run();
     GraphRecorder.InterfaceTally t = recorder.sum(CAPACITY_WARMUP_NANOS, CAPACITY_RUN_NANOS)

@@ -102,6 +102,7 @@ final class GraphSimulation {
   }
 
   private final Load load;
+  private final CallGraph.Stall stall;
   private final long origin;
   private final long halfRtt;
   private final long rxCost;
@@ -147,6 +148,7 @@ final class GraphSimulation {
       long endNanos, GraphRecorder recorder, long seed,
       BiFunction<CallGraph.Service, ServerGate, ServerGate> gateDecorator) {
     this.load = load;
+    this.stall = graph.stall();
     this.origin = scenario.timeOriginNanos();
     this.halfRtt = scenario.rttNanos() / 2;
     this.rxCost = scenario.rxCostNanos();
@@ -516,7 +518,15 @@ final class GraphSimulation {
   private void busy(Server server, long nanos, Message m) {
     server.idle--;
     recorder.at(now).services[server.index].busyNanos += nanos;
-    schedule(now + nanos, CORE_DONE, m).target = server;
+    schedule(stalledEnd(now, now + nanos), CORE_DONE, m).target = server;
+  }
+
+  /** When work from {@code start} to {@code end} ends if the cores stop during the stall. */
+  private long stalledEnd(long start, long end) {
+    if (stall == null || start >= stall.endNanos() || end <= stall.startNanos()) {
+      return end;
+    }
+    return start >= stall.startNanos() ? stall.endNanos() + (end - start) : end + stall.lengthNanos();
   }
 
   private void coreDone(Server server, Message m) {

@@ -56,6 +56,7 @@ public final class Scenario {
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
     keys.put("graph.services", "call graph (rajomon-nsdi25 §5.1): services 'name[:workers], ...'; with graph.interfaces and one 'graph.<interface> = svc compute_us -> callee, ...; ...' per interface (optional graph.<interface>.slo_us, graph.<interface>.schedule); see CallGraph");
     keys.put("graph.core1", "call graph, real-socket harness only: services 'a, b, ...' (with every service they call) served by a second process on core 1, beside the load generator; the rest on core 0. Unset: one process. The simulator ignores it");
+    keys.put("graph.stall_ms", "call graph: 'start_ms, length_ms': every service stops for length_ms at start_ms (a host hiccup): the simulator's cores, or, in the graph harness's schedule runs, its services processes (SIGSTOP); unset: none");
     keys.put("graph.interfaces", "call graph: interface names 'a, b'; each needs a graph.<interface> key");
     keys.put("time_origin_ns", "value of the controllers' clock at simulated time 0 (tests wrap-around)");
     keys.put("breakwater.alpha", "Breakwater α (eq. 3); default 0.001");
@@ -102,6 +103,7 @@ public final class Scenario {
     keys.put("rajomon.refill_tokens", "Rajomon tokens refilled per interval per client (Poisson); default 10");
     keys.put("rajomon.wait_us", "Rajomon client wait for tokens; default 0 (fail fast)");
     keys.put("rajomon.trend", "Rajomon: above the threshold the price also moves by this many times the gain per unit of change in the queueing delay (PIE's trend term); default 10, 0 holds the price while the queue drains");
+    keys.put("rajomon.all_prices", "Rajomon: a response that carries a price also carries the prices of the server's other interfaces (true or false); default true");
     keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 1 (every response)");
     KEYS = Collections.unmodifiableMap(keys);
   }
@@ -469,6 +471,15 @@ public final class Scenario {
     } catch (NumberFormatException e) {
       throw invalid(key, "expected a whole number, got '" + get(key) + "'");
     }
+  }
+
+  /** {@code true} or {@code false}, nothing else. */
+  boolean booleanValue(String key) {
+    return switch (get(key)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw invalid(key, "expected true or false, got '" + get(key) + "'");
+    };
   }
 
   long longValue(String key) {
