@@ -695,11 +695,14 @@ public final class GraphHarnessMain {
           long end = scenario.durationNanos();
           Map<String, Long> before = server.computed();
           GeneratorCpu cpu = GeneratorCpu.from(0);
-          GraphLoadGenerator g = GraphLoadGenerator.openLoop(client, steps, capacity, end, scenario.windowNanos(),
-              scenario.seed());
-          List<Recorder> recorders = await(g, end, name + " schedule");
-          generatorLoad.computeIfAbsent(name, k -> new ArrayList<>())
-              .add(new GeneratorLoad("schedule", g.lagP99Micros(), cpu.cores()));
+          List<Recorder> recorders;
+          try (ServerStall stall = ServerStall.start(server.pids(), graph.stall())) {
+            GraphLoadGenerator g = GraphLoadGenerator.openLoop(client, steps, capacity, end,
+                scenario.windowNanos(), scenario.seed());
+            recorders = await(g, end, name + " schedule");
+            generatorLoad.computeIfAbsent(name, k -> new ArrayList<>())
+                .add(new GeneratorLoad("schedule", g.lagP99Micros(), cpu.cores()));
+          }
           Map<String, Long> work = minus(server.computed(), before);
           for (CallGraph.Interface i : graph.interfaces()) {
             Experiment.addSeries(interfaceScenario(i), name, recorders.get(i.index()), capacity[i.index()],

@@ -35,6 +35,11 @@ final class GraphServerProcess implements AutoCloseable {
   private Map<String, Integer> ports;
   private final Path log;
 
+  /** The services process's id (the JVM's: {@code taskset} and {@code nice} exec it). */
+  long pid() {
+    return process.pid();
+  }
+
   private GraphServerProcess(Process process, BufferedReader stdout, Map<String, Integer> ports, Path log) {
     this.process = process;
     this.stdout = stdout;

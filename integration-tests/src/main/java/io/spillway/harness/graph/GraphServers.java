@@ -4,6 +4,7 @@ import io.spillway.sim.CallGraph;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -52,6 +53,11 @@ final class GraphServers implements AutoCloseable {
       core1.close();
       throw e;
     }
+  }
+
+  /** The ids of the services processes. */
+  List<Long> pids() {
+    return core1 == null ? List.of(main.pid()) : List.of(core1.pid(), main.pid());
   }
 
   /** Restarts every service under {@code scheme}; their ports change. */
