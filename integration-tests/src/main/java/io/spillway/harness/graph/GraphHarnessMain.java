@@ -407,6 +407,12 @@ public final class GraphHarnessMain {
 
     void run() throws Exception {
       System.err.print(describeGraph());
+      if (graph.stall() != null) {
+        System.err.println(series
+            ? "graph harness: every services process stops for " + graph.stall().lengthNanos() / 1_000_000
+                + " ms at " + graph.stall().startNanos() / 1_000_000 + " ms into each scheme's schedule"
+            : "graph harness: graph.stall_ms ignored: the harness stalls the services in schedule runs only");
+      }
       boolean measured = givenCapacities.isEmpty();
       for (CallGraph.Interface i : graph.interfaces()) {
         capacity[i.index()] = measured ? 0 : givenCapacities.get(i.name());
