@@ -11,8 +11,9 @@ import java.util.Objects;
  * them got cheaper from a response of another, instead of only from a request to it that its
  * stale price keeps it from sending.
  *
- * <p>Ids are the receiving side's: a transport whose ids differ between processes (gRPC numbers
- * methods per process) translates them on the way.
+ * <p>Ids are those of the side holding the list: the server's as it builds the list, the client's
+ * once a transport whose ids differ between processes (gRPC numbers methods per process) has
+ * translated them on the way.
  *
  * <p>Immutable and thread-safe: a server builds one per price update and attaches the same
  * instance to every response until the next.
