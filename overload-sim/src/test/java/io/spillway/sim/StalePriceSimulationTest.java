@@ -1,6 +1,7 @@
 package io.spillway.sim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.LinkedHashMap;
@@ -100,8 +101,8 @@ class StalePriceSimulationTest {
     for (String bad : List.of("500", "500, 0", "-1, 20", "a, 20", "1, 2, 3")) {
       Map<String, String> m = new LinkedHashMap<>(hotel(true, false).effective());
       m.put("graph.stall_ms", bad);
-      IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
-          IllegalArgumentException.class, () -> Scenario.of(m), bad);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.of(m), bad);
       assertTrue(e.getMessage().contains("'graph.stall_ms'"), e.getMessage());
     }
   }
