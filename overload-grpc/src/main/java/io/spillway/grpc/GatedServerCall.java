@@ -63,7 +63,7 @@ final class GatedServerCall<ReqT, RespT>
     closeCalled = true;
     ResponseMetadata response = finish(outcomeOf(status), owner.ticker().read());
     if (response != null) {
-      SpillwayMetadata.writeResponse(response, trailers, owner.interfaces());
+      owner.writeResponse(response, trailers);
     }
     super.close(status, trailers);
   }

@@ -309,19 +309,6 @@ public final class SpillwayMetadata {
 
   /** Adds the fields of {@code response} to {@code trailers}; the status always, the rest unless default. */
   public static void writeResponse(ResponseMetadata response, Metadata trailers) {
-    writeResponse(response, trailers, null);
-  }
-
-  /**
-   * As {@link #writeResponse(ResponseMetadata, Metadata)}, and also writes {@link
-   * ResponseMetadata#interfacePrices()} as {@code spillway-prices}, naming each interface by its
-   * method in {@code interfaces}; ids without a method are left out. {@code null} skips the list.
-   */
-  public static void writeResponse(ResponseMetadata response, Metadata trailers,
-      InterfaceRegistry interfaces) {
-    if (interfaces != null && !response.interfacePrices().isEmpty()) {
-      writePrices(response.interfacePrices(), trailers, interfaces);
-    }
     trailers.put(STATUS, Integer.toString(response.status().code()));
     if (response.creditDelta() != 0) {
       trailers.put(CREDIT_DELTA, Integer.toString(response.creditDelta()));
@@ -334,6 +321,20 @@ public final class SpillwayMetadata {
     }
     if (response.threshold() != 0) {
       trailers.put(THRESHOLD, Integer.toString(response.threshold()));
+    }
+  }
+
+  /**
+   * As {@link #writeResponse(ResponseMetadata, Metadata)}, and also writes {@link
+   * ResponseMetadata#interfacePrices()} as {@code spillway-prices}, naming each interface by its
+   * method in {@code interfaces}; ids without a method are left out. {@code null} skips the list.
+   */
+  public static void writeResponse(ResponseMetadata response, Metadata trailers,
+      InterfaceRegistry interfaces) {
+    writeResponse(response, trailers);
+    String prices = interfaces == null ? null : pricesText(response.interfacePrices(), interfaces);
+    if (prices != null) {
+      trailers.put(PRICES, prices);
     }
   }
 
@@ -420,8 +421,11 @@ public final class SpillwayMetadata {
     }
   }
 
-  private static void writePrices(InterfacePrices prices, Metadata trailers,
-      InterfaceRegistry interfaces) {
+  /**
+   * {@code prices} as the value of {@code spillway-prices}, each id named by its method in {@code
+   * interfaces}; {@code null} if no id has a method.
+   */
+  static String pricesText(InterfacePrices prices, InterfaceRegistry interfaces) {
     StringBuilder text = new StringBuilder(32 * prices.size());
     for (int k = 0; k < prices.size(); k++) {
       String name = interfaces.nameOf(prices.interfaceId(k));
@@ -429,9 +433,7 @@ public final class SpillwayMetadata {
         text.append(text.isEmpty() ? "" : ",").append(name).append('=').append(prices.price(k));
       }
     }
-    if (!text.isEmpty()) {
-      trailers.put(PRICES, text.toString());
-    }
+    return text.isEmpty() ? null : text.toString();
   }
 
   /** The reasons collected while reading; allocated only when something is malformed. */

@@ -8,6 +8,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.spillway.api.CallGraphGate;
 import io.spillway.api.ControlChannel;
+import io.spillway.api.InterfacePrices;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
@@ -60,6 +61,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   private final CallGraphGate callGraph;
   private final Ticker ticker;
   private final InterfaceRegistry interfaces;
+  /** The last price list written, with its text. */
+  private volatile PricesText lastPrices;
   private final ControlChannel orphanCredits;
 
   /**
@@ -136,10 +139,34 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         .requestId(request.requestId());
     permit.complete(Outcome.DROPPED, now, response);
     Metadata trailers = new Metadata();
-    SpillwayMetadata.writeResponse(response, trailers, interfaces);
+    writeResponse(response, trailers);
     call.close(io.grpc.Status.RESOURCE_EXHAUSTED
         .withDescription(SpillwayMetadata.describeReject(response)), trailers);
   }
+
+  /**
+   * Writes {@code response}'s fields into {@code trailers}. A Rajomon gate attaches one price list
+   * to every response between two price updates, so its text is formatted once per list, not once
+   * per response.
+   */
+  void writeResponse(ResponseMetadata response, Metadata trailers) {
+    SpillwayMetadata.writeResponse(response, trailers);
+    InterfacePrices prices = response.interfacePrices();
+    if (prices.isEmpty()) {
+      return;
+    }
+    PricesText last = lastPrices;
+    if (last == null || last.prices() != prices) {
+      last = new PricesText(prices, SpillwayMetadata.pricesText(prices, interfaces));
+      lastPrices = last; // racing writers format the same list twice at worst
+    }
+    if (last.text() != null) {
+      trailers.put(SpillwayMetadata.PRICES, last.text());
+    }
+  }
+
+  /** A price list and its {@code spillway-prices} text ({@code null}: no id has a method). */
+  private record PricesText(InterfacePrices prices, String text) { }
 
   Ticker ticker() {
     return ticker;

@@ -133,9 +133,10 @@ class SpillwayClientInterceptorTest {
 
   @Test
   void theServersPriceListReachesTheGateInTheClientsInterfaceIds() {
-    serverGate.fill = (request, response) -> response.price(5).interfacePrices(InterfacePrices.of(
+    InterfacePrices list = InterfacePrices.of(
         new int[] {interfaces.idOf(Echo.UNARY), interfaces.idOf(Echo.OTHER), interfaces.idOf(Echo.CHAT)},
-        new long[] {5, 40, 9}));
+        new long[] {5, 40, 9}); // one list for every response, as a Rajomon gate between updates
+    serverGate.fill = (request, response) -> response.price(5).interfacePrices(list);
     InterfaceRegistry clientIds = InterfaceRegistry.of("test.Echo/Other"); // numbered differently
     WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
     Channel channel = ClientInterceptors.intercept(server(),
@@ -147,6 +148,10 @@ class SpillwayClientInterceptorTest {
     assertEquals(List.of(InterfacePrices.of(new int[] {2, 1}, new long[] {5, 40})), gate.priceLists,
         "Unary and Other in the client's ids; Chat, which this client never called, dropped");
     assertEquals(2, clientIds.size());
+
+    assertEquals("echo:b", Calls.unary(channel, Echo.UNARY, "b").await().body());
+    assertEquals(gate.priceLists.get(0), gate.priceLists.get(1),
+        "the second response carries the same list (its text formatted once)");
   }
 
   @Test
