@@ -86,7 +86,9 @@ import java.util.stream.Collectors;
  * table, results.json and plots as the other harnesses ({@code DIR/<iface>/}), with the
  * interface's SLO and capacity; then a summary with p95 (Rajomon reports p95) and the work the
  * services did per successful request (node computations ÷ successes; the tree's node count when
- * nothing is wasted), also written to {@code DIR/graph.json}.
+ * nothing is wasted), also written to {@code DIR/graph.json}. Steady runs that surge also write
+ * {@code DIR/<iface>/surge-windows.csv}: every scheme's {@value #RECOVERY_WINDOW_MILLIS} ms windows
+ * around each surge, the ones its recovery time is read from ({@link GraphHarness#surgeWindows}).
  */
 public final class GraphHarnessMain {
 
@@ -268,6 +270,13 @@ public final class GraphHarnessMain {
    */
   static final long RECOVERY_WINDOW_MILLIS = 100;
 
+  /** How much of the warm-up before a surge {@code surge-windows.csv} shows, for the level it left. */
+  static final long SURGE_WINDOWS_BEFORE_MILLIS = 500;
+
+  /** The columns of {@code surge-windows.csv}. */
+  static final String SURGE_WINDOWS_HEADER =
+      "scheme,demand,t_ms,offered_rps,refused_rps,sent_rps,dropped_rps,completed_rps,goodput_rps,p50_us,p99_us\n";
+
   /**
    * The load generator in one measured run: the p99 of how late it issued arrivals (over the
    * whole run, warm-up included), and the CPU this process used, in cores (1.0: one core busy
@@ -354,6 +363,8 @@ public final class GraphHarnessMain {
     private final List<List<StepConvergence>> convergence = new ArrayList<>();
     private final List<List<ResultRecord>> phases = new ArrayList<>();
     private final List<Summary> summary = new ArrayList<>();
+    /** Per interface, the rows of its {@code surge-windows.csv} (steady runs that surge). */
+    private final List<StringBuilder> surgeWindows = new ArrayList<>();
 
     GraphHarness(Scenario scenario, Path scenarioFile, Map<String, String> overrides, GraphPlacement placement,
         int connections, Path out, boolean calibrate, Map<String, Double> givenCapacities,
@@ -389,6 +400,7 @@ public final class GraphHarnessMain {
         rows.add(new ArrayList<>());
         convergence.add(new ArrayList<>());
         phases.add(new ArrayList<>());
+        surgeWindows.add(new StringBuilder());
       }
     }
 
@@ -463,6 +475,10 @@ public final class GraphHarnessMain {
             capacity[i.index()]);
         Report.printTable(results, System.out);
         Report.write(results, out.resolve(i.name()));
+        if (!surgeWindows.get(i.index()).isEmpty()) {
+          Files.writeString(out.resolve(i.name()).resolve("surge-windows.csv"),
+              SURGE_WINDOWS_HEADER + surgeWindows.get(i.index()));
+        }
       }
       printSummary();
       Files.writeString(out.resolve("graph.json"), graphJson(measured));
@@ -752,6 +768,9 @@ public final class GraphHarnessMain {
               boolean surged = level > NORMAL_LOAD && warmup > 0 && i.schedule().isEmpty();
               summary.add(summarize(name, i, demand, -1, -1, r.sum(from, to), to - from,
                   workPerSuccess(i, work, all), surged ? recovery(r, warmup, end) : Double.NaN));
+              if (surged) {
+                surgeWindows(surgeWindows.get(i.index()), name, demand, r, warmup, end);
+              }
               System.err.printf(Locale.ROOT, "graph harness: %-12s %-8s %.2fx goodput %.0f rps, p95 %.0f us, "
                   + "p99 %.0f us%n", name, i.name(), demand, row.goodputRps(), pct(r.sum(from, to), 95),
                   row.p99Micros());
@@ -813,6 +832,27 @@ public final class GraphHarnessMain {
         good[k] = r.sum(start + k * window, start + (k + 1) * window).good;
       }
       return RecoveryTime.millis(good, window / 1e6);
+    }
+
+    /**
+     * Appends to {@code csv} one row per {@value #RECOVERY_WINDOW_MILLIS} ms window around a surge
+     * at {@code step}: the windows {@link #recovery} reads, from the step (rounded up to the
+     * recorder's window) to {@code to} with a partial last window left out, and {@value
+     * #SURGE_WINDOWS_BEFORE_MILLIS} ms of those before it. {@code t_ms} counts from the step;
+     * rates are per second of the window. Refused: never sent (a client interceptor refused it, or
+     * it expired in a client queue); dropped: rejected by a server.
+     */
+    static void surgeWindows(StringBuilder csv, String scheme, double demand, Recorder r, long step, long to) {
+      long window = roundUp(RECOVERY_WINDOW_MILLIS * 1_000_000L, r.windowNanos());
+      long start = roundUp(step, r.windowNanos());
+      long before = Math.min(SURGE_WINDOWS_BEFORE_MILLIS * 1_000_000L / window, start / window);
+      double perSecond = 1e9 / window;
+      for (long w = start - before * window; w + window <= to; w += window) {
+        Tally t = r.sum(w, w + window);
+        csv.append(String.format(Locale.ROOT, "%s,%.2f,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f,%.1f%n", scheme,
+            demand, (w - start) / 1_000_000, t.offered * perSecond, t.expired * perSecond, t.sent * perSecond,
+            t.dropped * perSecond, t.completed * perSecond, t.good * perSecond, pct(t, 50), pct(t, 99)));
+      }
     }
 
     /** Node computations for interface {@code i} at every service, per successful response. */

@@ -2,10 +2,15 @@ package io.spillway.harness.graph;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.util.List;
+
 import io.spillway.sim.Recorder;
 import org.junit.jupiter.api.Test;
 
-/** The graph harness's recovery time, read from a recorder's 20 ms windows in 100 ms groups. */
+/**
+ * The graph harness's recovery time, read from a recorder's 20 ms windows in 100 ms groups, and the
+ * windows around a surge it writes to {@code surge-windows.csv}.
+ */
 class GraphRecoveryTest {
 
   private static final long MS = 1_000_000L;
@@ -41,5 +46,39 @@ class GraphRecoveryTest {
     good(r, 2000, 3000, 0);
     r.at(2999 * MS);
     assertEquals(-1, GraphHarnessMain.GraphHarness.recovery(r, 1000 * MS, 3000 * MS));
+  }
+
+  @Test
+  void surgeWindowsShowHalfASecondBeforeTheStepAndEveryWholeWindowAfter() {
+    Recorder r = new Recorder(20 * MS);
+    good(r, 0, 1000, 16);
+    good(r, 1000, 1300, 0);
+    good(r, 1300, 1650, 20);
+    for (long t = 0; t < 1650; t += 20) {
+      r.at(t * MS).offered += 30;
+      r.at(t * MS).expired += t >= 1000 ? 5 : 0;
+    }
+    r.at(1100 * MS).dropped += 7;
+    StringBuilder csv = new StringBuilder();
+    GraphHarnessMain.GraphHarness.surgeWindows(csv, "rajomon", 2, r, 990 * MS, 1650 * MS);
+    List<String> rows = csv.toString().lines().toList();
+    // The step rounds up to 1000 ms; 500 ms before it, then 1000-1600 (1600-1650 is partial).
+    assertEquals(11, rows.size());
+    assertEquals("rajomon,2.00,-500,1500,0,0,0,0,800,", rows.get(0).substring(0, 35));
+    assertEquals("rajomon,2.00,0,1500,250,0,0,0,0,", rows.get(5).substring(0, 32));
+    assertEquals("rajomon,2.00,100,1500,250,0,70,0,0,", rows.get(6).substring(0, 35));
+    assertEquals("rajomon,2.00,500,1500,250,0,0,0,1000,", rows.get(10).substring(0, 37));
+  }
+
+  @Test
+  void surgeWindowsBeforeTheStepStopAtTheRunsStart() {
+    Recorder r = new Recorder(20 * MS);
+    good(r, 0, 600, 20);
+    StringBuilder csv = new StringBuilder();
+    GraphHarnessMain.GraphHarness.surgeWindows(csv, "dagor", 2, r, 200 * MS, 600 * MS);
+    List<String> rows = csv.toString().lines().toList();
+    assertEquals(6, rows.size());
+    assertEquals("dagor,2.00,-200,", rows.get(0).substring(0, 16));
+    assertEquals("dagor,2.00,300,", rows.get(5).substring(0, 15));
   }
 }
