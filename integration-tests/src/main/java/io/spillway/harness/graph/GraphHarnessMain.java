@@ -275,7 +275,8 @@ public final class GraphHarnessMain {
 
   /** The columns of {@code surge-windows.csv}. */
   static final String SURGE_WINDOWS_HEADER =
-      "scheme,demand,t_ms,offered_rps,refused_rps,sent_rps,dropped_rps,completed_rps,goodput_rps,p50_us,p99_us\n";
+      "scheme,demand,t_ms,offered_rps,refused_rps,sent_rps,dropped_rps,completed_rps,goodput_rps,p50_us,p99_us,"
+          + "epoch_ms\n";
 
   /**
    * The load generator in one measured run: the p99 of how late it issued arrivals (over the
@@ -769,7 +770,7 @@ public final class GraphHarnessMain {
               summary.add(summarize(name, i, demand, -1, -1, r.sum(from, to), to - from,
                   workPerSuccess(i, work, all), surged ? recovery(r, warmup, end) : Double.NaN));
               if (surged) {
-                surgeWindows(surgeWindows.get(i.index()), name, demand, r, warmup, end);
+                surgeWindows(surgeWindows.get(i.index()), name, demand, r, warmup, end, g.startEpochMillis());
               }
               System.err.printf(Locale.ROOT, "graph harness: %-12s %-8s %.2fx goodput %.0f rps, p95 %.0f us, "
                   + "p99 %.0f us%n", name, i.name(), demand, row.goodputRps(), pct(r.sum(from, to), 95),
@@ -840,18 +841,22 @@ public final class GraphHarnessMain {
      * recorder's window) to {@code to} with a partial last window left out, and {@value
      * #SURGE_WINDOWS_BEFORE_MILLIS} ms of those before it. {@code t_ms} counts from the step;
      * rates are per second of the window. Refused: never sent (a client interceptor refused it, or
-     * it expired in a client queue); dropped: rejected by a server.
+     * it expired in a client queue); dropped: rejected by a server. {@code epoch_ms} is the
+     * window's start on the wall clock, given the recorder's time 0 in {@code epochAtZeroMillis}, to
+     * match the windows with the services' GC logs (which stamp {@code timemillis}).
      */
-    static void surgeWindows(StringBuilder csv, String scheme, double demand, Recorder r, long step, long to) {
+    static void surgeWindows(StringBuilder csv, String scheme, double demand, Recorder r, long step, long to,
+        long epochAtZeroMillis) {
       long window = roundUp(RECOVERY_WINDOW_MILLIS * 1_000_000L, r.windowNanos());
       long start = roundUp(step, r.windowNanos());
       long before = Math.min(SURGE_WINDOWS_BEFORE_MILLIS * 1_000_000L / window, start / window);
       double perSecond = 1e9 / window;
       for (long w = start - before * window; w + window <= to; w += window) {
         Tally t = r.sum(w, w + window);
-        csv.append(String.format(Locale.ROOT, "%s,%.2f,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f,%.1f%n", scheme,
+        csv.append(String.format(Locale.ROOT, "%s,%.2f,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f,%.1f,%d%n", scheme,
             demand, (w - start) / 1_000_000, t.offered * perSecond, t.expired * perSecond, t.sent * perSecond,
-            t.dropped * perSecond, t.completed * perSecond, t.good * perSecond, pct(t, 50), pct(t, 99)));
+            t.dropped * perSecond, t.completed * perSecond, t.good * perSecond, pct(t, 50), pct(t, 99),
+            epochAtZeroMillis + w / 1_000_000));
       }
     }
 

@@ -77,6 +77,8 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
   private final boolean precise;
 
   private long start;
+  /** The wall clock at {@link #start}, to line the windows up with the services' GC logs. */
+  private volatile long startEpochMillis;
   private boolean stopped;
   private long stoppedAt;
   private int outstanding;
@@ -134,6 +136,14 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
     return done;
   }
 
+  /**
+   * The wall clock ({@link System#currentTimeMillis}) when the run started, the recorders' time 0;
+   * read once, on the event loop, to match the windows with logs that stamp wall-clock time.
+   */
+  long startEpochMillis() {
+    return startEpochMillis;
+  }
+
   /** Calls that ended neither in a response nor in an overload reject nor unsent. */
   long errors() {
     return errors;
@@ -160,6 +170,7 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
 
   private void begin() {
     start = ticker.read();
+    startEpochMillis = System.currentTimeMillis();
     if (closedLoop > 0) {
       for (int i = 0; i < closedLoop; i++) {
         issue(lanes[0], start);

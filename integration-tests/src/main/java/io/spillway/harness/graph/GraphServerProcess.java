@@ -84,7 +84,8 @@ final class GraphServerProcess implements AutoCloseable {
     // advance keeps a collection from paying for first-touch page faults (seen: 0.7 s pauses).
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms2g", "-Xmx2g", "-Xmn1g", "-XX:+AlwaysPreTouch",
         "-XX:MetaspaceSize=256m",
-        "-Xlog:gc:file=" + out.resolve("gc-" + name + ".log"),
+        // Stamped with the wall clock too, to match pauses with surge-windows.csv's epoch_ms.
+        "-Xlog:gc:file=" + out.resolve("gc-" + name + ".log") + ":uptime,timemillis",
         "--enable-native-access=ALL-UNNAMED",
         "-cp", System.getProperty("java.class.path"), GraphServer.class.getName(),
         scenarioFile.toString(), scheme));

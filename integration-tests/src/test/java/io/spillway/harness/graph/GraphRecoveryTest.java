@@ -1,6 +1,7 @@
 package io.spillway.harness.graph;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 
@@ -60,7 +61,7 @@ class GraphRecoveryTest {
     }
     r.at(1100 * MS).dropped += 7;
     StringBuilder csv = new StringBuilder();
-    GraphHarnessMain.GraphHarness.surgeWindows(csv, "rajomon", 2, r, 990 * MS, 1650 * MS);
+    GraphHarnessMain.GraphHarness.surgeWindows(csv, "rajomon", 2, r, 990 * MS, 1650 * MS, 1_000_000);
     List<String> rows = csv.toString().lines().toList();
     // The step rounds up to 1000 ms; 500 ms before it, then 1000-1600 (1600-1650 is partial).
     assertEquals(11, rows.size());
@@ -68,6 +69,8 @@ class GraphRecoveryTest {
     assertEquals("rajomon,2.00,0,1500,250,0,0,0,0,", rows.get(5).substring(0, 32));
     assertEquals("rajomon,2.00,100,1500,250,0,70,0,0,", rows.get(6).substring(0, 35));
     assertEquals("rajomon,2.00,500,1500,250,0,0,0,1000,", rows.get(10).substring(0, 37));
+    assertTrue(rows.get(0).endsWith(",1000500"), rows.get(0)); // the wall clock at 500 ms
+    assertTrue(rows.get(10).endsWith(",1001500"), rows.get(10));
   }
 
   @Test
@@ -75,7 +78,7 @@ class GraphRecoveryTest {
     Recorder r = new Recorder(20 * MS);
     good(r, 0, 600, 20);
     StringBuilder csv = new StringBuilder();
-    GraphHarnessMain.GraphHarness.surgeWindows(csv, "dagor", 2, r, 200 * MS, 600 * MS);
+    GraphHarnessMain.GraphHarness.surgeWindows(csv, "dagor", 2, r, 200 * MS, 600 * MS, 0);
     List<String> rows = csv.toString().lines().toList();
     assertEquals(6, rows.size());
     assertEquals("dagor,2.00,-200,", rows.get(0).substring(0, 16));
