@@ -21,9 +21,34 @@ class RecoveryTimeTest {
 
   @Test
   void aLateDipRestartsTheClockButABurstAboveTheLevelDoesNot() {
-    long[] g = {100, 60, 100, 250, 100, 100, 100, 100};
-    // level 100, floor 70: the 60 at 100 ms is a dip; the 250 after it is not
+    long[] g = {100, 50, 100, 250, 100, 100, 100, 100};
+    // level 100, floor 70, span floor 200 - 3 * sqrt(200) = 157.6: the 50 at 100 ms takes its
+    // spans to 150; the 250 after it is not a dip
     assertEquals(200, RecoveryTime.millis(g, 100));
+  }
+
+  @Test
+  void aSingleWindowBelowTheFloorIsNoiseWhileItsSpansHold() {
+    // 60 < 70, but both spans holding it are 160 >= 157.6
+    assertEquals(0, RecoveryTime.millis(new long[] {100, 100, 60, 100, 100, 100, 100, 100}, 100));
+    // the same dip for two windows: their span is 120
+    assertEquals(400, RecoveryTime.millis(new long[] {100, 100, 60, 60, 100, 100, 100, 100}, 100));
+    // in the last window: its one span is 165
+    assertEquals(0, RecoveryTime.millis(new long[] {100, 100, 100, 100, 100, 65}, 100));
+  }
+
+  @Test
+  void recoveryStartsAtAWindowAboveTheFloorNotAtABurstsPartner() {
+    // the span of the first two is 250, but the first window held nothing
+    assertEquals(100, RecoveryTime.millis(new long[] {0, 250, 100, 100, 100, 100}, 100));
+  }
+
+  @Test
+  void theLevelIsTheSecondHalfsMedian() {
+    // a burst at the end: by the mean the level would be 367 and nothing would reach its floor
+    assertEquals(0, RecoveryTime.millis(new long[] {100, 100, 100, 100, 100, 900}, 100));
+    // an even count: the mean of the middle two, (100 + 120) / 2 = 110, floor 78.5
+    assertEquals(100, RecoveryTime.millis(new long[] {78, 110, 100, 120, 100, 120, 100, 120}, 100));
   }
 
   @Test
@@ -36,7 +61,9 @@ class RecoveryTimeTest {
   @Test
   void stillDippingAtTheEndHasNotRecovered() {
     long[] g = {100, 100, 100, 100, 100, 0};
-    assertEquals(-1, RecoveryTime.millis(g, 100));
+    assertEquals(-1, RecoveryTime.millis(g, 100)); // the last span is 100
+    // two windows at 40: level 70 (the median of 100, 100, 40, 40), their span 80 < 104.5
+    assertEquals(-1, RecoveryTime.millis(new long[] {100, 100, 100, 100, 100, 100, 40, 40}, 100));
   }
 
   @Test
