@@ -45,7 +45,7 @@ class RecoveryTimeTest {
 
   @Test
   void theLevelIsTheSecondHalfsMedian() {
-    // a burst at the end: by the mean the level would be 367 and nothing would reach its floor
+    // a burst at the end: by the mean the level would be 367, and only the burst above its floor (500)
     assertEquals(0, RecoveryTime.millis(new long[] {100, 100, 100, 100, 100, 900}, 100));
     // an even count: the mean of the middle two, (100 + 120) / 2 = 110, floor 78.5
     assertEquals(100, RecoveryTime.millis(new long[] {78, 110, 100, 120, 100, 120, 100, 120}, 100));

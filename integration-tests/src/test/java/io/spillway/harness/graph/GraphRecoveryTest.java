@@ -3,9 +3,8 @@ package io.spillway.harness.graph;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.List;
-
 import io.spillway.sim.Recorder;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
