@@ -48,6 +48,13 @@ class GraphRecoveryTest {
     assertEquals(-1, GraphHarnessMain.GraphHarness.recovery(r, 1000 * MS, 3000 * MS));
   }
 
+  /** The rows {@code surge-windows.csv} gets for a surge to 2× at {@code stepMs}, run until {@code toMs}. */
+  private static List<String> surgeWindows(Recorder r, String scheme, long stepMs, long toMs, long epochAtZero) {
+    StringBuilder csv = new StringBuilder();
+    GraphHarnessMain.GraphHarness.surgeWindows(csv, scheme, 2, r, stepMs * MS, toMs * MS, epochAtZero);
+    return csv.toString().lines().toList();
+  }
+
   @Test
   void surgeWindowsShowHalfASecondBeforeTheStepAndEveryWholeWindowAfter() {
     Recorder r = new Recorder(20 * MS);
@@ -59,9 +66,7 @@ class GraphRecoveryTest {
       r.at(t * MS).expired += t >= 1000 ? 5 : 0;
     }
     r.at(1100 * MS).dropped += 7;
-    StringBuilder csv = new StringBuilder();
-    GraphHarnessMain.GraphHarness.surgeWindows(csv, "rajomon", 2, r, 990 * MS, 1650 * MS, 1_000_000);
-    List<String> rows = csv.toString().lines().toList();
+    List<String> rows = surgeWindows(r, "rajomon", 990, 1650, 1_000_000);
     // The step rounds up to 1000 ms; 500 ms before it, then 1000-1600 (1600-1650 is partial).
     assertEquals(11, rows.size());
     assertEquals("rajomon,2.00,-500,1500,0,0,0,0,800,", rows.get(0).substring(0, 35));
@@ -76,9 +81,7 @@ class GraphRecoveryTest {
   void surgeWindowsBeforeTheStepStopAtTheRunsStart() {
     Recorder r = new Recorder(20 * MS);
     good(r, 0, 600, 20);
-    StringBuilder csv = new StringBuilder();
-    GraphHarnessMain.GraphHarness.surgeWindows(csv, "dagor", 2, r, 200 * MS, 600 * MS, 0);
-    List<String> rows = csv.toString().lines().toList();
+    List<String> rows = surgeWindows(r, "dagor", 200, 600, 0);
     assertEquals(6, rows.size());
     assertEquals("dagor,2.00,-200,", rows.get(0).substring(0, 16));
     assertEquals("dagor,2.00,300,", rows.get(5).substring(0, 15));
