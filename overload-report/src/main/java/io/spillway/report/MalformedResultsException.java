@@ -7,7 +7,9 @@ import java.nio.file.Path;
  * A {@code results.json} that exists but cannot be read as results: not JSON, or JSON without the
  * fields a report needs ({@code records}, and in each record {@code scheme}, {@code demand} and
  * {@code goodput_rps}). The message names the file, the line and column where the reader stopped
- * and the JSON path of the offending field, for example {@code records[3].scheme}.
+ * and the JSON path of the offending field, for example {@code records[3].scheme}. Also thrown for
+ * a {@code surge-windows.csv} beside it that lacks a needed column or holds a row that does not
+ * parse; the message then names the file and line.
  *
  * <p>Immutable; safe to share between threads.
  */

@@ -42,7 +42,8 @@ import org.jfree.data.xy.XYSeriesCollection;
 /**
  * Builds the charts of one report from {@link Results}: for steady rows goodput, goodput ÷
  * capacity, p99 and drop rate against demand; for time-window rows goodput, p99 and reject delay
- * against time, with the demand level as a shaded step on a right-hand axis.
+ * against time, with the demand level as a shaded step on a right-hand axis; and, when the run
+ * kept {@link SurgeWindows}, goodput against the time from each surge (rajomon-nsdi25 Fig. 6).
  *
  * <p>Conventions shared by every chart: one color and marker per scheme ({@link SchemePalette});
  * the SLO as a dashed line on latency charts; a latency or delay axis turns logarithmic when its
@@ -83,12 +84,19 @@ final class ReportCharts {
   private final SchemePalette palette;
   private final double slo;
   private final String context;
+  private final SurgeWindows surges;
 
   ReportCharts(Results results, SchemePalette palette) {
+    this(results, palette, null);
+  }
+
+  /** @param surges the windows around each surge, or null if the run kept none */
+  ReportCharts(Results results, SchemePalette palette, SurgeWindows surges) {
     this.results = results;
     this.palette = palette;
     this.slo = results.sloMicros();
     this.context = context(results);
+    this.surges = surges;
   }
 
   /** Every chart the results support, steady charts first. */
@@ -99,6 +107,39 @@ final class ReportCharts {
     }
     if (!results.windowRows().isEmpty()) {
       out.addAll(windowFigures());
+    }
+    if (surges != null && !surges.rows().isEmpty()) {
+      out.addAll(surgeFigures());
+    }
+    return out;
+  }
+
+  // ---- the windows around each surge of a steady run (surge-windows.csv) ----
+
+  /** One chart per surge level: {@code surge-goodput-2x.png} for the surge to 2×. */
+  List<Figure> surgeFigures() {
+    List<Figure> out = new ArrayList<>();
+    double capacity = results.steadyRows().isEmpty() ? Double.NaN : capacity(results.steadyRows());
+    for (double level : surges.levels()) {
+      String name = ReportMarkdown.plain(level);
+      LineChart goodput = new LineChart("surge-goodput-" + name + "x.png",
+          "Goodput after the surge to " + name + "×", "time from the surge (ms, window start)",
+          "goodput (k requests/s within SLO)", true);
+      goodput.markerScale = 0.6;
+      for (SurgeWindows.Row r : surges.rows()) {
+        if (r.demand() == level) {
+          if (!goodput.series.containsKey(r.scheme())) {
+            goodput.series.put(r.scheme(), new XYSeries(r.scheme(), true, true));
+          }
+          goodput.add(r.scheme(), r.tMillis(), r.goodputRps() / 1e3);
+        }
+      }
+      if (capacity > 0) {
+        goodput.reference(capacity / 1e3, String.format(Locale.ROOT, "capacity %,.0f rps", capacity));
+      }
+      out.add(goodput.build("Goodput in each window from before the surge to " + name
+          + "× until the level ends (" + SurgeWindows.FILE + "), the windows the recovery time is "
+          + "read from; the surge starts at 0."));
     }
     return out;
   }

@@ -23,14 +23,18 @@ import org.jfree.chart.ChartUtils;
  * and demand level) give {@code goodput.png}, {@code goodput-normalized.png}, {@code p99.png} and
  * {@code drop-rate.png} against demand; rows with {@code t_ms} (a demand schedule, one per scheme
  * and time window) give {@code goodput-time.png}, {@code p99-time.png} and {@code
- * reject-delay-time.png} against time, with the demand level on a right-hand axis. Charts are
+ * reject-delay-time.png} against time, with the demand level on a right-hand axis. A {@code
+ * surge-windows.csv} beside {@code results.json} (the graph harness writes one for steady runs
+ * that surge) adds {@code surge-goodput-<level>x.png}, goodput against the time from each surge,
+ * for each level. Charts are
  * {@value #WIDTH}×{@value #HEIGHT} pixels, one color per scheme on all of them, the SLO as a dashed
  * line on latency charts. A latency axis that spans two decades or more is logarithmic; values
  * ≤ 0 cannot be drawn on it and are left out, which the chart and report.md both say.
  *
  * <p>Unknown JSON fields are ignored, so a writer may add fields. A missing file gives {@link
  * java.nio.file.NoSuchFileException}, bad JSON or a file without records {@link
- * MalformedResultsException}; both messages name the file.
+ * MalformedResultsException}, as does a {@code surge-windows.csv} that cannot be read; the
+ * messages name the file.
  *
  * <p><b>Thread safety.</b> {@link #write} keeps no shared state and may be called from several
  * threads at once for different output directories. Each file is written to a temporary name and
@@ -69,14 +73,17 @@ public final class ReportWriter {
    * @param outDir where to write; may be the directory holding {@code resultsJson}
    * @return the files written, charts first and {@code report.md} last
    * @throws java.nio.file.NoSuchFileException if {@code resultsJson} does not exist
-   * @throws MalformedResultsException if it is not valid results JSON
+   * @throws MalformedResultsException if it is not valid results JSON, or a {@code
+   *     surge-windows.csv} beside it cannot be read
    * @throws IOException if a file cannot be read or written
    */
   public static List<Path> write(Path resultsJson, Path outDir) throws IOException {
     Results results = ResultsReader.read(resultsJson);
+    Path surgeFile = resultsJson.toAbsolutePath().resolveSibling(SurgeWindows.FILE);
+    SurgeWindows surges = Files.isRegularFile(surgeFile) ? SurgeWindows.read(surgeFile) : null;
     Files.createDirectories(outDir);
     SchemePalette palette = new SchemePalette(results.schemes());
-    List<Figure> figures = new ReportCharts(results, palette).figures();
+    List<Figure> figures = new ReportCharts(results, palette, surges).figures();
     List<Path> written = new ArrayList<>();
     for (Figure f : figures) {
       Path file = outDir.resolve(f.fileName());

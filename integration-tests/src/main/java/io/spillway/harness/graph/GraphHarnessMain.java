@@ -88,7 +88,8 @@ import java.util.stream.Collectors;
  * services did per successful request (node computations ÷ successes; the tree's node count when
  * nothing is wasted), also written to {@code DIR/graph.json}. Steady runs that surge also write
  * {@code DIR/<iface>/surge-windows.csv}: every scheme's {@value #RECOVERY_WINDOW_MILLIS} ms windows
- * around each surge, the ones its recovery time is read from ({@link GraphHarness#surgeWindows}).
+ * around each surge, the ones its recovery time is read from ({@link GraphHarness#surgeWindows}),
+ * drawn in {@code surge-goodput-<level>x.png}.
  */
 public final class GraphHarnessMain {
 
@@ -475,11 +476,12 @@ public final class GraphHarnessMain {
             + "capacity %.0f rps ==%n", i.name(), i.depth(), i.width(), i.nodes().size(), i.sloNanos() / 1e3,
             capacity[i.index()]);
         Report.printTable(results, System.out);
-        Report.write(results, out.resolve(i.name()));
-        if (!surgeWindows.get(i.index()).isEmpty()) {
+        if (!surgeWindows.get(i.index()).isEmpty()) { // first: the report draws it too
+          Files.createDirectories(out.resolve(i.name()));
           Files.writeString(out.resolve(i.name()).resolve("surge-windows.csv"),
               SURGE_WINDOWS_HEADER + surgeWindows.get(i.index()));
         }
+        Report.write(results, out.resolve(i.name()));
       }
       printSummary();
       Files.writeString(out.resolve("graph.json"), graphJson(measured));
