@@ -48,6 +48,13 @@ public final class GraphExperiment {
   static final long CAPACITY_RUN_NANOS = 1_050_000_000L;
   static final long CAPACITY_WARMUP_NANOS = 50_000_000L;
 
+  /**
+   * Windows for recovery times, as the graph harness reads them ({@code
+   * GraphHarnessMain.RECOVERY_WINDOW_MILLIS}): a claim about recovery on real sockets can be
+   * checked here.
+   */
+  static final long RECOVERY_WINDOW_NANOS = 100_000_000L;
+
   private final Scenario scenario;
   private final CallGraph graph;
   private final int threads;
@@ -64,11 +71,14 @@ public final class GraphExperiment {
   /**
    * One interface in one phase (or steady level) under one scheme. Shed shares are of the
    * requests offered in the phase; wasted is the share of compute spent on requests that failed.
+   * {@code recoveryMillis}: for a surge level, and a schedule's every phase but the first, the time
+   * from the step until goodput stays recovered ({@link RecoveryTime}, on {@link
+   * #RECOVERY_WINDOW_NANOS} windows), -1 if it did not; NaN for other rows and for time windows.
    */
   public record Row(String scheme, String iface, double demand, double fromMillis, double toMillis,
       double capacityRps, double offeredRps, double throughputRps, double goodputRps,
       double p50Micros, double p95Micros, double p99Micros, double sloMicros,
-      double shedClient, double shedFront, double shedInner, double wasted) { }
+      double shedClient, double shedFront, double shedInner, double wasted, double recoveryMillis) { }
 
   /** One service in one phase under one scheme: where requests were shed, hop by hop. */
   public record ServiceRow(String scheme, double fromMillis, double toMillis, String service,
@@ -191,11 +201,19 @@ public final class GraphExperiment {
         long from = Experiment.roundUp(b.get(k), window);
         long to = b.get(k + 1) - b.get(k + 1) % window;
         if (to > from) {
-          summarise(name, recorder, capacity, from, to, rows, services);
+          // From a phase's step, as the graph harness reads its schedule runs: every phase but the first.
+          double[] recovery = null;
+          if (k > 0) {
+            recovery = new double[graph.interfaces().size()];
+            for (CallGraph.Interface iface : graph.interfaces()) {
+              recovery[iface.index()] = recovery(recorder, iface.index(), b.get(k), b.get(k + 1));
+            }
+          }
+          summarise(name, recorder, capacity, from, to, recovery, rows, services);
         }
       }
       for (long from = 0; from + window <= end; from += window) {
-        summariseInterfaces(name, recorder, capacity, from, from + window, series);
+        summariseInterfaces(name, recorder, capacity, from, from + window, null, series);
       }
     }
   }
@@ -224,16 +242,36 @@ public final class GraphExperiment {
         GraphRecorder recorder = runs.get(r).recorder();
         seconds += runs.get(r).seconds();
         long window = recorder.windowNanos();
+        double[] recovery = new double[graph.interfaces().size()];
+        for (CallGraph.Interface iface : graph.interfaces()) {
+          boolean surged = levels.get(i) > NORMAL_LOAD && warmup > 0 && iface.schedule().isEmpty();
+          recovery[iface.index()] = surged ? recovery(recorder, iface.index(), warmup, end) : Double.NaN;
+        }
         summarise(name, recorder, capacity, Experiment.roundUp(warmup, window), end - end % window,
-            rows, services);
+            recovery, rows, services);
       }
       cpu.put(name, seconds);
     }
   }
 
+  /**
+   * {@link RecoveryTime} of interface {@code iface}'s goodput in {@link #RECOVERY_WINDOW_NANOS}
+   * windows from a surge at {@code step} (rounded up to the recorder's window) to {@code to}; a
+   * partial last window is left out.
+   */
+  static double recovery(GraphRecorder recorder, int iface, long step, long to) {
+    long window = Experiment.roundUp(RECOVERY_WINDOW_NANOS, recorder.windowNanos());
+    long start = Experiment.roundUp(step, recorder.windowNanos());
+    long[] good = new long[(int) Math.max(0, (to - start) / window)];
+    for (int k = 0; k < good.length; k++) {
+      good[k] = recorder.sum(start + k * window, start + (k + 1) * window).interfaces[iface].good;
+    }
+    return RecoveryTime.millis(good, window / 1e6);
+  }
+
   private void summarise(String name, GraphRecorder recorder, double[] capacity, long from,
-      long to, List<Row> rows, List<ServiceRow> services) {
-    summariseInterfaces(name, recorder, capacity, from, to, rows);
+      long to, double[] recovery, List<Row> rows, List<ServiceRow> services) {
+    summariseInterfaces(name, recorder, capacity, from, to, recovery, rows);
     GraphRecorder.Window w = recorder.sum(from, to);
     double seconds = (to - from) / 1e9;
     for (CallGraph.Service s : graph.services()) {
@@ -244,8 +282,9 @@ public final class GraphExperiment {
     }
   }
 
+  /** @param recovery per interface, its recovery time from a surge, or NaN; null: none at all */
   private void summariseInterfaces(String name, GraphRecorder recorder, double[] capacity,
-      long from, long to, List<Row> rows) {
+      long from, long to, double[] recovery, List<Row> rows) {
     GraphRecorder.Window w = recorder.sum(from, to);
     double seconds = (to - from) / 1e9;
     for (CallGraph.Interface i : graph.interfaces()) {
@@ -258,7 +297,8 @@ public final class GraphExperiment {
           capacity[i.index()], t.offered / seconds, t.completed / seconds, t.good / seconds,
           t.percentileMicros(50), t.percentileMicros(95), t.percentileMicros(99),
           i.sloNanos() / 1e3, t.shedClient / offered, t.shedFront / offered,
-          t.shedInner / offered, t.computeNanos == 0 ? 0 : (double) t.wastedNanos / t.computeNanos));
+          t.shedInner / offered, t.computeNanos == 0 ? 0 : (double) t.wastedNanos / t.computeNanos,
+          recovery == null ? Double.NaN : recovery[i.index()]));
     }
   }
 

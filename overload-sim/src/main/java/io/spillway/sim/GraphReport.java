@@ -62,26 +62,37 @@ final class GraphReport {
     }
     out.println();
     String header = String.format(Locale.ROOT,
-        "%-14s %-10s %11s %6s %8s %8s %8s %6s %9s %9s %9s %6s %6s %6s %7s",
+        "%-14s %-10s %11s %6s %8s %8s %8s %6s %9s %9s %9s %6s %6s %6s %7s %8s",
         "scheme", "iface", "t_ms", "demand", "offered", "tput", "goodput", "gp/cap", "p50_us",
-        "p95_us", "p99_us", "shed%c", "shed%f", "shed%i", "wasted%");
+        "p95_us", "p99_us", "shed%c", "shed%f", "shed%i", "wasted%", "recov_ms");
     out.println(header);
     out.println("-".repeat(header.length()));
     for (GraphExperiment.Row r : results.rows()) {
       out.printf(Locale.ROOT,
-          "%-14s %-10s %11s %6.2f %8.0f %8.0f %8.0f %6.3f %9.0f %9.0f %9.0f %6.1f %6.1f %6.1f %7.1f%n",
+          "%-14s %-10s %11s %6.2f %8.0f %8.0f %8.0f %6.3f %9.0f %9.0f %9.0f %6.1f %6.1f %6.1f %7.1f %8s%n",
           r.scheme(), r.iface(), String.format(Locale.ROOT, "%.0f-%.0f", r.fromMillis(), r.toMillis()),
           r.demand(), r.offeredRps(), r.throughputRps(), r.goodputRps(),
           r.goodputRps() / r.capacityRps(), r.p50Micros(), r.p95Micros(), r.p99Micros(),
-          100 * r.shedClient(), 100 * r.shedFront(), 100 * r.shedInner(), 100 * r.wasted());
+          100 * r.shedClient(), 100 * r.shedFront(), 100 * r.shedInner(), 100 * r.wasted(),
+          recoveryCell(r.recoveryMillis()));
     }
     out.println();
     out.println("shed%c/f/i: share of offered requests shed at the client, at the front-end, at "
-        + "inner hops; wasted%: compute spent on requests that then failed");
+        + "inner hops; wasted%: compute spent on requests that then failed; recov_ms: from a "
+        + "surge (or a phase's step) until goodput stays recovered, 100 ms windows read on 2-window "
+        + "spans");
     StringBuilder wall = new StringBuilder("simulation CPU time per scheme:");
     results.cpuSeconds().forEach((k, v) ->
         wall.append(String.format(Locale.ROOT, " %s %.1f s,", k, v)));
     out.println(wall.substring(0, wall.length() - 1));
+  }
+
+  /** "-" for rows without a step, "never" for goodput that did not recover. */
+  static String recoveryCell(double millis) {
+    if (Double.isNaN(millis)) {
+      return "-";
+    }
+    return millis < 0 ? "never" : String.format(Locale.ROOT, "%.0f", millis);
   }
 
   static void write(GraphExperiment.Results results, Path dir) throws IOException {
@@ -161,7 +172,11 @@ final class GraphReport {
           .append(", \"shed_client\": ").append(num(r.shedClient()))
           .append(", \"shed_front\": ").append(num(r.shedFront()))
           .append(", \"shed_inner\": ").append(num(r.shedInner()))
-          .append(", \"wasted\": ").append(num(r.wasted())).append("}");
+          .append(", \"wasted\": ").append(num(r.wasted()));
+      if (!Double.isNaN(r.recoveryMillis())) {
+        b.append(", \"recovery_ms\": ").append(num(r.recoveryMillis()));
+      }
+      b.append("}");
     }
   }
 }
