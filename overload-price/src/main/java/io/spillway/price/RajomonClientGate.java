@@ -36,14 +36,21 @@ import java.util.random.RandomGenerator;
  *       ids are 0–65,535 (they index the table); others are refused with {@link
  *       IllegalArgumentException}. The prices of the server's other interfaces a response carries
  *       ({@link ResponseMetadata#interfacePrices()}) update the entries of the interfaces this
- *       session has called; the response's own price is applied last, as the fresher figure for
- *       its interface. Without them, a price heard during a spike stays until the wallet covers
- *       it, since a refused request hears nothing. After a 20 ms stall of every service in the
- *       simulator's isolation run, sessions then refused 6.7–10.9 % of reserve in every 250 ms
- *       window until the run ended 2.5 s later; with the list, 0–1.7 % after the stall's window.
- *       On real sockets, after a 100 ms stall, 15–31 % until the run ended 3.5 s later, against
- *       under 6 % from 1.5–1.75 s after it (docs/results/rajomon.md, "Stale prices after a
- *       stall").
+ *       session has called: a listed price above the known one at once, one below it only once
+ *       the known one is {@link RajomonConfig#listLowersAfterIntervals()} price intervals old.
+ *       The response's own price is applied last, as the fresher figure for its interface.
+ *       Without the list, a price heard during a spike stays until the wallet covers it, since a
+ *       refused request hears nothing. After a 20 ms stall of every service in the simulator's
+ *       isolation run, sessions then refused 6.7–10.9 % of reserve in every 250 ms window until
+ *       the run ended 2.5 s later; with the list, 0–1.7 % after the stall's window. On real
+ *       sockets, after a 100 ms stall, 15–31 % until the run ended 3.5 s later, against under 6 %
+ *       from 1.5–1.75 s after it (docs/results/rajomon.md, "Stale prices after a stall"). Why a
+ *       listed price lowers only a stale one: when every listed price was taken, sessions that
+ *       also called the other interface paid lower prices more often, the front-end rejected
+ *       twice as much (about 15 % of what was offered, against 7 % without the list), and in the
+ *       simulator's surge of both interfaces reserve lost 1–5 points; lowering only prices 100
+ *       intervals old halves those rejects and keeps the stall's fix (docs/results/rajomon.md, "A
+ *       listed price lowers only a stale one").
  * </ul>
  *
  * <p>Where we differ, and why:
@@ -94,6 +101,8 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
   private final TokenWallet wallet;
   private final PricePolicy policy;
   private final long priceIntervalNanos;
+  /** How old a known price must be before a listed one may lower it. */
+  private final long listLowersAfterNanos;
   private final ClientPriceTable prices = new ClientPriceTable();
   private final ArrayDeque<Waiting<R>> queue = new ArrayDeque<>();
   private boolean waitingForTokens;
@@ -115,6 +124,8 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
     this.wallet = TokenWallet.of(config, random);
     this.policy = PricePolicy.of(config);
     this.priceIntervalNanos = config.priceUpdateIntervalNanos();
+    this.listLowersAfterNanos = config.listLowersAfterIntervals() > Long.MAX_VALUE / priceIntervalNanos
+        ? Long.MAX_VALUE : config.listLowersAfterIntervals() * priceIntervalNanos;
   }
 
   @Override
@@ -182,7 +193,13 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
   private void hear(ResponseMetadata response, long nowNanos) {
     InterfacePrices others = response.interfacePrices();
     for (int k = 0; k < others.size(); k++) {
-      prices.updateIfTracked(others.interfaceId(k), others.price(k), nowNanos);
+      int id = others.interfaceId(k);
+      long listed = others.price(k);
+      // A higher price is news at once; a lower one only replaces a price this session has not
+      // heard for a while (what a stall leaves behind), not one its own responses keep fresh.
+      if (listed >= prices.price(id) || nowNanos - prices.heardAtNanos(id) >= listLowersAfterNanos) {
+        prices.updateIfTracked(id, listed, nowNanos);
+      }
     }
     if (response.hasPrice()) {
       prices.update(response.interfaceId(), response.price(), nowNanos);

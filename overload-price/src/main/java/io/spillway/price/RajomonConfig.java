@@ -44,6 +44,9 @@ import java.util.Objects;
  *       it off, a client whose wallet cannot cover a stale price never sends to that interface
  *       again to hear the price fall (docs/results/rajomon.md, "Stale prices after a
  *       stall")</td></tr>
+ *   <tr><td>{@code listLowersAfterIntervals}</td><td>100</td><td>ours: a listed price raises a
+ *       client's known price at once, and lowers it only once the known one is this many price
+ *       intervals old (docs/results/rajomon.md, "A listed price lowers only a stale one")</td></tr>
  *   <tr><td>{@code tokenAudit}, {@code auditSlackTokens}</td><td>off, 4 refills</td><td>ours (paper
  *       §6 "Malicious Clients" leaves it open)</td></tr>
  * </table>
@@ -69,6 +72,9 @@ import java.util.Objects;
  * @param priceAttachment which successful responses carry the price (rejects always do)
  * @param allInterfacePrices whether a response that carries a price also carries the prices of the
  *     server's other interfaces ({@link io.spillway.api.InterfacePrices})
+ * @param listLowersAfterIntervals how old, in price update intervals, a client's known price of an
+ *     interface must be before a listed price (another interface's response) may lower it; a
+ *     listed price above the known one replaces it at once. 0: a listed price always replaces it
  * @param tokenAudit whether the server caps each session's tokens at what it could have earned
  * @param auditSlackTokens tokens the audit allows beyond the mean accrual (refill variance)
  * @param seed seeds every random generator the scheme makes (per session for clients)
@@ -77,11 +83,14 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     long priceIncreaseTokens, long priceIncreaseUnitNanos, long priceDecreaseStep,
     long priceTrendWeight, TokenRefill tokenRefill, long tokensPerRefill, long refillIntervalNanos,
     long initialTokens, long maxTokens, long clientWaitTimeoutNanos,
-    PriceAttachment priceAttachment, boolean allInterfacePrices, boolean tokenAudit,
-    long auditSlackTokens, long seed) {
+    PriceAttachment priceAttachment, boolean allInterfacePrices, long listLowersAfterIntervals,
+    boolean tokenAudit, long auditSlackTokens, long seed) {
 
   /** The largest wallet allowed, 2^40 tokens: keeps every token sum far from overflow. */
   public static final long MAX_TOKENS = 1L << 40;
+
+  /** The most price intervals {@code listLowersAfterIntervals} may be: about a million. */
+  public static final long MAX_LIST_AGE_INTERVALS = 1L << 20;
 
   private static final long MS = 1_000_000;
 
@@ -110,6 +119,10 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     if (clientWaitTimeoutNanos < 0) {
       throw new IllegalArgumentException("clientWaitTimeoutNanos must not be negative (0 fails "
           + "fast), got " + clientWaitTimeoutNanos);
+    }
+    if (listLowersAfterIntervals < 0 || listLowersAfterIntervals > MAX_LIST_AGE_INTERVALS) {
+      throw new IllegalArgumentException("listLowersAfterIntervals must be in [0, "
+          + MAX_LIST_AGE_INTERVALS + "], got " + listLowersAfterIntervals);
     }
     if (auditSlackTokens < 0 || auditSlackTokens > MAX_TOKENS) {
       throw new IllegalArgumentException("auditSlackTokens must be in [0, " + MAX_TOKENS
@@ -245,6 +258,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
     private long clientWaitTimeoutNanos;
     private PriceAttachment priceAttachment = PriceAttachment.everyNth(5);
     private boolean allInterfacePrices = true;
+    private long listLowersAfterIntervals = 100;
     private boolean tokenAudit;
     private long auditSlackTokens = 40;
     private long seed = 0x5A70_DA1EL;
@@ -268,6 +282,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       clientWaitTimeoutNanos = c.clientWaitTimeoutNanos;
       priceAttachment = c.priceAttachment;
       allInterfacePrices = c.allInterfacePrices;
+      listLowersAfterIntervals = c.listLowersAfterIntervals;
       tokenAudit = c.tokenAudit;
       auditSlackTokens = c.auditSlackTokens;
       seed = c.seed;
@@ -326,6 +341,16 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
      */
     public Builder allInterfacePrices(boolean on) { allInterfacePrices = on; return this; }
 
+    /**
+     * How old, in price update intervals, a client's known price must be before another
+     * interface's response may lower it (default 100; 0: at once). A higher listed price always
+     * replaces it.
+     */
+    public Builder listLowersAfterIntervals(long intervals) {
+      listLowersAfterIntervals = intervals;
+      return this;
+    }
+
     /** Turns the server-side token audit on, allowing {@code slackTokens} beyond the mean accrual. */
     public Builder tokenAudit(boolean on, long slackTokens) {
       tokenAudit = on;
@@ -340,7 +365,7 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
       return new RajomonConfig(delayThresholdNanos, priceUpdateIntervalNanos, priceIncreaseTokens,
           priceIncreaseUnitNanos, priceDecreaseStep, priceTrendWeight, tokenRefill, tokensPerRefill,
           refillIntervalNanos, initialTokens, capFollowsRefill ? defaultCap(tokensPerRefill) : maxTokens,
-          clientWaitTimeoutNanos, priceAttachment, allInterfacePrices,
+          clientWaitTimeoutNanos, priceAttachment, allInterfacePrices, listLowersAfterIntervals,
           tokenAudit, auditSlackTokens, seed);
     }
   }
@@ -355,7 +380,8 @@ public record RajomonConfig(long delayThresholdNanos, long priceUpdateIntervalNa
         + ", refill=" + tokenRefill + " " + tokensPerRefill + "/" + refillIntervalNanos / 1000.0 + "us"
         + ", tokens=" + initialTokens + ".." + maxTokens
         + ", clientWait=" + (failFast() ? "fail-fast" : clientWaitTimeoutNanos / 1000.0 + "us")
-        + ", attach=" + priceAttachment + (allInterfacePrices ? " (all interfaces)" : "")
+        + ", attach=" + priceAttachment
+        + (allInterfacePrices ? " (all interfaces, lowering after " + listLowersAfterIntervals + " intervals)" : "")
         + ", audit=" + (tokenAudit ? "slack " + auditSlackTokens : "off") + ", seed=" + seed + "]";
   }
 }

@@ -182,7 +182,8 @@ class RajomonClientGateTest {
 
   @Test
   void aResponseOfOneInterfaceUpdatesThePricesOfTheOthersThisSessionCalls() {
-    RajomonClientGate<Call> gate = gate(config().build(), 10 * MS);
+    // Listed prices lower known ones at once here; the default waits (next test).
+    RajomonClientGate<Call> gate = gate(config().listLowersAfterIntervals(0).build(), 10 * MS);
     hear(gate, 2, 400); // heard in a spike
     assertFalse(gate.offer(new Call("stuck", 2), T0), "the wallet holds 10: nothing is sent to "
         + "interface 2, so nothing would tell this session its price fell");
@@ -198,6 +199,31 @@ class RajomonClientGateTest {
     gate.onControl(new ResponseMetadata().interfacePrices(
         InterfacePrices.of(new int[] {2}, new long[] {60})), T0 + MS);
     assertEquals(60, gate.knownPrice(2), "a control message's list counts too");
+  }
+
+  @Test
+  void aListedPriceRaisesAKnownOneAtOnceButLowersItOnlyOnceItIsStale() {
+    assertEquals(100, RajomonConfig.builder().build().listLowersAfterIntervals(), "the default");
+    // Prices update every 1 ms; a listed price may lower a known one 5 intervals after it was heard.
+    RajomonClientGate<Call> gate = gate(config().priceUpdateIntervalNanos(MS).listLowersAfterIntervals(5)
+        .build(), 10 * MS);
+    hear(gate, 2, 400); // at T0
+    gate.onResponse(list(2, 5), T0, T0 + 4 * MS);
+    assertEquals(400, gate.knownPrice(2), "heard 4 intervals ago: a lower listed price waits");
+    gate.onResponse(list(2, 900), T0, T0 + 4 * MS);
+    assertEquals(900, gate.knownPrice(2), "a higher listed price is news at once");
+    gate.onResponse(list(2, 5), T0, T0 + 8 * MS);
+    assertEquals(900, gate.knownPrice(2), "the rise was heard 4 intervals ago");
+    gate.onResponse(list(2, 5), T0, T0 + 9 * MS);
+    assertEquals(5, gate.knownPrice(2), "5 intervals without news of interface 2: the list's price holds");
+    gate.onResponse(new ResponseMetadata().interfaceId(2).price(1), T0, T0 + 9 * MS);
+    assertEquals(1, gate.knownPrice(2), "the interface's own response is taken whatever it says");
+  }
+
+  /** A response of interface 1 listing {@code price} for interface {@code id}. */
+  private static ResponseMetadata list(int id, long price) {
+    return new ResponseMetadata().interfaceId(1).interfacePrices(
+        InterfacePrices.of(new int[] {id}, new long[] {price}));
   }
 
   @Test

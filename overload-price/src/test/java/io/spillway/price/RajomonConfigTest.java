@@ -97,6 +97,9 @@ class RajomonConfigTest {
     rejects("clientWaitTimeoutNanos",
         () -> RajomonConfig.builder().clientWaitTimeoutNanos(-1).build());
     rejects("auditSlackTokens", () -> RajomonConfig.builder().tokenAudit(true, -1).build());
+    rejects("listLowersAfterIntervals", () -> RajomonConfig.builder().listLowersAfterIntervals(-1).build());
+    rejects("listLowersAfterIntervals", () -> RajomonConfig.builder()
+        .listLowersAfterIntervals(RajomonConfig.MAX_LIST_AGE_INTERVALS + 1).build());
     rejects("fit in a long",
         () -> RajomonConfig.builder().priceIncrease(Long.MAX_VALUE / 2, 4).build());
     rejects("SLO", () -> RajomonConfig.forSlo(0, 10 * US));

@@ -104,6 +104,7 @@ public final class Scenario {
     keys.put("rajomon.wait_us", "Rajomon client wait for tokens; default 0 (fail fast)");
     keys.put("rajomon.trend", "Rajomon: above the threshold the price also moves by this many times the gain per unit of change in the queueing delay (PIE's trend term); default 10, 0 holds the price while the queue drains");
     keys.put("rajomon.all_prices", "Rajomon: a response that carries a price also carries the prices of the server's other interfaces (true or false); default true");
+    keys.put("rajomon.list_lowers_after", "Rajomon: a listed price (another interface's response) lowers a client's known price only once it is this many price intervals old; default 100, 0 at once");
     keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 1 (every response)");
     KEYS = Collections.unmodifiableMap(keys);
   }

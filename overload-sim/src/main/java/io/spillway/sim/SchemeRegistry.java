@@ -265,6 +265,9 @@ public final class SchemeRegistry {
       if (s.isSet("rajomon.attach_every")) {
         b.priceAttachment(PriceAttachment.everyNth(s.intValue("rajomon.attach_every")));
       }
+      if (s.isSet("rajomon.list_lowers_after")) {
+        b.listLowersAfterIntervals(s.longValue("rajomon.list_lowers_after"));
+      }
       if (s.isSet("rajomon.all_prices")) {
         b.allInterfacePrices(s.booleanValue("rajomon.all_prices"));
       }
