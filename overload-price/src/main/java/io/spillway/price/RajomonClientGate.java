@@ -36,8 +36,10 @@ import java.util.random.RandomGenerator;
  *       ids are 0–65,535 (they index the table); others are refused with {@link
  *       IllegalArgumentException}. The prices of the server's other interfaces a response carries
  *       ({@link ResponseMetadata#interfacePrices()}) update the entries of the interfaces this
- *       session has called: a listed price above the known one at once, one below it only once
- *       the known one is {@link RajomonConfig#listLowersAfterIntervals()} price intervals old.
+ *       session has called: a listed price at or above the known one at once, one below it only
+ *       once nothing has confirmed the known one (its own response, or a listed rise) for {@link
+ *       RajomonConfig#listLowersAfterIntervals()} price intervals; then it follows the list down
+ *       until something confirms it again.
  *       The response's own price is applied last, as the fresher figure for its interface.
  *       Without the list, a price heard during a spike stays until the wallet covers it, since a
  *       refused request hears nothing. After a 20 ms stall of every service in the simulator's
@@ -195,10 +197,12 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
     for (int k = 0; k < others.size(); k++) {
       int id = others.interfaceId(k);
       long listed = others.price(k);
-      // A higher price is news at once; a lower one only replaces a price this session has not
-      // heard for a while (what a stall leaves behind), not one its own responses keep fresh.
-      if (listed >= prices.price(id) || nowNanos - prices.heardAtNanos(id) >= listLowersAfterNanos) {
-        prices.updateIfTracked(id, listed, nowNanos);
+      // A higher price is news at once; a lower one only replaces a price that nothing has
+      // confirmed for a while (what a stall leaves behind), not one its own responses keep fresh.
+      // Lowering confirms nothing, so a stale price follows the list down until confirmed again.
+      if (!prices.raiseIfTracked(id, listed, nowNanos)
+          && nowNanos - prices.confirmedAtNanos(id) >= listLowersAfterNanos) {
+        prices.lowerIfTracked(id, listed, nowNanos);
       }
     }
     if (response.hasPrice()) {

@@ -215,9 +215,16 @@ class RajomonClientGateTest {
     gate.onResponse(list(2, 5), T0, T0 + 8 * MS);
     assertEquals(900, gate.knownPrice(2), "the rise was heard 4 intervals ago");
     gate.onResponse(list(2, 5), T0, T0 + 9 * MS);
-    assertEquals(5, gate.knownPrice(2), "5 intervals without news of interface 2: the list's price holds");
-    gate.onResponse(new ResponseMetadata().interfaceId(2).price(1), T0, T0 + 9 * MS);
-    assertEquals(1, gate.knownPrice(2), "the interface's own response is taken whatever it says");
+    assertEquals(5, gate.knownPrice(2), "5 intervals unconfirmed: the listed price is taken");
+    gate.onResponse(list(2, 3), T0, T0 + 9 * MS);
+    assertEquals(3, gate.knownPrice(2), "a lowered price is not a confirmation: it follows the list down");
+    gate.onResponse(new ResponseMetadata().interfaceId(2).price(2), T0, T0 + 9 * MS);
+    assertEquals(2, gate.knownPrice(2), "the interface's own response is taken whatever it says");
+    gate.onResponse(list(2, 0), T0, T0 + 10 * MS);
+    assertEquals(2, gate.knownPrice(2), "and confirms it: lowering waits again");
+    gate.onResponse(list(2, 2), T0, T0 + 14 * MS);
+    gate.onResponse(list(2, 0), T0, T0 + 18 * MS);
+    assertEquals(2, gate.knownPrice(2), "an equal listed price confirms it too");
   }
 
   /** A response of interface 1 listing {@code price} for interface {@code id}. */

@@ -122,7 +122,7 @@ class StalePriceSimulationTest {
   void listedPricesThatLowerOnlyStaleOnesSpareTheFrontEndsRejects() {
     // Taken at once, every listed price lowers sessions' prices whenever another interface's
     // response passes by; they then pay too little more often, and the front-end turns them away
-    // (seed 1: 14.1 % of what was offered at once, 8.6 % after 100 intervals).
+    // (seed 1: 14.1 % of what was offered at once, 9.0 % after 100 intervals).
     double atOnce = frontEndRejectsInASurgeOfBoth(0);
     double stale = frontEndRejectsInASurgeOfBoth(100);
     assertTrue(stale < 0.7 * atOnce, "front-end rejects: " + stale + " lowering after 100 intervals, "
