@@ -48,13 +48,6 @@ public final class GraphExperiment {
   static final long CAPACITY_RUN_NANOS = 1_050_000_000L;
   static final long CAPACITY_WARMUP_NANOS = 50_000_000L;
 
-  /**
-   * Windows for recovery times, as the graph harness reads them ({@code
-   * GraphHarnessMain.RECOVERY_WINDOW_MILLIS}): a claim about recovery on real sockets can be
-   * checked here.
-   */
-  static final long RECOVERY_WINDOW_NANOS = 100_000_000L;
-
   private final Scenario scenario;
   private final CallGraph graph;
   private final int threads;
@@ -73,7 +66,7 @@ public final class GraphExperiment {
    * requests offered in the phase; wasted is the share of compute spent on requests that failed.
    * {@code recoveryMillis}: for a surge level, and a schedule's every phase but the first, the time
    * from the step until goodput stays recovered ({@link RecoveryTime}, on {@link
-   * #RECOVERY_WINDOW_NANOS} windows), -1 if it did not; NaN for other rows and for time windows.
+   * RecoveryTime#WINDOW_NANOS} windows), -1 if it did not; NaN for other rows and for time windows.
    */
   public record Row(String scheme, String iface, double demand, double fromMillis, double toMillis,
       double capacityRps, double offeredRps, double throughputRps, double goodputRps,
@@ -254,19 +247,10 @@ public final class GraphExperiment {
     }
   }
 
-  /**
-   * {@link RecoveryTime} of interface {@code iface}'s goodput in {@link #RECOVERY_WINDOW_NANOS}
-   * windows from a surge at {@code step} (rounded up to the recorder's window) to {@code to}; a
-   * partial last window is left out.
-   */
+  /** {@link RecoveryTime#afterStep} of interface {@code iface}'s goodput, from a step at {@code step} to {@code to}. */
   static double recovery(GraphRecorder recorder, int iface, long step, long to) {
-    long window = Experiment.roundUp(RECOVERY_WINDOW_NANOS, recorder.windowNanos());
-    long start = Experiment.roundUp(step, recorder.windowNanos());
-    long[] good = new long[(int) Math.max(0, (to - start) / window)];
-    for (int k = 0; k < good.length; k++) {
-      good[k] = recorder.sum(start + k * window, start + (k + 1) * window).interfaces[iface].good;
-    }
-    return RecoveryTime.millis(good, window / 1e6);
+    return RecoveryTime.afterStep(step, to, recorder.windowNanos(),
+        (from, until) -> recorder.sum(from, until).interfaces[iface].good);
   }
 
   private void summarise(String name, GraphRecorder recorder, double[] capacity, long from,

@@ -1,6 +1,7 @@
 package io.spillway.sim;
 
 import java.util.Arrays;
+import java.util.function.LongBinaryOperator;
 
 /**
  * How long goodput takes to recover after the onset of overload, as Rajomon measures it
@@ -50,6 +51,14 @@ public final class RecoveryTime {
   /** Windows per span that stabilization is judged on. */
   static final int SPAN = 2;
 
+  /**
+   * The windows the graph harness and the simulator read recovery on, 100 ms: at their rates
+   * (about a thousand responses a second on real sockets) a 20 ms window holds some twenty
+   * responses, too few to tell a dip from counting noise. One value, so a claim about recovery on
+   * real sockets can be checked in the simulator.
+   */
+  public static final long WINDOW_NANOS = 100_000_000L;
+
   private RecoveryTime() { }
 
   /**
@@ -82,6 +91,26 @@ public final class RecoveryTime {
       }
     }
     return first == n ? -1 : first * windowMillis;
+  }
+
+  /**
+   * {@link #millis} of the goodput after a step at {@code stepNanos}, read from a recorder of
+   * {@code recorderWindowNanos} windows in {@link #WINDOW_NANOS} windows (rounded up to whole
+   * recorder windows) from the step (rounded up likewise) to {@code toNanos}; a partial last
+   * window is left out.
+   *
+   * @param goodBetween responses within the SLO in {@code [from, to)}, nanoseconds on the
+   *     recorder's clock
+   */
+  public static double afterStep(long stepNanos, long toNanos, long recorderWindowNanos,
+      LongBinaryOperator goodBetween) {
+    long window = Experiment.roundUp(WINDOW_NANOS, recorderWindowNanos);
+    long start = Experiment.roundUp(stepNanos, recorderWindowNanos);
+    long[] good = new long[(int) Math.max(0, (toNanos - start) / window)];
+    for (int k = 0; k < good.length; k++) {
+      good[k] = goodBetween.applyAsLong(start + k * window, start + (k + 1) * window);
+    }
+    return millis(good, window / 1e6);
   }
 
   /** The least count a window (or span) at {@code level} may hold and count as recovered. */

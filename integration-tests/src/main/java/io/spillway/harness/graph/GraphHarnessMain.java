@@ -265,11 +265,8 @@ public final class GraphHarnessMain {
       double offeredRps, double goodputRps, double p50Micros, double p95Micros, double p99Micros,
       double sloMicros, double dropRate, double expiredRate, double workPerSuccess, double recoveryMillis) { }
 
-  /**
-   * Windows for recovery times: at this graph's rates (about a thousand responses a second) a 20 ms
-   * window holds some twenty responses, too few to tell a dip from counting noise.
-   */
-  static final long RECOVERY_WINDOW_MILLIS = 100;
+  /** Windows for recovery times ({@link RecoveryTime#WINDOW_NANOS}), in ms. */
+  static final long RECOVERY_WINDOW_MILLIS = RecoveryTime.WINDOW_NANOS / 1_000_000L;
 
   /** How much of the warm-up before a surge {@code surge-windows.csv} shows, for the level it left. */
   static final long SURGE_WINDOWS_BEFORE_MILLIS = 500;
@@ -827,14 +824,7 @@ public final class GraphHarnessMain {
      * left out.
      */
     static double recovery(Recorder r, long from, long to) {
-      long window = roundUp(RECOVERY_WINDOW_MILLIS * 1_000_000L, r.windowNanos());
-      long start = roundUp(from, r.windowNanos());
-      int n = (int) ((to - start) / window);
-      long[] good = new long[Math.max(n, 0)];
-      for (int k = 0; k < good.length; k++) {
-        good[k] = r.sum(start + k * window, start + (k + 1) * window).good;
-      }
-      return RecoveryTime.millis(good, window / 1e6);
+      return RecoveryTime.afterStep(from, to, r.windowNanos(), (a, b) -> r.sum(a, b).good);
     }
 
     /**
@@ -849,7 +839,7 @@ public final class GraphHarnessMain {
      */
     static void surgeWindows(StringBuilder csv, String scheme, double demand, Recorder r, long step, long to,
         long epochAtZeroMillis) {
-      long window = roundUp(RECOVERY_WINDOW_MILLIS * 1_000_000L, r.windowNanos());
+      long window = roundUp(RecoveryTime.WINDOW_NANOS, r.windowNanos());
       long start = roundUp(step, r.windowNanos());
       long before = Math.min(SURGE_WINDOWS_BEFORE_MILLIS * 1_000_000L / window, start / window);
       double perSecond = 1e9 / window;
