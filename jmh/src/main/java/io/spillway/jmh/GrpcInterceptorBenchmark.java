@@ -17,6 +17,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.NoControl;
 import io.spillway.api.OverloadScheme;
 import io.spillway.credit.Breakwater;
@@ -251,7 +252,8 @@ public class GrpcInterceptorBenchmark {
     if (scheme == null) {
       builder.addService(service);
     } else {
-      SpillwayGrpcServer spillway = SpillwayGrpc.server(scheme).build();
+      SpillwayGrpcServer spillway =
+          SpillwayGrpc.server(scheme).queueDelay(QueueDelaySignal.NONE).build();
       closers.push(spillway);
       builder.addService(spillway.intercept(service)).addService(spillway.controlService());
     }

@@ -41,29 +41,41 @@ final class GatedServerCall<ReqT, RespT>
   private final Context context;
   private final RequestBudget budget;
   private final long admittedAt;
+  private final long ticket;
+  private boolean handlerReached; // callbacks are serialised
   private final SpillwayServerInterceptor owner;
   @SuppressWarnings("unused") // through FINISHED
   private volatile int finished;
   private volatile boolean closeCalled;
   private boolean budgetCharged; // callbacks are serialised
+  /** When the handler first ran (read only with a budget, whose charge reads the clock anyway). */
+  private volatile long startedAt;
+  private volatile boolean started;
 
   GatedServerCall(ServerCall<ReqT, RespT> delegate, ServerPermit permit, long sessionId,
-      Context context, RequestBudget budget, long admittedAt, SpillwayServerInterceptor owner) {
+      Context context, RequestBudget budget, long admittedAt, long ticket,
+      SpillwayServerInterceptor owner) {
     super(delegate);
     this.permit = permit;
     this.sessionId = sessionId;
     this.context = context;
     this.budget = budget;
     this.admittedAt = admittedAt;
+    this.ticket = ticket;
     this.owner = owner;
   }
 
   @Override
   public void close(Status status, Metadata trailers) {
     closeCalled = true;
-    ResponseMetadata response = finish(outcomeOf(status), owner.ticker().read());
+    long now = owner.ticker().read();
+    Outcome outcome = outcomeOf(status);
+    ResponseMetadata response = finish(outcome, now);
     if (response != null) {
       owner.writeResponse(response, trailers);
+    }
+    if (outcome == Outcome.ABORTED) {
+      owner.addPushback(trailers, now);
     }
     super.close(status, trailers);
   }
@@ -76,11 +88,15 @@ final class GatedServerCall<ReqT, RespT>
     if (!FINISHED.compareAndSet(this, 0, 1) || permit.isCompleted()) {
       return null;
     }
+    owner.handlerStarted(ticket); // a call that never reached its handler waits no more
     ResponseMetadata response = new ResponseMetadata().sessionId(sessionId);
     try {
       permit.complete(outcome, now, response);
     } catch (IllegalStateException completedByHandlerMeanwhile) {
       return null;
+    }
+    if (started && (outcome == Outcome.SUCCESS || outcome == Outcome.FAILED)) {
+      owner.serviceTimes().record(now - startedAt);
     }
     return response;
   }
@@ -186,6 +202,10 @@ final class GatedServerCall<ReqT, RespT>
     }
 
     private void dispatch(int event, ReqT message) {
+      if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)) {
+        handlerReached = true; // the request's queueing ends as its handler gets the request
+        owner.handlerStarted(ticket);
+      }
       Context previous = context.attach();
       try {
         if (budget == null) {
@@ -193,7 +213,10 @@ final class GatedServerCall<ReqT, RespT>
         } else {
           if (!budgetCharged) {
             budgetCharged = true; // the wait for the server's executor is queueing
-            budget.charge(owner.ticker().read() - admittedAt);
+            long now = owner.ticker().read();
+            budget.charge(now - admittedAt);
+            startedAt = now;
+            started = true;
           }
           ScopedValue.where(RequestBudget.CURRENT, budget).run(() -> deliver(event, message));
         }

@@ -101,6 +101,12 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   private int controlState;
   private CreditSubscription subscription;
   private boolean closed;
+  /**
+   * Calls made while the credit stream is being opened. They enter the gate only once it is open
+   * (or has failed): the wait for a fresh connection and the stream's acknowledgement is no
+   * client queueing, and must not expire a new session's first calls.
+   */
+  private List<GatedClientCall<?, ?>> held;
 
   /** The channel the session's calls go to; control calls use it too. */
   private volatile Channel channel;
@@ -128,7 +134,12 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
 
   /** A builder for a session of {@code scheme}; see {@link SpillwayGrpc#client}. */
   public static Builder builder(OverloadScheme scheme) {
-    return new Builder(scheme);
+    return new Builder(Objects.requireNonNull(scheme, "scheme"));
+  }
+
+  /** A builder for a session of the default scheme ({@code Spillway}); give it an SLO. */
+  public static Builder builder() {
+    return new Builder(null);
   }
 
   /** The session's id. */
@@ -174,13 +185,18 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     try {
       if (closed) {
         refused = CLOSED;
-      } else if (!gate.offer(call, now)) {
-        refused = REFUSED;
-      } else {
+      } else if (controlState == CONTROL_NONE || controlState == CONTROL_SUBSCRIBING) {
         if (controlState == CONTROL_NONE) {
           controlState = CONTROL_SUBSCRIBING;
           subscribe = true;
         }
+        if (held == null) {
+          held = new ArrayList<>(4);
+        }
+        held.add(call);
+      } else if (!gate.offer(call, now)) {
+        refused = REFUSED;
+      } else {
         batch = drainLocked(now);
       }
     } finally {
@@ -273,6 +289,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     try {
       if (from == subscription && controlState == CONTROL_SUBSCRIBING) {
         controlState = CONTROL_READY;
+        admitHeldLocked(now);
         batch = drainLocked(now);
       }
     } finally {
@@ -296,6 +313,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       if (closed) {
         return;
       }
+      admitHeldLocked(now); // they go on without a stream, as the session does
       if (status.getCode() == Status.Code.UNIMPLEMENTED) {
         controlState = CONTROL_UNAVAILABLE;
         LOG.log(Level.WARNING, "session {0}: the server has no {1} service; explicit credits cannot "
@@ -354,6 +372,10 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
         LOG.log(Level.WARNING, "session {0}: {1} calls left in a gate that does not expire by age",
             sessionId, gate.queued());
       }
+      if (held != null) {
+        held.forEach(c -> batch().expired(c));
+        held = null;
+      }
       batch = collecting;
       collecting = null;
       if (wakeup != null) {
@@ -379,6 +401,19 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   }
 
   // ---- under the lock ----
+
+  /** Offers the calls held while the stream opened to the gate, as arriving now. */
+  private void admitHeldLocked(long now) {
+    if (held == null) {
+      return;
+    }
+    for (GatedClientCall<?, ?> call : held) {
+      if (!gate.offer(call, now)) {
+        batch().refused(call);
+      }
+    }
+    held = null;
+  }
 
   private Batch batch() {
     if (collecting == null) {
@@ -492,7 +527,15 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     private GatedClientCall<?, ?> firstReleased;
     private List<GatedClientCall<?, ?>> moreReleased;
     private List<GatedClientCall<?, ?>> expired;
+    private List<GatedClientCall<?, ?>> refused;
     int demand = -1;
+
+    void refused(GatedClientCall<?, ?> call) {
+      if (refused == null) {
+        refused = new ArrayList<>(2);
+      }
+      refused.add(call);
+    }
 
     void released(GatedClientCall<?, ?> call) {
       if (firstReleased == null) {
@@ -523,6 +566,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     @Override
     public void run() {
       failExpired(EXPIRED);
+      if (refused != null) {
+        for (GatedClientCall<?, ?> call : refused) {
+          call.failQueued(REFUSED);
+        }
+      }
       if (firstReleased != null) {
         release(firstReleased);
         if (moreReleased != null) {
@@ -546,7 +594,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /** Configures a {@link SpillwayClientInterceptor}. Not thread-safe. */
   public static final class Builder {
     private final OverloadScheme scheme;
-    private Long sessionId;
+    private long sessionId;
     private long sloNanos;
     private Ticker ticker = Ticker.system();
     private Scheduler scheduler;
@@ -554,19 +602,41 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     private InterfaceRegistry interfaces = new InterfaceRegistry();
 
     private Builder(OverloadScheme scheme) {
-      this.scheme = Objects.requireNonNull(scheme, "scheme");
+      this.scheme = scheme;
     }
 
-    /** The session's id, unique among the server's clients. Required. */
+    /**
+     * The session's id, unique among the server's clients. Generated by default (unique in the
+     * process, random across processes); set it only to reproduce a run.
+     */
     public Builder sessionId(long value) {
+      if (value == 0) {
+        throw new IllegalArgumentException("session id 0 means no session");
+      }
       sessionId = value;
       return this;
     }
 
-    /** The end-to-end SLO; the gate expires calls that cannot meet it. Required. */
+    /**
+     * The end-to-end SLO; the gate expires calls that cannot meet it. Required; with the default
+     * scheme it also sets the scheme's parameters ({@code Spillway.forSlo}).
+     */
     public Builder sloNanos(long value) {
+      if (value <= 0) {
+        throw new IllegalArgumentException("slo must be positive: " + value + " ns");
+      }
       sloNanos = value;
       return this;
+    }
+
+    /** {@link #sloNanos} as a duration. */
+    public Builder slo(java.time.Duration value) {
+      return sloNanos(value.toNanos());
+    }
+
+    /** {@link #sloNanos} in milliseconds. */
+    public Builder sloMillis(long value) {
+      return sloNanos(value * 1_000_000);
     }
 
     /** The clock; {@link Ticker#system()} by default. */
@@ -593,13 +663,15 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       return this;
     }
 
-    /** @throws IllegalArgumentException if the session id or the SLO is missing */
+    /** @throws IllegalStateException if the SLO is missing */
     public SpillwayClientInterceptor build() {
-      if (sessionId == null) {
-        throw new IllegalArgumentException("a client session needs a sessionId, unique per server");
+      if (sloNanos == 0) {
+        throw new IllegalStateException("a client session needs an SLO: slo(Duration)");
       }
-      ClientGate<Object> gate = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, metrics));
-      return new SpillwayClientInterceptor(gate, sessionId, scheme.issuesCredits(), ticker,
+      OverloadScheme chosen = scheme != null ? scheme : io.spillway.credit.Spillway.forSloNanos(sloNanos);
+      long id = sessionId != 0 ? sessionId : SessionIds.next();
+      ClientGate<Object> gate = chosen.newClientGate(new ClientEnvironment(id, sloNanos, metrics));
+      return new SpillwayClientInterceptor(gate, id, chosen.issuesCredits(), ticker,
           scheduler != null ? scheduler : SharedTimer.scheduler(), interfaces);
     }
   }

@@ -27,6 +27,19 @@ public final class SpillwayGrpc {
 
   private SpillwayGrpc() { }
 
+  /**
+   * A server-side setup of the default scheme ({@code io.spillway.credit.Spillway}): give it the
+   * SLO and {@link SpillwayGrpcServer.Builder#install install} it on the server builder.
+   */
+  public static SpillwayGrpcServer.Builder server() {
+    return SpillwayGrpcServer.builder();
+  }
+
+  /** A client session of the default scheme; give it the SLO. */
+  public static SpillwayClientInterceptor.Builder client() {
+    return SpillwayClientInterceptor.builder();
+  }
+
   /** A server-side setup for {@code scheme}: gate, interceptor and control service. */
   public static SpillwayGrpcServer.Builder server(OverloadScheme scheme) {
     return SpillwayGrpcServer.builder(scheme);

@@ -1,6 +1,7 @@
 package io.spillway.grpc;
 
 import io.grpc.BindableService;
+import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.spillway.api.OverloadMetrics;
@@ -10,19 +11,39 @@ import io.spillway.api.Scheduler;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.Ticker;
+import io.spillway.asqm.CarrierDispatcher;
+import io.spillway.credit.Spillway;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 
 /**
  * An admission scheme wired into a gRPC server: the scheme's {@link ServerGate} (started), the
- * {@link SpillwayServerInterceptor} in front of the services, and the
- * {@link SpillwayControlService} that carries explicit credits, demand reports and
- * deregistrations. Build with {@link SpillwayGrpc#server}; add {@link #intercept} of each service
- * and {@link #controlService()} to the gRPC server; {@link #close()} when the server stops.
+ * {@link SpillwayServerInterceptor} in front of the services, the {@link SpillwayControlService}
+ * that carries explicit credits, demand reports and deregistrations, and, when
+ * {@link Builder#install installed}, the executor that runs admitted calls and the probes that
+ * measure the server's queueing delay. {@link #close()} when the server stops.
  *
- * <p>The gate steers by the server's queueing delay ({@link Builder#queueDelay}): give it the
- * delay of the executor that runs the handlers (for example a
- * {@code io.spillway.asqm.CarrierDispatcher} set as the gRPC server's executor), or delay-driven
- * schemes see an idle server.
+ * <p>The usual way in is {@link Builder#install}: it owns everything a server needs to be
+ * protected without further wiring (../shared/DESIGN.md, "A request's path on a server"):
+ *
+ * <ul>
+ *   <li>the queueing delay is measured by the library: how long the oldest admitted call has
+ *       waited for its handler (a call crosses the workers' queue more than once before its
+ *       handler runs, see {@code UnstartedCalls}), or the workers' own oldest task if that is
+ *       longer (a {@link CarrierDispatcher}: virtual threads on measured carriers where the JVM
+ *       allows it, else a measured platform pool, see its javadoc), plus the backlog of gRPC's
+ *       Netty event loops ({@code grpc-netty-shaded} or {@code grpc-netty});
+ *   <li>each call is decided on as it arrives, on the transport thread; rejected calls are
+ *       answered there at once, admitted ones go to the workers;
+ *   <li>the interceptor and the control service are added to the server.
+ * </ul>
+ *
+ * <p>{@link Builder#build()} wires nothing: the caller adds {@link #intercept} of each service and
+ * {@link #controlService()} to the server and must name the queueing-delay signal, because a
+ * delay-driven gate without one would see an idle server and protect nothing.
  *
  * <p>Thread-safe.
  */
@@ -31,17 +52,26 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   private final ServerGate gate;
   private final SpillwayServerInterceptor interceptor;
   private final SpillwayControlService control;
+  private final QueueDelaySignal queueDelay;
+  private final List<AutoCloseable> owned;
 
   private SpillwayGrpcServer(ServerGate gate, SpillwayServerInterceptor interceptor,
-      SpillwayControlService control) {
+      SpillwayControlService control, QueueDelaySignal queueDelay, List<AutoCloseable> owned) {
     this.gate = gate;
     this.interceptor = interceptor;
     this.control = control;
+    this.queueDelay = queueDelay;
+    this.owned = owned;
   }
 
   /** A builder for {@code scheme}; see {@link SpillwayGrpc#server}. */
   public static Builder builder(OverloadScheme scheme) {
-    return new Builder(scheme);
+    return new Builder(Objects.requireNonNull(scheme, "scheme"));
+  }
+
+  /** A builder for the default scheme ({@link Spillway}); give it an SLO. */
+  public static Builder builder() {
+    return new Builder(null);
   }
 
   /** The interceptor that admits calls; put it on every service the scheme protects. */
@@ -74,25 +104,67 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     return gate;
   }
 
-  /** Stops the gate's control loop and ends the credit streams. */
+  /** The queueing delay the gate steers by (the sum of the measured stages). */
+  public QueueDelaySignal queueDelay() {
+    return queueDelay;
+  }
+
+  /**
+   * Stops the gate's control loop, ends the credit streams, and closes what {@link Builder#install}
+   * created (its worker executor: call this after the gRPC server has terminated).
+   */
   @Override
   public void close() {
     gate.close();
     control.close();
+    for (AutoCloseable c : owned) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        SpillwayServerInterceptor.LOG.log(System.Logger.Level.WARNING, "closing " + c, e);
+      }
+    }
   }
 
-  /** Configures a {@link SpillwayGrpcServer}. Not thread-safe. */
+  /** Configures a {@link SpillwayGrpcServer}. Not thread-safe; {@code build}/{@code install} once. */
   public static final class Builder {
     private final OverloadScheme scheme;
+    private long sloNanos;
     private Ticker ticker = Ticker.system();
     private Scheduler scheduler;
-    private QueueDelaySignal queueDelay = QueueDelaySignal.NONE;
+    private QueueDelaySignal queueDelay;
     private OverloadMetrics metrics = OverloadMetrics.NONE;
     private int parallelism = Runtime.getRuntime().availableProcessors();
     private InterfaceRegistry interfaces = new InterfaceRegistry();
+    private Executor executor;
+    private QueueDelaySignal executorDelay;
 
     private Builder(OverloadScheme scheme) {
-      this.scheme = Objects.requireNonNull(scheme, "scheme");
+      this.scheme = scheme;
+    }
+
+    /**
+     * The end-to-end latency objective of the service's calls. With the default scheme it sets
+     * every parameter ({@link Spillway#forSlo}); with any scheme it is the server-side budget
+     * target of calls that carry neither a Spillway budget nor a gRPC deadline (their queueing
+     * budget is the SLO less the p99 service time). Required for the default scheme.
+     */
+    public Builder slo(Duration value) {
+      return sloNanos(value.toNanos());
+    }
+
+    /** {@link #slo} in nanoseconds. */
+    public Builder sloNanos(long value) {
+      if (value <= 0) {
+        throw new IllegalArgumentException("slo must be positive: " + value + " ns");
+      }
+      sloNanos = value;
+      return this;
+    }
+
+    /** {@link #slo} in milliseconds. */
+    public Builder sloMillis(long value) {
+      return sloNanos(value * 1_000_000);
     }
 
     /** The clock; {@link Ticker#system()} by default. */
@@ -107,7 +179,11 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       return this;
     }
 
-    /** The server's queueing delay, summed over its stages; none by default. */
+    /**
+     * The server's queueing delay, summed over its stages. Required by {@link #build()}; with
+     * {@link #install} it is added to the stages the library measures. Give
+     * {@link QueueDelaySignal#NONE} only for schemes that do not steer by delay.
+     */
     public Builder queueDelay(QueueDelaySignal value) {
       queueDelay = Objects.requireNonNull(value, "queueDelay");
       return this;
@@ -119,8 +195,14 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       return this;
     }
 
-    /** Requests the server runs at once (cores or workers); the processors by default. */
+    /**
+     * Requests the server runs at once: the carriers of the workers {@link #install} creates, and
+     * the floor of the credit pool. The available processors by default.
+     */
     public Builder parallelism(int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException("parallelism must be at least 1: " + value);
+      }
       parallelism = value;
       return this;
     }
@@ -131,16 +213,97 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       return this;
     }
 
-    /** Creates and starts the gate. */
+    /**
+     * The executor {@link #install} runs admitted calls on, instead of the
+     * {@link CarrierDispatcher} it would create, with that executor's queueing delay (for example
+     * {@code dispatcher.queueDelay()}). The caller owns and closes it.
+     */
+    public Builder executor(Executor value, QueueDelaySignal itsQueueDelay) {
+      executor = Objects.requireNonNull(value, "executor");
+      executorDelay = Objects.requireNonNull(itsQueueDelay, "itsQueueDelay");
+      return this;
+    }
+
+    /**
+     * Protects the server {@code serverBuilder} will build, with nothing else to wire: sets its
+     * executor ({@code directExecutor()} for the transport's own work, and a call-executor
+     * supplier that decides on each call as it arrives and runs admitted calls on the workers),
+     * adds the interceptor and the control service, and starts the gate. Add services before or
+     * after; build the server afterwards.
+     *
+     * @throws IllegalStateException if the default scheme is used without an SLO
+     */
+    public SpillwayGrpcServer install(ServerBuilder<?> serverBuilder) {
+      Objects.requireNonNull(serverBuilder, "serverBuilder");
+      List<AutoCloseable> owned = new ArrayList<>(1);
+      Executor workers = executor;
+      QueueDelaySignal workerDelay = executorDelay;
+      if (workers == null) {
+        CarrierDispatcher dispatcher = CarrierDispatcher.create(parallelism, ticker);
+        owned.add(dispatcher);
+        workers = dispatcher;
+        workerDelay = dispatcher.queueDelay();
+      }
+      // One server core or a few: the event loops and the workers share the CPU, so a call
+      // waiting in a loop (before admission) and calls waiting for a worker (after it) wait for
+      // the same CPU at the same time, and adding the stages would count that wait twice. The
+      // stages are therefore combined by their maximum: the longest wait any of them shows.
+      // UnstartedCalls covers the workers' queue as a call sees it (several passes), the
+      // executor's own oldest task covers re-mounts after a lock, the probe covers the loops.
+      UnstartedCalls unstarted = new UnstartedCalls();
+      EventLoopProbe probe = EventLoopProbe.available() ? new EventLoopProbe(ticker) : null;
+      QueueDelaySignal workerStage = workerDelay;
+      QueueDelaySignal loops = probe != null ? probe : QueueDelaySignal.NONE;
+      List<QueueDelaySignal> stages = new ArrayList<>(2);
+      stages.add(now -> Math.max(Math.max(unstarted.queueingDelayNanos(now),
+          workerStage.queueingDelayNanos(now)), loops.queueingDelayNanos(now)));
+      if (queueDelay != null) {
+        stages.add(queueDelay);
+      }
+      QueueDelaySignal signal = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
+      SpillwayGrpcServer server = assemble(signal, owned, unstarted);
+      serverBuilder.executor(Runnable::run);
+      serverBuilder.callExecutor(server.interceptor.executorSupplier(workers, probe));
+      serverBuilder.intercept(server.interceptor);
+      serverBuilder.addService(server.controlService());
+      return server;
+    }
+
+    /**
+     * Creates and starts the gate, for a server the caller wires itself.
+     *
+     * @throws IllegalStateException if no {@link #queueDelay} was given, or the default scheme
+     *     has no SLO
+     */
     public SpillwayGrpcServer build() {
+      if (queueDelay == null) {
+        throw new IllegalStateException("no queueing-delay signal: without one a delay-driven gate "
+            + "sees an idle server and protects nothing. Use install(serverBuilder), which measures "
+            + "the server's own delay, or pass queueDelay(signal), e.g. the executor's "
+            + "CarrierDispatcher.queueDelay() (QueueDelaySignal.NONE only for schemes that do not "
+            + "steer by delay)");
+      }
+      return assemble(queueDelay, List.of(), null);
+    }
+
+    private SpillwayGrpcServer assemble(QueueDelaySignal signal, List<AutoCloseable> owned,
+        UnstartedCalls unstarted) {
+      OverloadScheme chosen = scheme;
+      if (chosen == null) {
+        if (sloNanos == 0) {
+          throw new IllegalStateException("the default scheme needs an SLO: slo(Duration)");
+        }
+        chosen = Spillway.forSloNanos(sloNanos);
+      }
       SpillwayControlService control = new SpillwayControlService(ticker);
-      ServerGate gate = scheme.newServerGate(new ServerEnvironment(ticker,
-          scheduler != null ? scheduler : SharedTimer.scheduler(), queueDelay, control, metrics,
+      ServerGate gate = chosen.newServerGate(new ServerEnvironment(ticker,
+          scheduler != null ? scheduler : SharedTimer.scheduler(), signal, control, metrics,
           parallelism));
       control.bind(gate);
       gate.start();
-      return new SpillwayGrpcServer(gate,
-          new SpillwayServerInterceptor(gate, ticker, interfaces, control), control);
+      long target = sloNanos == 0 ? SpillwayServerInterceptor.NO_TARGET : sloNanos;
+      return new SpillwayGrpcServer(gate, new SpillwayServerInterceptor(gate, ticker, interfaces,
+          control, signal, target, unstarted), control, signal, List.copyOf(owned));
     }
   }
 }

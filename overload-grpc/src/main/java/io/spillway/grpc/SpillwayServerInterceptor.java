@@ -1,23 +1,31 @@
 package io.spillway.grpc;
 
 import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.spillway.api.CallGraphGate;
 import io.spillway.api.ControlChannel;
 import io.spillway.api.InterfacePrices;
+import io.spillway.api.AbstractServerPermit;
 import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Puts a {@link ServerGate} in front of gRPC services: every call is decided on as it starts,
@@ -44,8 +52,26 @@ import java.util.Objects;
  *   <li>A cancelled call has nobody to carry its credit delta back; a non-zero delta is sent
  *       instead on the {@code orphanCredits} channel (the session's explicit credit stream,
  *       {@link SpillwayControlService}), so the client's view of its window stays right.
+ *   <li>A request that carries no budget gets one from its gRPC deadline, less the p99 of the
+ *       server's service time (protego-nsdi23 §3.2: budget = target − p99 service − p99 network;
+ *       the network share is left in the deadline), or, without a deadline, from the server-side
+ *       target given to the constructor. A call whose deadline is already too close to be met is
+ *       refused at once ({@code REJECTED_BUDGET}), before the gate and before it queues. So a
+ *       {@code BudgetedLock} in the handler works for any client.
+ *   <li>Every reject carries {@code grpc-retry-pushback-ms}: the server's current queueing delay
+ *       in milliseconds (at least 1), so a client's retry policy waits about as long as the queue
+ *       needs to drain instead of retrying at once (gRFC A6).
  *   <li>Calls to {@link SpillwayControlService#SERVICE_NAME} are passed through unadmitted.
  * </ul>
+ *
+ * <p>Where the decision is made: installed by {@link SpillwayGrpcServer.Builder#install}, the
+ * interceptor also serves as the server's {@link ServerCallExecutorSupplier}, which gRPC calls on
+ * the transport thread as each call arrives, before any work is queued for it. The decision is
+ * made there: a rejected call stays on the transport thread and is answered at once, never
+ * waiting behind admitted work in the workers' queue; an admitted call is handed to the workers.
+ * The decision is kept for {@link #interceptCall} by the call's headers object (identity), and a
+ * call that is cancelled between the two has its permit completed by a cancellation listener.
+ * Used as a plain interceptor, the decision is made in {@link #interceptCall}.
  *
  * <p>Cost per call: one ticker reading at admission and one at completion (one more at the first
  * callback if the request carries a budget), the request's and the response's metadata objects,
@@ -57,6 +83,15 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
   static final System.Logger LOG = System.getLogger(SpillwayServerInterceptor.class.getName());
 
+  /** gRFC A6's server pushback: milliseconds the client should wait before it retries. */
+  public static final Metadata.Key<String> RETRY_PUSHBACK_MS =
+      Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
+
+  /** {@code targetBudgetNanos} for "no server-side target": only deadlines set budgets. */
+  public static final long NO_TARGET = Long.MAX_VALUE;
+
+  private static final long NANOS_PER_MS = 1_000_000;
+
   private final ServerGate gate;
   private final CallGraphGate callGraph;
   private final Ticker ticker;
@@ -64,6 +99,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   /** The last price list written, with its text. */
   private volatile PricesText lastPrices;
   private final ControlChannel orphanCredits;
+  private final QueueDelaySignal queueDelay;
+  private final long targetBudgetNanos;
+  private final ServiceTimeTracker serviceTimes = new ServiceTimeTracker();
+  /** Admitted calls whose handlers have not started; {@code null} if not measured. */
+  private final UnstartedCalls unstarted;
+  /** Decisions made on the transport thread, waiting for {@link #interceptCall}. */
+  private final ConcurrentHashMap<Metadata, Decision> decided = new ConcurrentHashMap<>();
 
   /**
    * @param gate decides on every call; its {@link ServerGate#start()} is the caller's business
@@ -71,14 +113,36 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * @param interfaces numbers the methods; share it with whatever else reads interface ids
    * @param orphanCredits where the credit delta of a call that ended without a response goes;
    *     {@link ControlChannel#DISCARD} if the scheme issues no credits
+   * @param queueDelay the server's queueing delay, for the pushback on rejects
+   * @param targetBudgetNanos the queueing budget of a request with neither a budget nor a
+   *     deadline, before the p99 service time is taken off; {@link #NO_TARGET} for none
    */
   public SpillwayServerInterceptor(ServerGate gate, Ticker ticker, InterfaceRegistry interfaces,
-      ControlChannel orphanCredits) {
+      ControlChannel orphanCredits, QueueDelaySignal queueDelay, long targetBudgetNanos) {
+    this(gate, ticker, interfaces, orphanCredits, queueDelay, targetBudgetNanos, null);
+  }
+
+  /** As above, stamping admitted calls in {@code unstarted} until their handlers start. */
+  SpillwayServerInterceptor(ServerGate gate, Ticker ticker, InterfaceRegistry interfaces,
+      ControlChannel orphanCredits, QueueDelaySignal queueDelay, long targetBudgetNanos,
+      UnstartedCalls unstarted) {
+    this.unstarted = unstarted;
     this.gate = Objects.requireNonNull(gate, "gate");
     this.callGraph = gate instanceof CallGraphGate cg ? cg : null;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.interfaces = Objects.requireNonNull(interfaces, "interfaces");
     this.orphanCredits = Objects.requireNonNull(orphanCredits, "orphanCredits");
+    this.queueDelay = Objects.requireNonNull(queueDelay, "queueDelay");
+    if (targetBudgetNanos <= 0) {
+      throw new IllegalArgumentException("targetBudgetNanos must be positive: " + targetBudgetNanos);
+    }
+    this.targetBudgetNanos = targetBudgetNanos;
+  }
+
+  /** As above with no pushback delay (always 1 ms) and no server-side budget target. */
+  public SpillwayServerInterceptor(ServerGate gate, Ticker ticker, InterfaceRegistry interfaces,
+      ControlChannel orphanCredits) {
+    this(gate, ticker, interfaces, orphanCredits, QueueDelaySignal.NONE, NO_TARGET);
   }
 
   /** An interceptor with a fresh {@link InterfaceRegistry} that discards orphaned credits. */
@@ -96,6 +160,46 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     return interfaces;
   }
 
+  /** The running p99 of the handlers' service time, in nanoseconds (zero before any call). */
+  public long p99ServiceNanos() {
+    return serviceTimes.p99Nanos();
+  }
+
+  /**
+   * A {@link ServerCallExecutorSupplier} that decides on each call on the transport thread and
+   * runs admitted calls on {@code workers}, rejected ones (and control calls) where they arrived.
+   * Set the server's own executor to {@code directExecutor()} so that this choice is the only one.
+   *
+   * @param probe the event-loop probe to stamp as calls arrive, or {@code null}
+   */
+  ServerCallExecutorSupplier executorSupplier(Executor workers, EventLoopProbe probe) {
+    Objects.requireNonNull(workers, "workers");
+    return new ServerCallExecutorSupplier() {
+      @Override
+      public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
+        MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
+        if (SpillwayControlService.SERVICE_NAME.equals(method.getServiceName())) {
+          return null;
+        }
+        long now = ticker.read();
+        if (probe != null) {
+          probe.arrived(now);
+        }
+        Context context = Context.current(); // gRPC runs this in the call's context
+        Decision d = decide(method.getFullMethodName(), headers, now, context.getDeadline());
+        if (d.admitted()) {
+          d.context = context;
+          d.headers = headers;
+          decided.put(headers, d);
+          context.addListener(d, Runnable::run); // the call may be cancelled before it starts
+          return workers;
+        }
+        decided.put(headers, d);
+        return null; // answered on the transport thread, at once
+      }
+    };
+  }
+
   @Override
   public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
       Metadata headers, ServerCallHandler<ReqT, RespT> next) {
@@ -103,24 +207,23 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     if (SpillwayControlService.SERVICE_NAME.equals(method.getServiceName())) {
       return next.startCall(call, headers);
     }
-    long now = ticker.read();
-    RequestMetadata request = new RequestMetadata();
-    String problem = SpillwayMetadata.readRequest(headers, request);
-    if (problem != null) {
-      LOG.log(Level.DEBUG, "{0}: {1}", method.getFullMethodName(), problem);
+    Decision d = decided.remove(headers);
+    if (d != null) {
+      if (d.context != null) {
+        d.context.removeListener(d);
+      }
+    } else {
+      d = decide(method.getFullMethodName(), headers, ticker.read(),
+          Context.current().getDeadline());
     }
-    request.interfaceId(interfaces.idOf(method.getFullMethodName()));
-    ServerPermit permit = gate.admit(request, now);
-    if (!permit.isAdmitted()) {
-      reject(call, permit, request, now);
+    if (!d.admitted()) {
+      reject(call, d);
       return new ServerCall.Listener<>() { };
     }
-    RequestBudget budget = request.budgetNanos() == Long.MAX_VALUE
-        ? null : RequestBudget.of(request.budgetNanos());
-    SpillwayContext spillway = new SpillwayContext(request, permit, callGraph, budget);
+    SpillwayContext spillway = new SpillwayContext(d.request, d.permit, callGraph, d.budget);
     Context context = Context.current().withValue(SpillwayContext.KEY, spillway);
-    GatedServerCall<ReqT, RespT> gated =
-        new GatedServerCall<>(call, permit, request.sessionId(), context, budget, now, this);
+    GatedServerCall<ReqT, RespT> gated = new GatedServerCall<>(call, d.permit,
+        d.request.sessionId(), context, d.budget, d.at, d.ticket, this);
     ServerCall.Listener<ReqT> listener;
     Context previous = context.attach();
     try {
@@ -134,14 +237,59 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     return gated.listener(listener);
   }
 
-  private void reject(ServerCall<?, ?> call, ServerPermit permit, RequestMetadata request, long now) {
+  /** Reads the headers, sets the budget, and asks the gate; a reject's permit is completed here. */
+  private Decision decide(String fullMethodName, Metadata headers, long now, Deadline deadline) {
+    RequestMetadata request = new RequestMetadata();
+    String problem = SpillwayMetadata.readRequest(headers, request);
+    if (problem != null) {
+      LOG.log(Level.DEBUG, "{0}: {1}", fullMethodName, problem);
+    }
+    request.interfaceId(interfaces.idOf(fullMethodName));
+    long budget = request.budgetNanos();
+    if (budget == Long.MAX_VALUE) {
+      long p99 = serviceTimes.p99Nanos();
+      if (deadline != null) {
+        budget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
+        if (budget <= 0) { // the deadline cannot be met: refuse before the call queues
+          return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
+        }
+        request.budgetNanos(budget);
+      } else if (targetBudgetNanos != NO_TARGET) {
+        request.budgetNanos(Math.max(0, targetBudgetNanos - p99));
+      }
+    }
+    ServerPermit permit = gate.admit(request, now);
+    if (!permit.isAdmitted()) {
+      return rejected(permit, request, now);
+    }
+    RequestBudget requestBudget = request.budgetNanos() == Long.MAX_VALUE
+        ? null : RequestBudget.of(request.budgetNanos());
+    Decision d = new Decision(request, permit, requestBudget, null, now);
+    if (unstarted != null) {
+      d.ticket = unstarted.arrived(now);
+    }
+    return d;
+  }
+
+  private Decision rejected(ServerPermit permit, RequestMetadata request, long now) {
     ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
         .requestId(request.requestId());
     permit.complete(Outcome.DROPPED, now, response);
+    return new Decision(request, permit, null, response, now);
+  }
+
+  private void reject(ServerCall<?, ?> call, Decision d) {
     Metadata trailers = new Metadata();
-    writeResponse(response, trailers);
+    writeResponse(d.rejectResponse, trailers);
+    addPushback(trailers, d.at);
     call.close(io.grpc.Status.RESOURCE_EXHAUSTED
-        .withDescription(SpillwayMetadata.describeReject(response)), trailers);
+        .withDescription(SpillwayMetadata.describeReject(d.rejectResponse)), trailers);
+  }
+
+  /** Adds {@link #RETRY_PUSHBACK_MS}: the queueing delay at {@code now}, in whole ms, at least 1. */
+  void addPushback(Metadata trailers, long now) {
+    long delay = queueDelay.queueingDelayNanos(now);
+    trailers.put(RETRY_PUSHBACK_MS, Long.toString(Math.max(1, (delay + NANOS_PER_MS - 1) / NANOS_PER_MS)));
   }
 
   /**
@@ -174,5 +322,74 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
   ControlChannel orphanCredits() {
     return orphanCredits;
+  }
+
+  /** The call with {@code ticket} reached its handler or ended (no ticket: -1). */
+  void handlerStarted(long ticket) {
+    if (ticket >= 0 && unstarted != null) {
+      unstarted.started(ticket);
+    }
+  }
+
+  ServiceTimeTracker serviceTimes() {
+    return serviceTimes;
+  }
+
+  /** Decisions waiting for their calls to start; for tests. */
+  int undecidedCalls() {
+    return decided.size();
+  }
+
+  /**
+   * One call's admission, from the transport thread to {@link #interceptCall}. As a cancellation
+   * listener it ends an admitted permit whose call was cancelled before it started: whichever of
+   * the two removes it from {@link #decided} first owns it.
+   */
+  private final class Decision implements Context.CancellationListener {
+    final RequestMetadata request;
+    final ServerPermit permit;
+    final RequestBudget budget;
+    final ResponseMetadata rejectResponse;
+    final long at;
+    Context context; // set before the decision is published
+    Metadata headers;
+    long ticket = -1; // in unstarted, if measured
+
+    Decision(RequestMetadata request, ServerPermit permit, RequestBudget budget,
+        ResponseMetadata rejectResponse, long at) {
+      this.request = request;
+      this.permit = permit;
+      this.budget = budget;
+      this.rejectResponse = rejectResponse;
+      this.at = at;
+    }
+
+    boolean admitted() {
+      return rejectResponse == null;
+    }
+
+    @Override
+    public void cancelled(Context cancelled) {
+      if (decided.remove(headers, this)) { // rare: cancelled before its handler started
+        handlerStarted(ticket);
+        ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId());
+        Deadline deadline = cancelled.getDeadline();
+        permit.complete(deadline != null && deadline.isExpired() ? Outcome.TIMED_OUT
+            : Outcome.FAILED, ticker.read(), response);
+        if (response.creditDelta() != 0) {
+          orphanCredits.sendCredit(request.sessionId(), response.creditDelta());
+        }
+      }
+    }
+  }
+
+  /** A call refused before the gate was asked (its deadline cannot be met): nothing to return. */
+  private static final class Refused extends AbstractServerPermit {
+    Refused(Status status) {
+      super(status);
+    }
+
+    @Override
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) { }
   }
 }

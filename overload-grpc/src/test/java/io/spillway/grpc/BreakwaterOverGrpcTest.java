@@ -8,6 +8,7 @@ import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.testing.VirtualClock;
 import io.spillway.credit.Breakwater;
@@ -30,7 +31,8 @@ class BreakwaterOverGrpcTest {
   private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 10 * RTT);
 
   private SpillwayGrpcServer server(OverloadScheme scheme) {
-    return SpillwayGrpc.server(scheme).ticker(clock).scheduler(clock).parallelism(1).build();
+    return SpillwayGrpc.server(scheme).ticker(clock).scheduler(clock).parallelism(1)
+        .queueDelay(QueueDelaySignal.NONE).build();
   }
 
   private SpillwayClientInterceptor session(OverloadScheme scheme, long id) {

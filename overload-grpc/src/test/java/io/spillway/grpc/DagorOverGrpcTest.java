@@ -8,6 +8,7 @@ import io.grpc.ClientInterceptors;
 import io.grpc.Metadata;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.testing.VirtualClock;
 import io.spillway.baselines.Dagor;
@@ -25,7 +26,8 @@ class DagorOverGrpcTest {
   void prioritiesReachTheServerAndTheLevelComesBack() {
     OverloadScheme dagor = Dagor.of(DagorConfig.forSlo(1_000_000));
     HeaderRecorder recorder = new HeaderRecorder();
-    try (SpillwayGrpcServer spillway = SpillwayGrpc.server(dagor).ticker(clock).scheduler(clock).build();
+    try (SpillwayGrpcServer spillway = SpillwayGrpc.server(dagor).ticker(clock).scheduler(clock)
+        .queueDelay(QueueDelaySignal.NONE).build();
         InProcess grpc = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
             spillway.interceptor(), recorder), spillway.controlService())) {
       SpillwayClientInterceptor session = SpillwayGrpc.client(dagor).sessionId(3).sloNanos(1_000_000)

@@ -7,6 +7,7 @@ import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.ControlChannel;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.testing.VirtualClock;
@@ -98,7 +99,7 @@ class DownstreamTest {
     OverloadScheme breakwater = Breakwater.of(BreakwaterConfig.forSlo(1_000_000, 50_000));
     HeaderRecorder recorder = new HeaderRecorder();
     try (SpillwayGrpcServer backSpillway = SpillwayGrpc.server(breakwater).ticker(clock)
-        .scheduler(clock).parallelism(1).build()) {
+        .scheduler(clock).parallelism(1).queueDelay(QueueDelaySignal.NONE).build()) {
       backend = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
           backSpillway.interceptor(), recorder), backSpillway.controlService());
       SpillwayClientInterceptor perCallee = SpillwayGrpc.client(breakwater).sessionId(77)

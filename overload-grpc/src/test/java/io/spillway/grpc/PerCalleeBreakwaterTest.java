@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
+import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.testing.VirtualClock;
 import io.spillway.credit.Breakwater;
@@ -236,7 +237,8 @@ class PerCalleeBreakwaterTest {
   }
 
   private SpillwayGrpcServer server(int parallelism) {
-    return SpillwayGrpc.server(breakwater).ticker(clock).scheduler(clock).parallelism(parallelism).build();
+    return SpillwayGrpc.server(breakwater).ticker(clock).scheduler(clock).parallelism(parallelism)
+        .queueDelay(QueueDelaySignal.NONE).build();
   }
 
   private SpillwayClientInterceptor session(long id) {

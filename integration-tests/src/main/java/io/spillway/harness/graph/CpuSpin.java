@@ -16,7 +16,7 @@ import java.lang.management.ThreadMXBean;
  *
  * <p>Thread-safe; stateless.
  */
-final class CpuSpin {
+public final class CpuSpin {
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   private static final boolean CPU_TIME = cpuTimeAvailable();
@@ -28,7 +28,7 @@ final class CpuSpin {
    * call (about a microsecond), so the loop spins on the wall clock for what remains and reads CPU
    * time only at the end of each stretch: twice per call when the thread was not preempted.
    */
-  static void spin(long nanos) {
+  public static void spin(long nanos) {
     if (nanos <= 0) {
       return;
     }

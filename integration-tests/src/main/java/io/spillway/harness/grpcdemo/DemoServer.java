@@ -1,0 +1,62 @@
+package io.spillway.harness.grpcdemo;
+
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.spillway.grpc.SpillwayGrpc;
+import io.spillway.grpc.SpillwayGrpcServer;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The demo's server process: {@link DemoService} on a gRPC (Netty) server, either unprotected or
+ * protected exactly as the README's quick start says. Prints {@code port N} once serving and stops
+ * when its standard input closes (the harness holds it open), so it never outlives the harness.
+ *
+ * <pre>
+ * DemoServer none|spillway SERVICE_US SLO_MS
+ * </pre>
+ *
+ * <p>Unprotected, the service runs on a fixed pool as large as the processors the process may use,
+ * the same parallelism Spillway's default workers have, so the two differ in admission only.
+ */
+public final class DemoServer {
+
+  private DemoServer() { }
+
+  public static void main(String[] args) throws IOException, InterruptedException {
+    if (args.length != 3 || !(args[0].equals("none") || args[0].equals("spillway"))) {
+      System.err.println("usage: DemoServer none|spillway SERVICE_US SLO_MS");
+      System.exit(2);
+    }
+    long serviceNanos = Long.parseLong(args[1]) * 1_000;
+    long sloMillis = Long.parseLong(args[2]);
+    DemoService service = new DemoService(serviceNanos);
+    Server server;
+    SpillwayGrpcServer spillway = null;
+    ExecutorService pool = null;
+    if (args[0].equals("spillway")) {
+      // The quick start, as README.md gives it:
+      ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(service);
+      spillway = SpillwayGrpc.server().slo(Duration.ofMillis(sloMillis)).install(builder);
+      server = builder.build().start();
+    } else {
+      pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
+      server = ServerBuilder.forPort(0).addService(service).executor(pool).build().start();
+    }
+    System.out.println("port " + server.getPort());
+    System.out.flush();
+    while (System.in.read() >= 0) {
+      // runs until the harness closes our standard input
+    }
+    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    if (spillway != null) {
+      spillway.close();
+    }
+    if (pool != null) {
+      pool.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,64 @@
+package io.spillway.harness.grpcdemo;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@link DemoServer} in its own JVM, pinned to a core where {@code taskset} and a second core
+ * exist. The JVM gets no Spillway-specific options (no {@code --add-opens}): what a team that adds
+ * the dependency and nothing else runs. Closing it closes the server's standard input, which stops
+ * it.
+ */
+final class DemoServerProcess implements AutoCloseable {
+
+  private final Process process;
+  private final int port;
+
+  private DemoServerProcess(Process process, int port) {
+    this.process = process;
+    this.port = port;
+  }
+
+  static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, int core, Path log)
+      throws IOException {
+    List<String> cmd = new ArrayList<>();
+    if (core >= 0) {
+      cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
+    }
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    for (String k : System.getProperties().stringPropertyNames()) {
+      if (k.startsWith("spillway.exp.")) {
+        cmd.add("-D" + k + "=" + System.getProperty(k));
+      }
+    }
+    cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m", "-XX:+AlwaysPreTouch",
+        "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+        DemoServer.class.getName(), mode, Long.toString(serviceMicros), Long.toString(sloMillis)));
+    Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII));
+    String line = out.readLine();
+    if (line == null || !line.startsWith("port ")) {
+      p.destroyForcibly();
+      throw new IOException("demo server did not start (see " + log + "): " + line);
+    }
+    return new DemoServerProcess(p, Integer.parseInt(line.substring(5).trim()));
+  }
+
+  int port() {
+    return port;
+  }
+
+  @Override
+  public void close() throws IOException, InterruptedException {
+    process.getOutputStream().close();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+}

@@ -1,0 +1,345 @@
+package io.spillway.harness.grpcdemo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.spillway.report.ReportWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+
+/**
+ * {@code ./spillway grpc-demo [--out DIR] [--set key=value ...]}: a gRPC service written as the
+ * README's quick start says, flooded from the other core, with and without Spillway, by plain
+ * clients and by Spillway-aware ones (docs/results/grpc.md).
+ *
+ * <ol>
+ *   <li>Capacity: the unprotected server under a closed loop (8 calls outstanding) after a
+ *       warm-up; the highest throughput it reaches (../shared/DESIGN.md, "Measures").
+ *   <li>For each mode, a fresh server process on core 0: warmed at 0.7× capacity, then each demand
+ *       level (× capacity) open-loop for {@code warm_s + measure_s}, the last {@code measure_s}
+ *       counted. Modes: {@code none} (unprotected, plain clients), {@code spillway-plain}
+ *       (protected, clients without Spillway headers), {@code spillway-aware} (protected, one
+ *       Spillway session per channel), and, where the {@code ghz} binary is found ({@code GHZ},
+ *       {@code ~/go/bin/ghz} or the PATH), {@code ghz-none} and {@code ghz-spillway}.
+ *   <li>results.json (the report's schema, plus the counts), report.md and plots in {@code out}.
+ * </ol>
+ *
+ * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code warm_s}
+ * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
+ * if absent), {@code seed} (1).
+ */
+public final class GrpcDemoMain {
+
+  private GrpcDemoMain() { }
+
+  public static void main(String[] args) throws Exception {
+    Path out = Path.of("results/grpc-demo");
+    Map<String, String> keys = new LinkedHashMap<>();
+    keys.put("levels", "1, 2, 3");
+    keys.put("service_us", "200");
+    keys.put("slo_ms", "5");
+    keys.put("warm_s", "1");
+    keys.put("measure_s", "4");
+    keys.put("channels", "8");
+    keys.put("modes", "none, spillway-plain, spillway-aware, ghz-none, ghz-spillway");
+    keys.put("seed", "1");
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--out" -> out = Path.of(args[++i]);
+        case "--set" -> {
+          String kv = args[++i];
+          int eq = kv.indexOf('=');
+          if (eq <= 0) {
+            throw new IllegalArgumentException("--set takes key=value, not " + kv);
+          }
+          String key = kv.substring(0, eq).trim();
+          if (!keys.containsKey(key) && !key.equals("capacity")) {
+            throw new IllegalArgumentException("unknown key " + key + "; known: " + keys.keySet()
+                + ", capacity");
+          }
+          keys.put(key, kv.substring(eq + 1).trim());
+        }
+        case "-h", "--help" -> {
+          System.out.println("./spillway grpc-demo [--out DIR] [--set key=value ...]; keys and "
+              + "defaults: " + keys + ", capacity (measured if absent)");
+          return;
+        }
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    Files.createDirectories(out);
+    new GrpcDemoMain.Run(out, keys).run();
+  }
+
+  /** One demo run. */
+  private static final class Run {
+    final Path out;
+    final Map<String, String> keys;
+    final long serviceMicros;
+    final long sloMillis;
+    final long sloNanos;
+    final long warmNanos;
+    final long measureNanos;
+    final int channels;
+    final long seed;
+    final int serverCore;
+    final List<Double> levels = new ArrayList<>();
+    final List<String> modes = new ArrayList<>();
+    final List<String> records = new ArrayList<>();
+    final List<String> table = new ArrayList<>();
+    double capacity;
+
+    Run(Path out, Map<String, String> keys) {
+      this.out = out;
+      this.keys = keys;
+      serviceMicros = Long.parseLong(keys.get("service_us"));
+      sloMillis = Long.parseLong(keys.get("slo_ms"));
+      sloNanos = sloMillis * 1_000_000;
+      warmNanos = (long) (Double.parseDouble(keys.get("warm_s")) * 1e9);
+      measureNanos = (long) (Double.parseDouble(keys.get("measure_s")) * 1e9);
+      channels = Integer.parseInt(keys.get("channels"));
+      seed = Long.parseLong(keys.get("seed"));
+      // The launcher pins this JVM to core 1; the server takes core 0 where there are two.
+      serverCore = cores() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
+      for (String l : keys.get("levels").split(",")) {
+        levels.add(Double.parseDouble(l.trim()));
+      }
+      for (String m : keys.get("modes").split(",")) {
+        modes.add(m.trim());
+      }
+    }
+
+    static int cores() {
+      try {
+        Process p = new ProcessBuilder("nproc", "--all").start();
+        String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+        p.waitFor();
+        return Integer.parseInt(s);
+      } catch (IOException | InterruptedException | NumberFormatException e) {
+        return 1;
+      }
+    }
+
+    void run() throws Exception {
+      String ghz = findGhz();
+      System.out.printf(Locale.ROOT, "grpc-demo: service %d us under a BudgetedLock, SLO %d ms, "
+          + "server on core %s, %d channels, ghz %s%n", serviceMicros, sloMillis,
+          serverCore < 0 ? "any" : Integer.toString(serverCore), channels,
+          ghz == null ? "not found" : ghz);
+      if (keys.containsKey("capacity")) {
+        capacity = Double.parseDouble(keys.get("capacity"));
+      } else {
+        try (DemoServerProcess server = startServer("none", "capacity");
+            DemoLoad load = new DemoLoad(server.port(), channels, false, sloNanos)) {
+          load.closedLoop(8, 5_000_000_000L, 1);
+          capacity = load.closedLoop(8, 1_000_000_000L, 4_000_000_000L);
+        }
+      }
+      System.out.printf(Locale.ROOT, "capacity: %.0f rps (unprotected, 8 outstanding)%n", capacity);
+      table.add(String.format(Locale.ROOT, "%-16s %6s %9s %9s %7s %9s %9s %7s %8s %7s",
+          "mode", "demand", "offered", "goodput", "/cap", "p50_us", "p99_us", "drop%",
+          "client_rj", "errors") + "  server rejects by reason");
+      for (String mode : modes) {
+        if (mode.startsWith("ghz-")) {
+          if (ghz == null) {
+            System.out.println(mode + ": skipped, no ghz binary");
+            continue;
+          }
+          runGhz(ghz, mode);
+        } else {
+          runJava(mode);
+        }
+      }
+      table.forEach(System.out::println);
+      writeResults();
+    }
+
+    DemoServerProcess startServer(String serverMode, String label) throws IOException {
+      return DemoServerProcess.start(serverMode, serviceMicros, sloMillis, serverCore,
+          out.resolve("server-" + label + ".log"));
+    }
+
+    void runJava(String mode) throws Exception {
+      String serverMode = mode.equals("none") ? "none" : "spillway";
+      boolean aware = mode.equals("spillway-aware");
+      if (!mode.equals("none") && !mode.equals("spillway-plain") && !aware) {
+        throw new IllegalArgumentException("unknown mode " + mode);
+      }
+      try (DemoServerProcess server = startServer(serverMode, mode);
+          DemoLoad load = new DemoLoad(server.port(), channels, aware, sloNanos)) {
+        load.openLoop(0.7 * capacity, 3_000_000_000L, 1, seed); // JIT warm-up, not counted
+        for (double level : levels) {
+          DemoLoad.Result r = load.openLoop(level * capacity, warmNanos, measureNanos,
+              seed + Math.round(level * 100));
+          add(mode, level, r.offeredRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
+              r.rejectLatency(), r.dropRate(), r.clientRejects(), r.errors(), r.issued(),
+              r.rejectsByReason());
+        }
+      }
+    }
+
+    void runGhz(String ghz, String mode) throws Exception {
+      String serverMode = mode.equals("ghz-none") ? "none" : "spillway";
+      Path proto = protoFile();
+      try (DemoServerProcess server = startServer(serverMode, mode)) {
+        ghzRun(ghz, proto, server.port(), 0.7 * capacity, 3, mode + "-warm");
+        for (double level : levels) {
+          double rps = level * capacity;
+          long seconds = Math.round((warmNanos + measureNanos) / 1e9);
+          Path json = ghzRun(ghz, proto, server.port(), rps, seconds,
+              mode + "-" + level + "x");
+          summarizeGhz(mode, level, rps, json);
+        }
+      }
+    }
+
+    Path ghzRun(String ghz, Path proto, int port, double rps, long seconds, String label)
+        throws IOException, InterruptedException {
+      Path json = out.resolve("ghz-" + label + ".json");
+      List<String> cmd = List.of(ghz, "--insecure", "--proto", proto.toString(),
+          "--call", "spillway.demo.Demo.Work", "-d", "{\"id\":1}",
+          "--rps", Long.toString(Math.round(rps)), "-c", "1000", "--connections",
+          Integer.toString(channels), "-z", seconds + "s", "--timeout", DemoLoad.DEADLINE_MS + "ms",
+          "--format", "json", "-o", json.toString(), "127.0.0.1:" + port);
+      Files.writeString(out.resolve("ghz-command.txt"), String.join(" ", cmd) + "\n");
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+          .redirectOutput(out.resolve("ghz-" + label + ".log").toFile()).start();
+      if (!p.waitFor(seconds + 60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IOException("ghz did not finish: " + label);
+      }
+      return json;
+    }
+
+    void summarizeGhz(String mode, double level, double rps, Path json) throws IOException {
+      JsonNode root = new ObjectMapper().readTree(json.toFile());
+      JsonNode details = root.path("details");
+      long first = Long.MAX_VALUE;
+      List<long[]> rows = new ArrayList<>(); // start ns, latency ns, kind (0 ok, 1 reject, 2 error)
+      for (JsonNode d : details) {
+        long at = toNanos(OffsetDateTime.parse(d.path("timestamp").asText()));
+        long latency = d.path("latency").asLong();
+        String status = d.path("status").asText();
+        int kind = status.equals("OK") ? 0 : status.equals("ResourceExhausted") ? 1 : 2;
+        rows.add(new long[] {at, latency, kind});
+        first = Math.min(first, at);
+      }
+      long from = first + warmNanos;
+      long to = from + measureNanos;
+      Histogram ok = new Histogram(3_600_000_000_000L, 3);
+      Histogram rejects = new Histogram(3_600_000_000_000L, 3);
+      long good = 0;
+      long okCount = 0;
+      long rejected = 0;
+      long errors = 0;
+      long issued = 0;
+      for (long[] r : rows) {
+        if (r[0] < from || r[0] >= to) {
+          continue;
+        }
+        issued++;
+        if (r[2] == 0) {
+          okCount++;
+          ok.recordValue(Math.max(1, r[1]));
+          if (r[1] <= sloNanos) {
+            good++;
+          }
+        } else if (r[2] == 1) {
+          rejected++;
+          rejects.recordValue(Math.max(1, r[1]));
+        } else {
+          errors++;
+        }
+      }
+      double secs = measureNanos / 1e9;
+      long received = okCount + rejected + errors;
+      add(mode, level, issued / secs, okCount / secs, good / secs, ok, rejects,
+          received == 0 ? 0 : (double) rejected / received, 0, errors, issued, "");
+    }
+
+    static long toNanos(OffsetDateTime t) {
+      return t.toEpochSecond() * 1_000_000_000L + t.getNano();
+    }
+
+    void add(String mode, double level, double offered, double throughput, double goodput,
+        Histogram ok, Histogram rejects, double dropRate, long clientRejects, long errors,
+        long issued, String reasons) {
+      double p50 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(50) / 1e3;
+      double p99 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(99) / 1e3;
+      double rejectP99 = rejects.getTotalCount() == 0 ? 0 : rejects.getValueAtPercentile(99) / 1e3;
+      records.add(String.format(Locale.ROOT, "{\"scheme\": \"%s\", \"demand\": %.2f, "
+          + "\"capacity_rps\": %.0f, \"offered_rps\": %.0f, \"throughput_rps\": %.0f, "
+          + "\"goodput_rps\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %d, "
+          + "\"drop_rate\": %.4f, \"reject_delay_us\": %.1f, \"client_rejects\": %d, "
+          + "\"errors\": %d, \"issued\": %d, \"rejects_by_reason\": \"%s\"}", mode, level,
+          capacity, offered, throughput, goodput, p50, p99, sloMillis * 1000, dropRate, rejectP99,
+          clientRejects, errors, issued, reasons));
+      String row = String.format(Locale.ROOT,
+          "%-16s %5.1fx %9.0f %9.0f %7.3f %9.0f %9.0f %7.1f %8d %7d  %s", mode, level, offered,
+          goodput, goodput / capacity, p50, p99, 100 * dropRate, clientRejects, errors, reasons);
+      table.add(row);
+      System.out.println(row);
+    }
+
+    void writeResults() throws IOException {
+      StringBuilder json = new StringBuilder("{\n  \"scenario\": {");
+      json.append("\"name\": \"grpc-demo\", \"description\": \"a unary gRPC service (")
+          .append(serviceMicros).append(" us of CPU under a BudgetedLock) written as the quick "
+              + "start says, with and without Spillway, plain and Spillway-aware clients\"");
+      for (Map.Entry<String, String> e : keys.entrySet()) {
+        json.append(", \"").append(e.getKey()).append("\": \"").append(e.getValue()).append('"');
+      }
+      json.append(String.format(Locale.ROOT, ", \"slo_us\": \"%d\", \"java\": \"%s\", \"cores\": "
+          + "\"%d\"},%n", sloMillis * 1000, System.getProperty("java.version"), cores()));
+      json.append(String.format(Locale.ROOT, "  \"capacity_rps\": %.0f,%n  \"capacity_measured\": "
+          + "%s,%n  \"records\": [%n    ", capacity, !keys.containsKey("capacity")));
+      json.append(String.join(",\n    ", records)).append("\n  ]\n}\n");
+      Path results = out.resolve(ReportWriter.RESULTS_FILE);
+      Files.writeString(results, json);
+      Files.writeString(out.resolve("table.txt"), String.join("\n", table) + "\n");
+      ReportWriter.write(results, out);
+      System.out.println("wrote " + results + ", report.md and plots in " + out);
+    }
+
+    static String findGhz() {
+      List<String> candidates = new ArrayList<>();
+      String env = System.getenv("GHZ");
+      if (env != null) {
+        candidates.add(env);
+      }
+      candidates.add(System.getProperty("user.home") + "/go/bin/ghz");
+      String path = System.getenv("PATH");
+      if (path != null) {
+        for (String dir : path.split(":")) {
+          candidates.add(dir + "/ghz");
+        }
+      }
+      for (String c : candidates) {
+        if (Files.isExecutable(Path.of(c))) {
+          return c;
+        }
+      }
+      return null;
+    }
+
+    Path protoFile() throws IOException {
+      Path p = out.resolve("demo.proto");
+      try (var in = GrpcDemoMain.class.getResourceAsStream("/demo.proto")) {
+        if (in == null) {
+          throw new IOException("demo.proto is not on the class path");
+        }
+        Files.write(p, in.readAllBytes());
+      }
+      return p;
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package io.spillway.credit;
+
+import io.spillway.api.AbstractServerPermit;
+import io.spillway.api.Cancellable;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Server-only protection for clients that carry no session, credit or token
+ * (../shared/DESIGN.md, "Clients that do not speak Spillway"): delay-based AQM and an adaptive
+ * concurrency limit, both steered by the server's queueing delay, decided before the handler runs.
+ *
+ * <pre>
+ * Per request (admit), O(1):
+ *   AQM: drop at once if the queueing delay is at or above the drop threshold
+ *        (breakwater-osdi20 §3.2.3, the same threshold Breakwater uses, 2·d_t);
+ *   limit: admit only while fewer than L requests are in flight, else REJECTED_LIMIT.
+ * Per control period, on the injected scheduler:
+ *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
+ *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
+ *   L clamped to [parallelism, ∞).
+ * </pre>
+ *
+ * <p>The update is Breakwater's eq. 1–3 ({@link CreditPolicy#nextPoolSize}) with one client: a
+ * credit pool is a concurrency limit on requests in flight plus credits not yet spent, and a
+ * client that holds no credits leaves only the first term. The limit grows only while at least
+ * half of it was in use during the period ("application-limited" periods leave it alone, as TCP's
+ * congestion window validation does, RFC 7661 §4.3), so a server idling under light load does not
+ * build a limit that would let a burst through at once.
+ *
+ * <p>Thread-safe: in-flight count and peak are atomics, L is written only by the control loop.
+ */
+final class DelayLimitGate implements ServerGate {
+
+  private final long targetDelayNanos;
+  private final long dropThresholdNanos;
+  private final long periodNanos;
+  private final double beta;
+  private final ServerEnvironment environment;
+  private final QueueDelaySignal queueDelay;
+  private final OverloadMetrics metrics;
+  private final int minimum;
+
+  private final AtomicInteger inFlight = new AtomicInteger();
+  /** Most requests in flight since the last control period. */
+  private final AtomicInteger peak = new AtomicInteger();
+  private volatile long limit;
+  private Cancellable controlLoop;
+
+  /**
+   * @param targetDelayNanos d_t, the queueing delay the limit steers to
+   * @param dropThresholdNanos AQM drops requests arriving at or above this queueing delay
+   * @param periodNanos how often the limit is updated
+   * @param beta multiplicative-decrease sensitivity (eq. 2)
+   */
+  DelayLimitGate(long targetDelayNanos, long dropThresholdNanos, long periodNanos, double beta,
+      ServerEnvironment environment) {
+    if (targetDelayNanos <= 0 || dropThresholdNanos <= 0 || periodNanos <= 0 || !(beta > 0)) {
+      throw new IllegalArgumentException("target, drop threshold, period and beta must be positive: "
+          + targetDelayNanos + ", " + dropThresholdNanos + ", " + periodNanos + ", " + beta);
+    }
+    this.targetDelayNanos = targetDelayNanos;
+    this.dropThresholdNanos = dropThresholdNanos;
+    this.periodNanos = periodNanos;
+    this.beta = beta;
+    this.environment = environment;
+    this.queueDelay = environment.queueDelay();
+    this.metrics = environment.metrics();
+    this.minimum = environment.parallelism();
+    this.limit = minimum;
+  }
+
+  @Override
+  public synchronized void start() {
+    if (controlLoop == null) {
+      controlLoop = environment.scheduler().every(periodNanos,
+          () -> updateLimit(environment.ticker().read()));
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (controlLoop != null) {
+      controlLoop.cancel();
+    }
+  }
+
+  @Override
+  public ServerPermit admit(RequestMetadata request, long nowNanos) {
+    Status decision;
+    if (queueDelay.queueingDelayNanos(nowNanos) >= dropThresholdNanos) {
+      decision = Status.REJECTED_AQM;
+    } else {
+      int n = inFlight.incrementAndGet();
+      if (n > limit) {
+        inFlight.decrementAndGet();
+        decision = Status.REJECTED_LIMIT;
+      } else {
+        decision = Status.OK;
+        int p;
+        while (n > (p = peak.get()) && !peak.compareAndSet(p, n)) {
+          // another request raised the peak meanwhile; retry against its value
+        }
+      }
+    }
+    metrics.onAdmission(decision);
+    return new Permit(decision);
+  }
+
+  @Override
+  public void deregister(long sessionId, long nowNanos) {
+    // no sessions
+  }
+
+  /** One control period: the limit follows the queueing delay. Runs on the scheduler. */
+  void updateLimit(long nowNanos) {
+    long delay = queueDelay.queueingDelayNanos(nowNanos);
+    long current = limit;
+    int used = peak.getAndSet(inFlight.get());
+    long next;
+    if (delay < targetDelayNanos && 2L * used < current) {
+      next = current; // application-limited: the limit was not what held requests back
+    } else {
+      next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
+    }
+    limit = Math.max(minimum, Math.min(next, Integer.MAX_VALUE));
+    metrics.onCreditPool(limit, inFlight.get(), 0);
+  }
+
+  /** L, the current concurrency limit. */
+  long limit() {
+    return limit;
+  }
+
+  /** Requests admitted and not yet completed. */
+  int inFlight() {
+    return inFlight.get();
+  }
+
+  private final class Permit extends AbstractServerPermit {
+    Permit(Status status) {
+      super(status);
+    }
+
+    @Override
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      if (isAdmitted()) {
+        inFlight.decrementAndGet();
+      }
+      metrics.onCompletion(outcome);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+package io.spillway.credit;
+
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The scheme a user gets without naming one: Breakwater's credits for clients that speak Spillway,
+ * and server-only protection (delay-based AQM plus an adaptive concurrency limit,
+ * {@code DelayLimitGate}) for clients that do not (../shared/DESIGN.md, "Clients that do not
+ * speak Spillway"). Both are decided by one server gate and steer by the same queueing delay, so
+ * one server serves both kinds; a request is Spillway-aware when it carries a session id.
+ *
+ * <p>Everything is derived from the SLO, as Breakwater's §5.1 derives its parameters from it:
+ * target delay d_t = 40 % of the SLO, AQM threshold 2·d_t, client queue timeout half the SLO.
+ * The control period is the one value the paper ties to the network (one RTT, §3.2.1); a user who
+ * gives only an SLO gets {@link #defaultPeriodNanos}: a twentieth of the SLO, within [50 µs,
+ * 10 ms]. That departs from the paper where the RTT is shorter (the paper's 10 µs RTT and 200 µs
+ * SLO would give 10 µs, this gives 50 µs): updating more often than every 50 µs costs a timer
+ * wake-up each time on a shared core, and a 20th of the SLO still reacts within the SLO.
+ * {@link #of(BreakwaterConfig)} keeps the paper's values reachable.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class Spillway implements OverloadScheme {
+
+  private static final long MIN_PERIOD_NANOS = 50_000;
+  private static final long MAX_PERIOD_NANOS = 10_000_000;
+
+  private final BreakwaterConfig config;
+
+  private Spillway(BreakwaterConfig config) {
+    this.config = Objects.requireNonNull(config, "config");
+  }
+
+  /** The defaults for an SLO: see the class comment. */
+  public static Spillway forSlo(Duration slo) {
+    return forSloNanos(slo.toNanos());
+  }
+
+  /** The defaults for an SLO in nanoseconds. */
+  public static Spillway forSloNanos(long sloNanos) {
+    if (sloNanos <= 0) {
+      throw new IllegalArgumentException("the SLO must be positive: " + sloNanos + " ns");
+    }
+    return new Spillway(BreakwaterConfig.forSlo(sloNanos, defaultPeriodNanos(sloNanos)));
+  }
+
+  /** Spillway with Breakwater's parameters given in full (the paper's, or tuned ones). */
+  public static Spillway of(BreakwaterConfig config) {
+    return new Spillway(config);
+  }
+
+  /** A twentieth of the SLO, at least 50 µs and at most 10 ms. */
+  public static long defaultPeriodNanos(long sloNanos) {
+    return Math.max(MIN_PERIOD_NANOS, Math.min(MAX_PERIOD_NANOS, sloNanos / 20));
+  }
+
+  /** The parameters both halves run with. */
+  public BreakwaterConfig config() {
+    return config;
+  }
+
+  @Override
+  public String name() {
+    return "spillway";
+  }
+
+  @Override
+  public ServerGate newServerGate(ServerEnvironment environment) {
+    return new MixedGate(new BreakwaterServerGate(config, environment),
+        new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
+            config.controlPeriodNanos(), config.beta(), environment));
+  }
+
+  @Override
+  public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+    return new BreakwaterClientGate<>(config, environment);
+  }
+
+  @Override
+  public boolean issuesCredits() {
+    return true;
+  }
+
+  @Override
+  public String toString() {
+    return "spillway " + config;
+  }
+
+  /**
+   * Routes each request by whether it carries a session: with one, to Breakwater's credits; with
+   * none (session id 0, a client that does not speak Spillway), to the server-only limit.
+   * Thread-safe, as both halves are.
+   */
+  static final class MixedGate implements ServerGate {
+    private final BreakwaterServerGate credits;
+    private final DelayLimitGate plain;
+
+    MixedGate(BreakwaterServerGate credits, DelayLimitGate plain) {
+      this.credits = credits;
+      this.plain = plain;
+    }
+
+    @Override
+    public ServerPermit admit(RequestMetadata request, long nowNanos) {
+      return request.sessionId() == 0 ? plain.admit(request, nowNanos)
+          : credits.admit(request, nowNanos);
+    }
+
+    @Override
+    public void onDemand(long sessionId, int demand, long nowNanos) {
+      if (sessionId != 0) {
+        credits.onDemand(sessionId, demand, nowNanos);
+      }
+    }
+
+    @Override
+    public void deregister(long sessionId, long nowNanos) {
+      if (sessionId != 0) {
+        credits.deregister(sessionId, nowNanos);
+      }
+    }
+
+    @Override
+    public void start() {
+      credits.start();
+      plain.start();
+    }
+
+    @Override
+    public void close() {
+      credits.close();
+      plain.close();
+    }
+
+    BreakwaterServerGate credits() {
+      return credits;
+    }
+
+    DelayLimitGate plain() {
+      return plain;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+package io.spillway.credit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.ControlChannel;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import io.spillway.api.testing.VirtualClock;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The server-only limit for plain clients, in virtual time, with literal numbers. */
+class DelayLimitGateTest {
+
+  private static final long US = 1_000;
+  private static final long TARGET = 2_000 * US;
+  private static final long DROP = 4_000 * US;
+  private static final long PERIOD = 250 * US;
+
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 10_000_000_000L);
+  private long delay;
+  private final DelayLimitGate gate = new DelayLimitGate(TARGET, DROP, PERIOD, 0.02,
+      new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2));
+
+  private ServerPermit admit() {
+    return gate.admit(new RequestMetadata(), clock.read());
+  }
+
+  private static void finish(ServerPermit p, long now) {
+    p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, now, new ResponseMetadata());
+  }
+
+  @Test
+  void dropsAtTheAqmThresholdBeforeCounting() {
+    delay = DROP;
+    ServerPermit p = admit();
+    assertEquals(Status.REJECTED_AQM, p.status());
+    assertEquals(0, gate.inFlight());
+    finish(p, clock.read());
+    delay = DROP - 1;
+    assertTrue(admit().isAdmitted());
+  }
+
+  @Test
+  void holdsRequestsInFlightToTheLimit() {
+    assertEquals(2, gate.limit()); // starts at the parallelism
+    ServerPermit a = admit();
+    ServerPermit b = admit();
+    ServerPermit c = admit();
+    assertTrue(a.isAdmitted() && b.isAdmitted());
+    assertEquals(Status.REJECTED_LIMIT, c.status());
+    finish(c, clock.read());
+    assertEquals(2, gate.inFlight());
+    finish(a, clock.read());
+    assertTrue(admit().isAdmitted(), "a completion frees its slot");
+  }
+
+  @Test
+  void growsByOnePerPeriodWhileUsedAndUnderTarget() {
+    gate.start();
+    List<ServerPermit> held = new ArrayList<>();
+    for (int period = 0; period < 10; period++) {
+      while (true) {
+        ServerPermit p = admit();
+        if (!p.isAdmitted()) {
+          finish(p, clock.read());
+          break;
+        }
+        held.add(p);
+      }
+      clock.advance(PERIOD);
+    }
+    assertEquals(12, gate.limit(), "2 + one per period for 10 periods");
+    held.forEach(p -> finish(p, clock.read()));
+  }
+
+  @Test
+  void anApplicationLimitedServerDoesNotGrowItsLimit() {
+    gate.start();
+    for (int period = 0; period < 100; period++) {
+      finish(admit(), clock.read()); // one request at a time: never half of the limit... once it is 2
+      clock.advance(PERIOD);
+    }
+    assertTrue(gate.limit() <= 3, "limit " + gate.limit());
+  }
+
+  @Test
+  void shrinksMultiplicativelyAboveTheTargetButNotBelowTheParallelism() {
+    gate.start();
+    List<ServerPermit> held = new ArrayList<>();
+    for (int period = 0; period < 100; period++) {
+      ServerPermit p;
+      while ((p = admit()).isAdmitted()) {
+        held.add(p);
+      }
+      finish(p, clock.read());
+      clock.advance(PERIOD);
+    }
+    assertEquals(102, gate.limit());
+    delay = 3 * TARGET; // eq. 2: 1 − 0.02·(3 − 1) = 0.96 per period
+    clock.advance(PERIOD);
+    assertEquals((long) (102 * 0.96), gate.limit());
+    delay = 1_000 * TARGET; // at most halved per period
+    clock.advance(PERIOD);
+    assertEquals((long) (97 * 0.5), gate.limit());
+    clock.advance(20 * PERIOD);
+    assertEquals(2, gate.limit(), "never below the parallelism");
+    assertFalse(admit().isAdmitted(), "and the 100 in flight still hold it");
+    held.forEach(p -> finish(p, clock.read()));
+    assertEquals(0, gate.inFlight());
+  }
+}

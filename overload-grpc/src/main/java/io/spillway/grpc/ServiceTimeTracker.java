@@ -1,0 +1,41 @@
+package io.spillway.grpc;
+
+/**
+ * A running estimate of the p99 of the server's service time, the part of a deadline Protego
+ * sets aside before the rest becomes queueing budget (protego-nsdi23 §3.2: budget = target −
+ * p99 service − p99 network).
+ *
+ * <p>Stochastic approximation of a quantile (Robbins–Monro): each sample above the estimate moves
+ * it up by 0.99·δ, each one at or below moves it down by 0.01·δ, so it settles where 1 % of the
+ * samples lie above it. The step δ is a sixteenth of the estimate (at least 1 µs), so it follows
+ * service times from microseconds to seconds at the same relative pace. O(1), no allocation, no
+ * lock: concurrent updates may lose one another, which only slows the estimate down. The first
+ * sample is taken as the estimate, so a server's first calls do not see an estimate of zero.
+ *
+ * <p>Thread-safe.
+ */
+final class ServiceTimeTracker {
+
+  private static final long MIN_STEP_NANOS = 1_000;
+
+  private volatile long p99Nanos;
+
+  /** Records one request's service time. */
+  void record(long serviceNanos) {
+    if (serviceNanos < 0) {
+      return;
+    }
+    long e = p99Nanos;
+    if (e == 0) {
+      p99Nanos = Math.max(serviceNanos, 1);
+      return;
+    }
+    long step = Math.max(e >> 4, MIN_STEP_NANOS);
+    p99Nanos = serviceNanos > e ? e + step * 99 / 100 : Math.max(0, e - Math.max(step / 100, 1));
+  }
+
+  /** The current estimate; zero before the first sample. */
+  long p99Nanos() {
+    return p99Nanos;
+  }
+}

@@ -1,0 +1,197 @@
+package io.spillway.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.testing.VirtualClock;
+import io.spillway.asqm.BudgetedLock;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a server gets from {@code SpillwayGrpc.server().slo(..).install(builder)} with no other
+ * wiring: plain clients limited and told when to come back, budgets from deadlines or the SLO, and
+ * a clear failure where protection would otherwise be off. The server's clock is virtual; gRPC's
+ * own deadlines run on the real clock, with margins of seconds.
+ */
+class ServerDefaultsTest {
+
+  private static final long MS = 1_000_000;
+
+  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 60_000 * MS);
+  private Server server;
+  private ManagedChannel channel;
+  private SpillwayGrpcServer spillway;
+
+  private Channel start(Echo.Handler handler, int parallelism) throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+    builder.addService(Echo.service(handler));
+    spillway = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
+        .parallelism(parallelism).install(builder);
+    server = builder.build().start();
+    channel = InProcessChannelBuilder.forName(name).build();
+    return channel;
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (server != null) {
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (spillway != null) {
+      spillway.close();
+    }
+  }
+
+  private static Channel withDeadline(Channel channel, long millis) {
+    return ClientInterceptors.intercept(channel, new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options,
+          Channel next) {
+        return next.newCall(method, options.withDeadlineAfter(millis, TimeUnit.MILLISECONDS));
+      }
+    });
+  }
+
+  @Test
+  void buildWithoutADelaySignalFailsAndSaysHowToGiveOne() {
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> SpillwayGrpc.server(Breakwater.of(BreakwaterConfig.forSlo(5 * MS, MS))).build());
+    assertTrue(e.getMessage().contains("install(serverBuilder)"), e.getMessage());
+    assertTrue(e.getMessage().contains("queueDelay(signal)"), e.getMessage());
+    assertThrows(IllegalStateException.class,
+        () -> SpillwayGrpc.server().install(InProcessServerBuilder.forName("x")));
+  }
+
+  @Test
+  void plainCallsBeyondTheLimitAreRefusedWithAPushback() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch started = new CountDownLatch(1);
+    Channel ch = start((method, request, out) -> {
+      started.countDown();
+      try {
+        release.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      out.onNext("done:" + request);
+      out.onCompleted();
+    }, 1);
+    Calls.Handle first = Calls.unary(ch, Echo.UNARY, "a"); // takes the one slot (limit = parallelism)
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    Calls.Reply refused = Calls.unary(ch, Echo.UNARY, "b").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode());
+    assertEquals("spillway: rejected (limit)", refused.status().getDescription());
+    assertEquals("5", refused.trailer(SpillwayMetadata.STATUS));
+    assertNotNull(refused.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS));
+    assertTrue(Long.parseLong(refused.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS)) >= 1);
+    release.countDown();
+    Calls.Reply ok = first.await();
+    assertEquals(Status.Code.OK, ok.status().getCode(), ok.toString());
+    assertEquals("done:a", ok.body());
+    assertEquals(0, spillway.interceptor().undecidedCalls(), "every decision was claimed");
+  }
+
+  @Test
+  void aPushbackFollowsTheQueueingDelay() {
+    SpillwayServerInterceptor interceptor = SpillwayGrpc.server().sloMillis(5).ticker(clock)
+        .scheduler(clock).queueDelay(now -> 7_300_000).build().interceptor();
+    io.grpc.Metadata trailers = new io.grpc.Metadata();
+    interceptor.addPushback(trailers, clock.read());
+    assertEquals("8", trailers.get(SpillwayServerInterceptor.RETRY_PUSHBACK_MS), "7.3 ms, rounded up");
+  }
+
+  @Test
+  void aCallWithoutADeadlineGetsTheSloLessTheP99ServiceTime() throws Exception {
+    AtomicLong seen = new AtomicLong(-1);
+    Channel ch = start((method, request, out) -> {
+      seen.set(RequestBudget.currentOrNull().remainingNanos());
+      clock.advance(Long.parseLong(request) * MS); // the handler's service time, in virtual time
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "1").await().status().getCode());
+    assertEquals(5 * MS, seen.get(), "no samples yet: the whole SLO");
+    assertEquals(MS, spillway.interceptor().p99ServiceNanos(), "the first sample is the estimate");
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "0").await().status().getCode());
+    assertEquals(4 * MS, seen.get(), "SLO 5 ms less the 1 ms p99");
+  }
+
+  @Test
+  void aDeadlineThatCannotBeMetIsRefusedBeforeTheHandler() throws Exception {
+    AtomicLong runs = new AtomicLong();
+    Channel ch = start((method, request, out) -> {
+      runs.incrementAndGet();
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "5000").await().status().getCode());
+    assertEquals(5_000 * MS, spillway.interceptor().p99ServiceNanos());
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY, "0").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
+    assertEquals("4", refused.trailer(SpillwayMetadata.STATUS), "REJECTED_BUDGET");
+    assertEquals(1, runs.get(), "the handler never ran");
+    Calls.Reply served = Calls.unary(withDeadline(ch, 60_000), Echo.UNARY, "0").await();
+    assertEquals(Status.Code.OK, served.status().getCode(), "55 s of budget is plenty");
+  }
+
+  @Test
+  void aBudgetedLockRefusesAPlainClientWhoseDeadlineItCannotMeet() throws Exception {
+    BudgetedLock lock = new BudgetedLock(clock);
+    AtomicReference<String> outcome = new AtomicReference<>();
+    Channel ch = start((method, request, out) -> {
+      try (var held = lock.acquireWithinBudget()) {
+        out.onNext("locked");
+        out.onCompleted();
+      } catch (BudgetExceededException e) {
+        outcome.set("refused");
+        throw e;
+      }
+    }, 2);
+    // Another thread holds the lock and a waiter has queued behind it for 30 s of virtual time.
+    lock.lock();
+    Thread waiter = Thread.ofPlatform().start(() -> {
+      lock.lock();
+      lock.unlock();
+    });
+    while (lock.waiters() == 0) {
+      Thread.onSpinWait();
+    }
+    clock.advance(30_000 * MS);
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "x").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
+    assertEquals("spillway: rejected (budget)", refused.status().getDescription());
+    assertEquals("refused", outcome.get());
+    assertNotNull(refused.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS));
+    lock.unlock();
+    waiter.join();
+    Calls.Reply served = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "y").await();
+    assertEquals(Status.Code.OK, served.status().getCode(), "an idle lock fits any budget");
+  }
+}
