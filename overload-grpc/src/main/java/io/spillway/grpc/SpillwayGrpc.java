@@ -45,6 +45,19 @@ public final class SpillwayGrpc {
     return SpillwayGrpcServer.builder(scheme);
   }
 
+  /**
+   * A channel over several backends with one session of the default scheme per backend, and
+   * optional retry to a replica after a fast reject; give it the SLO and the backends.
+   */
+  public static SpillwayBalancedChannel.Builder balanced() {
+    return SpillwayBalancedChannel.builder(null);
+  }
+
+  /** As {@link #balanced()}, with sessions of {@code scheme}. */
+  public static SpillwayBalancedChannel.Builder balanced(OverloadScheme scheme) {
+    return SpillwayBalancedChannel.builder(java.util.Objects.requireNonNull(scheme, "scheme"));
+  }
+
   /** A client session of {@code scheme}, as an interceptor for one channel. */
   public static SpillwayClientInterceptor.Builder client(OverloadScheme scheme) {
     return SpillwayClientInterceptor.builder(scheme);

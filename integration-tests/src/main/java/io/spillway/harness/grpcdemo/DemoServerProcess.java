@@ -32,11 +32,6 @@ final class DemoServerProcess implements AutoCloseable {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
     }
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
-    for (String k : System.getProperties().stringPropertyNames()) {
-      if (k.startsWith("spillway.exp.")) {
-        cmd.add("-D" + k + "=" + System.getProperty(k));
-      }
-    }
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m", "-XX:+AlwaysPreTouch",
         "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
         DemoServer.class.getName(), mode, Long.toString(serviceMicros), Long.toString(sloMillis)));

@@ -1,0 +1,132 @@
+package io.spillway.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.testing.VirtualClock;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** One session per backend, and retry to a replica after a fast reject. Virtual time. */
+class BalancedChannelTest {
+
+  private static final long MS = 1_000_000;
+  private final VirtualClock clock = new VirtualClock();
+  private final OverloadScheme breakwater = Breakwater.of(BreakwaterConfig.forSlo(5 * MS, 100_000));
+
+  private SpillwayGrpcServer server() {
+    return SpillwayGrpc.server(breakwater).ticker(clock).scheduler(clock).parallelism(1)
+        .queueDelay(QueueDelaySignal.NONE).build();
+  }
+
+  @Test
+  void creditsFromOneBackendNeverReleaseCallsBoundForAnother() {
+    List<StreamObserver<String>> heldByB = new CopyOnWriteArrayList<>();
+    AtomicInteger servedByA = new AtomicInteger();
+    try (SpillwayGrpcServer a = server(); SpillwayGrpcServer b = server();
+        InProcess backendA = new InProcess(a.intercept(Echo.service((m, req, out) -> {
+          servedByA.incrementAndGet();
+          Echo.ECHO.handle(m, req, out);
+        })), a.controlService());
+        InProcess backendB = new InProcess(b.intercept(Echo.service((m, req, out) -> heldByB.add(out))),
+            b.controlService())) {
+      AtomicInteger n = new AtomicInteger();
+      SpillwayBalancedChannel channel = SpillwayGrpc.balanced(breakwater).slo(Duration.ofMillis(5))
+          .ticker(clock).scheduler(clock)
+          .picker(avoid -> n.getAndIncrement() < 5 ? 1 : 0) // five calls for B, the rest for A
+          .build(List.of(backendA.channel(), backendB.channel()));
+      List<Calls.Handle> forB = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        forB.add(Calls.unary(channel, Echo.UNARY, "b" + i));
+      }
+      for (int i = 0; i < 40; i++) {
+        assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "a" + i).await().status().getCode());
+      }
+      assertEquals(40, servedByA.get());
+      assertEquals(1, heldByB.size(), "B granted one credit; A's 40 responses released none of B's calls");
+      assertEquals(4, channel.sessions().get(1).queued());
+      assertEquals(0, channel.sessions().get(0).queued());
+      long sessionA = channel.sessions().get(0).sessionId();
+      long sessionB = channel.sessions().get(1).sessionId();
+      assertNotEquals(sessionA, sessionB, "one session per backend");
+      for (int i = 0; i < 5; i++) { // B answers one at a time; each answer releases the next
+        heldByB.get(i).onNext("late");
+        heldByB.get(i).onCompleted();
+      }
+      for (Calls.Handle h : forB) {
+        assertEquals(Status.Code.OK, h.await().status().getCode());
+      }
+      channel.close();
+    }
+  }
+
+  @Test
+  void aFastRejectIsRetriedOnceOnAnotherBackendAndRetriesStayWithinTheirShare() {
+    ScriptedGate rejecting = new ScriptedGate();
+    rejecting.decide = r -> io.spillway.api.Status.REJECTED_AQM;
+    ScriptedGate alsoRejecting = new ScriptedGate();
+    alsoRejecting.decide = r -> io.spillway.api.Status.REJECTED_AQM;
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(rejecting, clock)));
+        InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(new ScriptedGate(), clock)));
+        InProcess c = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(alsoRejecting, clock)))) {
+      SpillwayBalancedChannel channel = SpillwayGrpc.balanced(io.spillway.api.NoControl.INSTANCE)
+          .slo(Duration.ofMillis(5)).ticker(clock).scheduler(clock).retryToReplica(0.1)
+          .picker(avoid -> avoid < 0 ? 0 : 1) // first to the rejecting backend, retries to B
+          .build(List.of(a.channel(), b.channel(), c.channel()));
+      int ok = 0;
+      for (int i = 0; i < 200; i++) {
+        Calls.Reply reply = Calls.unary(channel, Echo.UNARY, "x" + i).await();
+        ok += reply.status().isOk() ? 1 : 0;
+      }
+      // 10 tokens to start with, then one per ten calls: 10 + 200 × 0.1 = 30 retries at most
+      assertEquals(30, channel.retries());
+      assertEquals(30, ok, "every retry reached the backend that admits");
+      assertEquals(200, rejecting.requests.size(), "each call went to its first backend once");
+      assertEquals(30, channel.calls() - 170);
+
+      SpillwayBalancedChannel toC = SpillwayGrpc.balanced(io.spillway.api.NoControl.INSTANCE)
+          .slo(Duration.ofMillis(5)).ticker(clock).scheduler(clock).retryToReplica(0.1)
+          .picker(avoid -> avoid < 0 ? 0 : 2) // the retry is rejected too: no third attempt
+          .build(List.of(a.channel(), b.channel(), c.channel()));
+      Calls.Reply twice = Calls.unary(toC, Echo.UNARY, "y").await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, twice.status().getCode());
+      assertEquals(1, toC.retries());
+      assertEquals(1, alsoRejecting.requests.size());
+      channel.close();
+      toC.close();
+    }
+  }
+
+  @Test
+  void roundRobinPrefersTheBackendWithTheShortestQueueAndTargetsParse() {
+    assertThrows(IllegalArgumentException.class,
+        () -> SpillwayGrpc.balanced().slo(Duration.ofMillis(5)).target("dns:///nohostport"));
+    assertThrows(IllegalStateException.class, () -> SpillwayGrpc.balanced().slo(Duration.ofMillis(5)).build());
+    SpillwayBalancedChannel channel = SpillwayGrpc.balanced().slo(Duration.ofMillis(5))
+        .target("dns:///localhost:1,127.0.0.1:2").build();
+    assertTrue(channel.sessions().size() >= 2);
+    List<Integer> picks = new ArrayList<>();
+    for (int i = 0; i < channel.sessions().size(); i++) {
+      picks.add(channel.pick(-1));
+    }
+    assertEquals(picks.stream().distinct().count(), picks.size(), "idle backends in rotation: " + picks);
+    assertNotEquals(0, channel.pick(0), "never the backend to avoid");
+    channel.close();
+  }
+}
