@@ -27,9 +27,10 @@ class SpillwayTest {
     BreakwaterConfig c = Spillway.forSlo(Duration.ofMillis(5)).config();
     assertEquals(2_000_000, c.targetDelayNanos());
     assertEquals(4_000_000, c.dropThresholdNanos());
-    assertEquals(250_000, c.controlPeriodNanos());
+    assertEquals(1_000_000, c.controlPeriodNanos(), "a 20th of the SLO, but not below 1 ms");
+    assertEquals(2_000_000, Spillway.defaultPeriodNanos(40_000_000));
     assertEquals(2_500_000, c.clientQueueTimeoutNanos());
-    assertEquals(50_000, Spillway.defaultPeriodNanos(200_000), "never below 50 us");
+    assertEquals(1_000_000, Spillway.defaultPeriodNanos(200_000), "never below 1 ms");
     assertEquals(10_000_000, Spillway.defaultPeriodNanos(10_000_000_000L), "never above 10 ms");
     assertThrows(IllegalArgumentException.class, () -> Spillway.forSloNanos(0));
   }

@@ -10,6 +10,8 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.spillway.grpc.SpillwayBalancedChannel;
+import java.net.InetSocketAddress;
 import io.spillway.grpc.SpillwayClientInterceptor;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayMetadata;
@@ -46,13 +48,41 @@ final class DemoLoad implements AutoCloseable {
   private final NioEventLoopGroup group = new NioEventLoopGroup(1);
   private final List<ManagedChannel> managed = new ArrayList<>();
   private final List<SpillwayClientInterceptor> sessions = new ArrayList<>();
+  private final List<SpillwayBalancedChannel> balanced = new ArrayList<>();
   private final Channel[] channels;
   private final long sloNanos;
 
+  /** What the clients speak. */
+  enum Kind {
+    /** No Spillway headers. */
+    PLAIN,
+    /** One Spillway session per channel. */
+    AWARE,
+    /** Each client a {@link SpillwayBalancedChannel} over every server, retrying 10 % at most. */
+    BALANCED
+  }
+
   DemoLoad(int port, int channelCount, boolean aware, long sloNanos) {
+    this(List.of(port), channelCount, aware ? Kind.AWARE : Kind.PLAIN, sloNanos);
+  }
+
+  /** {@code channelCount} clients; a plain or aware client {@code i} talks to {@code ports[i % n]}. */
+  DemoLoad(List<Integer> ports, int channelCount, Kind kind, long sloNanos) {
     this.sloNanos = sloNanos;
     channels = new Channel[channelCount];
     for (int i = 0; i < channelCount; i++) {
+      if (kind == Kind.BALANCED) {
+        SpillwayBalancedChannel b = SpillwayGrpc.balanced().slo(java.time.Duration.ofNanos(sloNanos))
+            .addresses(ports.stream().map(p -> new InetSocketAddress("127.0.0.1", p)).toList())
+            .channelFactory(a -> NettyChannelBuilder.forAddress(a).usePlaintext()
+                .eventLoopGroup(group).channelType(NioSocketChannel.class).directExecutor().build())
+            .retryToReplica(0.1).build();
+        balanced.add(b);
+        channels[i] = b;
+        continue;
+      }
+      int port = ports.get(i % ports.size());
+      boolean aware = kind == Kind.AWARE;
       ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
           .eventLoopGroup(group).channelType(NioSocketChannel.class).directExecutor().build();
       managed.add(ch);
@@ -253,8 +283,22 @@ final class DemoLoad implements AutoCloseable {
     }
   }
 
+  /** Calls the balanced clients retried on another server, and calls they made. */
+  long[] retriesAndCalls() {
+    long r = 0;
+    long c = 0;
+    for (SpillwayBalancedChannel b : balanced) {
+      r += b.retries();
+      c += b.calls();
+    }
+    return new long[] {r, c};
+  }
+
   @Override
   public void close() throws InterruptedException {
+    for (SpillwayBalancedChannel b : balanced) {
+      b.close();
+    }
     for (SpillwayClientInterceptor s : sessions) {
       s.close();
     }

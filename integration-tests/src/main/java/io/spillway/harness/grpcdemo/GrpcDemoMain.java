@@ -50,7 +50,9 @@ public final class GrpcDemoMain {
     keys.put("warm_s", "1");
     keys.put("measure_s", "4");
     keys.put("channels", "8");
-    keys.put("modes", "none, spillway-plain, spillway-aware, ghz-none, ghz-spillway");
+    keys.put("modes", "none, spillway-plain, spillway-aware, ghz-none, ghz-spillway, replicas");
+    keys.put("replica_service_us", "200, 200, 400");
+    keys.put("replica_levels", "2");
     keys.put("seed", "1");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -149,7 +151,9 @@ public final class GrpcDemoMain {
           "mode", "demand", "offered", "goodput", "/cap", "p50_us", "p99_us", "drop%",
           "client_rj", "errors") + "  server rejects by reason");
       for (String mode : modes) {
-        if (mode.startsWith("ghz-")) {
+        if (mode.equals("replicas")) {
+          runReplicas();
+        } else if (mode.startsWith("ghz-")) {
           if (ghz == null) {
             System.out.println(mode + ": skipped, no ghz binary");
             continue;
@@ -183,6 +187,75 @@ public final class GrpcDemoMain {
           add(mode, level, r.offeredRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
               r.rejectLatency(), r.dropRate(), r.clientRejects(), r.errors(), r.issued(),
               r.rejectsByReason());
+        }
+      }
+    }
+
+    /**
+     * Three servers (their service times from {@code replica_service_us}: the last one at half
+     * the capacity of the others) on the server core, each client a balanced channel over all
+     * three with one session per server and retry to a replica. Capacity here is the three
+     * unprotected servers' total under a closed loop; they share one core, so it is that core's
+     * capacity split by their costs, not three machines'.
+     */
+    void runReplicas() throws Exception {
+      List<Long> costs = new ArrayList<>();
+      for (String c : keys.get("replica_service_us").split(",")) {
+        costs.add(Long.parseLong(c.trim()));
+      }
+      List<Double> replicaLevels = new ArrayList<>();
+      for (String l : keys.get("replica_levels").split(",")) {
+        replicaLevels.add(Double.parseDouble(l.trim()));
+      }
+      double sum;
+      List<DemoServerProcess> none = new ArrayList<>();
+      try {
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < costs.size(); i++) {
+          DemoServerProcess p = DemoServerProcess.start("none", costs.get(i), sloMillis, serverCore,
+              out.resolve("server-replicas-none-" + i + ".log"));
+          none.add(p);
+          ports.add(p.port());
+        }
+        try (DemoLoad load = new DemoLoad(ports, 3 * costs.size(), DemoLoad.Kind.PLAIN, sloNanos)) {
+          load.closedLoop(8 * costs.size(), 5_000_000_000L, 1);
+          sum = load.closedLoop(8 * costs.size(), 1_000_000_000L, 4_000_000_000L);
+        }
+      } finally {
+        for (DemoServerProcess p : none) {
+          p.close();
+        }
+      }
+      System.out.printf(Locale.ROOT, "replicas: capacity of the three together %.0f rps%n", sum);
+      List<DemoServerProcess> servers = new ArrayList<>();
+      try {
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < costs.size(); i++) {
+          DemoServerProcess p = DemoServerProcess.start("spillway", costs.get(i), sloMillis,
+              serverCore, out.resolve("server-replicas-" + i + ".log"));
+          servers.add(p);
+          ports.add(p.port());
+        }
+        try (DemoLoad load = new DemoLoad(ports, channels, DemoLoad.Kind.BALANCED, sloNanos)) {
+          load.openLoop(0.7 * sum, 3_000_000_000L, 1, seed);
+          for (double level : replicaLevels) {
+            long[] before = load.retriesAndCalls();
+            DemoLoad.Result r = load.openLoop(level * sum, warmNanos, measureNanos,
+                seed + Math.round(level * 100));
+            long[] after = load.retriesAndCalls();
+            double retryShare = (double) (after[0] - before[0]) / Math.max(1, after[1] - before[1]);
+            double saved = capacity;
+            capacity = sum;
+            add("replicas", level, r.offeredRps(), r.throughputRps(), r.goodputRps(),
+                r.okLatency(), r.rejectLatency(), r.dropRate(), r.clientRejects(), r.errors(),
+                r.issued(), String.format(Locale.ROOT, "retries=%.1f%% %s", 100 * retryShare,
+                    r.rejectsByReason()));
+            capacity = saved;
+          }
+        }
+      } finally {
+        for (DemoServerProcess p : servers) {
+          p.close();
         }
       }
     }
