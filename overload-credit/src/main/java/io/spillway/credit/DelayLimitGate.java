@@ -12,6 +12,7 @@ import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Server-only protection for clients that carry no session, credit or token
@@ -26,7 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Per control period, on the injected scheduler:
  *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
  *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
- *   L clamped to [parallelism, ∞).
+ *   L clamped to [floor, ∞), floor = parallelism · (1 + d_t / s̄)
  * </pre>
  *
  * <p>The update is Breakwater's eq. 1–3 ({@link CreditPolicy#nextPoolSize}) with one client: a
@@ -35,6 +36,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * half of it was in use during the period ("application-limited" periods leave it alone, as TCP's
  * congestion window validation does, RFC 7661 §4.3), so a server idling under light load does not
  * build a limit that would let a burst through at once.
+ *
+ * <p>The floor is the number of requests in flight that queue for about d_t when each spends s̄,
+ * the mean time from admission to completion of the requests that succeeded over the last
+ * {@value #FLOOR_PERIODS} periods (Little's law). A multiplicative decrease after a short spike of
+ * delay would otherwise leave the limit at the parallelism, and a server at low load would refuse
+ * requests from every small burst until the limit had grown back one per period. The mean (not
+ * the minimum, which one fast path would shrink to nothing) bounds itself: at low load s̄ is the
+ * service time and the floor admits a queue of about d_t; under overload s̄ includes the queueing
+ * delay, about d_t, and the floor falls below twice the parallelism, leaving the limit to eq. 1–2.
+ * The AQM threshold bounds the queue in every case.
  *
  * <p>Thread-safe: in-flight count and peak are atomics, L is written only by the control loop.
  */
@@ -49,7 +60,17 @@ final class DelayLimitGate implements ServerGate {
   private final OverloadMetrics metrics;
   private final int minimum;
 
+  /** How many control periods the shortest sojourn is remembered for. */
+  static final int FLOOR_PERIODS = 100;
+
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** Sojourns (admission to completion) of the current period's successes: sum and count. */
+  private final LongAdder periodSojourn = new LongAdder();
+  private final LongAdder periodCompleted = new LongAdder();
+  /** The last FLOOR_PERIODS periods' sums and counts; control loop only. */
+  private final long[] recentSojourn = new long[FLOOR_PERIODS];
+  private final long[] recentCompleted = new long[FLOOR_PERIODS];
+  private int recentIndex;
   /** Most requests in flight since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
@@ -112,7 +133,7 @@ final class DelayLimitGate implements ServerGate {
       }
     }
     metrics.onAdmission(decision);
-    return new Permit(decision);
+    return new Permit(decision, nowNanos);
   }
 
   @Override
@@ -131,8 +152,26 @@ final class DelayLimitGate implements ServerGate {
     } else {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
-    limit = Math.max(minimum, Math.min(next, Integer.MAX_VALUE));
+    limit = Math.max(floor(), Math.min(next, Integer.MAX_VALUE));
     metrics.onCreditPool(limit, inFlight.get(), 0);
+  }
+
+  /** parallelism · (1 + d_t / s̄), s̄ over the last periods; the parallelism without samples. */
+  private long floor() {
+    recentSojourn[recentIndex] = periodSojourn.sumThenReset();
+    recentCompleted[recentIndex] = periodCompleted.sumThenReset();
+    recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
+    long sum = 0;
+    long count = 0;
+    for (int i = 0; i < FLOOR_PERIODS; i++) {
+      sum += recentSojourn[i];
+      count += recentCompleted[i];
+    }
+    if (count == 0 || sum <= 0) {
+      return minimum;
+    }
+    double mean = (double) sum / count;
+    return minimum + (long) (minimum * (targetDelayNanos / mean));
   }
 
   /** L, the current concurrency limit. */
@@ -146,14 +185,22 @@ final class DelayLimitGate implements ServerGate {
   }
 
   private final class Permit extends AbstractServerPermit {
-    Permit(Status status) {
+    private final long admittedAt;
+
+    Permit(Status status, long admittedAt) {
       super(status);
+      this.admittedAt = admittedAt;
     }
 
     @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       if (isAdmitted()) {
         inFlight.decrementAndGet();
+        long sojourn = nowNanos - admittedAt;
+        if (outcome == Outcome.SUCCESS && sojourn > 0) {
+          periodSojourn.add(sojourn);
+          periodCompleted.increment();
+        }
       }
       metrics.onCompletion(outcome);
     }

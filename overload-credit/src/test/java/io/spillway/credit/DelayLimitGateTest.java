@@ -83,13 +83,28 @@ class DelayLimitGateTest {
   }
 
   @Test
+  void theFloorKeepsRoomForATargetsWorthOfRequestsAtTheirMeanSojourn() {
+    gate.start();
+    for (int i = 0; i < 10; i++) { // requests that take 250 us from admission to completion
+      ServerPermit p = admit();
+      clock.advance(250 * US);
+      finish(p, clock.read());
+    }
+    delay = 1_000 * TARGET; // a spike: the limit halves every period...
+    clock.advance(20 * PERIOD);
+    assertEquals(2 + 2 * 2_000 / 250, gate.limit(), "...but not below 2 · (1 + 2 ms / 250 us)");
+  }
+
+  @Test
   void anApplicationLimitedServerDoesNotGrowItsLimit() {
     gate.start();
-    for (int period = 0; period < 100; period++) {
-      finish(admit(), clock.read()); // one request at a time: never half of the limit... once it is 2
-      clock.advance(PERIOD);
+    for (int period = 0; period < 300; period++) {
+      ServerPermit p = admit(); // one request at a time, 100 us each, one per period
+      clock.advance(100 * US);
+      finish(p, clock.read());
+      clock.advance(PERIOD - 100 * US);
     }
-    assertTrue(gate.limit() <= 3, "limit " + gate.limit());
+    assertEquals(2 + 2 * 2_000 / 100, gate.limit(), "the floor, never more: 1 of 42 is not half");
   }
 
   @Test
