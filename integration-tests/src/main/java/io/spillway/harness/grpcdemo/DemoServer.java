@@ -2,6 +2,7 @@ package io.spillway.harness.grpcdemo;
 
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.spillway.api.NoControl;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
 import java.io.IOException;
@@ -16,8 +17,12 @@ import java.util.concurrent.TimeUnit;
  * when its standard input closes (the harness holds it open), so it never outlives the harness.
  *
  * <pre>
- * DemoServer none|spillway SERVICE_US SLO_MS
+ * DemoServer none|nocontrol|spillway SERVICE_US SLO_MS
  * </pre>
+ *
+ * <p>{@code nocontrol} is the protected server's code path (install, its workers, the decision on
+ * the transport thread) with a scheme that admits everything: the same server with no control,
+ * whose throughput is the demo's capacity (../shared/DESIGN.md, "Measures").
  *
  * <p>Unprotected, the service runs on a fixed pool as large as the processors the process may use,
  * the same parallelism Spillway's default workers have, so the two differ in admission only.
@@ -27,8 +32,9 @@ public final class DemoServer {
   private DemoServer() { }
 
   public static void main(String[] args) throws IOException, InterruptedException {
-    if (args.length != 3 || !(args[0].equals("none") || args[0].equals("spillway"))) {
-      System.err.println("usage: DemoServer none|spillway SERVICE_US SLO_MS");
+    if (args.length != 3 || !(args[0].equals("none") || args[0].equals("spillway")
+        || args[0].equals("nocontrol") || args[0].equals("nocontrol-pool"))) {
+      System.err.println("usage: DemoServer none|nocontrol|spillway SERVICE_US SLO_MS");
       System.exit(2);
     }
     long serviceNanos = Long.parseLong(args[1]) * 1_000;
@@ -41,6 +47,17 @@ public final class DemoServer {
       // The quick start, as README.md gives it:
       ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(service);
       spillway = SpillwayGrpc.server().slo(Duration.ofMillis(sloMillis)).install(builder);
+      server = builder.build().start();
+    } else if (args[0].equals("nocontrol-pool")) {
+      pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
+      ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(service);
+      spillway = SpillwayGrpc.server(NoControl.INSTANCE).slo(Duration.ofMillis(sloMillis))
+          .executor(pool, n -> 0).install(builder);
+      server = builder.build().start();
+    } else if (args[0].equals("nocontrol")) {
+      ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(service);
+      spillway = SpillwayGrpc.server(NoControl.INSTANCE).slo(Duration.ofMillis(sloMillis))
+          .install(builder);
       server = builder.build().start();
     } else {
       pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());

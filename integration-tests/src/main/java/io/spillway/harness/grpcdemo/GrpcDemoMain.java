@@ -22,8 +22,10 @@ import org.HdrHistogram.Histogram;
  * clients and by Spillway-aware ones (docs/results/grpc.md).
  *
  * <ol>
- *   <li>Capacity: the unprotected server under a closed loop (8 calls outstanding) after a
- *       warm-up; the highest throughput it reaches (../shared/DESIGN.md, "Measures").
+ *   <li>Capacity: the protected server's code path with no control ({@code nocontrol}: every
+ *       call admitted) under a closed loop (8 calls outstanding) after a warm-up, the highest
+ *       throughput the same server reaches (../shared/DESIGN.md, "Measures"); the unprotected
+ *       server's own is printed beside it.
  *   <li>For each mode, a fresh server process on core 0: warmed at 0.7× capacity, then each demand
  *       level (× capacity) open-loop for {@code warm_s + measure_s}, the last {@code measure_s}
  *       counted. Modes: {@code none} (unprotected, plain clients), {@code spillway-plain}
@@ -99,6 +101,7 @@ public final class GrpcDemoMain {
     final List<String> records = new ArrayList<>();
     final List<String> table = new ArrayList<>();
     double capacity;
+    double noneCapacity = Double.NaN;
 
     Run(Path out, Map<String, String> keys) {
       this.out = out;
@@ -140,13 +143,11 @@ public final class GrpcDemoMain {
       if (keys.containsKey("capacity")) {
         capacity = Double.parseDouble(keys.get("capacity"));
       } else {
-        try (DemoServerProcess server = startServer("none", "capacity");
-            DemoLoad load = new DemoLoad(server.port(), channels, false, sloNanos)) {
-          load.closedLoop(8, 5_000_000_000L, 1);
-          capacity = load.closedLoop(8, 1_000_000_000L, 4_000_000_000L);
-        }
+        capacity = closedLoopCapacity(System.getProperty("spillway.capacityServer", "nocontrol"));
+        noneCapacity = closedLoopCapacity("none");
       }
-      System.out.printf(Locale.ROOT, "capacity: %.0f rps (unprotected, 8 outstanding)%n", capacity);
+      System.out.printf(Locale.ROOT, "capacity: %.0f rps (the same server with no control, 8 "
+          + "outstanding); the unprotected server's: %.0f rps%n", capacity, noneCapacity);
       table.add(String.format(Locale.ROOT, "%-16s %6s %9s %9s %7s %9s %9s %7s %8s %7s",
           "mode", "demand", "offered", "goodput", "/cap", "p50_us", "p99_us", "drop%",
           "client_rj", "errors") + "  server rejects by reason");
@@ -165,6 +166,14 @@ public final class GrpcDemoMain {
       }
       table.forEach(System.out::println);
       writeResults();
+    }
+
+    double closedLoopCapacity(String serverMode) throws Exception {
+      try (DemoServerProcess server = startServer(serverMode, "capacity-" + serverMode);
+          DemoLoad load = new DemoLoad(server.port(), channels, false, sloNanos)) {
+        load.closedLoop(8, 5_000_000_000L, 1);
+        return load.closedLoop(8, 1_000_000_000L, 4_000_000_000L);
+      }
     }
 
     DemoServerProcess startServer(String serverMode, String label) throws IOException {
@@ -373,6 +382,8 @@ public final class GrpcDemoMain {
       }
       json.append(String.format(Locale.ROOT, ", \"slo_us\": \"%d\", \"java\": \"%s\", \"cores\": "
           + "\"%d\"},%n", sloMillis * 1000, System.getProperty("java.version"), cores()));
+      json.append(String.format(Locale.ROOT, "  \"unprotected_capacity_rps\": %.0f,%n",
+          Double.isNaN(noneCapacity) ? -1 : noneCapacity));
       json.append(String.format(Locale.ROOT, "  \"capacity_rps\": %.0f,%n  \"capacity_measured\": "
           + "%s,%n  \"records\": [%n    ", capacity, !keys.containsKey("capacity")));
       json.append(String.join(",\n    ", records)).append("\n  ]\n}\n");
