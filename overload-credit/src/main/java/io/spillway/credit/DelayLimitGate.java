@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Per control period, on the injected scheduler:
  *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
  *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
- *   L clamped to [floor, ∞), floor = parallelism · (1 + d_t / s̄)
+ *   L clamped to [floor, ∞), floor = parallelism + X · d_t
  * </pre>
  *
  * <p>The update is Breakwater's eq. 1–3 ({@link CreditPolicy#nextPoolSize}) with one client: a
@@ -37,14 +37,13 @@ import java.util.concurrent.atomic.LongAdder;
  * congestion window validation does, RFC 7661 §4.3), so a server idling under light load does not
  * build a limit that would let a burst through at once.
  *
- * <p>The floor is the number of requests in flight that queue for about d_t when each spends s̄,
- * the mean time from admission to completion of the requests that succeeded over the last
- * {@value #FLOOR_PERIODS} periods (Little's law). A multiplicative decrease after a short spike of
- * delay would otherwise leave the limit at the parallelism, and a server at low load would refuse
- * requests from every small burst until the limit had grown back one per period. The mean (not
- * the minimum, which one fast path would shrink to nothing) bounds itself: at low load s̄ is the
- * service time and the floor admits a queue of about d_t; under overload s̄ includes the queueing
- * delay, about d_t, and the floor falls below twice the parallelism, leaving the limit to eq. 1–2.
+ * <p>The floor is the number of requests in flight that makes a queue of d_t at the completion
+ * rate X the server has shown over the last {@value #FLOOR_PERIODS} periods (Little's law:
+ * {@code parallelism} in service plus {@code X · d_t} waiting). A multiplicative decrease after a
+ * short spike of delay would otherwise leave the limit at the parallelism, and a server near its
+ * capacity would refuse every small burst until the limit had grown back one per period. Under
+ * overload X is the capacity and the floor is the in-flight count of a d_t queue, which is where
+ * eq. 1–2 steer anyway; at low load X is small, but so is the number in flight.
  * The AQM threshold bounds the queue in every case.
  *
  * <p>Thread-safe: in-flight count and peak are atomics, L is written only by the control loop.
@@ -64,13 +63,13 @@ final class DelayLimitGate implements ServerGate {
   static final int FLOOR_PERIODS = 100;
 
   private final AtomicInteger inFlight = new AtomicInteger();
-  /** Sojourns (admission to completion) of the current period's successes: sum and count. */
-  private final LongAdder periodSojourn = new LongAdder();
+  /** Requests completed in the current period. */
   private final LongAdder periodCompleted = new LongAdder();
-  /** The last FLOOR_PERIODS periods' sums and counts; control loop only. */
-  private final long[] recentSojourn = new long[FLOOR_PERIODS];
+  /** Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. */
   private final long[] recentCompleted = new long[FLOOR_PERIODS];
+  private final long[] recentStart = new long[FLOOR_PERIODS];
   private int recentIndex;
+  private long periodStart = Long.MIN_VALUE;
   /** Most requests in flight since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
@@ -133,7 +132,7 @@ final class DelayLimitGate implements ServerGate {
       }
     }
     metrics.onAdmission(decision);
-    return new Permit(decision, nowNanos);
+    return new Permit(decision);
   }
 
   @Override
@@ -152,26 +151,30 @@ final class DelayLimitGate implements ServerGate {
     } else {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
-    limit = Math.max(floor(), Math.min(next, Integer.MAX_VALUE));
+    limit = Math.max(floor(nowNanos), Math.min(next, Integer.MAX_VALUE));
     metrics.onCreditPool(limit, inFlight.get(), 0);
   }
 
-  /** parallelism · (1 + d_t / s̄), s̄ over the last periods; the parallelism without samples. */
-  private long floor() {
-    recentSojourn[recentIndex] = periodSojourn.sumThenReset();
-    recentCompleted[recentIndex] = periodCompleted.sumThenReset();
-    recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
-    long sum = 0;
-    long count = 0;
-    for (int i = 0; i < FLOOR_PERIODS; i++) {
-      sum += recentSojourn[i];
-      count += recentCompleted[i];
+  /** parallelism + X · d_t, X the completion rate over the last periods. */
+  private long floor(long nowNanos) {
+    if (periodStart == Long.MIN_VALUE) {
+      periodStart = nowNanos - periodNanos;
+      java.util.Arrays.fill(recentStart, periodStart);
     }
-    if (count == 0 || sum <= 0) {
+    recentCompleted[recentIndex] = periodCompleted.sumThenReset();
+    recentStart[recentIndex] = periodStart;
+    periodStart = nowNanos;
+    recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
+    long oldest = recentStart[recentIndex]; // the window's first period began here
+    long completed = 0;
+    for (long c : recentCompleted) {
+      completed += c;
+    }
+    long span = nowNanos - oldest;
+    if (completed == 0 || span <= 0) {
       return minimum;
     }
-    double mean = (double) sum / count;
-    return minimum + (long) (minimum * (targetDelayNanos / mean));
+    return minimum + (long) ((double) completed * targetDelayNanos / span);
   }
 
   /** L, the current concurrency limit. */
@@ -185,20 +188,15 @@ final class DelayLimitGate implements ServerGate {
   }
 
   private final class Permit extends AbstractServerPermit {
-    private final long admittedAt;
-
-    Permit(Status status, long admittedAt) {
+    Permit(Status status) {
       super(status);
-      this.admittedAt = admittedAt;
     }
 
     @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       if (isAdmitted()) {
         inFlight.decrementAndGet();
-        long sojourn = nowNanos - admittedAt;
-        if (outcome == Outcome.SUCCESS && sojourn > 0) {
-          periodSojourn.add(sojourn);
+        if (outcome == Outcome.SUCCESS) {
           periodCompleted.increment();
         }
       }

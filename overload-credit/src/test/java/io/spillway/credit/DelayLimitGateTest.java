@@ -83,16 +83,18 @@ class DelayLimitGateTest {
   }
 
   @Test
-  void theFloorKeepsRoomForATargetsWorthOfRequestsAtTheirMeanSojourn() {
+  void theFloorKeepsRoomForATargetsQueueAtTheRateTheServerCompletes() {
     gate.start();
-    for (int i = 0; i < 10; i++) { // requests that take 250 us from admission to completion
-      ServerPermit p = admit();
-      clock.advance(250 * US);
-      finish(p, clock.read());
+    for (int period = 0; period < 2 * DelayLimitGate.FLOOR_PERIODS; period++) {
+      for (int i = 0; i < 5; i++) { // 5 completions per 250 us period: 20,000 per second
+        finish(admit(), clock.read());
+      }
+      clock.advance(PERIOD);
     }
     delay = 1_000 * TARGET; // a spike: the limit halves every period...
     clock.advance(20 * PERIOD);
-    assertEquals(2 + 2 * 2_000 / 250, gate.limit(), "...but not below 2 · (1 + 2 ms / 250 us)");
+    // ...but not below 2 + 20,000/s × 2 ms = 42 (the window now holds 20 empty periods of 100)
+    assertEquals(2 + 40 * 80 / 100, gate.limit());
   }
 
   @Test
@@ -104,7 +106,8 @@ class DelayLimitGateTest {
       finish(p, clock.read());
       clock.advance(PERIOD - 100 * US);
     }
-    assertEquals(2 + 2 * 2_000 / 100, gate.limit(), "the floor, never more: 1 of 42 is not half");
+    // one completion per 250 us period: 4,000/s × 2 ms = 8 above the parallelism
+    assertEquals(2 + 8, gate.limit(), "the floor, never more: 1 in flight of 10 is not half");
   }
 
   @Test
