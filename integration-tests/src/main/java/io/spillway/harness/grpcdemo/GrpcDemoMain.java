@@ -273,13 +273,14 @@ public final class GrpcDemoMain {
       String serverMode = mode.equals("ghz-none") ? "none" : "spillway";
       Path proto = protoFile();
       try (DemoServerProcess server = startServer(serverMode, mode)) {
-        ghzRun(ghz, proto, server.port(), 0.7 * capacity, 3, mode + "-warm");
+        Files.deleteIfExists(ghzRun(ghz, proto, server.port(), 0.7 * capacity, 3, mode + "-warm"));
         for (double level : levels) {
           double rps = level * capacity;
           long seconds = Math.round((warmNanos + measureNanos) / 1e9);
           Path json = ghzRun(ghz, proto, server.port(), rps, seconds,
               mode + "-" + level + "x");
           summarizeGhz(mode, level, rps, json);
+          Files.deleteIfExists(json); // every call's details: megabytes; the summary is kept
         }
       }
     }
