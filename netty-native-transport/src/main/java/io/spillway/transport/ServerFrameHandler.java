@@ -244,7 +244,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       } catch (Throwable t) {
         outcome = server.isBudgetAbort(t) ? Outcome.ABORTED : Outcome.FAILED;
         if (outcome == Outcome.FAILED) {
-          LOG.log(Level.DEBUG, "handler failed", t);
+          HandlerFailures.report(LOG, t);
         }
       } finally {
         payload.release();

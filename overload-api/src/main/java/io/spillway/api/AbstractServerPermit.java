@@ -51,8 +51,10 @@ public abstract class AbstractServerPermit implements ServerPermit {
 
   @Override
   public final void complete(Outcome outcome, long nowNanos, ResponseMetadata response) {
-    if (outcome == null) {
-      throw new NullPointerException("outcome");
+    if (outcome == null || response == null) {
+      // Checked before the state moves: a call that fails here leaves the permit open, so the
+      // caller can still complete it and the scheme's accounting (credits, pending) is not lost.
+      throw new NullPointerException(outcome == null ? "outcome" : "response");
     }
     if (status != Status.OK && outcome != Outcome.DROPPED) {
       throw new IllegalArgumentException(

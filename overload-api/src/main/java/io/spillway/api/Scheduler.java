@@ -26,7 +26,10 @@ public interface Scheduler {
 
   /**
    * Runs {@code task} every {@code periodNanos}, first after one period, until the returned handle
-   * is cancelled. A task that throws stops the repetition and the exception reaches the scheduler.
+   * is cancelled. A run that throws an exception does not stop the repetition: a control loop
+   * that stopped on one exception (from a user's metrics callback, say) would freeze its scheme
+   * for good, silently. The first exception of each repetition is logged at WARNING (logger
+   * {@code io.spillway.api.Scheduler}), later ones at DEBUG. An {@link Error} still stops it.
    */
   default Cancellable every(long periodNanos, Runnable task) {
     if (periodNanos <= 0) {
@@ -36,13 +39,21 @@ public interface Scheduler {
     final class Repeating implements Runnable, Cancellable {
       private volatile boolean cancelled;
       private volatile Cancellable next;
+      private boolean failedBefore; // runs are sequential: each schedules the next
 
       @Override
       public void run() {
         if (cancelled) {
           return;
         }
-        task.run();
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          System.getLogger(Scheduler.class.getName()).log(failedBefore
+              ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+              "a periodic task failed; it keeps running every " + periodNanos + " ns", e);
+          failedBefore = true;
+        }
         if (!cancelled) {
           next = schedule(this, periodNanos);
         }
@@ -62,14 +73,27 @@ public interface Scheduler {
     return repeating;
   }
 
-  /** Adapts a {@link ScheduledExecutorService}; its tasks run on the executor's threads. */
+  /**
+   * Adapts a {@link ScheduledExecutorService}; its tasks run on the executor's threads. An
+   * exception a task throws is logged at WARNING (logger {@code io.spillway.api.Scheduler}), not
+   * dropped into a future nobody reads.
+   */
   static Scheduler of(ScheduledExecutorService executor) {
     Objects.requireNonNull(executor, "executor");
     return (task, delayNanos) -> {
       if (delayNanos < 0) {
         throw new IllegalArgumentException("negative delay: " + delayNanos);
       }
-      ScheduledFuture<?> future = executor.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+      Runnable logged = () -> {
+        try {
+          task.run();
+        } catch (RuntimeException | Error e) {
+          System.getLogger(Scheduler.class.getName()).log(System.Logger.Level.WARNING,
+              "a scheduled task failed", e);
+          throw e;
+        }
+      };
+      ScheduledFuture<?> future = executor.schedule(logged, delayNanos, TimeUnit.NANOSECONDS);
       return () -> future.cancel(false);
     };
   }

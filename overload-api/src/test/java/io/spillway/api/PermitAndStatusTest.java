@@ -38,6 +38,16 @@ class PermitAndStatusTest {
   }
 
   @Test
+  void aCompletionWithoutAResponseLeavesThePermitOpen() {
+    CountingPermit p = new CountingPermit(Status.OK);
+    assertThrows(NullPointerException.class, () -> p.complete(Outcome.SUCCESS, 0, null));
+    assertFalse(p.isCompleted(), "a failed call must not use up the one completion");
+    assertEquals(0, p.completions.get());
+    p.complete(Outcome.SUCCESS, 0, new ResponseMetadata());
+    assertEquals(1, p.completions.get(), "so the scheme's onComplete still runs");
+  }
+
+  @Test
   void aRejectedPermitEndsOnlyAsDropped() {
     CountingPermit p = new CountingPermit(Status.REJECTED_AQM);
     assertFalse(p.isAdmitted());

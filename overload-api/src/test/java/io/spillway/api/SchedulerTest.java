@@ -23,6 +23,36 @@ class SchedulerTest {
   }
 
   @Test
+  void aPeriodicTaskThatThrowsKeepsRunning() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 15);
+    List<Long> ticks = new ArrayList<>();
+    clock.every(10, () -> {
+      ticks.add(clock.elapsed());
+      throw new IllegalStateException("a metrics callback failed");
+    });
+    clock.advance(35);
+    assertEquals(List.of(10L, 20L, 30L), ticks, "one exception must not freeze a control loop");
+  }
+
+  @Test
+  void aPeriodicTaskOnAnExecutorThatThrowsKeepsRunning() throws Exception {
+    java.util.concurrent.ScheduledExecutorService executor =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    try {
+      java.util.concurrent.CountDownLatch three = new java.util.concurrent.CountDownLatch(3);
+      Cancellable c = Scheduler.of(executor).every(1_000_000, () -> {
+        three.countDown();
+        throw new IllegalStateException("fails every time");
+      });
+      org.junit.jupiter.api.Assertions.assertTrue(
+          three.await(30, java.util.concurrent.TimeUnit.SECONDS), "it stopped after a failure");
+      c.cancel();
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
   void rejectsBadPeriodsAndDelays() {
     VirtualClock clock = new VirtualClock();
     assertThrows(IllegalArgumentException.class, () -> clock.every(0, () -> { }));
