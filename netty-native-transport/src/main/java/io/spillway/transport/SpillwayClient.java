@@ -55,7 +55,7 @@ public final class SpillwayClient implements AutoCloseable {
   private final List<Session> sessions = new ArrayList<>();
 
   private SpillwayClient(Builder b) {
-    this.config = b;
+    this.config = b.copy(); // a builder reused or changed later must not reach a running instance
     this.transport = b.transport != null ? b.transport : Transport.select();
   }
 
@@ -400,7 +400,7 @@ public final class SpillwayClient implements AutoCloseable {
   }
 
   /** Configures a {@link SpillwayClient}. Not thread-safe. */
-  public static final class Builder {
+  public static final class Builder implements Cloneable {
     private String host = "127.0.0.1";
     private int port;
     private OverloadScheme scheme;
@@ -442,6 +442,15 @@ public final class SpillwayClient implements AutoCloseable {
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
     public Builder maxPayload(int value) { maxPayload = value; return this; }
+
+    /** A copy with the same values: every field is a value or an immutable reference. */
+    Builder copy() {
+      try {
+        return (Builder) super.clone();
+      } catch (CloneNotSupportedException e) {
+        throw new AssertionError(e);
+      }
+    }
 
     public SpillwayClient build() {
       if (scheme == null) {

@@ -56,7 +56,7 @@ public final class SpillwayServer implements AutoCloseable {
   private Channel listener;
 
   private SpillwayServer(Builder b) {
-    this.config = b;
+    this.config = b.copy(); // a builder reused or changed later must not reach a running instance
     this.transport = b.transport != null ? b.transport : Transport.select();
   }
 
@@ -220,7 +220,7 @@ public final class SpillwayServer implements AutoCloseable {
   }
 
   /** Configures a {@link SpillwayServer}. Not thread-safe. */
-  public static final class Builder {
+  public static final class Builder implements Cloneable {
     private String host = "127.0.0.1";
     private int port;
     private OverloadScheme scheme;
@@ -282,6 +282,15 @@ public final class SpillwayServer implements AutoCloseable {
     public Builder sliceNanos(long value) { sliceNanos = value; return this; }
 
     /** @throws IllegalArgumentException if something required is missing or out of range */
+    /** A copy with the same values: every field is a value or an immutable reference. */
+    Builder copy() {
+      try {
+        return (Builder) super.clone();
+      } catch (CloneNotSupportedException e) {
+        throw new AssertionError(e);
+      }
+    }
+
     public SpillwayServer build() {
       if (scheme == null || handler == null) {
         throw new IllegalArgumentException("a server needs a scheme and a handler");
