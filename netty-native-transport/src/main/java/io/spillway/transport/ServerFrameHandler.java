@@ -75,10 +75,12 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
           Frame.readRequest(in, header);
           in.skipBytes(Frame.HEADER_SIZE);
           long session = header.sessionId();
+          // Only the connection a session's frames came on may end it: any other could otherwise
+          // return a stranger's credits to the pool and strand its queued calls.
           if (sessions.remove(session) != null) {
             server.unbind(session, ctx.channel());
+            server.gate().deregister(session, server.ticker().read());
           }
-          server.gate().deregister(session, server.ticker().read());
         }
         default -> throw new FrameException("a client may not send frames of type " + type);
       }

@@ -319,6 +319,31 @@ class ServerClientTest {
   }
 
   @Test
+  void aConnectionCannotDeregisterAnotherConnectionsSession() throws Exception {
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    try (SpillwayServer server = echoServer(scheme, Transport.select());
+         SpillwayClient client = client(scheme, server, 1, 1);
+         Socket raw = new Socket("127.0.0.1", server.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      client.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      long victim = client.session(0).id();
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      int window = gate.windowOf(victim);
+      var forged = Unpooled.buffer();
+      Frame.writeRequest(forged, Frame.TYPE_DEREGISTER, new RequestMetadata().sessionId(victim), 0);
+      byte[] bytes = new byte[forged.readableBytes()];
+      forged.readBytes(bytes);
+      forged.release();
+      raw.getOutputStream().write(bytes);
+      // A request on the same connection is read after the forged frame: once it is answered, the
+      // forged frame has been handled.
+      assertEquals(Status.OK, callRaw(raw, 1, Long.MAX_VALUE));
+      assertEquals(window, gate.windowOf(victim), "the victim's session and credits stay");
+      assertEquals(2, gate.sessionCount());
+    }
+  }
+
+  @Test
   void explicitCreditsReachADrainedSession() throws Exception {
     // Demand synchronisation: after each response a session with no demand keeps no credit, so its
     // next call needs a demand message and an explicit credit back.
