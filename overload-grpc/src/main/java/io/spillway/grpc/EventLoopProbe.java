@@ -1,5 +1,9 @@
 package io.spillway.grpc;
 
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.spillway.api.ExecutorBacklogProbe;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.Ticker;
@@ -19,6 +23,10 @@ import java.util.function.Supplier;
  * behind decoding requests and encoding responses and requests wait in it, unseen by a gate that
  * reads only the workers' queue.
  *
+ * <p>{@link SpillwayGrpcServer.Builder#install} uses one itself. Servers wired by hand (handlers on
+ * the event loop with {@code directExecutor()}, for example) put {@link #interceptor()} first and
+ * add the probe to their delay signal.
+ *
  * <p>One {@link ExecutorBacklogProbe} per loop, driven by the work: {@link #arrived} is called on
  * the thread a call arrives on (the admission decision runs there, see
  * {@link SpillwayGrpcServer}); on a loop with no probe pending it stamps the time and submits the
@@ -33,7 +41,7 @@ import java.util.function.Supplier;
  * <p>Thread-safe: a loop's probe is stamped and reset on that loop only; the signal is read from
  * any thread.
  */
-final class EventLoopProbe implements QueueDelaySignal {
+public final class EventLoopProbe implements QueueDelaySignal {
 
   private static final System.Logger LOG = System.getLogger(EventLoopProbe.class.getName());
   private static final List<Supplier<Executor>> FINDERS = finders();
@@ -42,12 +50,13 @@ final class EventLoopProbe implements QueueDelaySignal {
   private final ConcurrentHashMap<Executor, ExecutorBacklogProbe> byLoop = new ConcurrentHashMap<>();
   private volatile ExecutorBacklogProbe[] probes = new ExecutorBacklogProbe[0];
 
-  EventLoopProbe(Ticker ticker) {
+  /** @param ticker the clock the signal is read with */
+  public EventLoopProbe(Ticker ticker) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
   }
 
   /** Whether a Netty transport's loops can be found on this class path. */
-  static boolean available() {
+  public static boolean available() {
     return !FINDERS.isEmpty();
   }
 
@@ -55,7 +64,7 @@ final class EventLoopProbe implements QueueDelaySignal {
    * Called on the thread a call arrives on, with a reading of the ticker if the caller has one
    * ({@code Long.MIN_VALUE} if not): probes its event loop, if it is one.
    */
-  void arrived(long nowNanos) {
+  public void arrived(long nowNanos) {
     for (Supplier<Executor> finder : FINDERS) {
       Executor loop = finder.get();
       if (loop != null) {
@@ -68,8 +77,23 @@ final class EventLoopProbe implements QueueDelaySignal {
     }
   }
 
+  /**
+   * An interceptor that probes the loop each call starts on, for calls decided on the transport
+   * thread ({@code directExecutor()}); put it first, it changes nothing else.
+   */
+  public ServerInterceptor interceptor() {
+    return new ServerInterceptor() {
+      @Override
+      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+          ServerCallHandler<Q, R> next) {
+        arrived(Long.MIN_VALUE);
+        return next.startCall(call, headers);
+      }
+    };
+  }
+
   /** How many loops calls have arrived on so far. */
-  int loopsProbed() {
+  public int loopsProbed() {
     return probes.length;
   }
 

@@ -21,6 +21,7 @@ import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.Scheduler;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
+import io.spillway.grpc.EventLoopProbe;
 import io.spillway.harness.graph.proto.GraphReply;
 import io.spillway.harness.graph.proto.GraphRequest;
 import io.spillway.sim.CallGraph;
@@ -53,7 +54,7 @@ import java.util.concurrent.atomic.LongAdder;
  * took as long as the queue (26–31 ms at a 2 ms price threshold) and held a place in it.
  *
  * <p>A service's queueing delay, the signal its gate reads, is the sum of two stages: the backlog
- * of gRPC's event loops, which every service of the process shares ({@link EventLoopBacklog}), and
+ * of gRPC's event loops, which every service of the process shares ({@link EventLoopProbe}), and
  * its own workers' FIFO.
  *
  * <p>On a worker a call spins for the node's sampled compute time ({@link CpuSpin}), then
@@ -76,7 +77,7 @@ final class GraphService implements AutoCloseable {
   /** The method each callee serves for each interface, by interface id, then callee service name. */
   private final List<Map<String, MethodDescriptor<GraphRequest, GraphReply>>> calleeMethods;
   private final CarrierDispatcher workers;
-  private final EventLoopBacklog eventLoops;
+  private final EventLoopProbe eventLoops;
   private final GraphWiring.ServiceWiring wiring;
   /** The node this service is in each interface, null where it takes no part; by interface id. */
   private final CallGraph.Node[] nodes;
@@ -88,7 +89,7 @@ final class GraphService implements AutoCloseable {
   private Server server;
 
   GraphService(CallGraph graph, CallGraph.Service service, GraphWiring wiring, Scenario scenario,
-      Ticker ticker, Scheduler scheduler, EventLoopBacklog eventLoops, long seed) {
+      Ticker ticker, Scheduler scheduler, EventLoopProbe eventLoops, long seed) {
     this.graph = graph;
     this.service = service;
     int n = graph.interfaces().size();

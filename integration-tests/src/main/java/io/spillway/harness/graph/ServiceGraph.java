@@ -2,6 +2,7 @@ package io.spillway.harness.graph;
 
 import io.spillway.api.Scheduler;
 import io.spillway.api.Ticker;
+import io.spillway.grpc.EventLoopProbe;
 import io.spillway.sim.CallGraph;
 import io.spillway.sim.Scenario;
 import java.io.IOException;
@@ -31,9 +32,9 @@ public final class ServiceGraph implements AutoCloseable {
   private final CallGraph graph;
   private final ScheduledThreadPoolExecutor control;
   private final List<GraphService> services = new ArrayList<>();
-  private final EventLoopBacklog eventLoops;
+  private final EventLoopProbe eventLoops;
 
-  private ServiceGraph(CallGraph graph, ScheduledThreadPoolExecutor control, EventLoopBacklog eventLoops) {
+  private ServiceGraph(CallGraph graph, ScheduledThreadPoolExecutor control, EventLoopProbe eventLoops) {
     this.graph = graph;
     this.control = control;
     this.eventLoops = eventLoops;
@@ -74,7 +75,7 @@ public final class ServiceGraph implements AutoCloseable {
     });
     Ticker ticker = Ticker.system();
     // The services of a process share gRPC's event loops, so they share one probe of them.
-    ServiceGraph g = new ServiceGraph(graph, control, new EventLoopBacklog(ticker));
+    ServiceGraph g = new ServiceGraph(graph, control, new EventLoopProbe(ticker));
     try {
       Scheduler scheduler = Scheduler.of(control);
       for (CallGraph.Service s : local) {

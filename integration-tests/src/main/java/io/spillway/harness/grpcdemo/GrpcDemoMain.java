@@ -417,7 +417,8 @@ public final class GrpcDemoMain {
     }
 
     Path protoFile() throws IOException {
-      Path p = out.resolve("demo.proto");
+      Path p = Files.createTempFile("spillway-demo", ".proto"); // ghz reads it; not a result
+      p.toFile().deleteOnExit();
       try (var in = GrpcDemoMain.class.getResourceAsStream("/demo.proto")) {
         if (in == null) {
           throw new IOException("demo.proto is not on the class path");

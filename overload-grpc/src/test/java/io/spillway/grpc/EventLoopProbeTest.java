@@ -1,4 +1,4 @@
-package io.spillway.harness.graph;
+package io.spillway.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** The event-loop backlog probe, on a real Netty loop, with a hand-moved clock. */
-class EventLoopBacklogTest {
+class EventLoopProbeTest {
 
   /** Starts near the end of the range, to catch wrap-around. */
   private final AtomicLong now = new AtomicLong(Long.MAX_VALUE - 1_000_000);
@@ -18,7 +18,7 @@ class EventLoopBacklogTest {
 
   @Test
   void aLoopHeldAfterACallStartedReadsHowLongItHasBeenHeld() throws Exception {
-    EventLoopBacklog backlog = new EventLoopBacklog(ticker);
+    EventLoopProbe backlog = new EventLoopProbe(ticker);
     DefaultEventLoop loop = new DefaultEventLoop();
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch started = new CountDownLatch(1);
@@ -27,8 +27,8 @@ class EventLoopBacklogTest {
       assertEquals(0, backlog.queueingDelayNanos(t0), "no loop probed yet");
       // A call starts on the loop, and the loop stays busy afterwards (its batch goes on).
       loop.execute(() -> {
-        backlog.callStarted();
-        backlog.callStarted(); // a second call in the same batch does not restamp
+        backlog.arrived(Long.MIN_VALUE);
+        backlog.arrived(Long.MIN_VALUE); // a second call in the same batch does not restamp
         started.countDown();
         await(release);
       });
@@ -43,7 +43,7 @@ class EventLoopBacklogTest {
       CountDownLatch hold = new CountDownLatch(1);
       CountDownLatch again = new CountDownLatch(1);
       loop.execute(() -> {
-        backlog.callStarted();
+        backlog.arrived(Long.MIN_VALUE);
         again.countDown();
         await(hold);
       });
@@ -61,8 +61,8 @@ class EventLoopBacklogTest {
 
   @Test
   void aCallOffAnEventLoopIsNotProbed() {
-    EventLoopBacklog backlog = new EventLoopBacklog(ticker);
-    backlog.callStarted(); // the test thread is no event loop
+    EventLoopProbe backlog = new EventLoopProbe(ticker);
+    backlog.arrived(Long.MIN_VALUE); // the test thread is no event loop
     now.addAndGet(1_000_000);
     assertEquals(0, backlog.queueingDelayNanos(now.get()));
   }
