@@ -3,25 +3,26 @@ package io.spillway.grpc;
 import io.spillway.api.OverloadScheme;
 
 /**
- * Where to start: any {@link OverloadScheme} on gRPC in a few lines.
+ * Where to start: a protected server, client sessions, and balanced channels.
  *
  * <pre>{@code
- * OverloadScheme scheme = Breakwater.of(BreakwaterConfig.forSlo(sloNanos, rttNanos));
+ * // server: one call protects it, for Spillway-aware and plain clients alike
+ * ServerBuilder<?> builder = ServerBuilder.forPort(port).addService(new GreeterService());
+ * SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofMillis(5)).install(builder);
+ * Server server = builder.build().start();
  *
- * // server
- * SpillwayGrpcServer spillway = SpillwayGrpc.server(scheme).queueDelay(dispatcher.queueDelay()).build();
- * Server server = ServerBuilder.forPort(8080).executor(dispatcher)
- *     .addService(spillway.intercept(new GreeterService()))
- *     .addService(spillway.controlService())
- *     .build().start();
+ * // client: a session (credits instead of rejects); its id is generated
+ * SpillwayClientInterceptor session = SpillwayGrpc.client().slo(Duration.ofMillis(5)).build();
+ * ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", port).usePlaintext()
+ *     .intercept(session).build();
  *
- * // client: one session per channel
- * SpillwayClientInterceptor session =
- *     SpillwayGrpc.client(scheme).sessionId(42).sloNanos(sloNanos).build();
- * Channel channel = ClientInterceptors.intercept(managedChannel, session);
+ * // several backends: one session per backend, retry to a replica after a fast reject
+ * SpillwayBalancedChannel replicas = SpillwayGrpc.balanced().slo(Duration.ofMillis(5))
+ *     .target("dns:///search.internal:8080").retryToReplica(0.1).build();
  * }</pre>
  *
- * <p>Inside a service that calls others, put {@link #downstream()} on the channels to the callees.
+ * <p>Any other scheme: {@code SpillwayGrpc.server(scheme)}, {@code SpillwayGrpc.client(scheme)}.
+ * Inside a service that calls others, put {@link #downstream()} on the channels to the callees.
  */
 public final class SpillwayGrpc {
 

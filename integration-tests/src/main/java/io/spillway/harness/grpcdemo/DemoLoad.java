@@ -295,7 +295,7 @@ final class DemoLoad implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     for (SpillwayBalancedChannel b : balanced) {
       b.close();
     }
@@ -305,9 +305,13 @@ final class DemoLoad implements AutoCloseable {
     for (ManagedChannel ch : managed) {
       ch.shutdownNow();
     }
-    for (ManagedChannel ch : managed) {
-      ch.awaitTermination(5, TimeUnit.SECONDS);
+    try {
+      for (ManagedChannel ch : managed) {
+        ch.awaitTermination(5, TimeUnit.SECONDS);
+      }
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // closing goes on; the caller sees the interrupt
     }
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
   }
 }
