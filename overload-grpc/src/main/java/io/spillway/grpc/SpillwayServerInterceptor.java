@@ -187,15 +187,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         }
         Context context = Context.current(); // gRPC runs this in the call's context
         Decision d = decide(method.getFullMethodName(), headers, now, context.getDeadline());
-        if (d.admitted()) {
-          d.context = context;
-          d.headers = headers;
-          decided.put(headers, d);
-          context.addListener(d, Runnable::run); // the call may be cancelled before it starts
-          return workers;
-        }
+        d.context = context;
+        d.headers = headers;
         decided.put(headers, d);
-        return null; // answered on the transport thread, at once
+        // The call may be cancelled, or an interceptor outside this one may end it, before it
+        // reaches interceptCall: the listener then takes the decision back (and ends its permit).
+        context.addListener(d, Runnable::run);
+        return d.admitted() ? workers : null; // a reject is answered on the transport thread
       }
     };
   }
@@ -342,8 +340,10 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
   /**
    * One call's admission, from the transport thread to {@link #interceptCall}. As a cancellation
-   * listener it ends an admitted permit whose call was cancelled before it started: whichever of
-   * the two removes it from {@link #decided} first owns it.
+   * listener it takes back a decision whose call ended before reaching {@link #interceptCall}
+   * (cancelled, or closed by an interceptor outside this one) and ends an admitted permit:
+   * whichever of the two removes it from {@link #decided} first owns it. A reject's permit is
+   * complete already.
    */
   private final class Decision implements Context.CancellationListener {
     final RequestMetadata request;
@@ -370,7 +370,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
     @Override
     public void cancelled(Context cancelled) {
-      if (decided.remove(headers, this)) { // rare: cancelled before its handler started
+      if (decided.remove(headers, this) && admitted()) { // rare: ended before interceptCall
         handlerStarted(ticket);
         ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId());
         Deadline deadline = cancelled.getDeadline();

@@ -45,11 +45,19 @@ class ServerDefaultsTest {
   private SpillwayGrpcServer spillway;
 
   private Channel start(Echo.Handler handler, int parallelism) throws Exception {
+    return start(handler, parallelism, null);
+  }
+
+  private Channel start(Echo.Handler handler, int parallelism, io.grpc.ServerInterceptor outer)
+      throws Exception {
     String name = InProcessServerBuilder.generateName();
     InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
     builder.addService(Echo.service(handler));
     spillway = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
         .parallelism(parallelism).install(builder);
+    if (outer != null) {
+      builder.intercept(outer); // added last: runs before Spillway's interceptor
+    }
     server = builder.build().start();
     channel = InProcessChannelBuilder.forName(name).build();
     return channel;
@@ -115,6 +123,50 @@ class ServerDefaultsTest {
     assertEquals(Status.Code.OK, ok.status().getCode(), ok.toString());
     assertEquals("done:a", ok.body());
     assertEquals(0, spillway.interceptor().undecidedCalls(), "every decision was claimed");
+  }
+
+  @Test
+  void aCallEndedByAnOuterInterceptorGivesItsDecisionBack() throws Exception {
+    io.grpc.Metadata.Key<String> auth =
+        io.grpc.Metadata.Key.of("auth", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    Channel ch = start((method, request, out) -> {
+      if (request.equals("hold")) { // takes the one slot, so the calls below are refused by the limit
+        holding.countDown();
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      Echo.ECHO.handle(method, request, out);
+    }, 1, new io.grpc.ServerInterceptor() {
+      @Override
+      public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call,
+          io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
+        if ("no".equals(headers.get(auth))) {
+          call.close(Status.UNAUTHENTICATED, new io.grpc.Metadata());
+          return new io.grpc.ServerCall.Listener<>() { };
+        }
+        return next.startCall(call, headers);
+      }
+    });
+    Calls.Handle held = Calls.unary(ch, Echo.UNARY, "hold");
+    assertTrue(holding.await(10, TimeUnit.SECONDS));
+    for (int i = 0; i < 5; i++) { // refused by Spillway on arrival, then closed by the outer one
+      assertEquals(Status.Code.UNAUTHENTICATED,
+          Calls.unary(ch, Echo.UNARY, Calls.headers(auth, "no"), "x").await().status().getCode());
+    }
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (spillway.interceptor().undecidedCalls() > 0 && System.nanoTime() < until) {
+      Thread.sleep(1); // the listeners run as the calls' contexts end; nothing is timed
+    }
+    assertEquals(0, spillway.interceptor().undecidedCalls(), "no decision is left behind");
+    release.countDown();
+    assertEquals(Status.Code.OK, held.await().status().getCode());
+    Calls.Reply ok = Calls.unary(ch, Echo.UNARY, "y").await();
+    assertEquals(Status.Code.OK, ok.status().getCode(), "the one slot was given back: " + ok);
   }
 
   @Test
