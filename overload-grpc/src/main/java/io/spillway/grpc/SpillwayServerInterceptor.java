@@ -19,6 +19,7 @@ import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
+import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import java.lang.System.Logger.Level;

@@ -1,4 +1,4 @@
-package io.spillway.grpc;
+package io.spillway.api;
 
 /**
  * A running estimate of the p99 of the server's service time, the part of a deadline Protego
@@ -14,14 +14,14 @@ package io.spillway.grpc;
  *
  * <p>Thread-safe.
  */
-final class ServiceTimeTracker {
+public final class ServiceTimeTracker {
 
   private static final long MIN_STEP_NANOS = 1_000;
 
   private volatile long p99Nanos;
 
   /** Records one request's service time. */
-  void record(long serviceNanos) {
+  public void record(long serviceNanos) {
     if (serviceNanos < 0) {
       return;
     }
@@ -35,7 +35,7 @@ final class ServiceTimeTracker {
   }
 
   /** The current estimate; zero before the first sample. */
-  long p99Nanos() {
+  public long p99Nanos() {
     return p99Nanos;
   }
 }

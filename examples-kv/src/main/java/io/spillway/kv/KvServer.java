@@ -1,0 +1,387 @@
+package io.spillway.kv;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.spillway.api.ControlChannel;
+import io.spillway.api.ExecutorBacklogProbe;
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.Scheduler;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.ServiceTimeTracker;
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import io.spillway.credit.Spillway;
+import io.spillway.transport.Transport;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A memcached-protocol server over {@link KvStore}: memcached's text protocol on Spillway's
+ * Netty transport (io_uring, then epoll, then NIO), one event loop per core, each connection's
+ * commands executed in-line on its loop as a memcached worker thread executes them.
+ *
+ * <h2>Overload control</h2>
+ *
+ * <p>Protection is on by default for clients that know nothing of Spillway ({@link
+ * Protection#SPILLWAY}): every data command passes the default gate ({@link Spillway}: delay-based
+ * AQM and an adaptive concurrency limit, on the event loops' queueing delay) once its command
+ * line is parsed, and runs with a Protego queueing budget in scope (protego-nsdi23 §3.2: the
+ * target delay, 110 µs by default as §5.3 sets it, minus the running p99 of the service time), so
+ * the slab lock and the item locks refuse it early rather than let it queue past its target.
+ * {@link Protection#ASQM} keeps the budgets without the gate; {@link Protection#NONE} is plain
+ * memcached.
+ *
+ * <p>Thread-safe; {@link #start} and {@link #close} once each.
+ */
+public final class KvServer implements AutoCloseable {
+
+  /** The version string {@code version} answers. */
+  public static final String VERSION = "1.6.0-spillway-kv";
+
+  /** What protects the store. */
+  public enum Protection {
+    /** The default gate and ASQM budgets. */
+    SPILLWAY,
+    /** ASQM budgets at the locks, no admission gate (Protego's ASQM alone, Fig. 11's ablation). */
+    ASQM,
+    /** Nothing: memcached's behaviour. */
+    NONE;
+
+    /** The protection called {@code name} ({@code spillway}, {@code asqm}, {@code none}). */
+    public static Protection parse(String name) {
+      for (Protection p : values()) {
+        if (p.name().equalsIgnoreCase(name)) {
+          return p;
+        }
+      }
+      throw new IllegalArgumentException("unknown scheme '" + name
+          + "'; known: spillway (default), asqm, none");
+    }
+  }
+
+  private final Config config;
+  private final KvStore store;
+  private final ServiceTimeTracker serviceTimes = new ServiceTimeTracker();
+  private final long startedAt;
+  private final Map<EventExecutor, ExecutorBacklogProbe> probes = new IdentityHashMap<>();
+  private final LongAdder rejectedGate = new LongAdder();
+  private final LongAdder rejectedBudget = new LongAdder();
+  private final AtomicLong connections = new AtomicLong();
+  private final LongAdder totalConnections = new LongAdder();
+  private final LongAdder connectionErrors = new LongAdder();
+  private EventLoopGroup group;
+  private Channel listener;
+  private ServerGate gate;
+  private volatile boolean closed;
+
+  private KvServer(Config config) {
+    this.config = config;
+    this.store = new KvStore(config.memoryBytes, config.ticker, () -> System.currentTimeMillis() / 1000);
+    this.startedAt = System.currentTimeMillis() / 1000;
+  }
+
+  /** A builder with memcached's defaults: port 11211, 64 MiB, one core, Spillway on. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Binds and serves; returns this server. */
+  public synchronized KvServer start() throws InterruptedException {
+    if (group != null) {
+      throw new IllegalStateException("already started");
+    }
+    Transport transport = config.transport != null ? config.transport : defaultTransport();
+    group = transport.newEventLoopGroup(config.cores);
+    List<QueueDelaySignal> stages = new ArrayList<>();
+    for (EventExecutor e : group) {
+      ExecutorBacklogProbe probe = new ExecutorBacklogProbe(e);
+      probes.put(e, probe);
+      stages.add(probe);
+    }
+    OverloadScheme scheme = config.protection == Protection.SPILLWAY
+        ? Spillway.forSloNanos(config.targetNanos) : NoControl.INSTANCE;
+    ControlChannel noSessions = (sessionId, response) -> { };
+    gate = scheme.newServerGate(new ServerEnvironment(config.ticker, Scheduler.of(group.next()),
+        QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new)), noSessions,
+        OverloadMetrics.NONE, config.cores));
+    gate.start();
+    ServerBootstrap b = new ServerBootstrap()
+        .group(group)
+        .channel(transport.serverChannelClass())
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childHandler(new ChannelInitializer<>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            connections.incrementAndGet();
+            totalConnections.increment();
+            ch.closeFuture().addListener(f -> connections.decrementAndGet());
+            ch.pipeline().addLast("memcached-text", new TextProtocolHandler(KvServer.this,
+                probes.get(ch.eventLoop())));
+          }
+        });
+    listener = b.bind(config.host, config.port).sync().channel();
+    return this;
+  }
+
+  /**
+   * epoll where available, else {@link Transport#select()}'s choice. Not io_uring first: the
+   * event-loop delay signal ({@link ExecutorBacklogProbe}) needs a task submitted while a read is
+   * handled to run when that iteration ends, and Netty's io_uring loop ran such tasks only at
+   * its next completion (a ping-pong on this machine: mean lag 113 µs with io_uring, 9 µs with
+   * epoll), so an idle server read stale delays of milliseconds and its AQM dropped requests. A
+   * forced {@code -Dspillway.transport} is still obeyed.
+   */
+  static Transport defaultTransport() {
+    String forced = System.getProperty(Transport.PROPERTY);
+    if ((forced == null || forced.isBlank()) && Transport.EPOLL.isAvailable()) {
+      return Transport.EPOLL;
+    }
+    return Transport.select();
+  }
+
+  /** The port bound (useful with port 0). */
+  public int port() {
+    return ((java.net.InetSocketAddress) listener.localAddress()).getPort();
+  }
+
+  /** The store. */
+  public KvStore store() {
+    return store;
+  }
+
+  Ticker ticker() {
+    return config.ticker;
+  }
+
+  ServerGate gate() {
+    return gate;
+  }
+
+  /** A fresh budget for a request admitted now, or null when budgets are off. */
+  RequestBudget budget() {
+    if (config.protection == Protection.NONE) {
+      return null;
+    }
+    return RequestBudget.fromTarget(config.targetNanos, serviceTimes.p99Nanos(), 0);
+  }
+
+  void completed(ServerPermit permit, Outcome outcome, long start, long now,
+      io.spillway.api.ResponseMetadata scratch) {
+    if (outcome == Outcome.SUCCESS) {
+      serviceTimes.record(now - start);
+    }
+    permit.complete(outcome, now, scratch);
+  }
+
+  void refused(Status status) {
+    if (status == Status.REJECTED_BUDGET) {
+      rejectedBudget.increment();
+    } else {
+      rejectedGate.increment();
+    }
+  }
+
+  /** The reply to a refused command: memcached's error form with the reason and a retry hint. */
+  byte[] rejectLine(Status status) {
+    return REJECT_LINES[status.ordinal()];
+  }
+
+  private static final byte[][] REJECT_LINES = new byte[Status.values().length][];
+
+  static {
+    for (Status s : Status.values()) {
+      REJECT_LINES[s.ordinal()] =
+          TextProtocolHandler.bytes("SERVER_ERROR overloaded (" + reason(s) + ")\r\n");
+    }
+  }
+
+  private static String reason(Status status) {
+    return switch (status) {
+      case REJECTED_AQM -> "queueing delay";
+      case REJECTED_BUDGET -> "lock queue exceeds budget";
+      case REJECTED_LIMIT, REJECTED_NO_CREDIT -> "concurrency limit";
+      default -> status.name().toLowerCase(Locale.ROOT);
+    };
+  }
+
+  /** A connection failed (I/O error, or a bug): it is closed; logged at most once a second. */
+  void connectionFailed(Throwable cause) {
+    connectionErrors.increment();
+    long now = System.nanoTime();
+    long last = lastFailureLog.get();
+    if (now - last >= 1_000_000_000L && lastFailureLog.compareAndSet(last, now)) {
+      LOG.log(System.Logger.Level.WARNING, "connection closed after an error ("
+          + connectionErrors.sum() + " so far)", cause);
+    }
+  }
+
+  private static final System.Logger LOG = System.getLogger(KvServer.class.getName());
+  private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+
+  /** Requests refused by the gate, and by budgets at locks. */
+  public long[] rejected() {
+    return new long[] {rejectedGate.sum(), rejectedBudget.sum()};
+  }
+
+  String stats() {
+    long now = System.currentTimeMillis() / 1000;
+    SlabAllocator.Usage u = store.slabs().usage();
+    StringBuilder s = new StringBuilder(1024);
+    stat(s, "pid", ProcessHandle.current().pid());
+    stat(s, "uptime", now - startedAt);
+    stat(s, "time", now);
+    stat(s, "version", VERSION);
+    stat(s, "pointer_size", 64);
+    stat(s, "curr_connections", connections.get());
+    stat(s, "total_connections", totalConnections.sum());
+    stat(s, "cmd_get", store.cmdGet.sum());
+    stat(s, "cmd_set", store.cmdSet.sum());
+    stat(s, "cmd_touch", store.cmdTouch.sum());
+    stat(s, "get_hits", store.getHits.sum());
+    stat(s, "get_misses", store.getMisses.sum());
+    stat(s, "get_expired", store.expiredUnfetched.sum());
+    stat(s, "reclaimed", store.reclaimed.sum());
+    stat(s, "evictions", store.evictions.sum());
+    stat(s, "curr_items", store.currItems.get());
+    stat(s, "total_items", store.totalItems.sum());
+    stat(s, "bytes", u.usedBytes());
+    stat(s, "limit_maxbytes", (long) u.maxPages() * SlabAllocator.PAGE_SIZE);
+    stat(s, "threads", config.cores);
+    stat(s, "spillway_protection", config.protection.name().toLowerCase(Locale.ROOT));
+    stat(s, "spillway_target_us", config.targetNanos / 1000);
+    stat(s, "spillway_rejected_gate", rejectedGate.sum());
+    stat(s, "spillway_rejected_budget", rejectedBudget.sum());
+    stat(s, "spillway_p99_service_ns", serviceTimes.p99Nanos());
+    stat(s, "spillway_slab_lock_waiters", store.slabs().lock().waiters());
+    return s.append("END\r\n").toString();
+  }
+
+  String slabStats() {
+    SlabAllocator.Usage u = store.slabs().usage();
+    StringBuilder s = new StringBuilder();
+    stat(s, "total_malloced", (long) u.pages() * SlabAllocator.PAGE_SIZE);
+    stat(s, "used_chunks", u.usedChunks());
+    stat(s, "free_chunks", u.freeChunks());
+    stat(s, "total_chunks", u.totalChunks());
+    stat(s, "active_slabs", u.pages());
+    return s.append("END\r\n").toString();
+  }
+
+  void resetStats() {
+    store.cmdGet.reset();
+    store.cmdSet.reset();
+    store.cmdTouch.reset();
+    store.getHits.reset();
+    store.getMisses.reset();
+    store.evictions.reset();
+    store.totalItems.reset();
+    rejectedGate.reset();
+    rejectedBudget.reset();
+  }
+
+  private static void stat(StringBuilder s, String name, Object value) {
+    s.append("STAT ").append(name).append(' ').append(value).append("\r\n");
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (listener != null) {
+      listener.close().syncUninterruptibly();
+    }
+    if (gate != null) {
+      gate.close();
+    }
+    if (group != null) {
+      group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+
+  private record Config(String host, int port, long memoryBytes, int cores, Protection protection,
+      long targetNanos, Ticker ticker, Transport transport) { }
+
+  /** Builds a {@link KvServer}. Not thread-safe. */
+  public static final class Builder {
+    private String host = "0.0.0.0";
+    private int port = 11211;
+    private long memoryBytes = 64L << 20;
+    private int cores = 1;
+    private Protection protection = Protection.SPILLWAY;
+    private long targetNanos = 110_000;
+    private Ticker ticker = Ticker.system();
+    private Transport transport;
+
+    private Builder() { }
+
+    public Builder host(String value) { host = Objects.requireNonNull(value); return this; }
+
+    /** The port; 0 picks a free one. */
+    public Builder port(int value) {
+      if (value < 0 || value > 65535) {
+        throw new IllegalArgumentException("port out of range: " + value);
+      }
+      port = value;
+      return this;
+    }
+
+    /** The memory limit for values ({@code -m}), at least 1 MiB. */
+    public Builder memoryMegabytes(long value) {
+      if (value < 1 || value > (1L << 30)) {
+        throw new IllegalArgumentException("memory must be 1 MiB to 1 PiB, in MiB: " + value);
+      }
+      memoryBytes = value << 20;
+      return this;
+    }
+
+    /** Event loops ({@code -t}), each a memcached worker thread. */
+    public Builder cores(int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException("cores must be at least 1: " + value);
+      }
+      cores = value;
+      return this;
+    }
+
+    public Builder protection(Protection value) { protection = Objects.requireNonNull(value); return this; }
+
+    /** Protego's target delay (protego-nsdi23 §5.3 uses 110 µs for memcached). */
+    public Builder target(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("target must be positive: " + value);
+      }
+      targetNanos = value.toNanos();
+      return this;
+    }
+
+    public Builder ticker(Ticker value) { ticker = Objects.requireNonNull(value); return this; }
+
+    public Builder transport(Transport value) { transport = value; return this; }
+
+    public KvServer build() {
+      return new KvServer(new Config(host, port, memoryBytes, cores, protection, targetNanos,
+          ticker, transport));
+    }
+  }
+}

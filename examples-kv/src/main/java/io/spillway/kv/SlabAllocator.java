@@ -1,0 +1,226 @@
+package io.spillway.kv;
+
+import io.spillway.api.Ticker;
+import io.spillway.asqm.BudgetedLock;
+import java.util.Arrays;
+
+/**
+ * memcached's slab allocator: values live in fixed-size chunks carved from 1 MiB pages, one size
+ * class per chunk size (each class 1.25 × the previous, from 96 bytes to a whole page), pages
+ * handed to a class on demand until the memory limit is reached. One global lock, memcached's
+ * {@code slabs_lock}, guards every class's free list and the page supply: this is the lock a
+ * SET-heavy workload saturates (protego-nsdi23 §5.3), so it is a {@link BudgetedLock}.
+ *
+ * <p>Allocation on a request's path ({@link #allocate}) may be refused by the budget in scope
+ * ({@link BudgetedLock#acquireWithinBudget()}); freeing ({@link #free}) always uses the plain
+ * acquire, as Protego keeps {@code mutex_lock} for freeing the chunk of a dropped SET, so a drop
+ * never leaks memory.
+ *
+ * <p>A chunk handle is {@code page << 16 | slot}: a page holds at most 1 MiB / 96 = 10,922 chunks.
+ * Reads and writes of a chunk's bytes need no lock: a chunk belongs to one item (or one request
+ * in flight) between its allocation and its free.
+ *
+ * <p>Thread-safe.
+ */
+public final class SlabAllocator {
+
+  /** memcached's page size and largest item ({@code -I 1m}). */
+  public static final int PAGE_SIZE = 1 << 20;
+  /** Smallest chunk (memcached's 48-byte header plus a 48-byte minimum item, rounded to 8). */
+  public static final int MIN_CHUNK = 96;
+  /** memcached's default growth factor ({@code -f 1.25}). */
+  public static final double GROWTH_FACTOR = 1.25;
+  /** No chunk: the memory limit is reached and the class has no free chunk. */
+  public static final int NONE = -1;
+
+  private final int[] chunkSize;
+  private final int[] chunksPerPage;
+  private final int maxPages;
+  private final byte[][] pages;
+  private final int[] pageClass;
+  private final int[][] freeSlots;
+  private final int[] freeCount;
+  private final long[] usedChunks;
+  private final int[] pagesOfClass;
+  private int pagesUsed;
+  private final BudgetedLock lock;
+
+  /**
+   * @param memoryBytes the memory limit for values ({@code -m}); at least one page
+   * @param ticker the server's clock, for the lock's queueing delay
+   */
+  public SlabAllocator(long memoryBytes, Ticker ticker) {
+    if (memoryBytes < PAGE_SIZE) {
+      throw new IllegalArgumentException("memory limit below one page (1 MiB): " + memoryBytes);
+    }
+    if (memoryBytes / PAGE_SIZE > Integer.MAX_VALUE / 2) {
+      throw new IllegalArgumentException("memory limit too large: " + memoryBytes);
+    }
+    int[] sizes = new int[64];
+    int n = 0;
+    double size = MIN_CHUNK;
+    while (size < PAGE_SIZE / GROWTH_FACTOR) {
+      int s = ((int) size + 7) & ~7;
+      sizes[n++] = s;
+      size = s * GROWTH_FACTOR;
+    }
+    sizes[n++] = PAGE_SIZE;
+    this.chunkSize = Arrays.copyOf(sizes, n);
+    this.chunksPerPage = new int[n];
+    for (int i = 0; i < n; i++) {
+      chunksPerPage[i] = PAGE_SIZE / chunkSize[i];
+    }
+    this.maxPages = (int) (memoryBytes / PAGE_SIZE);
+    this.pages = new byte[maxPages][];
+    this.pageClass = new int[maxPages];
+    this.freeSlots = new int[n][16];
+    this.freeCount = new int[n];
+    this.usedChunks = new long[n];
+    this.pagesOfClass = new int[n];
+    this.lock = new BudgetedLock(ticker);
+  }
+
+  /** The number of size classes. */
+  public int classes() {
+    return chunkSize.length;
+  }
+
+  /** The chunk size of class {@code c}. */
+  public int chunkSize(int c) {
+    return chunkSize[c];
+  }
+
+  /** The smallest class whose chunks hold {@code bytes}, or −1 if none does (over 1 MiB). */
+  public int classFor(int bytes) {
+    if (bytes < 0 || bytes > PAGE_SIZE) {
+      return -1;
+    }
+    int lo = 0;
+    int hi = chunkSize.length - 1;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (chunkSize[mid] >= bytes) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+
+  /** The global lock ({@code slabs_lock}), for the lock finder and the KV's delay signal. */
+  public BudgetedLock lock() {
+    return lock;
+  }
+
+  /**
+   * A chunk of class {@code c}, or {@link #NONE} when the limit is reached and the class has no
+   * free chunk (the caller evicts and tries again). Takes the lock within the budget in scope.
+   *
+   * @throws io.spillway.api.BudgetExceededException if the lock's queue exceeds the budget in scope
+   */
+  public int allocate(int c) {
+    try (BudgetedLock.Held ignored = lock.acquireWithinBudget()) {
+      return allocateLocked(c);
+    }
+  }
+
+  /** As {@link #allocate}, never refused: for maintenance. */
+  public int allocateUnbudgeted(int c) {
+    try (BudgetedLock.Held ignored = lock.acquire()) {
+      return allocateLocked(c);
+    }
+  }
+
+  private int allocateLocked(int c) {
+    int handle;
+    if (freeCount[c] > 0) {
+      handle = freeSlots[c][--freeCount[c]];
+    } else if (pagesUsed < maxPages) {
+      int page = pagesUsed++;
+      pages[page] = new byte[PAGE_SIZE];
+      pageClass[page] = c;
+      pagesOfClass[c]++;
+      int slots = chunksPerPage[c];
+      ensureFreeCapacity(c, slots);
+      for (int s = slots - 1; s >= 1; s--) {
+        freeSlots[c][freeCount[c]++] = page << 16 | s;
+      }
+      handle = page << 16;
+    } else {
+      return NONE;
+    }
+    usedChunks[c]++;
+    return handle;
+  }
+
+  private void ensureFreeCapacity(int c, int extra) {
+    int need = freeCount[c] + extra;
+    if (need > freeSlots[c].length) {
+      freeSlots[c] = Arrays.copyOf(freeSlots[c], Math.max(need, freeSlots[c].length * 2));
+    }
+  }
+
+  /** Returns a chunk to its class. Plain acquire: freeing is never refused. */
+  public void free(int handle) {
+    int page = handle >>> 16;
+    try (BudgetedLock.Held ignored = lock.acquire()) {
+      int c = pageClass[page];
+      if (pages[page] == null || (handle & 0xFFFF) >= chunksPerPage[c]) {
+        throw new IllegalArgumentException("not a chunk: " + handle);
+      }
+      ensureFreeCapacity(c, 1);
+      freeSlots[c][freeCount[c]++] = handle;
+      usedChunks[c]--;
+    }
+  }
+
+  /** The page holding chunk {@code handle}. */
+  public byte[] page(int handle) {
+    return pages[handle >>> 16];
+  }
+
+  /** The offset of chunk {@code handle} in its page. */
+  public int offset(int handle) {
+    int page = handle >>> 16;
+    return (handle & 0xFFFF) * chunkSize[pageClass[page]];
+  }
+
+  /** The class of chunk {@code handle}. */
+  public int classOf(int handle) {
+    return pageClass[handle >>> 16];
+  }
+
+  /** Copies {@code length} bytes of chunk {@code handle} from {@code at} into {@code dst}. */
+  public void read(int handle, int at, byte[] dst, int dstOffset, int length) {
+    System.arraycopy(pages[handle >>> 16], offset(handle) + at, dst, dstOffset, length);
+  }
+
+  /** A snapshot of the accounting, taken under the lock. */
+  public Usage usage() {
+    try (BudgetedLock.Held ignored = lock.acquire()) {
+      long used = 0;
+      long usedBytes = 0;
+      for (int c = 0; c < chunkSize.length; c++) {
+        used += usedChunks[c];
+        usedBytes += usedChunks[c] * chunkSize[c];
+      }
+      long total = 0;
+      for (int c = 0; c < chunkSize.length; c++) {
+        total += (long) pagesOfClass[c] * chunksPerPage[c];
+      }
+      long free = 0;
+      for (int c = 0; c < chunkSize.length; c++) {
+        free += freeCount[c];
+      }
+      return new Usage(pagesUsed, maxPages, used, free, total, usedBytes);
+    }
+  }
+
+  /**
+   * Allocator accounting: every chunk of an assigned page is either used or free, so {@code
+   * usedChunks + freeChunks == totalChunks} always; a leak shows as used chunks no item holds.
+   */
+  public record Usage(int pages, int maxPages, long usedChunks, long freeChunks, long totalChunks,
+      long usedBytes) { }
+}

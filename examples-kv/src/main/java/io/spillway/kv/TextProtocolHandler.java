@@ -1,0 +1,744 @@
+package io.spillway.kv;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.ExecutorBacklogProbe;
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * memcached's text protocol on one connection: commands parsed from the byte stream, answered in
+ * order (pipelined commands included), executed in-line on the connection's event loop as a
+ * memcached worker thread executes them.
+ *
+ * <h2>Overload control for unmodified clients</h2>
+ *
+ * <p>A data command is put to the {@link KvServer}'s gate after its command line is parsed and
+ * before its value is read. A refused command is answered at once with {@code SERVER_ERROR
+ * overloaded (reason)} (memcached's own error form; nothing with {@code noreply}) and the bytes
+ * of its value are skipped without being buffered. An admitted command runs with a queueing
+ * budget in scope (protego-nsdi23 §3.2: target delay − p99 service time), so its slab and item
+ * locks refuse it when their queues would make it late; it then gets the same reply, and a SET
+ * already holding a chunk frees it ({@link KvStore}).
+ *
+ * <h2>Bad input</h2>
+ *
+ * <p>An unknown command gets {@code ERROR}; a malformed line, a bad key, a negative or
+ * non-numeric length {@code CLIENT_ERROR bad command line format}; a value over 1 MiB {@code
+ * SERVER_ERROR object too large for cache} with its bytes skipped; a value not followed by
+ * {@code \r\n} {@code CLIENT_ERROR bad data chunk}. A line longer than {@link #MAX_LINE} without
+ * a newline cannot be resynchronised: the connection gets {@code CLIENT_ERROR line too long} and
+ * is closed. Input buffered per connection is bounded by the line limit (values go straight to
+ * their chunks), so a client that sends half a command and stalls holds at most that.
+ *
+ * <h2>Time</h2>
+ *
+ * <p>The clock is read once per command, as it is parsed; that reading is also the previous
+ * command's completion time (commands run back to back on this thread), and the last command of
+ * a read completes with one more reading when the read is done.
+ *
+ * <p>Not thread-safe: one per channel, called on its event loop.
+ */
+final class TextProtocolHandler extends ByteToMessageDecoder {
+
+  /** The longest command line accepted (a multi-get of about 60 maximal keys). */
+  static final int MAX_LINE = 16 * 1024;
+
+  private static final byte[] CRLF = {'\r', '\n'};
+  private static final byte[] END = bytes("END\r\n");
+  private static final byte[] STORED = bytes("STORED\r\n");
+  private static final byte[] NOT_STORED = bytes("NOT_STORED\r\n");
+  private static final byte[] EXISTS = bytes("EXISTS\r\n");
+  private static final byte[] NOT_FOUND = bytes("NOT_FOUND\r\n");
+  private static final byte[] DELETED = bytes("DELETED\r\n");
+  private static final byte[] TOUCHED = bytes("TOUCHED\r\n");
+  private static final byte[] OK = bytes("OK\r\n");
+  private static final byte[] ERROR = bytes("ERROR\r\n");
+  private static final byte[] BAD_FORMAT = bytes("CLIENT_ERROR bad command line format\r\n");
+  private static final byte[] BAD_CHUNK = bytes("CLIENT_ERROR bad data chunk\r\n");
+  private static final byte[] TOO_LONG = bytes("CLIENT_ERROR line too long\r\n");
+  private static final byte[] NON_NUMERIC =
+      bytes("CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+  private static final byte[] INVALID_DELTA = bytes("CLIENT_ERROR invalid numeric delta argument\r\n");
+  private static final byte[] VALUE = bytes("VALUE ");
+  private static final byte[] VERSION_LINE = bytes("VERSION " + KvServer.VERSION + "\r\n");
+  private static final byte[] BAD_EXPTIME = bytes("CLIENT_ERROR invalid exptime argument\r\n");
+
+  private final KvServer server;
+  private final KvStore store;
+  private final RequestMetadata header = new RequestMetadata();
+  /** The gates' response fields, unused by the text protocol (it has no place for them). */
+  private final ResponseMetadata scratch = new ResponseMetadata();
+  private final Tokens tokens = new Tokens();
+
+  /** Bytes of a refused or unstorable value still to skip, its {@code \r\n} included. */
+  private long swallow;
+  /** A value being read into its chunk; -1 when none. */
+  private int valueChunk = -1;
+  private int valueLength;
+  private int valueRead;
+  private KvStore.Mode valueMode;
+  private byte[] valueKey;
+  private int valueFlags;
+  private long valueExptime;
+  private long valueCas;
+  private boolean valueNoreply;
+  private ServerPermit valuePermit;
+  private RequestBudget valueBudget;
+  private long valueStart;
+
+  /** The last command's permit, completed at the next clock reading. */
+  private ServerPermit pending;
+  private Outcome pendingOutcome;
+  private long pendingStart;
+
+  private ByteBuf out;
+  private boolean closing;
+
+  private final ExecutorBacklogProbe loopProbe;
+
+  TextProtocolHandler(KvServer server, ExecutorBacklogProbe loopProbe) {
+    this.server = server;
+    this.store = server.store();
+    this.loopProbe = loopProbe;
+  }
+
+  @Override
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> unused) {
+    currentCtx = ctx;
+    while (in.isReadable() && !closing) {
+      if (swallow > 0) {
+        int n = (int) Math.min(swallow, in.readableBytes());
+        in.skipBytes(n);
+        swallow -= n;
+        continue;
+      }
+      if (valueChunk >= 0) {
+        if (!readValue(in)) {
+          return;
+        }
+        continue;
+      }
+      int eol = in.indexOf(in.readerIndex(), in.readerIndex() + Math.min(in.readableBytes(), MAX_LINE + 2),
+          (byte) '\n');
+      if (eol < 0) {
+        if (in.readableBytes() > MAX_LINE) {
+          out(ctx).writeBytes(TOO_LONG);
+          closing = true;
+          in.skipBytes(in.readableBytes());
+        }
+        return;
+      }
+      int end = eol > in.readerIndex() && in.getByte(eol - 1) == '\r' ? eol - 1 : eol;
+      tokens.split(in, in.readerIndex(), end);
+      in.readerIndex(eol + 1);
+      command(ctx, in);
+    }
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    if (pending != null) {
+      completePending(server.ticker().read());
+    }
+    flush(ctx);
+    super.channelReadComplete(ctx);
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    if (valueChunk >= 0) {
+      store.release(valueChunk);
+      valueChunk = -1;
+      finish(valuePermit, Outcome.ABORTED, server.ticker().read());
+    }
+    if (pending != null) {
+      completePending(server.ticker().read());
+    }
+    if (out != null) {
+      out.release();
+      out = null;
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    server.connectionFailed(cause);
+    ctx.close();
+  }
+
+  private ByteBuf out(ChannelHandlerContext ctx) {
+    if (out == null) {
+      out = ctx.alloc().ioBuffer(256);
+    }
+    return out;
+  }
+
+  private void flush(ChannelHandlerContext ctx) {
+    if (out != null) {
+      ByteBuf b = out;
+      out = null;
+      if (closing) {
+        ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
+      } else {
+        ctx.writeAndFlush(b);
+      }
+    } else if (closing) {
+      ctx.close();
+    }
+  }
+
+  private long now() {
+    long now = server.ticker().read();
+    if (loopProbe != null) {
+      loopProbe.arrived(now);
+    }
+    if (pending != null) {
+      completePending(now);
+    }
+    return now;
+  }
+
+  private void completePending(long now) {
+    ServerPermit p = pending;
+    pending = null;
+    server.completed(p, pendingOutcome, pendingStart, now, scratch.reset());
+  }
+
+  private void finish(ServerPermit permit, Outcome outcome, long start) {
+    if (permit != null) {
+      pending = permit;
+      pendingOutcome = outcome;
+      pendingStart = start;
+    }
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  private void command(ChannelHandlerContext ctx, ByteBuf in) {
+    int n = tokens.count;
+    if (n == 0) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    switch (tokens.command()) {
+      case "get" -> retrieve(ctx, false);
+      case "gets" -> retrieve(ctx, true);
+      case "set" -> storage(ctx, KvStore.Mode.SET, false);
+      case "add" -> storage(ctx, KvStore.Mode.ADD, false);
+      case "replace" -> storage(ctx, KvStore.Mode.REPLACE, false);
+      case "append" -> storage(ctx, KvStore.Mode.APPEND, false);
+      case "prepend" -> storage(ctx, KvStore.Mode.PREPEND, false);
+      case "cas" -> storage(ctx, KvStore.Mode.CAS, true);
+      case "delete" -> delete(ctx);
+      case "incr" -> delta(ctx, true);
+      case "decr" -> delta(ctx, false);
+      case "touch" -> touch(ctx);
+      case "flush_all" -> flushAll(ctx);
+      // memcached answers version whatever follows it, and verbosity without looking at the level
+      case "version" -> out(ctx).writeBytes(VERSION_LINE);
+      case "verbosity" -> {
+        if (n == 1 || n > 3) {
+          out(ctx).writeBytes(ERROR);
+        } else if (!tokens.isNoreply(n - 1)) {
+          out(ctx).writeBytes(OK);
+        }
+      }
+      case "stats" -> stats(ctx);
+      case "quit" -> {
+        if (n != 1) {
+          out(ctx).writeBytes(ERROR);
+        } else {
+          closing = true;
+        }
+      }
+      default -> out(ctx).writeBytes(ERROR);
+    }
+  }
+
+  /** Admits a data command; null (the reply written) if refused. */
+  private ServerPermit admit(ChannelHandlerContext ctx, long now, boolean noreply) {
+    header.reset();
+    ServerPermit permit = server.gate().admit(header, now);
+    if (!permit.isAdmitted()) {
+      server.refused(permit.status());
+      permit.complete(Outcome.DROPPED, now, scratch.reset());
+      if (!noreply) {
+        out(ctx).writeBytes(server.rejectLine(permit.status()));
+      }
+      return null;
+    }
+    return permit;
+  }
+
+  private void refusedByLock(ChannelHandlerContext ctx, boolean noreply) {
+    server.refused(Status.REJECTED_BUDGET);
+    if (!noreply) {
+      out(ctx).writeBytes(server.rejectLine(Status.REJECTED_BUDGET));
+    }
+  }
+
+  private void retrieve(ChannelHandlerContext ctx, boolean withCas) {
+    int n = tokens.count;
+    if (n < 2) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    for (int i = 1; i < n; i++) {
+      if (tokens.length(i) > KvStore.MAX_KEY_LENGTH) {
+        out(ctx).writeBytes(BAD_FORMAT);
+        return;
+      }
+    }
+    long now = now();
+    ServerPermit permit = admit(ctx, now, false);
+    if (permit == null) {
+      return;
+    }
+    ByteBuf o = out(ctx);
+    int mark = o.writerIndex();
+    RequestBudget budget = server.budget();
+    try {
+      ScopedValue.where(RequestBudget.CURRENT, budget).run(() -> {
+        for (int i = 1; i < n; i++) {
+          byte[] key = tokens.bytes(i);
+          store.get(key, now, (k, flags, cas, page, offset, length) -> {
+            o.writeBytes(VALUE).writeBytes(k).writeByte(' ');
+            writeDecimal(o, flags & 0xFFFFFFFFL);
+            o.writeByte(' ');
+            writeDecimal(o, length);
+            if (withCas) {
+              o.writeByte(' ');
+              writeDecimal(o, cas);
+            }
+            o.writeBytes(CRLF).writeBytes(page, offset, length).writeBytes(CRLF);
+          });
+        }
+      });
+      o.writeBytes(END);
+      finish(permit, Outcome.SUCCESS, now);
+    } catch (BudgetExceededException e) {
+      o.writerIndex(mark);
+      refusedByLock(ctx, false);
+      finish(permit, Outcome.ABORTED, now);
+    }
+  }
+
+  private void storage(ChannelHandlerContext ctx, KvStore.Mode mode, boolean cas) {
+    int n = tokens.count;
+    int base = cas ? 7 : 6;
+    boolean noreply = n == base && tokens.isNoreply(n - 1);
+    if (n != base && n != base - 1) {
+      out(ctx).writeBytes(n < base - 1 ? ERROR : BAD_FORMAT);
+      return;
+    }
+    if (n == base && !noreply) {
+      out(ctx).writeBytes(BAD_FORMAT);
+      return;
+    }
+    long flags = tokens.parseLong(2);
+    long exptime = tokens.parseSignedLong(3);
+    long length = tokens.parseSignedLong(4);
+    long casIn = cas ? tokens.parseLong(5) : 0;
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH || flags < 0 || flags > 0xFFFFFFFFL
+        || exptime == Long.MIN_VALUE || length == Long.MIN_VALUE || (cas && casIn < 0)) {
+      out(ctx).writeBytes(BAD_FORMAT);
+      return;
+    }
+    if (length < 0 || length > Integer.MAX_VALUE - 2) {
+      // memcached answers and cannot know how much data follows; treat the next line as a command
+      out(ctx).writeBytes(BAD_FORMAT);
+      return;
+    }
+    long now = now();
+    ServerPermit permit = admit(ctx, now, noreply);
+    if (permit == null) {
+      swallow = length + 2;
+      return;
+    }
+    if (length > SlabAllocator.PAGE_SIZE) {
+      out(ctx).writeBytes(bytes("SERVER_ERROR object too large for cache\r\n"));
+      swallow = length + 2;
+      finish(permit, Outcome.SUCCESS, now);
+      return;
+    }
+    RequestBudget budget = server.budget();
+    int chunk;
+    try {
+      chunk = ScopedValue.where(RequestBudget.CURRENT, budget).call(() -> store.reserve((int) length, now));
+    } catch (BudgetExceededException e) {
+      refusedByLock(ctx, noreply);
+      swallow = length + 2;
+      finish(permit, Outcome.ABORTED, now);
+      return;
+    } catch (KvStore.StoreFailure e) {
+      out(ctx).writeBytes(bytes("SERVER_ERROR " + e.getMessage() + "\r\n"));
+      swallow = length + 2;
+      finish(permit, Outcome.SUCCESS, now);
+      return;
+    }
+    valueChunk = chunk;
+    valueLength = (int) length;
+    valueRead = 0;
+    valueMode = mode;
+    valueKey = tokens.bytes(1);
+    valueFlags = (int) flags;
+    valueExptime = exptime;
+    valueCas = casIn;
+    valueNoreply = noreply;
+    valuePermit = permit;
+    valueBudget = budget;
+    valueStart = now;
+  }
+
+  /** Reads the pending value into its chunk; false if more bytes are needed. */
+  private boolean readValue(ByteBuf in) {
+    int want = valueLength - valueRead;
+    if (want > 0) {
+      int n = Math.min(want, in.readableBytes());
+      in.readBytes(store.page(valueChunk), store.offset(valueChunk) + valueRead, n);
+      valueRead += n;
+      if (valueRead < valueLength) {
+        return false;
+      }
+    }
+    if (in.readableBytes() < 2) {
+      if (in.readableBytes() == 1 && in.getByte(in.readerIndex()) != '\r') {
+        badChunk(in);
+        return true;
+      }
+      return false;
+    }
+    if (in.getByte(in.readerIndex()) != '\r' || in.getByte(in.readerIndex() + 1) != '\n') {
+      badChunk(in);
+      return true;
+    }
+    in.skipBytes(2);
+    int chunk = valueChunk;
+    valueChunk = -1;
+    ChannelHandlerContext ctx = currentCtx;
+    try {
+      KvStore.StoreResult r = ScopedValue.where(RequestBudget.CURRENT, valueBudget).call(() ->
+          store.store(valueMode, valueKey, valueFlags, valueExptime, valueCas, chunk, valueLength,
+              valueStart));
+      if (!valueNoreply) {
+        out(ctx).writeBytes(switch (r) {
+          case STORED -> STORED;
+          case NOT_STORED -> NOT_STORED;
+          case EXISTS -> EXISTS;
+          case NOT_FOUND -> NOT_FOUND;
+        });
+      }
+      finish(valuePermit, Outcome.SUCCESS, valueStart);
+    } catch (BudgetExceededException e) {
+      refusedByLock(ctx, valueNoreply);
+      finish(valuePermit, Outcome.ABORTED, valueStart);
+    } catch (KvStore.StoreFailure e) {
+      out(ctx).writeBytes(bytes("SERVER_ERROR " + e.getMessage() + "\r\n"));
+      finish(valuePermit, Outcome.SUCCESS, valueStart);
+    }
+    valuePermit = null;
+    valueBudget = null;
+    valueKey = null;
+    return true;
+  }
+
+  /**
+   * The value is not followed by CRLF: memcached's "bad data chunk". As memcached, the two bytes
+   * where CRLF should be are consumed and parsing goes on after them.
+   */
+  private void badChunk(ByteBuf in) {
+    store.release(valueChunk);
+    valueChunk = -1;
+    out(currentCtx).writeBytes(BAD_CHUNK);
+    finish(valuePermit, Outcome.SUCCESS, valueStart);
+    valuePermit = null;
+    valueBudget = null;
+    valueKey = null;
+    int n = Math.min(2, in.readableBytes());
+    in.skipBytes(n);
+    swallow = 2 - n;
+  }
+
+  private ChannelHandlerContext currentCtx;
+
+
+  private void delete(ChannelHandlerContext ctx) {
+    int n = tokens.count;
+    boolean noreply = n > 2 && tokens.isNoreply(n - 1);
+    int args = n - (noreply ? 1 : 0);
+    // memcached accepts "delete <key> 0" (a legacy hold time of zero) and nothing else
+    if (n < 2 || args > 3 || (args == 3 && tokens.parseLong(2) != 0)
+        || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      out(ctx).writeBytes(n < 2 ? ERROR : bytes(
+          "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"));
+      return;
+    }
+    long now = now();
+    ServerPermit permit = admit(ctx, now, noreply);
+    if (permit == null) {
+      return;
+    }
+    byte[] key = tokens.bytes(1);
+    try {
+      boolean deleted = ScopedValue.where(RequestBudget.CURRENT, server.budget())
+          .call(() -> store.delete(key, now));
+      if (!noreply) {
+        out(ctx).writeBytes(deleted ? DELETED : NOT_FOUND);
+      }
+      finish(permit, Outcome.SUCCESS, now);
+    } catch (BudgetExceededException e) {
+      refusedByLock(ctx, noreply);
+      finish(permit, Outcome.ABORTED, now);
+    }
+  }
+
+  private void delta(ChannelHandlerContext ctx, boolean incr) {
+    int n = tokens.count;
+    boolean noreply = n == 4 && tokens.isNoreply(3);
+    if (n != 3 && !noreply) {
+      out(ctx).writeBytes(n < 3 ? ERROR : BAD_FORMAT);
+      return;
+    }
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      out(ctx).writeBytes(BAD_FORMAT);
+      return;
+    }
+    long delta = tokens.parseUnsigned(2);
+    if (delta == -1 && !tokens.equals(2, "18446744073709551615")) {
+      out(ctx).writeBytes(INVALID_DELTA);
+      return;
+    }
+    long now = now();
+    ServerPermit permit = admit(ctx, now, noreply);
+    if (permit == null) {
+      return;
+    }
+    byte[] key = tokens.bytes(1);
+    try {
+      KvStore.Delta r = ScopedValue.where(RequestBudget.CURRENT, server.budget())
+          .call(() -> store.incrDecr(key, incr, delta, now));
+      if (!noreply) {
+        ByteBuf o = out(ctx);
+        switch (r) {
+          case KvStore.Delta.Value v -> {
+            writeDecimal(o, v.unsigned());
+            o.writeBytes(CRLF);
+          }
+          case KvStore.Delta.NotFound nf -> o.writeBytes(NOT_FOUND);
+          case KvStore.Delta.NonNumeric nn -> o.writeBytes(NON_NUMERIC);
+        }
+      }
+      finish(permit, Outcome.SUCCESS, now);
+    } catch (BudgetExceededException e) {
+      refusedByLock(ctx, noreply);
+      finish(permit, Outcome.ABORTED, now);
+    }
+  }
+
+  private void touch(ChannelHandlerContext ctx) {
+    int n = tokens.count;
+    boolean noreply = n == 4 && tokens.isNoreply(3);
+    if (n != 3 && !noreply) {
+      out(ctx).writeBytes(n < 3 ? ERROR : BAD_FORMAT);
+      return;
+    }
+    long exptime = tokens.parseSignedLong(2);
+    if (exptime == Long.MIN_VALUE || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      out(ctx).writeBytes(BAD_EXPTIME);
+      return;
+    }
+    long now = now();
+    ServerPermit permit = admit(ctx, now, noreply);
+    if (permit == null) {
+      return;
+    }
+    byte[] key = tokens.bytes(1);
+    try {
+      boolean touched = ScopedValue.where(RequestBudget.CURRENT, server.budget())
+          .call(() -> store.touch(key, exptime, now));
+      if (!noreply) {
+        out(ctx).writeBytes(touched ? TOUCHED : NOT_FOUND);
+      }
+      finish(permit, Outcome.SUCCESS, now);
+    } catch (BudgetExceededException e) {
+      refusedByLock(ctx, noreply);
+      finish(permit, Outcome.ABORTED, now);
+    }
+  }
+
+  private void flushAll(ChannelHandlerContext ctx) {
+    int n = tokens.count;
+    boolean noreply = n > 1 && tokens.isNoreply(n - 1);
+    int args = n - (noreply ? 1 : 0);
+    long delay = 0;
+    if (args == 2) {
+      delay = tokens.parseSignedLong(1);
+      if (delay == Long.MIN_VALUE) {
+        out(ctx).writeBytes(BAD_EXPTIME);
+        return;
+      }
+    } else if (args > 2) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    store.flushAll(delay, server.ticker().read());
+    if (!noreply) {
+      out(ctx).writeBytes(OK);
+    }
+  }
+
+  private void stats(ChannelHandlerContext ctx) {
+    int n = tokens.count;
+    String sub = n == 1 ? "" : tokens.string(1);
+    if (n > 2) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    String text = switch (sub) {
+      case "" -> server.stats();
+      case "slabs" -> server.slabStats();
+      case "reset" -> {
+        server.resetStats();
+        yield "RESET\r\n";
+      }
+      default -> null;
+    };
+    out(ctx).writeBytes(text == null ? ERROR : bytes(text));
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  static void writeDecimal(ByteBuf o, long unsigned) {
+    if (unsigned >= 0 && unsigned < 10) {
+      o.writeByte('0' + (int) unsigned);
+      return;
+    }
+    o.writeCharSequence(Long.toUnsignedString(unsigned), StandardCharsets.US_ASCII);
+  }
+
+  static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** The space-separated tokens of one command line, as offsets into the input buffer. */
+  static final class Tokens {
+    static final int MAX = 256;
+    final int[] start = new int[MAX];
+    final int[] end = new int[MAX];
+    int count;
+    ByteBuf buf;
+
+    void split(ByteBuf b, int from, int to) {
+      buf = b;
+      count = 0;
+      int i = from;
+      while (i < to) {
+        while (i < to && b.getByte(i) == ' ') {
+          i++;
+        }
+        if (i >= to) {
+          break;
+        }
+        int s = i;
+        while (i < to && b.getByte(i) != ' ') {
+          i++;
+        }
+        if (count == MAX) {
+          count = MAX + 1; // too many: every command rejects it by its count
+          return;
+        }
+        start[count] = s;
+        end[count] = i;
+        count++;
+      }
+    }
+
+    String command() {
+      return count > MAX ? "" : string(0);
+    }
+
+    int length(int i) {
+      return end[i] - start[i];
+    }
+
+    String string(int i) {
+      return buf.toString(start[i], length(i), StandardCharsets.US_ASCII);
+    }
+
+    byte[] bytes(int i) {
+      byte[] k = new byte[length(i)];
+      buf.getBytes(start[i], k);
+      return k;
+    }
+
+    boolean equals(int i, String s) {
+      if (length(i) != s.length()) {
+        return false;
+      }
+      for (int j = 0; j < s.length(); j++) {
+        if (buf.getByte(start[i] + j) != s.charAt(j)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    boolean isNoreply(int i) {
+      return i >= 0 && i < count && equals(i, "noreply");
+    }
+
+    /** A non-negative decimal up to Long.MAX_VALUE, or −1. */
+    long parseLong(int i) {
+      if (i >= count || length(i) == 0 || length(i) > 19) {
+        return -1;
+      }
+      long v = 0;
+      for (int j = start[i]; j < end[i]; j++) {
+        int d = buf.getByte(j) - '0';
+        if (d < 0 || d > 9) {
+          return -1;
+        }
+        v = v * 10 + d;
+        if (v < 0) {
+          return -1;
+        }
+      }
+      return v;
+    }
+
+    /** A signed decimal, or Long.MIN_VALUE if not one. */
+    long parseSignedLong(int i) {
+      if (i >= count || length(i) == 0) {
+        return Long.MIN_VALUE;
+      }
+      boolean negative = buf.getByte(start[i]) == '-';
+      if (negative) {
+        start[i]++;
+        long v = parseLong(i);
+        start[i]--;
+        return v < 0 ? Long.MIN_VALUE : -v;
+      }
+      long v = parseLong(i);
+      return v < 0 ? Long.MIN_VALUE : v;
+    }
+
+    /** An unsigned 64-bit decimal, or −1 (all ones) if not one. */
+    long parseUnsigned(int i) {
+      if (i >= count) {
+        return -1;
+      }
+      byte[] b = bytes(i);
+      return KvStore.parseUnsigned(b, 0, b.length);
+    }
+  }
+}
