@@ -87,6 +87,7 @@ public final class KvServer implements AutoCloseable {
   private final AtomicLong connections = new AtomicLong();
   private final LongAdder totalConnections = new LongAdder();
   private final LongAdder connectionErrors = new LongAdder();
+  private final LongAdder handlerFailures = new LongAdder();
   private EventLoopGroup group;
   private Channel listener;
   private ServerGate gate;
@@ -223,19 +224,31 @@ public final class KvServer implements AutoCloseable {
     };
   }
 
-  /** A connection failed (I/O error, or a bug): it is closed; logged at most once a second. */
+  /**
+   * A connection failed and is closed. A peer's reset or broken pipe is counted only; anything
+   * else is a bug here and is logged with its stack trace, at most once a second.
+   */
   void connectionFailed(Throwable cause) {
     connectionErrors.increment();
+    if (cause instanceof java.io.IOException) {
+      return;
+    }
+    handlerFailures.increment();
     long now = System.nanoTime();
     long last = lastFailureLog.get();
     if (now - last >= 1_000_000_000L && lastFailureLog.compareAndSet(last, now)) {
-      LOG.log(System.Logger.Level.WARNING, "connection closed after an error ("
-          + connectionErrors.sum() + " so far)", cause);
+      LOG.log(System.Logger.Level.WARNING, "connection closed after a handler failure ("
+          + handlerFailures.sum() + " so far)", cause);
     }
   }
 
   private static final System.Logger LOG = System.getLogger(KvServer.class.getName());
   private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+
+  /** Connections closed because handling their input threw something other than an I/O error. */
+  long handlerFailures() {
+    return handlerFailures.sum();
+  }
 
   /** Requests refused by the gate, and by budgets at locks. */
   public long[] rejected() {

@@ -454,7 +454,7 @@ public final class KvStore {
     if (item.cas <= flushCas) {
       return false;
     }
-    if (flushPending && now - flushAt >= 0 && item.storedAt - flushAt <= 0) {
+    if (flushPending && now - flushAt >= 0 && item.storedAt - flushAt < 0) {
       return false;
     }
     return true;

@@ -337,12 +337,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     int n = tokens.count;
     int base = cas ? 7 : 6;
     boolean noreply = n == base && tokens.isNoreply(n - 1);
+    // memcached dispatches on the token count: too few or too many is an unknown command, and a
+    // last token other than noreply is ignored
     if (n != base && n != base - 1) {
-      out(ctx).writeBytes(n < base - 1 ? ERROR : BAD_FORMAT);
-      return;
-    }
-    if (n == base && !noreply) {
-      out(ctx).writeBytes(BAD_FORMAT);
+      out(ctx).writeBytes(ERROR);
       return;
     }
     long flags = tokens.parseLong(2);

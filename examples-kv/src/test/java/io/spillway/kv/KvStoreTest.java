@@ -1,0 +1,237 @@
+package io.spillway.kv;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.RequestBudget;
+import io.spillway.asqm.BudgetedLock;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The store's memcached semantics and its budgeted locks, in virtual time. */
+@Timeout(60)
+class KvStoreTest {
+
+  /** Starts near the wrap-around of a signed long to catch {@code a < b} comparisons. */
+  private final AtomicLong clock = new AtomicLong(Long.MAX_VALUE - 5_000_000_000L);
+  private final AtomicLong epoch = new AtomicLong(1_800_000_000L);
+  private final KvStore store = new KvStore(4L << 20, clock::get, epoch::get);
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private KvStore.StoreResult put(KvStore.Mode mode, String key, String value, long exptime, long cas) {
+    byte[] v = b(value);
+    int chunk = store.reserve(v.length, clock.get());
+    store.write(chunk, 0, v, 0, v.length);
+    return store.store(mode, b(key), 7, exptime, cas, chunk, v.length, clock.get());
+  }
+
+  private KvStore.StoreResult set(String key, String value) {
+    return put(KvStore.Mode.SET, key, value, 0, 0);
+  }
+
+  private String get(String key) {
+    String[] out = new String[1];
+    store.get(b(key), clock.get(), (k, flags, cas, page, offset, length) ->
+        out[0] = new String(page, offset, length, StandardCharsets.US_ASCII));
+    return out[0];
+  }
+
+  private long cas(String key) {
+    long[] out = {-1};
+    store.get(b(key), clock.get(), (k, flags, cas, page, offset, length) -> out[0] = cas);
+    return out[0];
+  }
+
+  private void assertNoLeak() {
+    SlabAllocator.Usage u = store.slabs().usage();
+    assertEquals(u.totalChunks(), u.usedChunks() + u.freeChunks(), "chunk accounting");
+    assertEquals(store.items(), u.usedChunks(), "every used chunk belongs to a live item");
+  }
+
+  @Test
+  void storageCommandsFollowMemcached() {
+    assertEquals(KvStore.StoreResult.STORED, set("a", "1"));
+    assertEquals("1", get("a"));
+    assertEquals(KvStore.StoreResult.NOT_STORED, put(KvStore.Mode.ADD, "a", "2", 0, 0));
+    assertEquals(KvStore.StoreResult.STORED, put(KvStore.Mode.ADD, "b", "2", 0, 0));
+    assertEquals(KvStore.StoreResult.NOT_STORED, put(KvStore.Mode.REPLACE, "c", "3", 0, 0));
+    assertEquals(KvStore.StoreResult.STORED, put(KvStore.Mode.REPLACE, "b", "3", 0, 0));
+    assertEquals("3", get("b"));
+    assertEquals(KvStore.StoreResult.STORED, put(KvStore.Mode.APPEND, "b", "4", 0, 0));
+    assertEquals(KvStore.StoreResult.STORED, put(KvStore.Mode.PREPEND, "b", "2", 0, 0));
+    assertEquals("234", get("b"));
+    assertEquals(KvStore.StoreResult.NOT_STORED, put(KvStore.Mode.APPEND, "zz", "4", 0, 0));
+    long cas = cas("b");
+    assertEquals(KvStore.StoreResult.EXISTS, put(KvStore.Mode.CAS, "b", "x", 0, cas + 1));
+    assertEquals(KvStore.StoreResult.STORED, put(KvStore.Mode.CAS, "b", "x", 0, cas));
+    assertEquals(KvStore.StoreResult.EXISTS, put(KvStore.Mode.CAS, "b", "y", 0, cas));
+    assertEquals(KvStore.StoreResult.NOT_FOUND, put(KvStore.Mode.CAS, "nope", "y", 0, 1));
+    assertTrue(store.delete(b("b"), clock.get()));
+    assertFalse(store.delete(b("b"), clock.get()));
+    assertNull(get("b"));
+    assertNoLeak();
+  }
+
+  @Test
+  void incrWrapsDecrStopsAtZeroAndNonNumericIsRefused() {
+    set("n", "18446744073709551614");
+    assertEquals(new KvStore.Delta.Value(-1L), store.incrDecr(b("n"), true, 1, clock.get()));
+    assertEquals(new KvStore.Delta.Value(0L), store.incrDecr(b("n"), true, 1, clock.get()));
+    assertEquals("0", get("n"));
+    assertEquals(new KvStore.Delta.Value(0L), store.incrDecr(b("n"), false, 5, clock.get()));
+    set("m", "10");
+    assertEquals(new KvStore.Delta.Value(7L), store.incrDecr(b("m"), false, 3, clock.get()));
+    assertEquals("7", get("m"));
+    set("s", "abc");
+    assertInstanceOf(KvStore.Delta.NonNumeric.class, store.incrDecr(b("s"), true, 1, clock.get()));
+    assertInstanceOf(KvStore.Delta.NotFound.class, store.incrDecr(b("none"), true, 1, clock.get()));
+    assertNoLeak();
+  }
+
+  @Test
+  void expiryIsRelativeUpToThirtyDaysThenAbsolute() {
+    put(KvStore.Mode.SET, "rel", "v", 10, 0);
+    put(KvStore.Mode.SET, "abs", "v", epoch.get() + 20, 0);
+    put(KvStore.Mode.SET, "past", "v", -1, 0);
+    assertNull(get("past"));
+    clock.addAndGet(9_999_999_999L);
+    assertEquals("v", get("rel"));
+    clock.addAndGet(1);
+    assertNull(get("rel"));
+    assertEquals("v", get("abs"));
+    clock.addAndGet(10_000_000_000L);
+    assertNull(get("abs"));
+    assertTrue(store.touch(b("nope"), 5, clock.get()) == false);
+    assertNoLeak();
+  }
+
+  @Test
+  void flushAllAtOnceAndDelayed() {
+    set("a", "1");
+    store.flushAll(0, clock.get());
+    assertNull(get("a"));
+    set("a", "2");
+    assertEquals("2", get("a"), "stored after the flush");
+    store.flushAll(5, clock.get());
+    clock.addAndGet(4_000_000_000L);
+    assertEquals("2", get("a"));
+    clock.addAndGet(1_000_000_000L);
+    assertNull(get("a"));
+    set("b", "3");
+    assertEquals("3", get("b"), "stored after the delayed flush took effect");
+    assertNoLeak();
+  }
+
+  @Test
+  void evictsLeastRecentlyUsedAtTheMemoryLimit() {
+    String value = "x".repeat(1000);
+    for (int i = 0; i < 10_000; i++) {
+      assertEquals(KvStore.StoreResult.STORED, set("k" + i, value));
+    }
+    assertTrue(store.evictions.sum() > 0, "4 MiB cannot hold 10,000 KB values");
+    assertEquals(value, get("k9999"), "the newest survives");
+    assertNull(get("k0"), "the oldest went first");
+    assertNoLeak();
+    assertThrows(KvStore.StoreFailure.class, () -> store.reserve(SlabAllocator.PAGE_SIZE + 1, clock.get()));
+  }
+
+  @Test
+  void slabLockRefusesASetWhoseBudgetItsQueueExceeds() throws Exception {
+    long usedBefore = store.slabs().usage().usedChunks();
+    BudgetedLock slab = store.slabs().lock();
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread holder = Thread.ofPlatform().start(() -> {
+      slab.lock();
+      held.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      slab.unlock();
+    });
+    held.await();
+    Thread waiter = Thread.ofPlatform().start(() -> store.release(store.reserve(10, clock.get())));
+    while (slab.waiters() == 0) {
+      Thread.onSpinWait();
+    }
+    clock.addAndGet(500_000); // the waiter has queued 500 µs
+    assertThrows(BudgetExceededException.class, () -> ScopedValue.where(RequestBudget.CURRENT,
+        RequestBudget.of(100_000)).call(() -> store.reserve(10, clock.get())));
+    // a budget the queue fits is admitted (it waits its turn)
+    Thread patient = Thread.ofPlatform().start(() -> ScopedValue.where(RequestBudget.CURRENT,
+        RequestBudget.of(10_000_000)).run(() -> store.release(store.reserve(10, clock.get()))));
+    release.countDown();
+    holder.join();
+    waiter.join();
+    patient.join();
+    assertEquals(usedBefore, store.slabs().usage().usedChunks());
+    assertNoLeak();
+  }
+
+  @Test
+  void aSetRefusedAtItsItemLockFreesItsChunk() throws Exception {
+    set("hot", "v");
+    byte[] key = b("hot");
+    BudgetedLock[] locks = itemLocks();
+    BudgetedLock itemLock = locks[KvStore.hash(key) & (locks.length - 1)];
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread holder = Thread.ofPlatform().start(() -> {
+      itemLock.lock();
+      held.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      itemLock.unlock();
+    });
+    held.await();
+    Thread waiter = Thread.ofPlatform().start(() -> store.delete(b("other-key-same-stripe?"), clock.get()));
+    Thread blocked = Thread.ofPlatform().start(() -> get("hot"));
+    while (itemLock.waiters() == 0) {
+      Thread.onSpinWait();
+    }
+    clock.addAndGet(1_000_000);
+    long used = store.slabs().usage().usedChunks();
+    assertThrows(BudgetExceededException.class, () -> ScopedValue.where(RequestBudget.CURRENT,
+        RequestBudget.of(100_000)).call(() -> set("hot", "w")));
+    assertEquals(used, store.slabs().usage().usedChunks(), "the refused SET's chunk was freed");
+    release.countDown();
+    holder.join();
+    waiter.join();
+    blocked.join();
+    assertEquals("v", get("hot"));
+    assertNoLeak();
+  }
+
+  @Test
+  void parsesUnsignedDecimals() {
+    assertEquals(0, KvStore.parseUnsigned(b("0"), 0, 1));
+    assertEquals(-1L, KvStore.parseUnsigned(b("18446744073709551616"), 0, 20));
+    assertEquals(-2L, KvStore.parseUnsigned(b("18446744073709551614"), 0, 20));
+    assertEquals(-1L, KvStore.parseUnsigned(b("12a"), 0, 3));
+    assertEquals(-1L, KvStore.parseUnsigned(b(""), 0, 0));
+    assertArrayEquals(b("42"), Long.toUnsignedString(KvStore.parseUnsigned(b("42 "), 0, 3)).getBytes());
+  }
+
+  private BudgetedLock[] itemLocks() throws Exception {
+    var f = KvStore.class.getDeclaredField("itemLocks");
+    f.setAccessible(true);
+    return (BudgetedLock[]) f.get(store);
+  }
+}

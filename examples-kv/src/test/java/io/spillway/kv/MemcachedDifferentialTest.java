@@ -1,0 +1,133 @@
+package io.spillway.kv;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Byte-for-byte the same replies as the real memcached for well-formed and malformed input, each
+ * case on a fresh connection to both servers and ended by {@code version} (whose reply is the only
+ * line allowed to differ). Runs when {@code memcached} is installed ({@code .ci/run} installs it);
+ * skipped otherwise. Deliberate differences, not cases here: flags above 2^32 - 1 are refused
+ * (memcached stores them modulo 2^32) and a line over the limit is answered before the close
+ * (memcached resets the connection).
+ */
+@Timeout(120)
+class MemcachedDifferentialTest {
+
+  private static Process memcached;
+  private static int memcachedPort;
+  private static KvServer kv;
+
+  @BeforeAll
+  static void startBoth() throws Exception {
+    Path binary = findMemcached();
+    assumeTrue(binary != null, "memcached is not installed (apt-get install memcached)");
+    try (ServerSocket s = new ServerSocket(0)) {
+      memcachedPort = s.getLocalPort();
+    }
+    List<String> cmd = new ArrayList<>(List.of(binary.toString(), "-p", String.valueOf(memcachedPort),
+        "-U", "0", "-l", "127.0.0.1", "-t", "1", "-m", "64"));
+    if ("root".equals(System.getProperty("user.name"))) {
+      cmd.addAll(List.of("-u", "root"));
+    }
+    memcached = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    kv = KvServer.builder().host("127.0.0.1").port(0).protection(KvServer.Protection.NONE).build().start();
+    for (int i = 0; ; i++) { // memcached binds after it forks nothing (-d is not used): retry briefly
+      try (MemcacheConnection c = new MemcacheConnection(memcachedPort)) {
+        break;
+      } catch (IOException notYet) {
+        if (i == 200 || !memcached.isAlive()) {
+          throw notYet;
+        }
+        Thread.sleep(25);
+      }
+    }
+  }
+
+  @AfterAll
+  static void stopBoth() throws Exception {
+    if (kv != null) {
+      kv.close();
+    }
+    if (memcached != null) {
+      memcached.destroy();
+      memcached.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  static Path findMemcached() {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      Path p = Path.of(dir, "memcached");
+      if (Files.isExecutable(p)) {
+        return p;
+      }
+    }
+    Path p = Path.of("/usr/bin/memcached");
+    return Files.isExecutable(p) ? p : null;
+  }
+
+  private static String exchange(int port, String input) throws IOException {
+    try (MemcacheConnection c = new MemcacheConnection(port)) {
+      c.send(input + "version\r\n");
+      String reply = c.readThrough("\r\nVERSION ");
+      if (!reply.endsWith("<CLOSED>")) {
+        c.readThrough("\r\n");
+      }
+      return reply;
+    }
+  }
+
+  private static void same(String input) throws IOException {
+    assertEquals(exchange(memcachedPort, input), exchange(kv.port(), input), () -> "input " + input);
+  }
+
+  @Test
+  void storageCommands() throws IOException {
+    same("set a 5 0 3\r\nabc\r\nget a\r\ngets a\r\n".replace("gets a", "get a a"));
+    same("add b 0 0 1\r\nx\r\nadd b 0 0 1\r\ny\r\nreplace b 1 0 2\r\nzz\r\nreplace nob 0 0 1\r\nq\r\nget b\r\n");
+    same("set c 0 0 1\r\nm\r\nappend c 0 0 2\r\nzz\r\nprepend c 0 0 2\r\naa\r\nappend noc 0 0 1\r\nx\r\nget c\r\n");
+    same("set n 0 0 2\r\n10\r\nincr n 5\r\ndecr n 100\r\nincr n 18446744073709551615\r\n"
+        + "incr nosuch 1\r\nset s 0 0 3\r\nabc\r\nincr s 1\r\n");
+    same("set d 0 0 1\r\nx\r\ndelete d\r\ndelete d\r\ndelete d 0\r\ndelete d 5\r\ndelete d noreply\r\n");
+    same("set t 0 0 1\r\nx\r\ntouch t 100\r\ntouch nosuch 1\r\ntouch t\r\ntouch t abc\r\n");
+    same("set e 0 -1 1\r\nx\r\nget e\r\nset f 0 0 1 noreply\r\ny\r\nget f\r\n");
+    same("flush_all abc\r\nflush_all noreply\r\nflush_all\r\nflush_all 0\r\nget a b c\r\n");
+    same("verbosity\r\nverbosity 1\r\nverbosity 1 2 3\r\n");
+  }
+
+  @Test
+  void casCommands() throws IOException {
+    same("cas k 0 0 1\r\nx\r\ncas k 0 0 1 abc\r\nx\r\ncas k 0 0 1 999\r\nx\r\n");
+    same("cas\r\ncas k 0 0 1 1 2 3\r\nx\r\ncas k 0 0 1 1 foo\r\nx\r\n");
+    same("set k 0 0 1 foo\r\nx\r\nset k 0 0 1 1 2\r\nx\r\nset k 0 0 1 noreply 2\r\nx\r\n");
+  }
+
+  @Test
+  void malformedInput() throws IOException {
+    same("bogus\r\nGET k\r\n\r\n \r\n");
+    same("set k x 0 5\r\nhello\r\nset k 0 0 -1\r\nset k 0 0 3\r\nhello\r\n");
+    same("set k 0 0 99999999999999999999\r\nset k -1 0 1\r\nx\r\n");
+    same("get\r\ngets\r\nadd\r\nappend k 0 0\r\nincr\r\nincr k\r\ndecr k -1\r\n");
+    same("get " + "a".repeat(251) + "\r\nset " + "a".repeat(251) + " 0 0 1\r\nx\r\n");
+    same("set k 0 0 2000000\r\n" + "a".repeat(2_000_000) + "\r\nget k\r\n");
+    same("\u0000\u0001\u0002\u00ff\u00fe garbage\r\nbogus noreply\r\n");
+  }
+
+  @Test
+  void quitClosesTheConnection() throws IOException {
+    assertEquals(exchange(memcachedPort, "get x\r\nquit\r\n"), exchange(kv.port(), "get x\r\nquit\r\n"));
+  }
+}

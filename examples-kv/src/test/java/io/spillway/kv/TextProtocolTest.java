@@ -1,0 +1,205 @@
+package io.spillway.kv;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.management.UnixOperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The text protocol over real sockets: pipelining, {@code noreply}, and the bad input the module
+ * README lists, each answered as memcached answers it (or, where a stream cannot be resynchronised,
+ * by closing that one connection), with the server, the other connections and the slab accounting
+ * intact afterwards.
+ */
+@Timeout(120)
+class TextProtocolTest {
+
+  private KvServer server;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = KvServer.builder().host("127.0.0.1").port(0).memoryMegabytes(8)
+        .protection(KvServer.Protection.NONE).build().start();
+  }
+
+  @AfterEach
+  void stopAndCheckMemory() {
+    try {
+      SlabAllocator.Usage u = server.store().slabs().usage();
+      assertEquals(u.totalChunks(), u.usedChunks() + u.freeChunks(), "chunk accounting");
+      assertEquals(server.store().items(), u.usedChunks(), "every used chunk belongs to a live item");
+    } finally {
+      server.close();
+    }
+  }
+
+  private MemcacheConnection connect() throws Exception {
+    return new MemcacheConnection(server.port());
+  }
+
+  /** A connection still answers a set and a get: the server survived whatever came before. */
+  private void assertServes(MemcacheConnection c, String key) throws Exception {
+    c.send("set " + key + " 3 0 2\r\nok\r\nget " + key + "\r\n");
+    String want = "STORED\r\nVALUE " + key + " 3 2\r\nok\r\nEND\r\n";
+    assertEquals(want, c.read(want));
+  }
+
+  @Test
+  void pipelinedCommandsAreAnsweredInOrder() throws Exception {
+    try (MemcacheConnection c = connect()) {
+      StringBuilder in = new StringBuilder();
+      StringBuilder want = new StringBuilder();
+      for (int i = 0; i < 200; i++) {
+        in.append("set k").append(i).append(" ").append(i).append(" 0 ").append(String.valueOf(i).length())
+            .append("\r\n").append(i).append("\r\n");
+        want.append("STORED\r\n");
+      }
+      in.append("get");
+      for (int i = 0; i < 200; i += 50) {
+        in.append(" k").append(i);
+      }
+      in.append(" missing\r\nincr k7 3\r\ndelete k0\r\ndelete k0\r\n");
+      for (int i = 0; i < 200; i += 50) {
+        want.append("VALUE k").append(i).append(" ").append(i).append(" ")
+            .append(String.valueOf(i).length()).append("\r\n").append(i).append("\r\n");
+      }
+      want.append("END\r\n10\r\nDELETED\r\nNOT_FOUND\r\n");
+      c.send(in.toString());
+      assertEquals(want.toString(), c.read(want.toString()));
+    }
+  }
+
+  @Test
+  void noreplySuppressesTheReplyButNotTheEffect() throws Exception {
+    try (MemcacheConnection c = connect()) {
+      c.send("set a 0 0 1 noreply\r\n1\r\nincr a 4 noreply\r\nappend a 0 0 1 noreply\r\nx\r\n"
+          + "delete zz noreply\r\nbogus noreply\r\nget a\r\n");
+      // an unknown command is an error even with noreply, as memcached answers it
+      String want = "ERROR\r\nVALUE a 0 2\r\n5x\r\nEND\r\n";
+      assertEquals(want, c.read(want));
+    }
+  }
+
+  @Test
+  void malformedLinesGetMemcachedsErrorsAndTheConnectionGoesOn() throws Exception {
+    try (MemcacheConnection c = connect()) {
+      c.send("bogus\r\nset k x 0 5\r\nhello\r\nset k 0 0 -1\r\nset k 0 0 3\r\nhello\r\n"
+          + "set k 0 0 99999999999999999999\r\nget\r\nincr k abc\r\n\r\n");
+      String want = "ERROR\r\n"
+          + "CLIENT_ERROR bad command line format\r\nERROR\r\n" // the value line is a command
+          + "CLIENT_ERROR bad command line format\r\n"
+          + "CLIENT_ERROR bad data chunk\r\nERROR\r\n" // memcached swallows 2 bytes after 3
+          + "CLIENT_ERROR bad command line format\r\n"
+          + "ERROR\r\n"
+          + "CLIENT_ERROR invalid numeric delta argument\r\n"
+          + "ERROR\r\n";
+      assertEquals(want, c.read(want));
+      assertServes(c, "after-malformed");
+    }
+  }
+
+  @Test
+  void aHugeDeclaredValueIsRefusedAndItsBytesSkipped() throws Exception {
+    try (MemcacheConnection c = connect()) {
+      c.send("set big 0 0 2000000\r\n");
+      c.send(new byte[2_000_000]);
+      c.send("\r\nget big\r\n");
+      String want = "SERVER_ERROR object too large for cache\r\nEND\r\n";
+      assertEquals(want, c.read(want));
+      assertServes(c, "after-huge");
+    }
+  }
+
+  @Test
+  void binaryGarbageIsAnErrorNotACrash() throws Exception {
+    java.util.Random random = new java.util.Random(42);
+    try (MemcacheConnection c = connect()) {
+      byte[] junk = new byte[4096];
+      random.nextBytes(junk);
+      for (int i = 0; i < junk.length; i++) {
+        if (junk[i] == '\n') {
+          junk[i] = 'x'; // one garbage line, under the line limit
+        }
+      }
+      c.send(junk).send("\r\nversion\r\n");
+      String reply = c.readThrough("VERSION " + KvServer.VERSION + "\r\n");
+      assertTrue(reply.startsWith("ERROR\r\n") || reply.startsWith("CLIENT_ERROR"), reply);
+      assertServes(c, "after-garbage");
+    }
+  }
+
+  @Test
+  void aLineOverTheLimitClosesOnlyItsConnection() throws Exception {
+    try (MemcacheConnection bad = connect(); MemcacheConnection good = connect()) {
+      bad.send("a".repeat(TextProtocolHandler.MAX_LINE + 100));
+      String reply = bad.readThrough("\r\n");
+      assertEquals("CLIENT_ERROR line too long\r\n", reply);
+      assertTrue(bad.closedByPeer());
+      assertServes(good, "after-long-line");
+    }
+  }
+
+  @Test
+  void aHalfSentCommandStallsOnlyItsConnection() throws Exception {
+    try (MemcacheConnection slow = connect(); MemcacheConnection other = connect()) {
+      slow.send("set half 0 0 10\r\nhello");
+      assertServes(other, "meanwhile");
+      slow.send("world\r\nget ha");
+      assertServes(other, "still");
+      slow.send("lf\r\n");
+      String want = "STORED\r\nVALUE half 0 10\r\nhelloworld\r\nEND\r\n";
+      assertEquals(want, slow.read(want));
+    }
+  }
+
+  @Test
+  void aClientThatLeavesMidValueLeaksNothing() throws Exception {
+    try (MemcacheConnection c = connect()) {
+      c.send("set gone 0 0 100000\r\n").send(new byte[5000]);
+    }
+    try (MemcacheConnection c = connect()) {
+      assertServes(c, "after-leaver");
+      // the leaver's reserved chunk is freed when its channel closes; wait for it via stats
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (server.store().slabs().usage().usedChunks() != server.store().items()
+          && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+    }
+  }
+
+  @Test
+  void thousandsOfIdleConnectionsDoNotStopService() throws Exception {
+    long limit = ((UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getMaxFileDescriptorCount();
+    // each idle connection is two descriptors in this JVM (client and server side)
+    int n = (int) Math.min(10_000, (limit - 1_000) / 2);
+    List<SocketChannel> idle = new ArrayList<>(n);
+    try {
+      for (int i = 0; i < n; i++) {
+        idle.add(SocketChannel.open(new InetSocketAddress("127.0.0.1", server.port())));
+      }
+      try (MemcacheConnection c = connect()) {
+        assertServes(c, "among-idle");
+        c.send("stats\r\n");
+        String stats = c.readThrough("END\r\n");
+        int open = Integer.parseInt(stats.replaceAll("(?s).*STAT curr_connections (\\d+).*", "$1"));
+        assertTrue(open >= n, "curr_connections " + open + " < " + n);
+      }
+    } finally {
+      for (SocketChannel ch : idle) {
+        ch.close();
+      }
+    }
+    assertTrue(n >= 1_000, "only " + n + " descriptors to test with");
+  }
+}
