@@ -49,6 +49,8 @@ public final class Scenario {
     keys.put("seed", "random seed; the same seed gives the same results");
     keys.put("capacity_rps", "server capacity; 0 = measure it (no control, closed loop)");
     keys.put("paths", "mutex paths (Protego Fig. 1): probabilities 'p1, p2, ...'; a request holds its path's mutex for its service time; empty: no locks");
+    keys.put("path_service_us", "mutex paths: each path's mean service time 'us1, us2, ...' (the service distribution's shape scaled to it); empty: service_mean_us for every path");
+    keys.put("path_hold_us", "mutex paths: each path's mean time holding its mutex 'us1, us2, ...', the end of its service (0: the path takes no mutex); empty: the whole service time");
     keys.put("asqm.wait_estimate", "a mutex's expected wait: queue (default: queue length x"
         + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
@@ -133,7 +135,9 @@ public final class Scenario {
       Map.entry("time_origin_ns", "0"),
       Map.entry("threading", "dispatch"),
       Map.entry("sweep", ""),
-      Map.entry("paths", ""));
+      Map.entry("paths", ""),
+      Map.entry("path_service_us", ""),
+      Map.entry("path_hold_us", ""));
 
   private final Map<String, String> values;
 
@@ -209,6 +213,7 @@ public final class Scenario {
     threading();
     sweep();
     paths();
+    pathHoldShares();
     callGraph();
     seed();
     timeOriginNanos();
@@ -382,6 +387,54 @@ public final class Scenario {
       throw invalid("paths", "probabilities must sum to 1, got " + sum);
     }
     return p;
+  }
+
+  /** Each path's mean service time over {@code service_mean_us} (all 1 unless {@code path_service_us}). */
+  double[] pathServiceScales() {
+    double[] paths = paths();
+    double[] scale = new double[paths.length];
+    java.util.Arrays.fill(scale, 1);
+    List<String> items = list("path_service_us");
+    if (items.isEmpty()) {
+      return scale;
+    }
+    if (items.size() != paths.length) {
+      throw invalid("path_service_us", "needs one value per path (" + paths.length + ")");
+    }
+    double mean = doubleValue("service_mean_us");
+    for (int i = 0; i < scale.length; i++) {
+      double us = parseDouble("path_service_us", items.get(i));
+      if (!(us > 0)) {
+        throw invalid("path_service_us", "service times must be positive");
+      }
+      scale[i] = us / mean;
+    }
+    return scale;
+  }
+
+  /** The share of each path's service time spent holding its mutex (all 1 unless {@code path_hold_us}). */
+  double[] pathHoldShares() {
+    double[] scale = pathServiceScales();
+    double[] share = new double[scale.length];
+    java.util.Arrays.fill(share, 1);
+    List<String> items = list("path_hold_us");
+    if (items.isEmpty()) {
+      return share;
+    }
+    if (items.size() != share.length) {
+      throw invalid("path_hold_us", "needs one value per path (" + share.length + ")");
+    }
+    double mean = doubleValue("service_mean_us");
+    for (int i = 0; i < share.length; i++) {
+      double us = parseDouble("path_hold_us", items.get(i));
+      double pathMean = mean * scale[i];
+      if (!(us >= 0) || us > pathMean + 1e-9) {
+        throw invalid("path_hold_us", "a hold must be between 0 and its path's mean service time ("
+            + pathMean + " us)");
+      }
+      share[i] = Math.min(1, us / pathMean);
+    }
+    return share;
   }
 
   /**

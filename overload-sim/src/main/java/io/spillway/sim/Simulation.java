@@ -46,7 +46,10 @@ import java.util.SplittableRandom;
  * </ul>
  *
  * <p>Mutex paths (Protego Fig. 1, scenario key {@code paths}): a request takes path i with its
- * probability and holds that path's mutex for its service time. A request that finds the mutex
+ * probability and holds that path's mutex for its service time, or, with {@code path_hold_us},
+ * for the end of it (the part before runs on a core with no lock held: memcached's SET parses and
+ * hashes before it takes {@code slabs_lock}, protego-nsdi23 §5.3); a path whose hold is 0 takes
+ * no mutex. {@code path_service_us} gives each path its own mean service time. A request that finds the mutex
  * held waits in the mutex's FIFO without a core (its thread parks); the holder hands the mutex to
  * the oldest waiter, which goes back to the run queue. Under ASQM (schemes {@code protego} and
  * {@code protego-asqm}) each admitted request gets Protego's queueing budget (§3.2), and before
@@ -95,6 +98,9 @@ final class Simulation {
   private final boolean asqm;
   private final long budgetNanos;
   private final double[] pathCdf;
+  /** Per path: its mean service time over the scenario's, and the share of it under the mutex. */
+  private final double[] pathServiceScale;
+  private final double[] pathHoldShare;
   private final Mutex[] mutexes;
   private final SplittableRandom pathRandom;
 
@@ -160,6 +166,8 @@ final class Simulation {
       pathCdf[i] = cumulative;
       mutexes[i] = new Mutex(scenario.lockWaitRule());
     }
+    this.pathServiceScale = scenario.pathServiceScales();
+    this.pathHoldShare = scenario.pathHoldShares();
     this.idleCores = scenario.cores();
 
     Ticker ticker = () -> origin + now;
@@ -230,14 +238,21 @@ final class Simulation {
   // ---------------------------------------------------------------- clients
 
   private void issue(Client c) {
-    Request r = new Request(nextRequestId++, c, now, scenario.service().sample(serviceRandom));
+    long service = scenario.service().sample(serviceRandom);
+    int path = -1;
     if (pathCdf.length > 0) {
       double u = pathRandom.nextDouble();
-      int path = 0;
+      path = 0;
       while (path < pathCdf.length - 1 && u >= pathCdf[path]) {
         path++;
       }
+      service = Math.round(service * pathServiceScale[path]);
+    }
+    Request r = new Request(nextRequestId++, c, now, service);
+    if (path >= 0) {
       r.path = path;
+      r.locks = pathHoldShare[path] > 0;
+      r.hold = pathHoldShare[path] == 1 ? service : Math.round(service * pathHoldShare[path]);
     }
     recorder.at(now).offered++;
     if (!c.gate.offer(r, origin + now)) {
@@ -371,28 +386,46 @@ final class Simulation {
         if (r.budget != null) {
           r.budget.charge(origin + now - enqueued); // time waiting for a core
         }
-        if (r.path >= 0 && !r.lockHeld) {
-          Mutex mutex = mutexes[r.path];
-          if (mutex.holder != null) {
-            if (r.budget != null && !r.budget.fits(mutex.waits.waitNanos(
-                mutex.waiters.queueingDelayNanos(origin + now), mutex.waiters.size()))) {
-              abort(r); // costs this core the reject
-            } else {
-              mutex.waiters.offer(r, origin + now); // parks: the core is free for others
-            }
-            continue;
-          }
-          mutex.holder = r;
-          r.lockHeld = true;
+        if (r.locks && !r.lockHeld && r.service - r.hold > 0 && !r.lockDone) {
+          // the part of the service before the critical section, on this core, no lock held
+          r.lockDone = true;
+          Message m = new Message(Message.RESPONSE, r.client);
+          m.request = r;
+          m.phase = Message.PHASE_BEFORE_LOCK;
+          busy(r.service - r.hold, m);
+          continue;
         }
-        Message m = new Message(Message.RESPONSE, r.client);
-        m.request = r;
-        m.phase = Message.PHASE_EXECUTE;
-        busy(r.path >= 0 ? r.service : r.service + txCost, m);
+        lockAndRun(r);
         continue;
       }
       break;
     }
+  }
+
+  /**
+   * Takes the request's mutex (waiting in its FIFO, or aborting under ASQM when the wait would not
+   * fit the budget) and runs the critical section; a request whose path takes no mutex, or that
+   * already holds it, runs at once. Called with a core free.
+   */
+  private void lockAndRun(Request r) {
+    if (r.locks && !r.lockHeld) {
+      Mutex mutex = mutexes[r.path];
+      if (mutex.holder != null) {
+        if (r.budget != null && !r.budget.fits(mutex.waits.waitNanos(
+            mutex.waiters.queueingDelayNanos(origin + now), mutex.waiters.size()))) {
+          abort(r); // costs this core the reject
+        } else {
+          mutex.waiters.offer(r, origin + now); // parks: the core is free for others
+        }
+        return;
+      }
+      mutex.holder = r;
+      r.lockHeld = true;
+    }
+    Message m = new Message(Message.RESPONSE, r.client);
+    m.request = r;
+    m.phase = Message.PHASE_EXECUTE;
+    busy(r.lockHeld ? r.hold : r.service + txCost, m);
   }
 
   private void busy(long nanos, Message m) {
@@ -439,10 +472,14 @@ final class Simulation {
       }
       return;
     }
+    if (m.phase == Message.PHASE_BEFORE_LOCK) {
+      lockAndRun(m.request);
+      return;
+    }
     if (m.phase == Message.PHASE_EXECUTE) {
       m.response = new ResponseMetadata();
       m.request.permit.complete(Outcome.SUCCESS, origin + now, m.response);
-      if (m.request.path >= 0) {
+      if (m.request.lockHeld) {
         release(mutexes[m.request.path]); // the critical section ends; the core goes on to send
         m.phase = Message.PHASE_SEND;
         busy(txCost, m);
@@ -521,7 +558,12 @@ final class Simulation {
     long creditId;
     long tokens;
     int path = -1;
+    /** Whether the path takes a mutex, and for how long: the end of the service. */
+    boolean locks;
+    long hold;
     boolean lockHeld;
+    /** The part before the critical section has run. */
+    boolean lockDone;
     RequestBudget budget;
     /** The queueing budget the request was sent with ({@link RequestMetadata#budgetNanos()}). */
     long budgetNanos = Long.MAX_VALUE;
@@ -545,6 +587,7 @@ final class Simulation {
     static final int PHASE_PARSE = 0;
     static final int PHASE_EXECUTE = 1;
     static final int PHASE_SEND = 2;
+    static final int PHASE_BEFORE_LOCK = 3;
 
     final int type;
     final Client client;

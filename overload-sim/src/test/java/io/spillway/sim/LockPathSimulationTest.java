@@ -66,7 +66,33 @@ class LockPathSimulationTest {
   }
 
   @Test
+  void aPartialCriticalSectionBoundsCapacityByItsHoldNotItsService() {
+    // One global mutex held for the last 2 µs of an 8 µs SET (82 %), GETs take none: the mutex
+    // admits at most 1 / 2 µs of SETs, so capacity is about 1 / (0.82 × 2 µs) = 610k/s, above the
+    // 4 cores' 4 / 8 µs = 500k/s: the cores bound it. With the whole 8 µs under the mutex it is
+    // 1 / (0.82 × 8 µs) = 152k/s.
+    Scenario partial = Scenario.of(Map.ofEntries(Map.entry("clients", "200"), Map.entry("cores", "4"),
+        Map.entry("paths", "0.82, 0.18"), Map.entry("service", "const"), Map.entry("service_mean_us", "8"),
+        Map.entry("path_hold_us", "2, 0"), Map.entry("cost_rx_us", "0"), Map.entry("cost_tx_us", "0"),
+        Map.entry("warmup_ms", "50"), Map.entry("duration_ms", "100"), Map.entry("schemes", "none")));
+    double cores = Experiment.measureCapacity(partial);
+    assertTrue(cores > 0.9 * 4 / 8e-6 && cores <= 4 / 8e-6 * 1.01, "capacity " + cores);
+    double whole = Experiment.measureCapacity(partial.with(Map.of("path_hold_us", "8, 0")));
+    assertTrue(whole > 0.9 / (0.82 * 8e-6) && whole < 1.1 / (0.82 * 8e-6), "capacity " + whole);
+    // path_service_us: GETs at 1 µs raise the cores' bound to 4 / (0.82 × 8 + 0.18 × 1) µs =
+    // 593k/s, just under the mutex's 610k/s
+    double mixed = Experiment.measureCapacity(partial.with(Map.of("path_service_us", "8, 1")));
+    assertTrue(mixed > cores * 1.05 && mixed < 4 / (0.82 * 8e-6 + 0.18 * 1e-6) * 1.01, "capacity " + mixed);
+  }
+
+  @Test
   void pathsAndBudgetsAreValidated() {
+    assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("paths", "0.5, 0.5",
+        "path_hold_us", "1")));
+    assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("paths", "0.5, 0.5",
+        "service_mean_us", "1", "path_hold_us", "1, 2")));
+    assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("paths", "0.5, 0.5",
+        "path_service_us", "1, 0")));
     assertThrows(IllegalArgumentException.class,
         () -> Scenario.of(Map.of("asqm.wait_estimate", "newest")).lockWaitRule());
     assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("paths", "0.5, 0.4")));
