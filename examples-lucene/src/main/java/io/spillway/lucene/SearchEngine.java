@@ -11,20 +11,24 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.document.Document;
+import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
 import org.apache.lucene.queryparser.classic.QueryParser;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
-import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
 
 /**
  * Top-k search over a {@link ShardedIndex}, the service without its transport: checks the
  * request, parses the query (Lucene's classic syntax, default field {@value ShardedIndex#BODY}),
- * pins every shard's reader and searches them as one index.
+ * pins every shard's reader (under each shard's lock, {@link Shard}) and searches them as one
+ * index. A single-term query is answered from the {@link ResultCache} (under its stripe's lock)
+ * when the shards have not been refreshed since it was last searched.
  *
  * <p>Bad input is refused with an {@link InvalidQueryException} whose message says what is wrong,
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
@@ -57,11 +61,16 @@ public final class SearchEngine {
   private final ShardedIndex index;
   private final Analyzer analyzer = ShardedIndex.analyzer();
   private final Ticker ticker;
+  private final ResultCache cache;
 
-  /** A search engine over {@code index}, measuring time with {@code ticker}. */
+  /**
+   * A search engine over {@code index}, measuring time with {@code ticker} (the clock of the
+   * requests' budgets; its result cache's stripe locks read it).
+   */
   public SearchEngine(ShardedIndex index, Ticker ticker) {
     this.index = Objects.requireNonNull(index, "index");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.cache = new ResultCache(ticker);
   }
 
   /** The index searched. */
@@ -80,8 +89,18 @@ public final class SearchEngine {
     checkK(k);
     Query parsed = parse(query);
     try (ShardedIndex.View view = index.acquire()) {
+      if (parsed instanceof TermQuery single) {
+        Term t = single.getTerm();
+        return cache.get(ResultCache.key(t.field(), t.text(), k), view.generations(),
+            () -> run(view, parsed, k));
+      }
       return run(view, parsed, k);
     }
+  }
+
+  /** The result cache of single-term queries. */
+  ResultCache cache() {
+    return cache;
   }
 
   private Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
