@@ -1,6 +1,7 @@
 package io.spillway.lucene;
 
 import io.spillway.api.BudgetExceededException;
+import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.Ticker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -9,8 +10,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.document.Document;
+import org.apache.lucene.index.ExitableDirectoryReader;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
@@ -28,7 +31,8 @@ import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
  * request, parses the query (Lucene's classic syntax, default field {@value ShardedIndex#BODY}),
  * pins every shard's reader (under each shard's lock, {@link Shard}) and searches them as one
  * index. A single-term query is answered from the {@link ResultCache} (under its stripe's lock)
- * when the shards have not been refreshed since it was last searched.
+ * when the shards have not been refreshed since it was last searched. The search itself is
+ * bounded by the request's budget ({@link BudgetTimeout}).
  *
  * <p>Bad input is refused with an {@link InvalidQueryException} whose message says what is wrong,
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
@@ -62,6 +66,8 @@ public final class SearchEngine {
   private final Analyzer analyzer = ShardedIndex.analyzer();
   private final Ticker ticker;
   private final ResultCache cache;
+  private final ServiceTimeTracker searchTimes = new ServiceTimeTracker();
+  private final LongAdder cancelled = new LongAdder();
 
   /**
    * A search engine over {@code index}, measuring time with {@code ticker} (the clock of the
@@ -103,17 +109,48 @@ public final class SearchEngine {
     return cache;
   }
 
+  /**
+   * Searches {@code view}, bounded by the budget in scope ({@link BudgetTimeout}): a search that
+   * outruns it is stopped and its partial hits dropped (a response holds the complete result or a
+   * reject, as in protego-nsdi23 §5.2).
+   */
   private Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
-    IndexSearcher searcher = view.newSearcher();
+    long start = ticker.read();
+    BudgetTimeout timeout = BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos());
     try {
+      IndexSearcher searcher = view.newSearcher(timeout);
       TopDocs top = searcher.search(query, k);
+      if (searcher.timedOut()) {
+        throw cancelled(timeout);
+      }
       return new Result(hits(searcher, top), top.totalHits.value());
+    } catch (ExitableDirectoryReader.ExitingReaderException e) { // while enumerating terms
+      throw cancelled(timeout);
     } catch (IndexSearcher.TooManyClauses e) {
       throw new InvalidQueryException("query expands to too many terms (more than "
           + IndexSearcher.getMaxClauseCount() + "); use a longer prefix");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    } finally {
+      // cancelled searches count at the time they ran: the tail above the limit stays in the
+      // estimate, which would otherwise shrink with every search it cuts short
+      searchTimes.record(ticker.read() - start);
     }
+  }
+
+  private BudgetExceededException cancelled(BudgetTimeout timeout) {
+    cancelled.increment();
+    return timeout.exceeded();
+  }
+
+  /** Searches stopped because their budget ran out. */
+  public long cancelledSearches() {
+    return cancelled.sum();
+  }
+
+  /** The running p99 of search time, the allowance a search gets beyond its remaining budget. */
+  public long p99SearchNanos() {
+    return searchTimes.p99Nanos();
   }
 
   private static List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {

@@ -19,10 +19,12 @@ import org.apache.lucene.document.Field;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.ExitableDirectoryReader;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.MultiReader;
+import org.apache.lucene.index.QueryTimeout;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.store.ByteBuffersDirectory;
 
@@ -244,9 +246,31 @@ public final class ShardedIndex implements Closeable {
       }
     }
 
-    /** A new searcher over the pinned readers (a searcher is cheap; its timeout is per search). */
+    /** A new searcher over the pinned readers (a searcher is cheap). */
     public IndexSearcher newSearcher() {
       return new IndexSearcher(reader);
+    }
+
+    /**
+     * A new searcher that stops when {@code timeout} says so, both while scoring ({@link
+     * IndexSearcher#setTimeout}) and while enumerating terms ({@link ExitableDirectoryReader},
+     * which throws {@link ExitableDirectoryReader.ExitingReaderException}); a plain one if {@code
+     * timeout} is null.
+     */
+    IndexSearcher newSearcher(QueryTimeout timeout) throws IOException {
+      if (timeout == null) {
+        return newSearcher();
+      }
+      IndexReader[] exitable = new IndexReader[pinned.length];
+      for (int i = 0; i < pinned.length; i++) {
+        // Not closed: closing a wrapper would close the shard's reader. A wrapper holds nothing
+        // but the reference this view already pinned, and is dropped with the searcher.
+        exitable[i] = ExitableDirectoryReader.wrap(pinned[i].reader(), timeout);
+      }
+      IndexSearcher searcher = new IndexSearcher(exitable.length == 1 ? exitable[0]
+          : new MultiReader(exitable, false));
+      searcher.setTimeout(timeout);
+      return searcher;
     }
 
     /** The reader over every shard. */
