@@ -100,7 +100,7 @@ final class ResultCache {
   SearchEngine.Result get(String key, long[] generations, Loader loader)
       throws InvalidQueryException {
     Stripe s = stripeOf(key);
-    try (var held = s.lock.acquireWithinBudget()) {
+    try (var _ = s.lock.acquireWithinBudget()) {
       Cached e = s.entries.get(key);
       if (e != null && Arrays.equals(e.generations, generations)) {
         hits.increment();

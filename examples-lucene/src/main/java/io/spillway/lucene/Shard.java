@@ -62,7 +62,7 @@ final class Shard implements Closeable {
    * @throws io.spillway.api.BudgetExceededException if the lock's queue exceeds the budget
    */
   Snapshot acquire() {
-    try (var held = lock.acquireWithinBudget()) {
+    try (var _ = lock.acquireWithinBudget()) {
       reader.incRef();
       return new Snapshot(reader, generation);
     }
@@ -74,7 +74,7 @@ final class Shard implements Closeable {
    * way.
    */
   void reindex(List<Corpus.Doc> docs) throws IOException {
-    try (var held = lock.acquire()) {
+    try (var _ = lock.acquire()) {
       for (Corpus.Doc d : docs) {
         writer.updateDocument(new Term(ShardedIndex.ID, Integer.toString(d.id())),
             ShardedIndex.document(d));
@@ -91,14 +91,14 @@ final class Shard implements Closeable {
 
   /** Segments in the current reader. */
   int segments() {
-    try (var held = lock.acquire()) {
+    try (var _ = lock.acquire()) {
       return reader.leaves().size();
     }
   }
 
   @Override
   public void close() throws IOException {
-    try (var held = lock.acquire()) {
+    try (var _ = lock.acquire()) {
       reader.decRef();
       writer.close();
     }

@@ -38,7 +38,7 @@ class BudgetedLocksTest {
     try (ShardedIndex index = Fixtures.index(ticker)) {
       SearchEngine engine = new SearchEngine(index, ticker);
       BudgetedLock shard2 = index.shard(2).lock();
-      try (LockQueue busy = new LockQueue(shard2)) {
+      try (LockQueue _ = new LockQueue(shard2)) {
         ticker.advance(50 * MS); // the waiter has queued for 50 ms
         BudgetExceededException e = assertThrows(BudgetExceededException.class,
             () -> searchWithBudget(engine, "water", 10 * MS));
@@ -69,7 +69,7 @@ class BudgetedLocksTest {
         }
       }
       assertNotSame(null, other);
-      try (LockQueue busy = new LockQueue(stripe)) {
+      try (LockQueue _ = new LockQueue(stripe)) {
         ticker.advance(50 * MS);
         assertThrows(BudgetExceededException.class,
             () -> searchWithBudget(engine, "water", 10 * MS));
@@ -87,7 +87,7 @@ class BudgetedLocksTest {
         InProcessSearch search = new InProcessSearch(new SearchEngine(index, ticker),
             Duration.ofMillis(20))) {
       SearchRequest request = SearchRequest.newBuilder().setQuery("water").setK(10).build();
-      try (LockQueue busy = new LockQueue(index.shard(0).lock())) {
+      try (LockQueue _ = new LockQueue(index.shard(0).lock())) {
         ticker.advance(1_000 * MS); // far beyond the 20 ms target's budget
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
             () -> search.stub.search(request));

@@ -38,9 +38,14 @@ final class InProcessSearch implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
-    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    spillway.close();
+  public void close() {
+    try {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      spillway.close();
+    }
   }
 }

@@ -45,9 +45,13 @@ final class LockQueue implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     release.countDown();
-    holder.join();
-    waiter.join();
+    try {
+      holder.join();
+      waiter.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }
