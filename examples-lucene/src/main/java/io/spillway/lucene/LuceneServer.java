@@ -172,7 +172,7 @@ public final class LuceneServer implements AutoCloseable {
   @Override
   public synchronized void close() {
     if (updater != null) {
-      updater.shutdownNow();
+      updater.shutdown(); // no interrupt: a batch in progress ends cleanly, no further ones start
     }
     if (server != null) {
       server.shutdown();
