@@ -1,0 +1,296 @@
+package io.spillway.lucene;
+
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.spillway.api.Ticker;
+import io.spillway.grpc.SpillwayGrpc;
+import io.spillway.grpc.SpillwayGrpcServer;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The search service as a process runs it: the corpus indexed at start-up, {@link SearchService}
+ * on a gRPC (Netty) server, protected by Spillway or not, and the {@link UpdateStream} re-indexing
+ * documents beside the searches.
+ *
+ * <h2>Overload control</h2>
+ *
+ * <p>{@link Protection#SPILLWAY} (the default) protects the server exactly as Spillway's gRPC
+ * quick start does ({@code SpillwayGrpc.server().slo(target).install(builder)}): delay-based AQM
+ * and an adaptive concurrency limit at admission, for clients that know nothing of Spillway (ghz)
+ * and Spillway-aware ones alike, and a queueing budget in scope of every admitted call (from its
+ * gRPC deadline, else from the target: {@code target − p99 service time}, protego-nsdi23 §3.2), so
+ * the shard and cache locks refuse a call early and the search stops when its budget does. The
+ * target defaults to 40 ms, the target delay §5.2 set for Lucene. {@link Protection#NONE} is the
+ * same service on a plain gRPC server with a fixed pool as large as the processors: no budgets, so
+ * the locks are plain locks and searches run to the end.
+ *
+ * <p>Thread-safe; {@link #start} and {@link #close} once each.
+ */
+public final class LuceneServer implements AutoCloseable {
+
+  /** What protects the service. */
+  public enum Protection {
+    /** Spillway's default scheme, with budgets at the locks and in the search. */
+    SPILLWAY,
+    /** Nothing: a plain gRPC server. */
+    NONE;
+
+    /** The protection called {@code name} ({@code spillway}, {@code none}). */
+    public static Protection parse(String name) {
+      for (Protection p : values()) {
+        if (p.name().equalsIgnoreCase(name)) {
+          return p;
+        }
+      }
+      throw new IllegalArgumentException("unknown scheme '" + name
+          + "'; known: spillway (default), none");
+    }
+  }
+
+  private final Builder config;
+  private ShardedIndex index;
+  private SearchEngine engine;
+  private Server server;
+  private SpillwayGrpcServer spillway;
+  private ExecutorService pool;
+  private ScheduledExecutorService updater;
+  private UpdateStream updates;
+
+  private LuceneServer(Builder config) {
+    this.config = config;
+  }
+
+  /**
+   * A builder: port 50051, the whole corpus in four shards, 2,000 warm-up queries, 100 documents
+   * re-indexed per second, Spillway with a 40 ms target.
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Indexes the corpus, starts serving and starts the updates; returns this server. */
+  public synchronized LuceneServer start() throws IOException {
+    if (server != null) {
+      throw new IllegalStateException("already started");
+    }
+    Corpus corpus = Corpus.wordNet(config.docs);
+    index = ShardedIndex.build(corpus, config.shards, config.ticker);
+    engine = new SearchEngine(index, config.ticker);
+    warmUp();
+    ServerBuilder<?> builder = ServerBuilder.forPort(config.port).addService(new SearchService(engine));
+    if (config.protection == Protection.SPILLWAY) {
+      spillway = SpillwayGrpc.server().slo(config.target).ticker(config.ticker).install(builder);
+    } else {
+      pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
+      builder.executor(pool);
+    }
+    server = builder.build().start();
+    if (config.updatesPerSecond > 0) {
+      int ticksPerSecond = Math.min(config.shards, config.updatesPerSecond);
+      int batch = Math.max(1, config.updatesPerSecond / ticksPerSecond);
+      updates = new UpdateStream(index, batch, config.seed);
+      updater = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "lucene-updates");
+        t.setDaemon(true);
+        return t;
+      });
+      long period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
+      updater.scheduleAtFixedRate(this::applyUpdates, period, period, TimeUnit.NANOSECONDS);
+    }
+    return this;
+  }
+
+  /**
+   * Runs {@code warmup} queries of the heavy mix before serving, with no budget, as Solr runs its
+   * {@code firstSearcher} warming queries: a cold JVM's first searches are interpreted and load
+   * classes, and would take several times the target, so the first clients would see their
+   * searches cancelled for the JIT's sake. It also gives the p99 search time its first samples.
+   */
+  private void warmUp() {
+    if (config.warmup == 0) {
+      return;
+    }
+    long start = config.ticker.read();
+    QueryMix mix;
+    try (ShardedIndex.View view = index.acquire()) {
+      mix = QueryMix.heavy(view.reader(), index.corpus());
+    }
+    SplittableRandom random = new SplittableRandom(config.seed);
+    for (int i = 0; i < config.warmup; i++) {
+      try {
+        engine.search(mix.next(random), 10);
+      } catch (InvalidQueryException e) {
+        throw new IllegalStateException("the query mix made an invalid query", e);
+      }
+    }
+    warmupNanos = config.ticker.read() - start;
+  }
+
+  private long warmupNanos;
+
+  private void applyUpdates() {
+    try {
+      updates.applyNext();
+    } catch (RuntimeException e) { // logged and retried next tick: the schedule must go on
+      LOG.log(System.Logger.Level.WARNING, "update batch failed", e);
+    }
+  }
+
+  private static final System.Logger LOG = System.getLogger(LuceneServer.class.getName());
+
+  /** The port bound (useful with port 0). */
+  public int port() {
+    return server.getPort();
+  }
+
+  /** The index served. */
+  public ShardedIndex index() {
+    return index;
+  }
+
+  /** The engine behind the service. */
+  public SearchEngine engine() {
+    return engine;
+  }
+
+  /** One line about the index: documents, shards, segments and how long it took to build. */
+  public String describeIndex() {
+    return String.format(Locale.ROOT, "indexed %,d documents into %d shards (%d segments) in %.1f s;"
+        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms)", index.corpus().size(),
+        index.shardCount(), index.segments(), index.buildNanos() / 1e9, config.warmup,
+        warmupNanos / 1e9, engine.p99SearchNanos() / 1e6);
+  }
+
+  @Override
+  public synchronized void close() {
+    if (updater != null) {
+      updater.shutdown(); // no interrupt: a batch in progress ends cleanly, no further ones start
+    }
+    if (server != null) {
+      server.shutdown();
+      try {
+        if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+          server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (spillway != null) {
+      spillway.close();
+    }
+    if (pool != null) {
+      pool.shutdownNow();
+    }
+    if (updater != null) {
+      try {
+        updater.awaitTermination(5, TimeUnit.SECONDS); // a batch in progress finishes first
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (index != null) {
+      try {
+        index.close();
+      } catch (IOException e) {
+        LOG.log(System.Logger.Level.WARNING, "closing the index", e);
+      }
+    }
+  }
+
+  /** Configures a {@link LuceneServer}. Not thread-safe. */
+  public static final class Builder {
+    private int port = 50051;
+    private Protection protection = Protection.SPILLWAY;
+    private int docs = Corpus.WORDNET_SIZE;
+    private int shards = 4;
+    private Duration target = Duration.ofMillis(40);
+    private int updatesPerSecond = 100;
+    private long seed = 42;
+    private int warmup = 2_000;
+    private Ticker ticker = Ticker.system();
+
+    private Builder() { }
+
+    /** The port to listen on, 0 for any free one. */
+    public Builder port(int value) {
+      if (value < 0 || value > 65_535) {
+        throw new IllegalArgumentException("port must be 0..65535: " + value);
+      }
+      port = value;
+      return this;
+    }
+
+    public Builder protection(Protection value) {
+      protection = Objects.requireNonNull(value, "protection");
+      return this;
+    }
+
+    /** Documents to index, at most the whole corpus (117,791). */
+    public Builder docs(int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException("docs must be positive: " + value);
+      }
+      docs = value;
+      return this;
+    }
+
+    public Builder shards(int value) {
+      if (value < 1 || value > 64) {
+        throw new IllegalArgumentException("shards must be 1..64: " + value);
+      }
+      shards = value;
+      return this;
+    }
+
+    /** The latency target the budgets are derived from (Protego's target delay). */
+    public Builder target(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("target must be positive: " + value);
+      }
+      target = value;
+      return this;
+    }
+
+    /** Documents re-indexed per second by the update stream; 0 turns it off. */
+    public Builder updatesPerSecond(int value) {
+      if (value < 0) {
+        throw new IllegalArgumentException("updates per second must not be negative: " + value);
+      }
+      updatesPerSecond = value;
+      return this;
+    }
+
+    /** Queries run before serving (the heavy mix), 0 for none. */
+    public Builder warmup(int value) {
+      if (value < 0) {
+        throw new IllegalArgumentException("warm-up queries must not be negative: " + value);
+      }
+      warmup = value;
+      return this;
+    }
+
+    /** The seed of the update stream's choice of documents and of the warm-up queries. */
+    public Builder seed(long value) {
+      seed = value;
+      return this;
+    }
+
+    public Builder ticker(Ticker value) {
+      ticker = Objects.requireNonNull(value, "ticker");
+      return this;
+    }
+
+    public LuceneServer build() {
+      return new LuceneServer(this);
+    }
+  }
+}

@@ -1,0 +1,248 @@
+package io.spillway.lucene;
+
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.ServiceTimeTracker;
+import io.spillway.api.Ticker;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.index.ExitableDirectoryReader;
+import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.queryparser.classic.ParseException;
+import org.apache.lucene.queryparser.classic.QueryParser;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.QueryVisitor;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
+
+/**
+ * Top-k search over a {@link ShardedIndex}, the service without its transport: checks the
+ * request, parses the query (Lucene's classic syntax, default field {@value ShardedIndex#BODY}),
+ * pins every shard's reader (under each shard's lock, {@link Shard}) and searches them as one
+ * index. A single-term query is answered from the {@link ResultCache} (under its stripe's lock)
+ * when the shards have not been refreshed since it was last searched. The search itself is
+ * bounded by the request's budget ({@link BudgetTimeout}).
+ *
+ * <p>Bad input is refused with an {@link InvalidQueryException} whose message says what is wrong,
+ * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
+ * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, malformed
+ * syntax (including a leading wildcard and a regular expression too complex to run). A query that
+ * analyses to nothing (only stop words) matches nothing and is answered with no hits. A query that
+ * matches everything ({@code *:*}) is bounded by {@code k}.
+ *
+ * <p>Thread-safe.
+ */
+public final class SearchEngine {
+
+  /** The longest query accepted, in bytes of UTF-8. */
+  public static final int MAX_QUERY_BYTES = 1024;
+  /** The most hits a request may ask for. */
+  public static final int MAX_K = 1000;
+  /** The fields a query may name. */
+  public static final Set<String> FIELDS =
+      Set.of(ShardedIndex.BODY, ShardedIndex.TITLE, ShardedIndex.ID);
+
+  private static final Set<String> STORED = Set.of(ShardedIndex.ID, ShardedIndex.TITLE);
+  private static final int TITLE_CHARS = 100;
+
+  /** One hit: the document's corpus id, its score and its title (cut to 100 characters). */
+  public record Hit(int id, float score, String title) { }
+
+  /** The hits, best first, and how many documents matched (a lower bound past 1,000). */
+  public record Result(List<Hit> hits, long totalHits) { }
+
+  private final ShardedIndex index;
+  private final Analyzer analyzer = ShardedIndex.analyzer();
+  private final Ticker ticker;
+  private final ResultCache cache;
+  private final ServiceTimeTracker searchTimes = new ServiceTimeTracker();
+  private final LongAdder cancelled = new LongAdder();
+
+  /**
+   * A search engine over {@code index}, measuring time with {@code ticker} (the clock of the
+   * requests' budgets; its result cache's stripe locks read it).
+   */
+  public SearchEngine(ShardedIndex index, Ticker ticker) {
+    this.index = Objects.requireNonNull(index, "index");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.cache = new ResultCache(ticker);
+  }
+
+  /** The index searched. */
+  public ShardedIndex index() {
+    return index;
+  }
+
+  /**
+   * The {@code k} best documents for {@code query}.
+   *
+   * @throws InvalidQueryException if the request is malformed (nothing was locked or searched)
+   * @throws BudgetExceededException if a lock's queue, or the search itself, would outlast the
+   *     budget of the request in scope
+   */
+  public Result search(String query, int k) throws InvalidQueryException {
+    checkK(k);
+    Query parsed = parse(query);
+    try (ShardedIndex.View view = index.acquire()) {
+      if (parsed instanceof TermQuery single) {
+        Term t = single.getTerm();
+        return cache.get(ResultCache.key(t.field(), t.text(), k), view.generations(),
+            () -> run(view, parsed, k));
+      }
+      return run(view, parsed, k);
+    }
+  }
+
+  /** The result cache of single-term queries. */
+  ResultCache cache() {
+    return cache;
+  }
+
+  /**
+   * Searches {@code view}, bounded by the budget in scope ({@link BudgetTimeout}): a search that
+   * outruns it is stopped and its partial hits dropped (a response holds the complete result or a
+   * reject, as in protego-nsdi23 §5.2).
+   */
+  private Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
+    long start = ticker.read();
+    BudgetTimeout timeout = BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos());
+    try {
+      IndexSearcher searcher = view.newSearcher(timeout);
+      TopDocs top = searcher.search(query, k);
+      if (searcher.timedOut()) {
+        throw cancelled(timeout);
+      }
+      return new Result(hits(searcher, top), top.totalHits.value());
+    } catch (ExitableDirectoryReader.ExitingReaderException e) { // while enumerating terms
+      throw cancelled(timeout);
+    } catch (IndexSearcher.TooManyClauses e) {
+      throw new InvalidQueryException("query expands to too many terms (more than "
+          + IndexSearcher.getMaxClauseCount() + "); use a longer prefix");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      // cancelled searches count at the time they ran: the tail above the limit stays in the
+      // estimate, which would otherwise shrink with every search it cuts short
+      searchTimes.record(ticker.read() - start);
+    }
+  }
+
+  private BudgetExceededException cancelled(BudgetTimeout timeout) {
+    cancelled.increment();
+    return timeout.exceeded();
+  }
+
+  /** Searches stopped because their budget ran out. */
+  public long cancelledSearches() {
+    return cancelled.sum();
+  }
+
+  /** The running p99 of search time, the allowance a search gets beyond its remaining budget. */
+  public long p99SearchNanos() {
+    return searchTimes.p99Nanos();
+  }
+
+  private static List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {
+    List<Hit> hits = new ArrayList<>(top.scoreDocs.length);
+    StoredFields stored = searcher.storedFields();
+    for (ScoreDoc sd : top.scoreDocs) {
+      Document d = stored.document(sd.doc, STORED);
+      String title = d.get(ShardedIndex.TITLE);
+      if (title.length() > TITLE_CHARS) {
+        title = title.substring(0, TITLE_CHARS - 1) + "…";
+      }
+      hits.add(new Hit(Integer.parseInt(d.get(ShardedIndex.ID)), sd.score, title));
+    }
+    return hits;
+  }
+
+  static void checkK(int k) throws InvalidQueryException {
+    if (k < 1 || k > MAX_K) {
+      throw new InvalidQueryException("k must be between 1 and " + MAX_K + ", was " + k);
+    }
+  }
+
+  /**
+   * Parses {@code query} as a request would be parsed.
+   *
+   * @throws InvalidQueryException if it is empty, too long, malformed or names an unknown field
+   */
+  public Query parse(String query) throws InvalidQueryException {
+    if (query == null || query.isBlank()) {
+      throw new InvalidQueryException("query is empty");
+    }
+    int bytes = utf8Length(query);
+    if (bytes > MAX_QUERY_BYTES) {
+      throw new InvalidQueryException("query is " + bytes + " bytes long; at most "
+          + MAX_QUERY_BYTES + " bytes are accepted");
+    }
+    Query parsed;
+    try {
+      parsed = new QueryParser(ShardedIndex.BODY, analyzer).parse(query); // not thread-safe: one each
+    } catch (ParseException e) {
+      throw new InvalidQueryException("malformed query: " + firstLine(e.getMessage()));
+    } catch (IndexSearcher.TooManyClauses e) {
+      throw new InvalidQueryException("query has too many clauses (more than "
+          + IndexSearcher.getMaxClauseCount() + ")");
+    } catch (TooComplexToDeterminizeException e) {
+      throw new InvalidQueryException("malformed query: regular expression too complex");
+    } catch (IllegalArgumentException e) {
+      throw new InvalidQueryException("malformed query: " + firstLine(e.getMessage()));
+    }
+    Set<String> unknown = new TreeSet<>();
+    parsed.visit(new QueryVisitor() {
+      @Override
+      public boolean acceptField(String field) {
+        if (!FIELDS.contains(field)) {
+          unknown.add(field);
+        }
+        return true;
+      }
+    });
+    if (!unknown.isEmpty()) {
+      throw new InvalidQueryException("unknown field" + (unknown.size() > 1 ? "s " : " ")
+          + String.join(", ", unknown.stream().map(f -> "'" + f + "'").toList())
+          + "; the fields are " + String.join(", ", new TreeSet<>(FIELDS)));
+    }
+    return parsed;
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "syntax error";
+    }
+    int nl = message.indexOf('\n');
+    return (nl < 0 ? message : message.substring(0, nl)).strip();
+  }
+
+  /** Bytes of {@code s} in UTF-8, without encoding it. */
+  static int utf8Length(String s) {
+    int n = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        n += 1;
+      } else if (c < 0x800) {
+        n += 2;
+      } else if (Character.isHighSurrogate(c) && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        n += 4;
+        i++;
+      } else {
+        n += 3;
+      }
+    }
+    return n;
+  }
+}

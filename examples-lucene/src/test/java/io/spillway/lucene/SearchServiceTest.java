@@ -1,0 +1,154 @@
+package io.spillway.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.spillway.api.Ticker;
+import io.spillway.lucene.proto.Hit;
+import io.spillway.lucene.proto.SearchReply;
+import io.spillway.lucene.proto.SearchRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.queryparser.classic.QueryParser;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The service over a real in-process gRPC server with Spillway installed, on 2,000 documents of
+ * the corpus: bad requests get INVALID_ARGUMENT with a message that says what is wrong, good ones
+ * get the hits a plain single-index {@link IndexSearcher} gives.
+ */
+class SearchServiceTest {
+
+  private static ShardedIndex index;
+  private static InProcessSearch search;
+
+  @BeforeAll
+  static void start() throws Exception {
+    index = Fixtures.index(Ticker.system());
+    search = new InProcessSearch(new SearchEngine(index, Ticker.system()), Duration.ofSeconds(5));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    search.close();
+    index.close();
+  }
+
+  private static SearchReply call(String query, int k) {
+    return search.stub.search(SearchRequest.newBuilder().setQuery(query).setK(k).build());
+  }
+
+  private static void assertInvalid(String query, int k, String expected) {
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> call(query, k),
+        () -> "'" + query + "' k=" + k + " was answered");
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.toString());
+    String description = e.getStatus().getDescription();
+    assertTrue(description != null && description.contains(expected),
+        "'" + query + "' k=" + k + ": expected '" + expected + "' in: " + description);
+  }
+
+  @Test
+  void emptyAndOverLongQueriesAreInvalid() {
+    assertInvalid("", 10, "query is empty");
+    assertInvalid("   ", 10, "query is empty");
+    assertInvalid("a".repeat(1025), 10, "1025 bytes long; at most 1024");
+    assertInvalid("é".repeat(513), 10, "1026 bytes long"); // 513 characters, two bytes each
+    assertEquals(0, call("é".repeat(512), 10).getHitsCount()); // exactly 1024 bytes: accepted
+  }
+
+  @Test
+  void kOutOfRangeIsInvalid() {
+    assertInvalid("water", 0, "k must be between 1 and 1000, was 0");
+    assertInvalid("water", -3, "was -3");
+    assertInvalid("water", 1001, "was 1001");
+    assertInvalid("water", 1_000_000_000, "was 1000000000");
+  }
+
+  @Test
+  void unknownFieldsAreInvalid() {
+    assertInvalid("colour:red", 10, "unknown field 'colour'; the fields are body, id, title");
+    assertInvalid("water OR colour:red OR taste:sweet", 10, "unknown fields 'colour', 'taste'");
+    assertInvalid("colour:\"dark red\"", 10, "unknown field 'colour'");
+    assertInvalid("colour:re*", 10, "unknown field 'colour'");
+  }
+
+  @Test
+  void malformedSyntaxIsInvalidNeverInternal() {
+    for (String q : new String[] {"water AND", "(water", "\"unclosed phrase", "water^x", "title:",
+        "[a TO", "*ater", "?ater", "water^", "/[a-/", "AND", "\\"}) {
+      assertInvalid(q, 10, "malformed query");
+    }
+  }
+
+  @Test
+  void aQueryOfStopWordsMatchesNothingAndMatchAllIsBoundedByK() {
+    assertEquals(0, call("the and of", 10).getHitsCount());
+    SearchReply all = call("*:*", 1000);
+    assertEquals(1000, all.getHitsCount());
+    assertTrue(all.getTotalHits() > 1000, "a lower bound past 1,000: " + all.getTotalHits());
+  }
+
+  @Test
+  void hitsAreTheOnesAPlainSingleIndexSearcherFinds() throws Exception {
+    ByteBuffersDirectory dir = new ByteBuffersDirectory();
+    try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig(ShardedIndex.analyzer()))) {
+      for (Corpus.Doc d : Fixtures.corpus().docs()) {
+        w.addDocument(ShardedIndex.document(d));
+      }
+    }
+    try (DirectoryReader reader = DirectoryReader.open(dir)) {
+      IndexSearcher plain = new IndexSearcher(reader);
+      QueryMix mix = QueryMix.heavy(reader, Fixtures.corpus());
+      SplittableRandom random = new SplittableRandom(Fixtures.seed());
+      List<String> queries = new ArrayList<>(List.of("water", "title:water", "body:small AND large",
+          "\"a small\"", "wat*", "water -fish", "id:1234"));
+      for (int i = 0; i < 60; i++) {
+        queries.add(mix.next(random));
+      }
+      int withHits = 0;
+      for (String q : queries) {
+        int k = 10;
+        TopDocs expected = plain.search(new QueryParser(ShardedIndex.BODY, ShardedIndex.analyzer())
+            .parse(q), k);
+        SearchReply got = call(q, k);
+        String where = "query '" + q + "' (seed " + Fixtures.seed() + ")";
+        assertEquals(expected.totalHits.value(), got.getTotalHits(), where);
+        assertEquals(expected.scoreDocs.length, got.getHitsCount(), where);
+        Map<Integer, Float> expectedScores = new HashMap<>();
+        for (int i = 0; i < expected.scoreDocs.length; i++) {
+          ScoreDoc sd = expected.scoreDocs[i];
+          Document d = plain.storedFields().document(sd.doc);
+          expectedScores.put(Integer.parseInt(d.get(ShardedIndex.ID)), sd.score);
+          assertEquals(sd.score, got.getHits(i).getScore(), 1e-6f, where + " hit " + i);
+        }
+        float last = expected.scoreDocs.length == 0 ? 0 : expected.scoreDocs[k > expected.scoreDocs
+            .length ? expected.scoreDocs.length - 1 : k - 1].score;
+        for (Hit h : got.getHitsList()) {
+          if (h.getScore() > last) { // ties at the cut may be broken differently
+            Float s = expectedScores.get(h.getId());
+            assertTrue(s != null && Math.abs(s - h.getScore()) < 1e-6f, where + ": " + h);
+          }
+        }
+        withHits += got.getHitsCount() > 0 ? 1 : 0;
+      }
+      assertTrue(withHits > queries.size() * 3 / 4, withHits + " of " + queries.size() + " hit");
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package io.spillway.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.spillway.api.Ticker;
+import java.util.List;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.TermQuery;
+import org.junit.jupiter.api.Test;
+
+class ShardedIndexTest {
+
+  @Test
+  void indexesEveryDocumentOnceOverShardsWithSeveralSegments() throws Exception {
+    Corpus corpus = Corpus.wordNet(20_000);
+    try (ShardedIndex index = ShardedIndex.build(corpus, 4, Ticker.system())) {
+      assertEquals(4, index.shardCount());
+      assertTrue(index.segments() >= 4, "segments: " + index.segments());
+      try (ShardedIndex.View view = index.acquire()) {
+        assertEquals(20_000, view.reader().numDocs());
+        IndexSearcher searcher = view.newSearcher();
+        int id = corpus.docs().get(12_345).id();
+        assertEquals(1, searcher.count(new TermQuery(new Term(ShardedIndex.ID,
+            Integer.toString(id)))));
+      }
+    }
+  }
+
+  @Test
+  void reindexingReplacesDocumentsAndBumpsOnlyThatShardsGeneration() throws Exception {
+    Corpus corpus = Corpus.wordNet(2_000);
+    try (ShardedIndex index = ShardedIndex.build(corpus, 4, Ticker.system())) {
+      List<Corpus.Doc> ofShard1 = corpus.docs().stream()
+          .filter(d -> ShardedIndex.shardOf(d.id(), 4) == 1).limit(10).toList();
+      long[] before;
+      try (ShardedIndex.View view = index.acquire()) {
+        before = view.generations().clone();
+        index.reindex(1, ofShard1);
+        // the pinned view still reads the old reader
+        assertEquals(2_000, view.reader().maxDoc());
+      }
+      try (ShardedIndex.View view = index.acquire()) {
+        assertEquals(2_000, view.reader().numDocs());
+        assertEquals(2_010, view.reader().maxDoc()); // the replaced ten, deleted until merged
+        assertEquals(before[0], view.generations()[0]);
+        assertEquals(before[1] + 1, view.generations()[1]);
+      }
+    }
+  }
+}
