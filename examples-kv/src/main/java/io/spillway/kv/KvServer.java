@@ -361,8 +361,9 @@ public final class KvServer implements AutoCloseable {
 
     /** The memory limit for values ({@code -m}), at least 1 MiB. */
     public Builder memoryMegabytes(long value) {
-      if (value < 1 || value > (1L << 30)) {
-        throw new IllegalArgumentException("memory must be 1 MiB to 1 PiB, in MiB: " + value);
+      if (value < 1 || value > 32_768) {
+        // a chunk handle is page << 16 | slot in an int: at most 32,768 pages of 1 MiB
+        throw new IllegalArgumentException("memory must be 1 to 32768 MiB: " + value);
       }
       memoryBytes = value << 20;
       return this;
@@ -392,7 +393,17 @@ public final class KvServer implements AutoCloseable {
 
     public Builder transport(Transport value) { transport = value; return this; }
 
+    /**
+     * @throws IllegalArgumentException if the item memory, allocated at once, would not leave 64
+     *     MiB of the JVM's heap for everything else
+     */
     public KvServer build() {
+      long heap = Runtime.getRuntime().maxMemory();
+      if (memoryBytes > heap - (64L << 20)) {
+        throw new IllegalArgumentException("memory " + (memoryBytes >> 20) + " MiB does not fit in"
+            + " this JVM's heap (" + (heap >> 20) + " MiB, 64 MiB kept free): raise -Xmx or lower"
+            + " the memory");
+      }
       return new KvServer(new Config(host, port, memoryBytes, cores, protection, targetNanos,
           ticker, transport));
     }

@@ -89,7 +89,7 @@ public final class ContendedLockFinder {
       if (type.equals("jdk.ThreadPark")) {
         RecordedClass blocker = e.getClass("parkedClass");
         if (blocker == null || e.getLong("timeout") > 0 || e.getLong("until") > 0
-            || blocker.getName().endsWith("ConditionObject")) {
+            || blocker.getName().endsWith("ConditionObject") || isSignal(blocker.getName())) {
           continue;
         }
         lockClass = blocker.getName();
@@ -129,6 +129,21 @@ public final class ContendedLockFinder {
       return type + "." + f.getMethod().getName() + ":" + f.getLineNumber();
     }
     return "?";
+  }
+
+  /**
+   * Synchronizers a thread parks on to wait for an event, not to enter a critical section: a
+   * latch, a future, a phaser, a hand-off queue. Waiting on them is not lock queueing (a server's
+   * main thread awaiting shutdown would otherwise rank first).
+   */
+  static boolean isSignal(String blockerClass) {
+    return blockerClass.startsWith("java.util.concurrent.CountDownLatch")
+        || blockerClass.startsWith("java.util.concurrent.CompletableFuture")
+        || blockerClass.startsWith("java.util.concurrent.FutureTask")
+        || blockerClass.startsWith("java.util.concurrent.Phaser")
+        || blockerClass.startsWith("java.util.concurrent.Exchanger")
+        || blockerClass.startsWith("java.util.concurrent.SynchronousQueue")
+        || blockerClass.startsWith("java.util.concurrent.LinkedTransferQueue");
   }
 
   /** Spillway's own lock types, whose frames sit between the application and the JDK's lock. */

@@ -107,4 +107,26 @@ class ContendedLockFinderTest {
         "a lock only one thread takes is never waited for: " + ranked);
     assertTrue(ranked.get(0).waits() > 0 && ranked.get(0).totalWaitNanos() > 0);
   }
+
+  @Test
+  void waitingForAnEventIsNotLockQueueing() throws Exception {
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    List<ContendedLockFinder.LockContention> ranked = ContendedLockFinder.profile(() -> {
+      Thread.ofPlatform().start(() -> {
+        for (int i = 0; i < 2_000; i++) {
+          Thread.onSpinWait();
+        }
+        done.countDown();
+      });
+      try {
+        done.await(); // as a server's main thread awaits its shutdown
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertFalse(ranked.stream().anyMatch(c -> c.lock().contains("CountDownLatch")),
+        "a latch is a signal, not a lock: " + ranked);
+    assertTrue(ContendedLockFinder.isSignal("java.util.concurrent.CountDownLatch$Sync"));
+    assertFalse(ContendedLockFinder.isSignal("java.util.concurrent.locks.ReentrantLock$NonfairSync"));
+  }
 }
