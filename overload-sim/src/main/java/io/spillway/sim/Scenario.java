@@ -51,6 +51,7 @@ public final class Scenario {
     keys.put("paths", "mutex paths (Protego Fig. 1): probabilities 'p1, p2, ...'; a request holds its path's mutex for its service time; empty: no locks");
     keys.put("path_service_us", "mutex paths: each path's mean service time 'us1, us2, ...' (the service distribution's shape scaled to it); empty: service_mean_us for every path");
     keys.put("path_hold_us", "mutex paths: each path's mean time holding its mutex 'us1, us2, ...', the end of its service (0: the path takes no mutex); empty: the whole service time");
+    keys.put("lock_handoff", "mutex paths: fifo (default: the released mutex passes to the oldest waiter, which holds it while waiting for a core; a fair lock, Shenango's) | barging (freed; the woken waiter takes it if still free when it runs; a nonfair ReentrantLock)");
     keys.put("asqm.wait_estimate", "a mutex's expected wait: queue (default: queue length x"
         + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
@@ -137,7 +138,8 @@ public final class Scenario {
       Map.entry("sweep", ""),
       Map.entry("paths", ""),
       Map.entry("path_service_us", ""),
-      Map.entry("path_hold_us", ""));
+      Map.entry("path_hold_us", ""),
+      Map.entry("lock_handoff", "fifo"));
 
   private final Map<String, String> values;
 
@@ -214,6 +216,7 @@ public final class Scenario {
     sweep();
     paths();
     pathHoldShares();
+    lockBarging();
     callGraph();
     seed();
     timeOriginNanos();
@@ -387,6 +390,15 @@ public final class Scenario {
       throw invalid("paths", "probabilities must sum to 1, got " + sum);
     }
     return p;
+  }
+
+  /** Whether a released mutex is freed for anyone to take ({@code lock_handoff = barging}). */
+  boolean lockBarging() {
+    return switch (get("lock_handoff").strip()) {
+      case "fifo" -> false;
+      case "barging" -> true;
+      default -> throw invalid("lock_handoff", "expected fifo or barging, got '" + get("lock_handoff") + "'");
+    };
   }
 
   /** Each path's mean service time over {@code service_mean_us} (all 1 unless {@code path_service_us}). */

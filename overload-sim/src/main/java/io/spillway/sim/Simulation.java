@@ -49,7 +49,12 @@ import java.util.SplittableRandom;
  * probability and holds that path's mutex for its service time, or, with {@code path_hold_us},
  * for the end of it (the part before runs on a core with no lock held: memcached's SET parses and
  * hashes before it takes {@code slabs_lock}, protego-nsdi23 §5.3); a path whose hold is 0 takes
- * no mutex. {@code path_service_us} gives each path its own mean service time. A request that finds the mutex
+ * no mutex. {@code path_service_us} gives each path its own mean service time. With {@code
+ * lock_handoff = fifo} (default) the releasing holder hands the mutex to the oldest waiter, which
+ * holds it while it waits for a core (Shenango's mutex, a fair lock: under CPU overload the hold
+ * grows by the run queue's wait, a lock convoy); with {@code barging} the mutex is freed, the
+ * oldest waiter woken, and whoever reaches it first while it is free takes it (a nonfair {@code
+ * ReentrantLock}, which {@code BudgetedLock} wraps). A request that finds the mutex
  * held waits in the mutex's FIFO without a core (its thread parks); the holder hands the mutex to
  * the oldest waiter, which goes back to the run queue. Under ASQM (schemes {@code protego} and
  * {@code protego-asqm}) each admitted request gets Protego's queueing budget (§3.2), and before
@@ -101,6 +106,7 @@ final class Simulation {
   /** Per path: its mean service time over the scenario's, and the share of it under the mutex. */
   private final double[] pathServiceScale;
   private final double[] pathHoldShare;
+  private final boolean barging;
   private final Mutex[] mutexes;
   private final SplittableRandom pathRandom;
 
@@ -168,6 +174,7 @@ final class Simulation {
     }
     this.pathServiceScale = scenario.pathServiceScales();
     this.pathHoldShare = scenario.pathHoldShares();
+    this.barging = scenario.lockBarging();
     this.idleCores = scenario.cores();
 
     Ticker ticker = () -> origin + now;
@@ -502,7 +509,11 @@ final class Simulation {
     busy(txCost, reject);
   }
 
-  /** The holder is done: the oldest waiter gets the mutex and becomes runnable. */
+  /**
+   * The holder is done: the oldest waiter becomes runnable, holding the mutex (a FIFO hand-off,
+   * scenario key {@code lock_handoff = fifo}) or to take it if it is still free when it runs
+   * ({@code barging}).
+   */
   private void release(Mutex mutex) {
     if (mutex.waiters.isEmpty()) {
       mutex.holder = null;
@@ -514,8 +525,14 @@ final class Simulation {
       next.budget.charge(origin + now - enqueued); // time waiting for the mutex
     }
     mutex.waits.onQueuedAcquire(origin + enqueued, origin + now);
-    mutex.holder = next;
-    next.lockHeld = true;
+    if (barging) {
+      // a nonfair lock: the mutex is free now; the woken waiter takes it if it is still free when
+      // a core runs it, and queues again behind whoever took it first
+      mutex.holder = null;
+    } else {
+      mutex.holder = next;
+      next.lockHeld = true;
+    }
     runQueue.offer(next, origin + now);
   }
 
