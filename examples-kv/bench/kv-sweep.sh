@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Open-loop demand sweep of Spillway KV beside memcached (docs/results/kv.md): servers on core 0
-# (memcached -t 1; Spillway KV with one event loop, --scheme none and the default), the load
+# (memcached -t 1; Spillway KV with one event loop, --scheme none and --scheme spillway), the load
 # generator (./spillway kv-load: Poisson arrivals over 64 connections, latency from each request's
 # due time) on core 1; each rate is run against every server in turn, so drift hits all alike.
 # Usage: examples-kv/bench/kv-sweep.sh OUT_DIR SET_SHARE "RATE1 RATE2 ..." [SECONDS]
@@ -24,7 +24,7 @@ taskset -c 0 memcached "${user[@]}" -l 127.0.0.1 -p 21311 -U 0 -t 1 -m 1024 & PI
 wait_port 21311
 "$ROOT/spillway" kv --port 21312 --memory 1024 --scheme none > "$OUT/kv-none.log" 2>&1 & PIDS+=($!)
 wait_port 21312
-"$ROOT/spillway" kv --port 21313 --memory 1024 > "$OUT/kv-spillway.log" 2>&1 & PIDS+=($!)
+"$ROOT/spillway" kv --port 21313 --memory 1024 --scheme spillway > "$OUT/kv-spillway.log" 2>&1 & PIDS+=($!)
 wait_port 21313
 declare -A PORT=([memcached]=21311 [kv-none]=21312 [kv-spillway]=21313)
 SERVERS=(memcached kv-none kv-spillway)

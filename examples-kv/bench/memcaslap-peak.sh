@@ -3,7 +3,7 @@
 # core each (core 0), memcaslap on core 1 (docs/results/kv.md). memcaslap's default mix: 90 % GET,
 # 10 % SET. Usage: examples-kv/bench/memcaslap-peak.sh OUT_DIR [ROUNDS] [SECONDS] [CONCURRENCY]
 #
-#  1. starts memcached -t 1 -m 64 and two Spillway KVs (--scheme none, and the default spillway),
+#  1. starts memcached -t 1 -m 64 and two Spillway KVs (--scheme none and --scheme spillway),
 #     all pinned to core 0, one driven at a time;
 #  2. warms each JVM for one run (the JIT), then ROUNDS closed-loop runs per server, interleaved
 #     (mc, none, spillway, mc, ...), so drift on the machine hits all three alike; peak = median;
@@ -35,7 +35,7 @@ taskset -c 0 memcached "${user[@]}" -l 127.0.0.1 -p 21211 -U 0 -t 1 -m 64 & PIDS
 wait_port 21211
 "$ROOT/spillway" kv --port 21212 --scheme none > "$OUT/kv-none.log" 2>&1 & PIDS+=($!)
 wait_port 21212
-"$ROOT/spillway" kv --port 21213 > "$OUT/kv-spillway.log" 2>&1 & PIDS+=($!)
+"$ROOT/spillway" kv --port 21213 --scheme spillway > "$OUT/kv-spillway.log" 2>&1 & PIDS+=($!)
 wait_port 21213
 declare -A PORT=([memcached]=21211 [kv-none]=21212 [kv-spillway]=21213)
 SERVERS=(memcached kv-none kv-spillway)

@@ -17,7 +17,7 @@ public final class KvMain {
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (flag.equals("-h") || flag.equals("--help")) {
-        System.out.println("usage: spillway kv [--port N] [--memory MB] [--scheme spillway|asqm|none]"
+        System.out.println("usage: spillway kv [--port N] [--memory MB] [--scheme asqm|spillway|none]"
             + " [--cores N] [--target-us T] [--host H]");
         return;
       }

@@ -35,19 +35,22 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A memcached-protocol server over {@link KvStore}: memcached's text protocol on Spillway's
- * Netty transport (io_uring, then epoll, then NIO), one event loop per core, each connection's
+ * Netty transport (epoll, else Spillway's transport choice; see {@link #defaultTransport}), one event loop per core, each connection's
  * commands executed in-line on its loop as a memcached worker thread executes them.
  *
  * <h2>Overload control</h2>
  *
- * <p>Protection is on by default for clients that know nothing of Spillway ({@link
- * Protection#SPILLWAY}): every data command passes the default gate ({@link Spillway}: delay-based
- * AQM and an adaptive concurrency limit, on the event loops' queueing delay) once its command
- * line is parsed, and runs with a Protego queueing budget in scope (protego-nsdi23 §3.2: the
- * target delay, 110 µs by default as §5.3 sets it, minus the running p99 of the service time), so
- * the slab lock and the item locks refuse it early rather than let it queue past its target.
- * {@link Protection#ASQM} keeps the budgets without the gate; {@link Protection#NONE} is plain
- * memcached.
+ * <p>Protection is on by default ({@link Protection#ASQM}): every data command runs with a Protego
+ * queueing budget in scope (protego-nsdi23 §3.2: the target delay, 110 µs by default as §5.3
+ * sets it, minus the running p99 of the service time), so the slab, item and LRU locks refuse it
+ * with {@code SERVER_ERROR overloaded} rather than let it queue past its target. {@link
+ * Protection#SPILLWAY} adds the default gate ({@link Spillway}: delay-based AQM and an adaptive
+ * concurrency limit on the event loops' queueing delay) once a command line is parsed. It is not
+ * the default here because refusing a command costs the loop about what serving it costs (a
+ * parse and a reply line against a hash lookup and a copy), so a refusal frees no capacity, and
+ * the loops' delay does not include the kernel's socket queue, where a plain client's backlog
+ * waits: measured, the gate lowered goodput at every load (docs/results/kv.md). {@link
+ * Protection#NONE} is plain memcached.
  *
  * <p>Thread-safe; {@link #start} and {@link #close} once each.
  */
@@ -58,9 +61,9 @@ public final class KvServer implements AutoCloseable {
 
   /** What protects the store. */
   public enum Protection {
-    /** The default gate and ASQM budgets. */
+    /** Spillway's default gate before each command, and ASQM budgets at the locks. */
     SPILLWAY,
-    /** ASQM budgets at the locks, no admission gate (Protego's ASQM alone, Fig. 11's ablation). */
+    /** ASQM budgets at the locks, no admission gate (Protego's ASQM alone, Fig. 11's ablation); the default. */
     ASQM,
     /** Nothing: memcached's behaviour. */
     NONE;
@@ -73,7 +76,7 @@ public final class KvServer implements AutoCloseable {
         }
       }
       throw new IllegalArgumentException("unknown scheme '" + name
-          + "'; known: spillway (default), asqm, none");
+          + "'; known: asqm (default), spillway, none");
     }
   }
 
@@ -99,7 +102,7 @@ public final class KvServer implements AutoCloseable {
     this.startedAt = System.currentTimeMillis() / 1000;
   }
 
-  /** A builder with memcached's defaults: port 11211, 64 MiB, one core, Spillway on. */
+  /** A builder with memcached's defaults: port 11211, 64 MiB, one core, ASQM budgets on. */
   public static Builder builder() {
     return new Builder();
   }
@@ -341,7 +344,7 @@ public final class KvServer implements AutoCloseable {
     private int port = 11211;
     private long memoryBytes = 64L << 20;
     private int cores = 1;
-    private Protection protection = Protection.SPILLWAY;
+    private Protection protection = Protection.ASQM;
     private long targetNanos = 110_000;
     private Ticker ticker = Ticker.system();
     private Transport transport;
