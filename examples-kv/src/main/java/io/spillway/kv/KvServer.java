@@ -5,6 +5,9 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.EventExecutor;
 import io.spillway.api.ControlChannel;
 import io.spillway.api.ExecutorBacklogProbe;
@@ -91,6 +94,7 @@ public final class KvServer implements AutoCloseable {
   private final LongAdder totalConnections = new LongAdder();
   private final LongAdder connectionErrors = new LongAdder();
   private final LongAdder handlerFailures = new LongAdder();
+  private final ChannelGroup open = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private EventLoopGroup group;
   private Channel listener;
   private ServerGate gate;
@@ -137,6 +141,7 @@ public final class KvServer implements AutoCloseable {
           protected void initChannel(Channel ch) {
             connections.incrementAndGet();
             totalConnections.increment();
+            open.add(ch);
             ch.closeFuture().addListener(f -> connections.decrementAndGet());
             ch.pipeline().addLast("memcached-text", new TextProtocolHandler(KvServer.this,
                 probes.get(ch.eventLoop())));
@@ -247,6 +252,18 @@ public final class KvServer implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(KvServer.class.getName());
   private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+
+  /** Reply bytes written to connections and not yet taken by the kernel, over all connections. */
+  long pendingOutboundBytes() {
+    long total = 0;
+    for (Channel ch : open) {
+      io.netty.channel.ChannelOutboundBuffer b = ch.unsafe().outboundBuffer();
+      if (b != null) {
+        total += b.totalPendingWriteBytes();
+      }
+    }
+    return total;
+  }
 
   /** Connections closed because handling their input threw something other than an I/O error. */
   long handlerFailures() {

@@ -1,6 +1,7 @@
 package io.spillway.kv;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -103,6 +104,16 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   private ByteBuf out;
   private boolean closing;
+  /** Reading and decoding stopped until the peer drains what it has been sent. */
+  private boolean paused;
+  /** Replies written to the channel since its last flush. */
+  private boolean unflushed;
+
+  /**
+   * Replies gathered past this many bytes are handed to the channel, so that its writability (Netty's
+   * write-buffer water marks) reflects them before the next command is decoded.
+   */
+  static final int OUT_HIGH_WATER = 64 * 1024;
 
   private final ExecutorBacklogProbe loopProbe;
 
@@ -116,6 +127,20 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> unused) {
     currentCtx = ctx;
     while (in.isReadable() && !closing) {
+      if (out != null && out.readableBytes() >= OUT_HIGH_WATER) {
+        ByteBuf b = out;
+        out = null;
+        ctx.write(b);
+        unflushed = true;
+      }
+      if (!ctx.channel().isWritable()) {
+        // A client that sends and does not read: stop decoding and reading, as memcached stops
+        // processing a connection it cannot write to, so the replies it has not taken stay
+        // bounded by the water marks (plus one reply) instead of growing with its requests.
+        paused = true;
+        ctx.channel().config().setAutoRead(false);
+        return;
+      }
       if (swallow > 0) {
         int n = (int) Math.min(swallow, in.readableBytes());
         in.skipBytes(n);
@@ -151,7 +176,23 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       completePending(server.ticker().read());
     }
     flush(ctx);
+    if (paused) {
+      // not super's: with auto-read off and no message decoded it would ask for another read
+      ctx.fireChannelReadComplete();
+      return;
+    }
     super.channelReadComplete(ctx);
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    if (paused && ctx.channel().isWritable()) {
+      paused = false;
+      ctx.channel().config().setAutoRead(true);
+      channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode what was read before the pause
+      channelReadComplete(ctx);
+    }
+    super.channelWritabilityChanged(ctx);
   }
 
   @Override
@@ -184,6 +225,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   }
 
   private void flush(ChannelHandlerContext ctx) {
+    if (unflushed && out == null && !closing) {
+      ctx.flush();
+    }
+    unflushed = false;
     if (out != null) {
       ByteBuf b = out;
       out = null;

@@ -178,6 +178,47 @@ class TextProtocolTest {
   }
 
   @Test
+  void aClientThatDoesNotReadIsNotAnsweredWithoutBound() throws Exception {
+    byte[] value = new byte[100_000];
+    java.util.Arrays.fill(value, (byte) 'v');
+    try (MemcacheConnection c = connect()) {
+      c.send("set big 0 0 " + value.length + "\r\n").send(value).send("\r\n");
+      assertEquals("STORED\r\n", c.read("STORED\r\n"));
+    }
+    int gets = 2_000; // 18 KB of requests asking for 200 MB of replies
+    java.net.Socket s = new java.net.Socket();
+    s.setReceiveBufferSize(4096);
+    s.setSoTimeout(20_000); // a reply that never comes fails the test instead of hanging it
+    s.connect(new InetSocketAddress("127.0.0.1", server.port()));
+    try (s) {
+      s.getOutputStream().write(MemcacheConnection.ascii("get big\r\n".repeat(gets)));
+      s.getOutputStream().flush();
+      // the server stops once the socket and its water marks are full; wait until it is still
+      long last = -1;
+      for (int stable = 0; stable < 5; ) {
+        Thread.sleep(20);
+        long now = server.pendingOutboundBytes();
+        stable = now == last ? stable + 1 : 0;
+        last = now;
+      }
+      assertTrue(last < 8L << 20, "replies held for a client that does not read: " + last + " bytes");
+      try (MemcacheConnection other = connect()) {
+        assertServes(other, "while-one-stalls");
+      }
+      // once it reads, every reply arrives, complete and in order
+      java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream(), 1 << 16);
+      byte[] header = MemcacheConnection.ascii("VALUE big 0 100000\r\n");
+      for (int i = 0; i < gets; i++) {
+        byte[] h = in.readNBytes(header.length);
+        assertEquals(new String(header), new String(h), "reply " + i);
+        in.skipNBytes(value.length);
+        byte[] tail = in.readNBytes(7);
+        assertEquals("\r\nEND\r\n", new String(tail), "reply " + i);
+      }
+    }
+  }
+
+  @Test
   void thousandsOfIdleConnectionsDoNotStopService() throws Exception {
     long limit = ((UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
         .getMaxFileDescriptorCount();
