@@ -42,10 +42,32 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private ExecutorBacklogProbe probe;
   private LoopQueue loopQueue;
   private boolean flushScheduled;
+  /** Decoding and reading stopped until the peer drains its responses. */
+  private boolean paused;
   private final Runnable flush = this::flushNow;
 
   ServerFrameHandler(SpillwayServer server) {
     this.server = server;
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    if (paused && ctx.channel().isWritable()) {
+      paused = false;
+      ctx.channel().config().setAutoRead(true);
+      channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode the frames read before the pause
+    }
+    super.channelWritabilityChanged(ctx);
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    if (paused) {
+      // not super's: with auto-read off and no message decoded it would ask for another read
+      ctx.fireChannelReadComplete();
+      return;
+    }
+    super.channelReadComplete(ctx);
   }
 
   @Override
@@ -58,6 +80,14 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
     while (in.readableBytes() >= Frame.HEADER_SIZE) {
+      if (!ctx.channel().isWritable()) {
+        // A client that sends and does not read: stop decoding and reading until it drains its
+        // responses, so what the server holds for it stays bounded by the write-buffer water
+        // marks and the requests already admitted, instead of growing with what it sends.
+        paused = true;
+        ctx.channel().config().setAutoRead(false);
+        return;
+      }
       int type = Frame.validate(in, server.maxPayload());
       int length = (int) Frame.payloadLength(in);
       if (in.readableBytes() < Frame.HEADER_SIZE + length) {

@@ -257,6 +257,52 @@ class ServerClientTest {
     }
   }
 
+  @Test
+  void aClientThatDoesNotReadIsNotServedWithoutBound() throws Exception {
+    Capturing scheme = new Capturing(NoControl.INSTANCE);
+    java.util.concurrent.atomic.AtomicInteger handled = new java.util.concurrent.atomic.AtomicInteger();
+    int frames = 20_000;
+    int size = 1024; // 20 MB of responses asked for
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(2)
+        .handler((req, alloc) -> {
+          handled.incrementAndGet();
+          return req.retainedDuplicate();
+        }).build().start();
+         SpillwayClient good = client(NoControl.INSTANCE, server, 1, 1)) {
+      var buf = Unpooled.buffer();
+      for (int i = 0; i < frames; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(7).requestId(i), size);
+        buf.writeZero(size);
+      }
+      java.nio.ByteBuffer flood = buf.nioBuffer();
+      try (java.nio.channels.SocketChannel raw = java.nio.channels.SocketChannel.open()) {
+        raw.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4096);
+        raw.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+        raw.configureBlocking(false);
+        // send what the server will take, never read; stop once it has stopped taking
+        int stalled = 0;
+        while (flood.hasRemaining() && stalled < 50) {
+          stalled = raw.write(flood) == 0 ? stalled + 1 : 0;
+          Thread.sleep(stalled == 0 ? 0 : 10);
+        }
+        int seen = -1;
+        for (int stable = 0; stable < 5; ) {
+          Thread.sleep(20);
+          int now = handled.get();
+          stable = now == seen ? stable + 1 : 0;
+          seen = now;
+        }
+        assertTrue(flood.hasRemaining() && seen < frames / 2,
+            "the server kept serving a client that reads nothing: " + seen + " of " + frames);
+        assertArrayEquals(new byte[] {1}, good.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+            "other connections keep working");
+      }
+      buf.release();
+      waitUntil(() -> scheme.leakChecked.get().outstanding() == 0);
+      scheme.leakChecked.get().assertNoLeaks();
+    }
+  }
+
   private static byte[] oversizedHeader(SpillwayServer server) {
     var buf = Unpooled.buffer();
     Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1), Frame.DEFAULT_MAX_PAYLOAD + 1);
