@@ -103,7 +103,7 @@ public final class BreakwaterServerGate implements ServerGate {
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     Session session = sessions.get(request.sessionId());
     if (session == null) {
-      session = register(request.sessionId());
+      session = register(request.sessionId(), nowNanos);
     }
     Status decision = Status.OK;
     synchronized (session) {
@@ -111,6 +111,7 @@ public final class BreakwaterServerGate implements ServerGate {
         // Deregistered while this request was on its way: nothing to account against.
         decision = Status.REJECTED_NO_CREDIT;
       } else {
+        session.lastActive = nowNanos;
         session.demand = request.demand();
         session.drained = false; // lazily removed from the drained queue
         if (session.pending >= config.perSessionCap()) {
@@ -134,13 +135,14 @@ public final class BreakwaterServerGate implements ServerGate {
     }
     Session session = sessions.get(sessionId);
     if (session == null) {
-      session = register(sessionId);
+      session = register(sessionId, nowNanos);
     }
     int delta;
     synchronized (session) {
       if (session.closed) {
         return;
       }
+      session.lastActive = nowNanos;
       session.demand = demand;
       if (session.pending > 0) {
         return; // a response is coming and will carry the credits
@@ -207,12 +209,69 @@ public final class BreakwaterServerGate implements ServerGate {
    * drained sessions. Runs on the scheduler; public so a driver may tick the gate itself.
    */
   public void updatePool(long nowNanos) {
+    evictIdleSessions(nowNanos);
     int n = sessionCount.get();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
         config.beta(), n);
     next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
     resizePool(next, n);
+  }
+
+  /**
+   * Sessions with nothing in flight that have sent neither a request nor a demand for this long
+   * are deregistered and their credits return to the pool. Breakwater's clients deregister when
+   * they leave (§3); this bounds what a client that leaves without saying so, or that invents
+   * session ids, leaves behind: each would otherwise hold its window and count in n_c, which sets
+   * the pool's ceiling (64 · n_c) and every session's share, for ever. Ten seconds is far longer
+   * than any control loop here reacts in, so a live session is never taken by it; one that comes
+   * back is registered again by its next request, which carries its own credit.
+   */
+  public static final long SESSION_IDLE_TIMEOUT_NANOS = 10_000_000_000L;
+
+  private long lastSweep;
+  private boolean swept;
+
+  /**
+   * Deregisters idle sessions ({@link #SESSION_IDLE_TIMEOUT_NANOS}); sweeps the table at most
+   * every quarter of the timeout, so the cost is O(n_c) a few times a minute, not per period.
+   * On the control loop's thread.
+   */
+  void evictIdleSessions(long nowNanos) {
+    if (!swept) {
+      swept = true;
+      lastSweep = nowNanos;
+      return;
+    }
+    if (nowNanos - lastSweep < SESSION_IDLE_TIMEOUT_NANOS / 4) {
+      return;
+    }
+    lastSweep = nowNanos;
+    sessions.forEach(session -> {
+      boolean idle;
+      synchronized (session) {
+        idle = !session.closed && session.pending == 0
+            && nowNanos - session.lastActive >= SESSION_IDLE_TIMEOUT_NANOS;
+      }
+      if (idle) {
+        deregisterIfIdle(session.id, nowNanos);
+      }
+    });
+  }
+
+  /** {@link #deregister}, unless the session became active since it was found idle. */
+  private void deregisterIfIdle(long sessionId, long nowNanos) {
+    Session session = sessions.get(sessionId);
+    if (session == null) {
+      return;
+    }
+    synchronized (session) {
+      if (session.closed || session.pending > 0
+          || nowNanos - session.lastActive < SESSION_IDLE_TIMEOUT_NANOS) {
+        return;
+      }
+    }
+    deregister(sessionId, nowNanos);
   }
 
   /**
@@ -249,10 +308,11 @@ public final class BreakwaterServerGate implements ServerGate {
     metrics.onCreditPool(next, issued.get(), n);
   }
 
-  private Session register(long sessionId) {
+  private Session register(long sessionId, long nowNanos) {
     // The registering request carries its own credit (Breakwater §3: the first request rides on
     // the register message), so the session starts with a window of one.
     Session fresh = new Session(sessionId, 1);
+    fresh.lastActive = nowNanos;
     Session existing = sessions.putIfAbsent(sessionId, fresh);
     if (existing != null) {
       return existing;
@@ -315,6 +375,7 @@ public final class BreakwaterServerGate implements ServerGate {
           if (counted) {
             session.pending--;
           }
+          session.lastActive = nowNanos;
           delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED);
         }
       }
@@ -334,6 +395,8 @@ public final class BreakwaterServerGate implements ServerGate {
     /** Has an entry in the drained queue (possibly stale if {@link #drained} was cleared). */
     boolean queued;
     boolean closed;
+    /** The last request, demand or completion, by the gate's ticker. */
+    long lastActive;
 
     Session(long id, int window) {
       this.id = id;

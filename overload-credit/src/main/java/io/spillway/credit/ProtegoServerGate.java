@@ -222,6 +222,7 @@ public final class ProtegoServerGate implements ServerGate {
    */
   private void endIteration() {
     long now = ticker.read();
+    credits.evictIdleSessions(now);
     long span = now - measureStart;
     if (span > 0) {
       double perNano = 1.0 / span;

@@ -55,6 +55,32 @@ final class SessionTable<V> {
     return stripe(h).remove(key, h);
   }
 
+  /**
+   * Calls {@code action} with every session present, stripe by stripe. Each stripe's sessions are
+   * copied under its read lock and the action runs after it is released, so the action may remove
+   * sessions (the lock is not reentrant). Sessions added or removed meanwhile may or may not be seen.
+   */
+  @SuppressWarnings("unchecked")
+  void forEach(java.util.function.Consumer<? super V> action) {
+    java.util.ArrayList<Object> batch = new java.util.ArrayList<>();
+    for (Stripe<V> stripe : stripes) {
+      batch.clear();
+      long stamp = stripe.lock.readLock();
+      try {
+        for (Object v : stripe.values) {
+          if (v != null) {
+            batch.add(v);
+          }
+        }
+      } finally {
+        stripe.lock.unlockRead(stamp);
+      }
+      for (Object v : batch) {
+        action.accept((V) v);
+      }
+    }
+  }
+
   private static final class Stripe<V> {
     private final StampedLock lock = new StampedLock();
     private long[] keys = new long[16];

@@ -57,6 +57,33 @@ class BreakwaterServerGateTest {
   }
 
   @Test
+  void idleSessionsAreEvictedAndTheirCreditsReturnButLiveOnesStay() {
+    // a 1 ms control period so that virtual seconds take thousands of ticks, not millions
+    BreakwaterServerGate g = gate(config().toBuilder().controlPeriodNanos(1_000 * US).build(), 4);
+    complete(send(g, 1, 2, true), clock.read());
+    for (long forged = 100; forged < 200; forged++) { // ids made up, used once, never deregistered
+      complete(send(g, forged, 0, true), clock.read());
+    }
+    ServerPermit inFlight = send(g, 7, 0, true); // a long request: its session must survive
+    assertEquals(102, g.sessionCount());
+    long second = 1_000_000 * US;
+    for (int s = 0; s < 13; s++) { // session 1 stays active, once a second
+      clock.advance(second);
+      complete(send(g, 1, 2, false), clock.read());
+    }
+    assertEquals(2, g.sessionCount(), "the hundred idle sessions are gone, 1 and 7 stay");
+    assertTrue(g.windowOf(1) > 0 && g.windowOf(7) >= 0 && g.windowOf(150) == -1);
+    assertEquals(g.windowOf(1) + g.windowOf(7), g.issuedCredits(), "the evicted windows returned");
+    complete(inFlight, clock.read());
+    clock.advance(13 * second);
+    assertEquals(0, g.sessionCount(), "once idle, the long request's session goes too");
+    assertEquals(0, g.issuedCredits());
+    // a session that comes back is registered again by its next request
+    assertTrue(send(g, 1, 0, false).isAdmitted());
+    assertEquals(1, g.sessionCount());
+  }
+
+  @Test
   void theFirstRequestRegistersWithItsOwnCredit() {
     BreakwaterServerGate g = gate(config(), 4);
     ServerPermit p = send(g, 7, 0, true);
