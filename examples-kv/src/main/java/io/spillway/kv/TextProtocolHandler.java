@@ -15,6 +15,7 @@ import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.LongFunction;
 
 /**
  * memcached's text protocol on one connection: commands parsed from the byte stream, answered in
@@ -526,22 +527,33 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
           "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"));
       return;
     }
+    byte[] key = tokens.bytes(1);
+    Boolean deleted = admitted(ctx, noreply, now -> store.delete(key, now));
+    if (deleted != null && !noreply) {
+      out(ctx).writeBytes(deleted ? DELETED : NOT_FOUND);
+    }
+  }
+
+  /**
+   * Admits a command whose line is parsed, runs {@code op} at the admission's clock reading with a
+   * fresh budget in scope, and ends the permit: SUCCESS, or ABORTED after the refusal line when a
+   * lock's queue exceeds the budget. Returns {@code op}'s result, or {@code null} when the command
+   * was refused, at the gate or at a lock (its reply is written then).
+   */
+  private <T> T admitted(ChannelHandlerContext ctx, boolean noreply, LongFunction<T> op) {
     long now = now();
     ServerPermit permit = admit(ctx, now, noreply);
     if (permit == null) {
-      return;
+      return null;
     }
-    byte[] key = tokens.bytes(1);
     try {
-      boolean deleted = ScopedValue.where(RequestBudget.CURRENT, server.budget())
-          .call(() -> store.delete(key, now));
-      if (!noreply) {
-        out(ctx).writeBytes(deleted ? DELETED : NOT_FOUND);
-      }
+      T result = ScopedValue.where(RequestBudget.CURRENT, server.budget()).call(() -> op.apply(now));
       finish(permit, Outcome.SUCCESS, now);
+      return result;
     } catch (BudgetExceededException e) {
       refusedByLock(ctx, noreply);
       finish(permit, Outcome.ABORTED, now);
+      return null;
     }
   }
 
@@ -561,30 +573,18 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       out(ctx).writeBytes(INVALID_DELTA);
       return;
     }
-    long now = now();
-    ServerPermit permit = admit(ctx, now, noreply);
-    if (permit == null) {
-      return;
-    }
     byte[] key = tokens.bytes(1);
-    try {
-      KvStore.Delta r = ScopedValue.where(RequestBudget.CURRENT, server.budget())
-          .call(() -> store.incrDecr(key, incr, delta, now));
-      if (!noreply) {
-        ByteBuf o = out(ctx);
-        switch (r) {
-          case KvStore.Delta.Value v -> {
-            writeDecimal(o, v.unsigned());
-            o.writeBytes(CRLF);
-          }
-          case KvStore.Delta.NotFound nf -> o.writeBytes(NOT_FOUND);
-          case KvStore.Delta.NonNumeric nn -> o.writeBytes(NON_NUMERIC);
+    KvStore.Delta r = admitted(ctx, noreply, now -> store.incrDecr(key, incr, delta, now));
+    if (r != null && !noreply) {
+      ByteBuf o = out(ctx);
+      switch (r) {
+        case KvStore.Delta.Value v -> {
+          writeDecimal(o, v.unsigned());
+          o.writeBytes(CRLF);
         }
+        case KvStore.Delta.NotFound nf -> o.writeBytes(NOT_FOUND);
+        case KvStore.Delta.NonNumeric nn -> o.writeBytes(NON_NUMERIC);
       }
-      finish(permit, Outcome.SUCCESS, now);
-    } catch (BudgetExceededException e) {
-      refusedByLock(ctx, noreply);
-      finish(permit, Outcome.ABORTED, now);
     }
   }
 
@@ -600,22 +600,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       out(ctx).writeBytes(BAD_EXPTIME);
       return;
     }
-    long now = now();
-    ServerPermit permit = admit(ctx, now, noreply);
-    if (permit == null) {
-      return;
-    }
     byte[] key = tokens.bytes(1);
-    try {
-      boolean touched = ScopedValue.where(RequestBudget.CURRENT, server.budget())
-          .call(() -> store.touch(key, exptime, now));
-      if (!noreply) {
-        out(ctx).writeBytes(touched ? TOUCHED : NOT_FOUND);
-      }
-      finish(permit, Outcome.SUCCESS, now);
-    } catch (BudgetExceededException e) {
-      refusedByLock(ctx, noreply);
-      finish(permit, Outcome.ABORTED, now);
+    Boolean touched = admitted(ctx, noreply, now -> store.touch(key, exptime, now));
+    if (touched != null && !noreply) {
+      out(ctx).writeBytes(touched ? TOUCHED : NOT_FOUND);
     }
   }
 
