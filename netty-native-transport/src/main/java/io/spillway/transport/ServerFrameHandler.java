@@ -13,6 +13,7 @@ import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -98,8 +99,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
         case Frame.TYPE_DEMAND -> {
           Frame.readRequest(in, header);
           in.skipBytes(Frame.HEADER_SIZE);
-          track(header.sessionId());
-          server.gate().onDemand(header.sessionId(), header.demand(), server.ticker().read());
+          if (track(header.sessionId())) {
+            server.gate().onDemand(header.sessionId(), header.demand(), server.ticker().read());
+          }
         }
         case Frame.TYPE_DEREGISTER -> {
           Frame.readRequest(in, header);
@@ -125,7 +127,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       // needs anyway; the probe waits behind the batch's I/O, so while it does the loop is held.
       probe.arrived(now);
     }
-    track(header.sessionId());
+    if (!track(header.sessionId())) {
+      in.skipBytes(Frame.HEADER_SIZE + length);
+      refuseUnregistered(header.sessionId(), header.requestId());
+      return;
+    }
     ServerPermit permit = server.gate().admit(header, now);
     long sessionId = header.sessionId();
     long requestId = header.requestId();
@@ -149,10 +155,30 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
   }
 
-  private void track(long sessionId) {
-    if (sessions.put(sessionId, PRESENT) == null) {
-      server.bind(sessionId, ctx.channel());
+  /**
+   * Records that this connection carries {@code sessionId}; false, recording nothing, if it is new
+   * and the connection already carries {@link SpillwayServer.Builder#maxSessionsPerConnection}.
+   */
+  private boolean track(long sessionId) {
+    if (sessions.containsKey(sessionId)) {
+      return true;
     }
+    if (sessions.size() >= server.maxSessionsPerConnection()) {
+      return false;
+    }
+    sessions.put(sessionId, PRESENT);
+    server.bind(sessionId, ctx.channel());
+    return true;
+  }
+
+  /** Answers a request of a session this connection may not add, without reaching the gate. */
+  private void refuseUnregistered(long sessionId, long requestId) {
+    ResponseMetadata response = new ResponseMetadata().sessionId(sessionId).requestId(requestId)
+        .status(Status.REJECTED_NO_CREDIT);
+    ByteBuf head = ctx.alloc().buffer(Frame.HEADER_SIZE);
+    Frame.writeResponse(head, Frame.TYPE_RESPONSE, response, 0);
+    ctx.write(head, ctx.voidPromise());
+    scheduleFlush();
   }
 
   /** Completes the permit and writes the answer. On the event loop. */

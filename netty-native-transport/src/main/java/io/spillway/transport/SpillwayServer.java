@@ -176,6 +176,10 @@ public final class SpillwayServer implements AutoCloseable {
     return config.maxPayload;
   }
 
+  int maxSessionsPerConnection() {
+    return config.maxSessionsPerConnection;
+  }
+
   void bind(long sessionId, Channel channel) {
     sessions.put(sessionId, (ServerFrameHandler) channel.pipeline().get("spillway-server"));
   }
@@ -233,6 +237,7 @@ public final class SpillwayServer implements AutoCloseable {
     private Ticker ticker = Ticker.system();
     private OverloadMetrics metrics = OverloadMetrics.NONE;
     private int maxPayload = Frame.DEFAULT_MAX_PAYLOAD;
+    private int maxSessionsPerConnection = 16_384;
     private long queueingBudgetNanos = Long.MAX_VALUE;
     private Threading threading = Threading.DISPATCH;
     private long sliceNanos = 50_000;
@@ -270,6 +275,14 @@ public final class SpillwayServer implements AutoCloseable {
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 
     /**
+     * How many sessions one connection may register (16,384 by default, far above what a client
+     * multiplexes over a connection). A request for a further session is refused {@code
+     * REJECTED_NO_CREDIT} without registering it, so a client that invents session ids cannot
+     * grow the session table, or n_c and with it the credit pool's ceiling, without bound.
+     */
+    public Builder maxSessionsPerConnection(int value) { maxSessionsPerConnection = value; return this; }
+
+    /**
      * A queueing budget for every request (Protego §3.2: target − p99 service − p99 network); a
      * request's own budget header, if smaller, wins. Unset: no budget.
      */
@@ -281,7 +294,6 @@ public final class SpillwayServer implements AutoCloseable {
     /** Under {@link Threading#LOOP_QUEUE}: how long a loop runs requests before reading again. */
     public Builder sliceNanos(long value) { sliceNanos = value; return this; }
 
-    /** @throws IllegalArgumentException if something required is missing or out of range */
     /** A copy with the same values: every field is a value or an immutable reference. */
     Builder copy() {
       try {
@@ -291,14 +303,16 @@ public final class SpillwayServer implements AutoCloseable {
       }
     }
 
+    /** @throws IllegalArgumentException if something required is missing or out of range */
     public SpillwayServer build() {
       if (scheme == null || handler == null) {
         throw new IllegalArgumentException("a server needs a scheme and a handler");
       }
       if (ioThreads < 1 || parallelism < 1 || maxPayload < 0 || sliceNanos <= 0
-          || queueingBudgetNanos < 0 || port < 0 || port > 65_535) {
+          || queueingBudgetNanos < 0 || port < 0 || port > 65_535 || maxSessionsPerConnection < 1) {
         throw new IllegalArgumentException("out of range: ioThreads=" + ioThreads + " parallelism="
-            + parallelism + " maxPayload=" + maxPayload + " port=" + port);
+            + parallelism + " maxPayload=" + maxPayload + " port=" + port
+            + " maxSessionsPerConnection=" + maxSessionsPerConnection);
       }
       return new SpillwayServer(this);
     }

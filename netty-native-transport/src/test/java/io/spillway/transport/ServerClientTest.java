@@ -258,6 +258,31 @@ class ServerClientTest {
   }
 
   @Test
+  void aConnectionCannotRegisterMoreSessionsThanItsCap() throws Exception {
+    Capturing scheme = new Capturing(NoControl.INSTANCE);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(2)
+        .maxSessionsPerConnection(3).handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 5)) {
+      for (int s = 0; s < 3; s++) {
+        assertArrayEquals(new byte[] {(byte) s},
+            client.session(s).call(new byte[] {(byte) s}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      }
+      for (int s = 3; s < 5; s++) {
+        int session = s;
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> client.session(session).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        OverloadRejectedException rejected = assertInstanceOf(OverloadRejectedException.class, e.getCause());
+        assertEquals(Status.REJECTED_NO_CREDIT, rejected.status());
+      }
+      assertArrayEquals(new byte[] {9}, client.session(0).call(new byte[] {9}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+          "the connection's registered sessions keep working");
+      assertEquals(0, scheme.leakChecked.get().outstanding(), "refused sessions never reached the gate");
+    }
+    assertThrows(IllegalArgumentException.class, () -> SpillwayServer.builder().scheme(NoControl.INSTANCE)
+        .handler((req, alloc) -> req.retainedDuplicate()).maxSessionsPerConnection(0).build());
+  }
+
+  @Test
   void aClientThatDoesNotReadIsNotServedWithoutBound() throws Exception {
     Capturing scheme = new Capturing(NoControl.INSTANCE);
     java.util.concurrent.atomic.AtomicInteger handled = new java.util.concurrent.atomic.AtomicInteger();
