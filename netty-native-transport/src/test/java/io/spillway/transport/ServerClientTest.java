@@ -258,6 +258,36 @@ class ServerClientTest {
   }
 
   @Test
+  void aHalfSentFrameStallsOnlyItsConnection() throws Exception {
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(2)
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient good = client(scheme, server, 1, 1)) {
+      var buf = Unpooled.buffer();
+      Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(99).requestId(1), 100);
+      buf.writeZero(100);
+      byte[] frame = new byte[buf.readableBytes()];
+      buf.readBytes(frame);
+      buf.release();
+      try (Socket raw = new Socket("127.0.0.1", server.port())) {
+        raw.getOutputStream().write(frame, 0, Frame.HEADER_SIZE / 2); // half a header, then nothing
+        raw.getOutputStream().flush();
+        for (int i = 0; i < 20; i++) {
+          assertArrayEquals(new byte[] {(byte) i}, good.session(0).call(new byte[] {(byte) i})
+              .get(WAIT_SECONDS, TimeUnit.SECONDS), "other connections are served meanwhile");
+        }
+        raw.getOutputStream().write(frame, Frame.HEADER_SIZE / 2, Frame.HEADER_SIZE + 50 - Frame.HEADER_SIZE / 2);
+        raw.getOutputStream().flush(); // the header and half the payload: still nothing to admit
+        assertArrayEquals(new byte[] {7}, good.session(0).call(new byte[] {7}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      }
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      waitUntil(() -> gate.sessionCount() == 1);
+      assertEquals(0, scheme.leakChecked.get().outstanding(), "the partial frame was never admitted");
+      scheme.leakChecked.get().assertNoLeaks();
+    }
+  }
+
+  @Test
   void aConnectionCannotRegisterMoreSessionsThanItsCap() throws Exception {
     Capturing scheme = new Capturing(NoControl.INSTANCE);
     try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(2)
