@@ -83,13 +83,19 @@ public final class LuceneServer implements AutoCloseable {
     }
     Corpus corpus = Corpus.wordNet(config.docs);
     index = ShardedIndex.build(corpus, config.shards, config.ticker);
-    engine = new SearchEngine(index, config.ticker);
+    engine = new SearchEngine(index, config.ticker, config.boundedSearches);
     warmUp();
     ServerBuilder<?> builder = ServerBuilder.forPort(config.port).addService(new SearchService(engine));
     if (config.protection == Protection.SPILLWAY) {
-      spillway = SpillwayGrpc.server().slo(config.target).ticker(config.ticker).install(builder);
+      SpillwayGrpcServer.Builder protect = SpillwayGrpc.server().slo(config.target)
+          .ticker(config.ticker);
+      if (config.threads > 0) {
+        protect.parallelism(config.threads);
+      }
+      spillway = protect.install(builder);
     } else {
-      pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
+      pool = Executors.newFixedThreadPool(config.threads > 0 ? config.threads
+          : Runtime.getRuntime().availableProcessors());
       builder.executor(pool);
     }
     server = builder.build().start();
@@ -164,9 +170,14 @@ public final class LuceneServer implements AutoCloseable {
   /** One line about the index: documents, shards, segments and how long it took to build. */
   public String describeIndex() {
     return String.format(Locale.ROOT, "indexed %,d documents into %d shards (%d segments) in %.1f s;"
-        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms)", index.corpus().size(),
+        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms); scheme %s, %s threads,"
+        + " searches %s", index.corpus().size(),
         index.shardCount(), index.segments(), index.buildNanos() / 1e9, config.warmup,
-        warmupNanos / 1e9, engine.p99SearchNanos() / 1e6);
+        warmupNanos / 1e9, engine.p99SearchNanos() / 1e6,
+        config.protection.name().toLowerCase(Locale.ROOT),
+        config.threads > 0 ? Integer.toString(config.threads)
+            : Runtime.getRuntime().availableProcessors() + " (processors)",
+        engine.boundedSearches() ? "stop when their budget does" : "run to the end (--cancel off)");
   }
 
   @Override
@@ -217,8 +228,33 @@ public final class LuceneServer implements AutoCloseable {
     private long seed = 42;
     private int warmup = 2_000;
     private Ticker ticker = Ticker.system();
+    private boolean boundedSearches = true;
+    private int threads;
 
     private Builder() { }
+
+    /**
+     * Threads that run searches: Spillway's carriers, or the plain server's pool; 0 (the default)
+     * for as many as the processors available. More threads than cores time-share them, so a
+     * thread holding a lock can be preempted while others wait for it: the paper's ten server
+     * threads (protego-nsdi23 §5.1) on this machine's one server core.
+     */
+    public Builder threads(int value) {
+      if (value < 0 || value > 1024) {
+        throw new IllegalArgumentException("threads must be 0..1024: " + value);
+      }
+      threads = value;
+      return this;
+    }
+
+    /**
+     * Whether a search stops when its budget runs out (the default), or runs to the end with its
+     * budget spent only at the locks (Protego's refusal at locks alone, §3.2).
+     */
+    public Builder boundedSearches(boolean value) {
+      boundedSearches = value;
+      return this;
+    }
 
     /** The port to listen on, 0 for any free one. */
     public Builder port(int value) {

@@ -68,15 +68,32 @@ public final class SearchEngine {
   private final ResultCache cache;
   private final ServiceTimeTracker searchTimes = new ServiceTimeTracker();
   private final LongAdder cancelled = new LongAdder();
+  private final boolean boundedSearches;
 
   /**
    * A search engine over {@code index}, measuring time with {@code ticker} (the clock of the
-   * requests' budgets; its result cache's stripe locks read it).
+   * requests' budgets; its result cache's stripe locks read it), whose searches stop when their
+   * budget does.
    */
   public SearchEngine(ShardedIndex index, Ticker ticker) {
+    this(index, ticker, true);
+  }
+
+  /**
+   * As above; with {@code boundedSearches} false a search runs to the end whatever its budget, and
+   * the budget is spent only at the locks, as in protego-nsdi23 §3.2 (the baseline that the
+   * cancellation is measured against).
+   */
+  public SearchEngine(ShardedIndex index, Ticker ticker, boolean boundedSearches) {
     this.index = Objects.requireNonNull(index, "index");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.cache = new ResultCache(ticker);
+    this.boundedSearches = boundedSearches;
+  }
+
+  /** Whether a search stops when its request's budget runs out. */
+  public boolean boundedSearches() {
+    return boundedSearches;
   }
 
   /** The index searched. */
@@ -114,9 +131,10 @@ public final class SearchEngine {
    * outruns it is stopped and its partial hits dropped (a response holds the complete result or a
    * reject, as in protego-nsdi23 §5.2).
    */
-  private Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
+  Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
     long start = ticker.read();
-    BudgetTimeout timeout = BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos());
+    BudgetTimeout timeout = boundedSearches
+        ? BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos()) : null;
     try {
       IndexSearcher searcher = view.newSearcher(timeout);
       TopDocs top = searcher.search(query, k);

@@ -87,6 +87,20 @@ class QueryTimeoutTest {
   }
 
   @Test
+  void withCancellationOffTheBudgetIsSpentOnlyAtTheLocks() throws Exception {
+    SearchEngine engine = new SearchEngine(index, ticker, false);
+    ticker.autoAdvance(MS);
+    try {
+      // the same spent budget and racing clock that stop a bounded search: this one finishes
+      assertEquals(1000, withBudget(engine, 0, "*:*", 1000).hits().size());
+      assertTrue(withBudget(engine, 0, "s*", 10).totalHits() > 0);
+    } finally {
+      ticker.autoAdvance(0);
+    }
+    assertEquals(0, engine.cancelledSearches());
+  }
+
+  @Test
   void termEnumerationOfAPrefixQueryIsBoundedToo() throws Exception {
     SearchEngine engine = new SearchEngine(index, ticker);
     assertThrows(BudgetExceededException.class, () -> withBudget(engine, 0, "s*", 10));
