@@ -136,7 +136,7 @@ public final class SearchEngine {
     BudgetTimeout timeout = boundedSearches
         ? BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos()) : null;
     try {
-      IndexSearcher searcher = view.newSearcher(timeout);
+      IndexSearcher searcher = view.newSearcher(timeout, enumeratesTerms(query));
       TopDocs top = searcher.search(query, k);
       if (searcher.timedOut()) {
         throw cancelled(timeout);
@@ -154,6 +154,29 @@ public final class SearchEngine {
       // estimate, which would otherwise shrink with every search it cuts short
       searchTimes.record(ticker.read() - start);
     }
+  }
+
+  /**
+   * Whether {@code query} enumerates a field's terms to find the ones it matches (prefix,
+   * wildcard, fuzzy, regular expression, range: Lucene's automaton queries say so to a {@link
+   * QueryVisitor}), which the budget must bound as well as the scoring.
+   */
+  static boolean enumeratesTerms(Query query) {
+    boolean[] enumerates = new boolean[1];
+    query.visit(new QueryVisitor() {
+      @Override
+      public void consumeTermsMatching(Query q, String field,
+          java.util.function.Supplier<org.apache.lucene.util.automaton.ByteRunAutomaton> automaton) {
+        enumerates[0] = true;
+      }
+
+      @Override
+      public QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur,
+          Query parent) {
+        return this;
+      }
+    });
+    return enumerates[0];
   }
 
   private BudgetExceededException cancelled(BudgetTimeout timeout) {
