@@ -50,8 +50,13 @@ import org.HdrHistogram.Histogram;
  * DIR/results.json} from all of them, in the simulator's format, so {@code ./spillway report DIR}
  * draws the runs of several servers (schemes) side by side.
  *
+ * <p>Every call carries a 1 s deadline ({@code --deadline-ms}), which bounds what a collapsed server
+ * leaves outstanding; Spillway's server then budgets a call from its deadline. {@code
+ * --deadline-ms 0} sends none, and the server budgets from its own target instead.
+ *
  * <p>Run: {@code ./spillway lucene load --queries FILE --rates R1,R2,... [--port P]
- * [--target-ms T] [--seconds S] [--channels N] [--aware] [--scheme NAME --capacity C --out DIR]}
+ * [--target-ms T] [--seconds S] [--channels N] [--aware] [--deadline-ms D]
+ * [--scheme NAME --capacity C --out DIR]}
  * or {@code --closed N}; pinned to core 1. Calls are issued from the main thread (parked between
  * arrivals, never spinning), answers arrive on one Netty event loop. Not thread-safe.
  */
@@ -65,6 +70,8 @@ public final class LuceneLoad implements AutoCloseable {
   private final Channel[] channels;
   private final List<SearchRequest> requests;
   private final long targetNanos;
+  /** Each call's deadline, 0 for none (the server then budgets from its own target). */
+  private long deadlineMillis = DEADLINE_MS;
 
   LuceneLoad(int port, int channelCount, boolean aware, List<SearchRequest> requests,
       long targetNanos) {
@@ -123,9 +130,10 @@ public final class LuceneLoad implements AutoCloseable {
 
     String line() {
       return String.format(Locale.ROOT, "offered %.0f/s: ok %.0f/s, goodput %.0f/s (<= %.1f ms),"
-              + " p50 %.2f ms, p99 %.2f ms, drop %.1f %% (%s), reject p99 %.2f ms,"
+              + " mean %.2f ms, p50 %.2f ms, p99 %.2f ms, drop %.1f %% (%s), reject p99 %.2f ms,"
               + " client rejects %d, deadline %d, errors %d",
-          offeredRps, throughputRps(), goodputRps(), targetNanos / 1e6, pct(okLatency, 50),
+          offeredRps, throughputRps(), goodputRps(), targetNanos / 1e6,
+          okLatency.getTotalCount() == 0 ? 0 : okLatency.getMean() / 1e6, pct(okLatency, 50),
           pct(okLatency, 99), 100 * dropRate(), reasons(), pct(rejectLatency, 99), clientRejects,
           deadlines, errors);
     }
@@ -214,7 +222,8 @@ public final class LuceneLoad implements AutoCloseable {
 
   private void call(Channel channel, SearchRequest request, Listener listener) {
     ClientCall<SearchRequest, SearchReply> call = channel.newCall(SearchGrpc.getSearchMethod(),
-        CallOptions.DEFAULT.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS));
+        deadlineMillis > 0 ? CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis,
+            TimeUnit.MILLISECONDS) : CallOptions.DEFAULT);
     call.start(new ClientCall.Listener<>() {
       @Override
       public void onClose(Status status, Metadata trailers) {
@@ -383,6 +392,7 @@ public final class LuceneLoad implements AutoCloseable {
     double capacity = 0;
     Path out = null;
     long seed = 1;
+    long deadline = DEADLINE_MS;
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (flag.equals("--aware")) {
@@ -410,6 +420,7 @@ public final class LuceneLoad implements AutoCloseable {
         case "--capacity" -> capacity = Double.parseDouble(v);
         case "--out" -> out = Path.of(v);
         case "--seed" -> seed = Long.parseLong(v);
+        case "--deadline-ms" -> deadline = Long.parseLong(v);
         default -> usage("unknown option " + flag);
       }
     }
@@ -418,6 +429,7 @@ public final class LuceneLoad implements AutoCloseable {
     }
     long target = Math.round(targetMs * 1e6);
     try (LuceneLoad load = new LuceneLoad(port, channels, aware, readRequests(queries), target)) {
+      load.deadlineMillis = deadline;
       if (closed > 0) {
         System.out.printf(Locale.ROOT, "closed loop, %d outstanding, %.0f s: %.0f ok/s%n", closed,
             seconds, load.closedLoop(closed, seconds));
@@ -438,7 +450,7 @@ public final class LuceneLoad implements AutoCloseable {
     System.err.println("spillway lucene load: " + why);
     System.err.println("usage: spillway lucene load --queries FILE (--rates R1,R2,... | --closed N)"
         + " [--port P] [--target-ms T] [--seconds S] [--channels N] [--aware] [--scheme NAME]"
-        + " [--mix NAME] [--capacity C] [--out DIR] [--seed S]");
+        + " [--mix NAME] [--capacity C] [--out DIR] [--seed S] [--deadline-ms D (0: none)]");
     System.exit(2);
   }
 }

@@ -85,6 +85,22 @@ public final class LuceneServer implements AutoCloseable {
     index = ShardedIndex.build(corpus, config.shards, config.ticker);
     engine = new SearchEngine(index, config.ticker, config.boundedSearches);
     warmUp();
+    long period = 0;
+    if (config.updatesPerSecond > 0) {
+      int ticksPerSecond = Math.min(config.shards, config.updatesPerSecond);
+      int batch = Math.max(1, config.updatesPerSecond / ticksPerSecond);
+      updates = new UpdateStream(index, batch, config.seed);
+      period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
+      // Before serving, as the query warm-up: the first batches after the build make the writer
+      // merge the build's segments, and a near-real-time reopen waits for such merges (up to
+      // IndexWriterConfig's 500 ms merge-on-refresh) under the shard lock, a one-off second-long
+      // stall for the first clients that would also set Spillway's p99 service estimate to it.
+      long refreshStart = config.ticker.read();
+      for (int i = 0; i < WARM_UPDATE_ROUNDS * config.shards; i++) {
+        updates.applyNext();
+      }
+      warmRefreshNanos = config.ticker.read() - refreshStart;
+    }
     ServerBuilder<?> builder = ServerBuilder.forPort(config.port).addService(new SearchService(engine));
     if (config.protection == Protection.SPILLWAY) {
       SpillwayGrpcServer.Builder protect = SpillwayGrpc.server().slo(config.target)
@@ -99,16 +115,12 @@ public final class LuceneServer implements AutoCloseable {
       builder.executor(pool);
     }
     server = builder.build().start();
-    if (config.updatesPerSecond > 0) {
-      int ticksPerSecond = Math.min(config.shards, config.updatesPerSecond);
-      int batch = Math.max(1, config.updatesPerSecond / ticksPerSecond);
-      updates = new UpdateStream(index, batch, config.seed);
+    if (updates != null) {
       updater = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "lucene-updates");
         t.setDaemon(true);
         return t;
       });
-      long period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
       updater.scheduleAtFixedRate(this::applyUpdates, period, period, TimeUnit.NANOSECONDS);
     }
     return this;
@@ -141,6 +153,9 @@ public final class LuceneServer implements AutoCloseable {
   }
 
   private long warmupNanos;
+  private long warmRefreshNanos;
+  /** Update batches per shard applied before serving. */
+  private static final int WARM_UPDATE_ROUNDS = 8;
 
   private void applyUpdates() {
     try {
@@ -170,10 +185,11 @@ public final class LuceneServer implements AutoCloseable {
   /** One line about the index: documents, shards, segments and how long it took to build. */
   public String describeIndex() {
     return String.format(Locale.ROOT, "indexed %,d documents into %d shards (%d segments) in %.1f s;"
-        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms); scheme %s, %s threads,"
-        + " searches %s", index.corpus().size(),
+        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms) and %d update batches in"
+        + " %.1f s; scheme %s, %s threads, searches %s", index.corpus().size(),
         index.shardCount(), index.segments(), index.buildNanos() / 1e9, config.warmup,
         warmupNanos / 1e9, engine.p99SearchNanos() / 1e6,
+        updates == null ? 0 : WARM_UPDATE_ROUNDS * config.shards, warmRefreshNanos / 1e9,
         config.protection.name().toLowerCase(Locale.ROOT),
         config.threads > 0 ? Integer.toString(config.threads)
             : Runtime.getRuntime().availableProcessors() + " (processors)",
