@@ -11,7 +11,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code ./spillway lucene [--port N] [--scheme spillway|none] [--docs N] [--shards N]
- * [--target-ms T] [--updates N] [--warmup N] [--seed S] [--ghz-data FILE] [--mix single|heavy]}:
+ * [--target-ms T] [--updates N] [--warmup N] [--seed S] [--ghz-data FILE] [--mix single|heavy]
+ * [--cancel on|off] [--threads N]}:
  * the search service in the foreground. Says on standard error how long indexing and warming up
  * took, prints {@code port N}
  * on standard output once it serves, stops on SIGTERM or Ctrl-C. With {@code --ghz-data FILE} it
@@ -33,7 +34,7 @@ public final class LuceneMain {
       if (flag.equals("-h") || flag.equals("--help")) {
         System.out.println("usage: spillway lucene [--port N] [--scheme spillway|none] [--docs N]"
             + " [--shards N] [--target-ms T] [--updates DOCS_PER_S] [--warmup QUERIES] [--seed S]"
-            + " [--ghz-data FILE] [--mix single|heavy]");
+            + " [--ghz-data FILE] [--mix single|heavy] [--cancel on|off] [--threads N]");
         return;
       }
       if (i + 1 >= args.length) {
@@ -60,6 +61,13 @@ public final class LuceneMain {
             }
             mix = v;
           }
+          case "--threads" -> b.threads(Integer.parseInt(v));
+          case "--cancel" -> {
+            if (!v.equals("on") && !v.equals("off")) {
+              fail("--cancel takes on (default: a search stops when its budget does) or off");
+            }
+            b.boundedSearches(v.equals("on"));
+          }
           default -> fail("unknown option " + flag + " (try --help)");
         }
       } catch (NumberFormatException e) {
@@ -77,6 +85,10 @@ public final class LuceneMain {
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      SearchEngine engine = server.engine();
+      System.err.println("spillway lucene: stopping; " + engine.cancelledSearches()
+          + " searches stopped by their budget, result cache " + engine.cache().hits() + " hits, "
+          + engine.cache().misses() + " misses");
       server.close();
       stopped.countDown();
     }, "lucene-shutdown"));

@@ -83,26 +83,44 @@ public final class LuceneServer implements AutoCloseable {
     }
     Corpus corpus = Corpus.wordNet(config.docs);
     index = ShardedIndex.build(corpus, config.shards, config.ticker);
-    engine = new SearchEngine(index, config.ticker);
+    engine = new SearchEngine(index, config.ticker, config.boundedSearches);
     warmUp();
-    ServerBuilder<?> builder = ServerBuilder.forPort(config.port).addService(new SearchService(engine));
-    if (config.protection == Protection.SPILLWAY) {
-      spillway = SpillwayGrpc.server().slo(config.target).ticker(config.ticker).install(builder);
-    } else {
-      pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
-      builder.executor(pool);
-    }
-    server = builder.build().start();
+    long period = 0;
     if (config.updatesPerSecond > 0) {
       int ticksPerSecond = Math.min(config.shards, config.updatesPerSecond);
       int batch = Math.max(1, config.updatesPerSecond / ticksPerSecond);
       updates = new UpdateStream(index, batch, config.seed);
+      period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
+      // Before serving, as the query warm-up: the first batches after the build make the writer
+      // merge the build's segments, and a near-real-time reopen waits for such merges (up to
+      // IndexWriterConfig's 500 ms merge-on-refresh) under the shard lock, a one-off second-long
+      // stall for the first clients that would also set Spillway's p99 service estimate to it.
+      long refreshStart = config.ticker.read();
+      for (int i = 0; i < WARM_UPDATE_ROUNDS * config.shards; i++) {
+        updates.applyNext();
+      }
+      warmRefreshNanos = config.ticker.read() - refreshStart;
+    }
+    ServerBuilder<?> builder = ServerBuilder.forPort(config.port).addService(new SearchService(engine));
+    if (config.protection == Protection.SPILLWAY) {
+      SpillwayGrpcServer.Builder protect = SpillwayGrpc.server().slo(config.target)
+          .ticker(config.ticker);
+      if (config.threads > 0) {
+        protect.parallelism(config.threads);
+      }
+      spillway = protect.install(builder);
+    } else {
+      pool = Executors.newFixedThreadPool(config.threads > 0 ? config.threads
+          : Runtime.getRuntime().availableProcessors());
+      builder.executor(pool);
+    }
+    server = builder.build().start();
+    if (updates != null) {
       updater = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "lucene-updates");
         t.setDaemon(true);
         return t;
       });
-      long period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
       updater.scheduleAtFixedRate(this::applyUpdates, period, period, TimeUnit.NANOSECONDS);
     }
     return this;
@@ -135,6 +153,9 @@ public final class LuceneServer implements AutoCloseable {
   }
 
   private long warmupNanos;
+  private long warmRefreshNanos;
+  /** Update batches per shard applied before serving. */
+  private static final int WARM_UPDATE_ROUNDS = 8;
 
   private void applyUpdates() {
     try {
@@ -164,9 +185,15 @@ public final class LuceneServer implements AutoCloseable {
   /** One line about the index: documents, shards, segments and how long it took to build. */
   public String describeIndex() {
     return String.format(Locale.ROOT, "indexed %,d documents into %d shards (%d segments) in %.1f s;"
-        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms)", index.corpus().size(),
+        + " warmed up with %,d queries in %.1f s (p99 search %.2f ms) and %d update batches in"
+        + " %.1f s; scheme %s, %s threads, searches %s", index.corpus().size(),
         index.shardCount(), index.segments(), index.buildNanos() / 1e9, config.warmup,
-        warmupNanos / 1e9, engine.p99SearchNanos() / 1e6);
+        warmupNanos / 1e9, engine.p99SearchNanos() / 1e6,
+        updates == null ? 0 : WARM_UPDATE_ROUNDS * config.shards, warmRefreshNanos / 1e9,
+        config.protection.name().toLowerCase(Locale.ROOT),
+        config.threads > 0 ? Integer.toString(config.threads)
+            : Runtime.getRuntime().availableProcessors() + " (processors)",
+        engine.boundedSearches() ? "stop when their budget does" : "run to the end (--cancel off)");
   }
 
   @Override
@@ -217,8 +244,33 @@ public final class LuceneServer implements AutoCloseable {
     private long seed = 42;
     private int warmup = 2_000;
     private Ticker ticker = Ticker.system();
+    private boolean boundedSearches = true;
+    private int threads;
 
     private Builder() { }
+
+    /**
+     * Threads that run searches: Spillway's carriers, or the plain server's pool; 0 (the default)
+     * for as many as the processors available. More threads than cores time-share them, so a
+     * thread holding a lock can be preempted while others wait for it: the paper's ten server
+     * threads (protego-nsdi23 §5.1) on this machine's one server core.
+     */
+    public Builder threads(int value) {
+      if (value < 0 || value > 1024) {
+        throw new IllegalArgumentException("threads must be 0..1024: " + value);
+      }
+      threads = value;
+      return this;
+    }
+
+    /**
+     * Whether a search stops when its budget runs out (the default), or runs to the end with its
+     * budget spent only at the locks (Protego's refusal at locks alone, §3.2).
+     */
+    public Builder boundedSearches(boolean value) {
+      boundedSearches = value;
+      return this;
+    }
 
     /** The port to listen on, 0 for any free one. */
     public Builder port(int value) {

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.random.RandomGenerator;
 import org.apache.lucene.analysis.CharArraySet;
@@ -99,6 +101,21 @@ public final class QueryMix {
   /** Distinct terms queries are drawn from. */
   public int vocabulary() {
     return terms.length;
+  }
+
+  /**
+   * The share of single-term queries that ask for each term, keyed by the term as indexed (before
+   * escaping), in the order of the index's terms.
+   */
+  Map<String, Double> termShares() {
+    Map<String, Double> shares = new LinkedHashMap<>();
+    double total = cumulative[cumulative.length - 1];
+    long previous = 0;
+    for (int i = 0; i < terms.length; i++) {
+      shares.put(terms[i], (cumulative[i] - previous) / total);
+      previous = cumulative[i];
+    }
+    return shares;
   }
 
   /** The next query. */

@@ -119,9 +119,19 @@ final class ResultCache {
   }
 
   private Stripe stripeOf(String key) {
+    return stripes[stripeIndex(key)];
+  }
+
+  /** The number of {@code key}'s stripe, 0 to stripes − 1 (calibration groups requests by it). */
+  int stripeIndex(String key) {
     int h = key.hashCode();
     h ^= h >>> 16; // String hashes of short keys differ mostly in their low bits; mix the high in
-    return stripes[h & (stripes.length - 1)];
+    return h & (stripes.length - 1);
+  }
+
+  /** The number of stripes. */
+  int stripeCount() {
+    return stripes.length;
   }
 
   /** Lookups answered from the cache. */

@@ -68,15 +68,32 @@ public final class SearchEngine {
   private final ResultCache cache;
   private final ServiceTimeTracker searchTimes = new ServiceTimeTracker();
   private final LongAdder cancelled = new LongAdder();
+  private final boolean boundedSearches;
 
   /**
    * A search engine over {@code index}, measuring time with {@code ticker} (the clock of the
-   * requests' budgets; its result cache's stripe locks read it).
+   * requests' budgets; its result cache's stripe locks read it), whose searches stop when their
+   * budget does.
    */
   public SearchEngine(ShardedIndex index, Ticker ticker) {
+    this(index, ticker, true);
+  }
+
+  /**
+   * As above; with {@code boundedSearches} false a search runs to the end whatever its budget, and
+   * the budget is spent only at the locks, as in protego-nsdi23 §3.2 (the baseline that the
+   * cancellation is measured against).
+   */
+  public SearchEngine(ShardedIndex index, Ticker ticker, boolean boundedSearches) {
     this.index = Objects.requireNonNull(index, "index");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.cache = new ResultCache(ticker);
+    this.boundedSearches = boundedSearches;
+  }
+
+  /** Whether a search stops when its request's budget runs out. */
+  public boolean boundedSearches() {
+    return boundedSearches;
   }
 
   /** The index searched. */
@@ -114,11 +131,12 @@ public final class SearchEngine {
    * outruns it is stopped and its partial hits dropped (a response holds the complete result or a
    * reject, as in protego-nsdi23 §5.2).
    */
-  private Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
+  Result run(ShardedIndex.View view, Query query, int k) throws InvalidQueryException {
     long start = ticker.read();
-    BudgetTimeout timeout = BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos());
+    BudgetTimeout timeout = boundedSearches
+        ? BudgetTimeout.forBudgetInScope(ticker, start, searchTimes.p99Nanos()) : null;
     try {
-      IndexSearcher searcher = view.newSearcher(timeout);
+      IndexSearcher searcher = view.newSearcher(timeout, enumeratesTerms(query));
       TopDocs top = searcher.search(query, k);
       if (searcher.timedOut()) {
         throw cancelled(timeout);
@@ -136,6 +154,29 @@ public final class SearchEngine {
       // estimate, which would otherwise shrink with every search it cuts short
       searchTimes.record(ticker.read() - start);
     }
+  }
+
+  /**
+   * Whether {@code query} enumerates a field's terms to find the ones it matches (prefix,
+   * wildcard, fuzzy, regular expression, range: Lucene's automaton queries say so to a {@link
+   * QueryVisitor}), which the budget must bound as well as the scoring.
+   */
+  static boolean enumeratesTerms(Query query) {
+    boolean[] enumerates = new boolean[1];
+    query.visit(new QueryVisitor() {
+      @Override
+      public void consumeTermsMatching(Query q, String field,
+          java.util.function.Supplier<org.apache.lucene.util.automaton.ByteRunAutomaton> automaton) {
+        enumerates[0] = true;
+      }
+
+      @Override
+      public QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur,
+          Query parent) {
+        return this;
+      }
+    });
+    return enumerates[0];
   }
 
   private BudgetExceededException cancelled(BudgetTimeout timeout) {

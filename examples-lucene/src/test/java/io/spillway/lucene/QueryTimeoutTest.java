@@ -1,6 +1,7 @@
 package io.spillway.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import io.spillway.api.BudgetExceededException;
 import io.spillway.api.RequestBudget;
 import io.spillway.lucene.proto.SearchRequest;
 import java.time.Duration;
+import java.util.List;
 import org.apache.lucene.index.ExitableDirectoryReader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -84,6 +86,31 @@ class QueryTimeoutTest {
       ticker.autoAdvance(0);
     }
     assertEquals(1, engine.cancelledSearches());
+  }
+
+  @Test
+  void withCancellationOffTheBudgetIsSpentOnlyAtTheLocks() throws Exception {
+    SearchEngine engine = new SearchEngine(index, ticker, false);
+    ticker.autoAdvance(MS);
+    try {
+      // the same spent budget and racing clock that stop a bounded search: this one finishes
+      assertEquals(1000, withBudget(engine, 0, "*:*", 1000).hits().size());
+      assertTrue(withBudget(engine, 0, "s*", 10).totalHits() > 0);
+    } finally {
+      ticker.autoAdvance(0);
+    }
+    assertEquals(0, engine.cancelledSearches());
+  }
+
+  @Test
+  void onlyQueriesThatEnumerateTermsHaveTheirTermEnumerationBounded() throws Exception {
+    SearchEngine engine = new SearchEngine(index, ticker);
+    for (String q : List.of("water", "\"body of water\"", "water AND fire", "*:*")) {
+      assertFalse(SearchEngine.enumeratesTerms(engine.parse(q)), q);
+    }
+    for (String q : List.of("wat*", "w?ter", "water~1", "fire OR wat*", "title:[a TO b]")) {
+      assertTrue(SearchEngine.enumeratesTerms(engine.parse(q)), q);
+    }
   }
 
   @Test

@@ -1,0 +1,50 @@
+package io.spillway.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.spillway.lucene.proto.SearchRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The load generator sends exactly the queries {@code --ghz-data} wrote for ghz. */
+class LuceneLoadTest {
+
+  @Test
+  void readsBackWhatTheGhzDataFileHolds(@TempDir Path dir) throws Exception {
+    List<String> queries = List.of("water", "\"a \\\"quoted\\\" phrase\"", "back\\\\slash",
+        "ctl\u0001char", "pré*");
+    Path file = dir.resolve("q.json");
+    StringBuilder json = new StringBuilder("[\n");
+    for (int i = 0; i < queries.size(); i++) {
+      json.append("{\"query\":\"").append(LuceneMain.json(queries.get(i))).append("\",\"k\":10}")
+          .append(i + 1 < queries.size() ? ",\n" : "\n");
+    }
+    Files.writeString(file, json.append("]\n"));
+    List<SearchRequest> read = LuceneLoad.readRequests(file);
+    assertEquals(queries, read.stream().map(SearchRequest::getQuery).toList());
+    read.forEach(r -> assertEquals(10, r.getK()));
+  }
+
+  @Test
+  void readsTheHeavyMixAsWritten(@TempDir Path dir) throws Exception {
+    try (ShardedIndex index = Fixtures.index(io.spillway.api.Ticker.system());
+        ShardedIndex.View view = index.acquire()) {
+      QueryMix mix = QueryMix.heavy(view.reader(), index.corpus());
+      SplittableRandom random = new SplittableRandom(Fixtures.seed());
+      StringBuilder json = new StringBuilder("[\n");
+      String[] sent = new String[500];
+      for (int i = 0; i < sent.length; i++) {
+        sent[i] = mix.next(random);
+        json.append("{\"query\":\"").append(LuceneMain.json(sent[i])).append("\",\"k\":10},\n");
+      }
+      Path file = dir.resolve("heavy.json");
+      Files.writeString(file, json.append("]\n"));
+      assertEquals(List.of(sent), LuceneLoad.readRequests(file).stream()
+          .map(SearchRequest::getQuery).toList());
+    }
+  }
+}
