@@ -12,6 +12,13 @@ package io.spillway.api;
  * lock: concurrent updates may lose one another, which only slows the estimate down. The first
  * sample is taken as the estimate, so a server's first calls do not see an estimate of zero.
  *
+ * <p>An estimate with no sample for longer than itself is stale, and with the clock given ({@link
+ * #record(long, long)}, {@link #p99Nanos(long)}) it halves for every such span. This matters where
+ * the estimate decides who runs: a server that refuses the calls whose deadline its p99 exceeds
+ * gets no samples from them, so after a transient spike (a refresh holding a lock for a second) an
+ * estimate that only samples could move would refuse every call for ever. Without the clock
+ * ({@link #record(long)}, {@link #p99Nanos()}) it never decays.
+ *
  * <p>Thread-safe.
  */
 public final class ServiceTimeTracker {
@@ -19,6 +26,34 @@ public final class ServiceTimeTracker {
   private static final long MIN_STEP_NANOS = 1_000;
 
   private volatile long p99Nanos;
+  /** When the last sample was recorded with a clock reading; meaningful once {@link #timed}. */
+  private volatile long lastSampleNanos;
+  private volatile boolean timed;
+
+  /** Records one request's service time, ended at {@code nowNanos}. */
+  public void record(long serviceNanos, long nowNanos) {
+    long e = p99Nanos(nowNanos);
+    if (e != p99Nanos) {
+      p99Nanos = e;
+    }
+    lastSampleNanos = nowNanos;
+    timed = true;
+    record(serviceNanos);
+  }
+
+  /** The estimate at {@code nowNanos}: halved for every span of its own length without a sample. */
+  public long p99Nanos(long nowNanos) {
+    long e = p99Nanos;
+    if (!timed || e <= 0) {
+      return e;
+    }
+    long idle = nowNanos - lastSampleNanos;
+    for (int i = 0; i < 64 && e > 0 && idle >= e; i++) {
+      idle -= e;
+      e >>= 1;
+    }
+    return e;
+  }
 
   /** Records one request's service time. */
   public void record(long serviceNanos) {

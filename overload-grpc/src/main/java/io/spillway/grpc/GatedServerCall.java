@@ -96,7 +96,7 @@ final class GatedServerCall<ReqT, RespT>
       return null;
     }
     if (started && (outcome == Outcome.SUCCESS || outcome == Outcome.FAILED)) {
-      owner.serviceTimes().record(now - startedAt);
+      owner.serviceTimes().record(now - startedAt, now);
     }
     return response;
   }

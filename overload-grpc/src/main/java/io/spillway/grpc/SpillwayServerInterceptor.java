@@ -163,7 +163,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
   /** The running p99 of the handlers' service time, in nanoseconds (zero before any call). */
   public long p99ServiceNanos() {
-    return serviceTimes.p99Nanos();
+    return serviceTimes.p99Nanos(ticker.read());
   }
 
   /**
@@ -246,7 +246,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     request.interfaceId(interfaces.idOf(fullMethodName));
     long budget = request.budgetNanos();
     if (budget == Long.MAX_VALUE) {
-      long p99 = serviceTimes.p99Nanos();
+      long p99 = serviceTimes.p99Nanos(now); // decays while no call completes (ServiceTimeTracker)
       if (deadline != null) {
         budget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
         if (budget <= 0) { // the deadline cannot be met: refuse before the call queues

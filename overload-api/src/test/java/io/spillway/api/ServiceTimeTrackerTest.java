@@ -1,0 +1,47 @@
+package io.spillway.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** The p99 estimate in virtual time, from a clock near the wrap-around of a signed long. */
+class ServiceTimeTrackerTest {
+
+  private static final long MS = 1_000_000L;
+  private static final long T0 = Long.MAX_VALUE - 1_000 * MS;
+
+  @Test
+  void settlesNearThe99thPercentile() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    long now = T0;
+    for (int i = 0; i < 200_000; i++) {
+      now += 10_000;
+      t.record(i % 100 == 0 ? 5 * MS : MS / 10, now); // 1 % at 5 ms, the rest at 100 µs
+    }
+    long p99 = t.p99Nanos(now);
+    assertTrue(p99 >= MS / 10 && p99 <= 5 * MS, "p99 " + p99);
+  }
+
+  @Test
+  void aStaleEstimateHalvesForEverySpanOfItsOwnLength() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    t.record(1_000 * MS, T0); // one call held for a second by a refresh
+    assertEquals(1_000 * MS, t.p99Nanos(T0 + 999 * MS), "not stale yet");
+    assertEquals(500 * MS, t.p99Nanos(T0 + 1_000 * MS));
+    assertEquals(250 * MS, t.p99Nanos(T0 + 1_500 * MS));
+    // the refusals it causes feed it nothing; it still comes down under a 100 ms deadline
+    assertTrue(t.p99Nanos(T0 + 2_000 * MS) < 100 * MS, "p99 " + t.p99Nanos(T0 + 2_000 * MS));
+    // a sample restarts from the decayed estimate, not from the stale one
+    t.record(MS, T0 + 2_000 * MS);
+    assertTrue(t.p99Nanos(T0 + 2_000 * MS) < 100 * MS);
+  }
+
+  @Test
+  void withoutAClockItNeverDecays() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    t.record(1_000 * MS);
+    assertEquals(1_000 * MS, t.p99Nanos());
+    assertEquals(1_000 * MS, t.p99Nanos(T0 + 10_000 * MS), "no sample was timed");
+  }
+}
