@@ -38,8 +38,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A memcached-protocol server over {@link KvStore}: memcached's text protocol on Spillway's
- * Netty transport (epoll, else Spillway's transport choice; see {@link #defaultTransport}), one event loop per core, each connection's
- * commands executed in-line on its loop as a memcached worker thread executes them.
+ * Netty transport (epoll, else Spillway's transport choice; see {@link #defaultTransport}), one
+ * event loop per core, each connection's commands executed in-line on its loop as a memcached
+ * worker thread executes them.
  *
  * <h2>Overload control</h2>
  *
@@ -66,7 +67,10 @@ public final class KvServer implements AutoCloseable {
   public enum Protection {
     /** Spillway's default gate before each command, and ASQM budgets at the locks. */
     SPILLWAY,
-    /** ASQM budgets at the locks, no admission gate (Protego's ASQM alone, Fig. 11's ablation); the default. */
+    /**
+     * ASQM budgets at the locks, no admission gate (Protego's ASQM alone, Fig. 11's ablation); the
+     * default.
+     */
     ASQM,
     /** Nothing: memcached's behaviour. */
     NONE;
