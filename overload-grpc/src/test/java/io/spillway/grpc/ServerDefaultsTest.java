@@ -214,6 +214,25 @@ class ServerDefaultsTest {
   }
 
   @Test
+  void aStaleP99DoesNotRefuseEveryCallForGood() throws Exception {
+    Channel ch = start((method, request, out) -> {
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    // one call held for 5 s (a refresh holding a lock, say): the p99 estimate jumps to 5 s
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "5000").await().status().getCode());
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY, "0").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
+    // refused calls feed the estimate nothing; 20 s later it has decayed, and calls run again
+    clock.advance(20_000 * MS);
+    assertTrue(spillway.interceptor().p99ServiceNanos() < 2_000 * MS,
+        "p99 " + spillway.interceptor().p99ServiceNanos());
+    Calls.Reply served = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY, "0").await();
+    assertEquals(Status.Code.OK, served.status().getCode(), served.toString());
+  }
+
+  @Test
   void aBudgetedLockRefusesAPlainClientWhoseDeadlineItCannotMeet() throws Exception {
     BudgetedLock lock = new BudgetedLock(clock);
     AtomicReference<String> outcome = new AtomicReference<>();
