@@ -6,9 +6,8 @@ import java.util.Locale;
 
 /**
  * Measures, on this machine, what the simulator needs to run the VAR experiment at the paper's
- * core count (protego-nsdi23 §5.3; ../shared/DESIGN.md, "The simulator and the real harness share
- * scenarios"): the store's mean time per SET and per GET (hash, item lock, slab allocation, copy,
- * LRU link), and the time one SET holds the global slab lock — one allocation plus, for a SET that
+ * core count (protego-nsdi23 §5.3), which two cores cannot run on sockets: the store's mean
+ * time per SET and per GET (hash, item lock, slab allocation, copy, LRU link), and the time one SET holds the global slab lock — one allocation plus, for a SET that
  * replaces an item, the free of the old chunk, as memcached's {@code slabs_alloc} and {@code
  * slabs_free}. Single-threaded, uncontended, after a warm-up, on VAR's keys and value sizes.
  * Protocol parsing and the socket's cost are not here: the harness measures those on real sockets.

@@ -95,6 +95,7 @@ public final class KvServer implements AutoCloseable {
   private final LongAdder rejectedGate = new LongAdder();
   private final LongAdder rejectedBudget = new LongAdder();
   private final AtomicLong connections = new AtomicLong();
+  private final AtomicLong paused = new AtomicLong();
   private final LongAdder totalConnections = new LongAdder();
   private final LongAdder connectionErrors = new LongAdder();
   private final LongAdder handlerFailures = new LongAdder();
@@ -256,6 +257,16 @@ public final class KvServer implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(KvServer.class.getName());
   private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+
+  /** A connection stopped reading because its client does not take its replies, or resumed. */
+  void connectionPaused(boolean nowPaused) {
+    paused.addAndGet(nowPaused ? 1 : -1);
+  }
+
+  /** Connections not being read until their clients take the replies already sent. */
+  long pausedConnections() {
+    return paused.get();
+  }
 
   /** Reply bytes written to connections and not yet taken by the kernel, over all connections. */
   long pendingOutboundBytes() {

@@ -139,6 +139,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         // processing a connection it cannot write to, so the replies it has not taken stay
         // bounded by the water marks (plus one reply) instead of growing with its requests.
         paused = true;
+        server.connectionPaused(true);
         ctx.channel().config().setAutoRead(false);
         return;
       }
@@ -189,6 +190,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
     if (paused && ctx.channel().isWritable()) {
       paused = false;
+      server.connectionPaused(false);
       ctx.channel().config().setAutoRead(true);
       channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode what was read before the pause
       channelReadComplete(ctx);
@@ -198,6 +200,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   @Override
   protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    if (paused) {
+      paused = false;
+      server.connectionPaused(false);
+    }
     if (valueChunk >= 0) {
       store.release(valueChunk);
       valueChunk = -1;

@@ -29,8 +29,12 @@ class TextProtocolFuzzTest {
     int sessions = Integer.getInteger("kv.fuzz.sessions", 150);
     Random random = new Random(seed);
     String tag = "seed " + seed + " (-Dkv.fuzz.seed=" + seed + ")";
+    // The gate runs on a clock that never moves, so no delay it reads can refuse a probe: the
+    // test is about the parser, and real time (JIT-cold first commands, this machine's stalls)
+    // would otherwise make the gate's answers vary from run to run.
+    long frozen = Long.MAX_VALUE - 1_000_000_000L;
     try (KvServer server = KvServer.builder().host("127.0.0.1").port(0).memoryMegabytes(4)
-        .protection(KvServer.Protection.SPILLWAY).build().start()) {
+        .protection(KvServer.Protection.SPILLWAY).ticker(() -> frozen).build().start()) {
       for (int s = 0; s < sessions; s++) {
         byte[] input = session(random);
         try (MemcacheConnection c = new MemcacheConnection(server.port())) {
@@ -50,10 +54,9 @@ class TextProtocolFuzzTest {
       }
       assertEquals(0, server.handlerFailures(), tag + ": a handler threw");
       // closed sessions free their half-read values when their channels close, on the loop
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (server.store().slabs().usage().usedChunks() != server.store().items()
-          && System.nanoTime() < deadline) {
-        Thread.sleep(5);
+      // (bounded by the class's @Timeout: a leak fails it there)
+      while (server.store().slabs().usage().usedChunks() != server.store().items()) {
+        Thread.yield();
       }
       SlabAllocator.Usage u = server.store().slabs().usage();
       assertEquals(server.store().items(), u.usedChunks(), tag + ": leaked chunks");
@@ -61,29 +64,13 @@ class TextProtocolFuzzTest {
     }
   }
 
-  /**
-   * A fresh connection is served. Spillway's AQM may refuse a command that queued behind a slow
-   * one (the JIT-cold first commands after start-up take milliseconds), so an {@code overloaded}
-   * reply is retried on an idle server; anything else, or refusals that do not stop, fail.
-   */
+  /** A fresh connection is served: the server survived whatever came before. */
   private static void assertServes(KvServer server, String context) throws Exception {
-    String want = "STORED\r\nVALUE fuzz-probe 1 2\r\nok\r\nEND\r\n";
-    String got = "";
-    for (int attempt = 0; attempt < 20; attempt++) {
-      try (MemcacheConnection probe = new MemcacheConnection(server.port())) {
-        probe.send("set fuzz-probe 1 0 2\r\nok\r\n");
-        got = probe.readThrough("\r\n");
-        if (got.equals("STORED\r\n")) {
-          probe.send("get fuzz-probe\r\n");
-          got += probe.readThrough("END\r\n");
-        }
-      }
-      if (!got.startsWith("SERVER_ERROR overloaded") && !got.contains("\r\nSERVER_ERROR overloaded")) {
-        break;
-      }
-      Thread.sleep(5);
+    try (MemcacheConnection probe = new MemcacheConnection(server.port())) {
+      probe.send("set fuzz-probe 1 0 2\r\nok\r\nget fuzz-probe\r\n");
+      String want = "STORED\r\nVALUE fuzz-probe 1 2\r\nok\r\nEND\r\n";
+      assertEquals(want, probe.read(want), context);
     }
-    assertEquals(want, got, context);
   }
 
   private static byte[] session(Random r) {

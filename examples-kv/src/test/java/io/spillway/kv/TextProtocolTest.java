@@ -169,10 +169,9 @@ class TextProtocolTest {
     try (MemcacheConnection c = connect()) {
       assertServes(c, "after-leaver");
       // the leaver's reserved chunk is freed when its channel closes; wait for it via stats
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (server.store().slabs().usage().usedChunks() != server.store().items()
-          && System.nanoTime() < deadline) {
-        Thread.sleep(10);
+      // (bounded by the class's @Timeout; the check itself is in stopAndCheckMemory)
+      while (server.store().slabs().usage().usedChunks() != server.store().items()) {
+        Thread.yield();
       }
     }
   }
@@ -193,14 +192,12 @@ class TextProtocolTest {
     try (s) {
       s.getOutputStream().write(MemcacheConnection.ascii("get big\r\n".repeat(gets)));
       s.getOutputStream().flush();
-      // the server stops once the socket and its water marks are full; wait until it is still
-      long last = -1;
-      for (int stable = 0; stable < 5; ) {
-        Thread.sleep(20);
-        long now = server.pendingOutboundBytes();
-        stable = now == last ? stable + 1 : 0;
-        last = now;
+      // the server stops reading once the socket and its water marks are full; after that what
+      // it holds for this client can only shrink (bounded by the class's @Timeout)
+      while (server.pausedConnections() == 0) {
+        Thread.yield();
       }
+      long last = server.pendingOutboundBytes();
       assertTrue(last < 8L << 20, "replies held for a client that does not read: " + last + " bytes");
       try (MemcacheConnection other = connect()) {
         assertServes(other, "while-one-stalls");

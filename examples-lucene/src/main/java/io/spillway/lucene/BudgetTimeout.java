@@ -12,7 +12,7 @@ import org.apache.lucene.index.QueryTimeout;
  *
  * <p>Protego refuses a request at a lock when its queue would outlast the budget (protego-nsdi23
  * §3.2), but once admitted past its locks a request runs to the end, however late. Here the budget
- * also bounds the work (../shared/DESIGN.md, "Request budget"): the budget is {@code target − p99
+ * also bounds the work, where the work can be stopped: the budget is {@code target − p99
  * service − p99 network}, so a request that starts its search with {@code remaining} left meets
  * its target if the search ends within {@code remaining + p99 search time}; past that the client
  * is better served by a fast reject than by a late answer, and the CPU by stopping. Lucene checks

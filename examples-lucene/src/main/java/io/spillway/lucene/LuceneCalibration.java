@@ -18,9 +18,8 @@ import org.apache.lucene.search.TermQuery;
 
 /**
  * Measures, on the real service in this JVM, what the simulator needs to run the paper's Lucene
- * setting (protego-nsdi23 §5.1–5.2: ten server threads) with this service's costs and locks
- * (../shared/DESIGN.md, "The simulator and the real harness share scenarios"), and prints it as
- * scenario keys for {@code scenarios/lucene-protego.conf}.
+ * setting (protego-nsdi23 §5.1–5.2: ten server threads, more than this machine has) with this
+ * service's costs and locks, and prints it as scenario keys for {@code scenarios/lucene-protego.conf}.
  *
  * <p>One thread searches, uncontended, after a warm-up, as the paper measured its 1.7 ms mean and
  * 20 ms p99 "on a lightly-loaded server":

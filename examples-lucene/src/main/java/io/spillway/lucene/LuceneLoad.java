@@ -37,7 +37,7 @@ import org.HdrHistogram.Histogram;
  * An open-loop gRPC load generator for the search service: Poisson arrivals at a fixed rate over
  * a few channels, the queries of a file {@code ./spillway lucene --ghz-data FILE} wrote (the same
  * ones ghz sends), each call's latency measured from the time it was due (no coordinated
- * omission), client queueing included (../shared/DESIGN.md, "Measures"). Clients are plain (no
+ * omission), client queueing included, as goodput counts it (docs/results/simulation.md, "Model"). Clients are plain (no
  * Spillway headers, as ghz) or Spillway-aware ({@code --aware}: one session per channel). Also a
  * closed loop ({@code --closed N}) that keeps N calls outstanding, for capacity.
  *

@@ -37,7 +37,9 @@ public final class ServiceTimeTracker {
       p99Nanos = e;
     }
     lastSampleNanos = nowNanos;
-    timed = true;
+    if (!timed) {
+      timed = true; // once: a volatile write per request would be wasted after the first
+    }
     record(serviceNanos);
   }
 
