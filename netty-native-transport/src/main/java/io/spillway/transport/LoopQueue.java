@@ -35,7 +35,7 @@ final class LoopQueue implements QueueDelaySignal {
   }
 
   /** A queued request. */
-  interface Task {
+  interface Task extends Runnable {
     /**
      * Runs the request; {@code nowNanos} is the loop's latest clock reading, taken just before, for
      * the request to use instead of reading the clock again.
@@ -68,6 +68,17 @@ final class LoopQueue implements QueueDelaySignal {
     if (!queue.isEmpty()) {
       drainScheduled = true;
       loop.schedule(drain, 0, TimeUnit.NANOSECONDS); // let the loop read its sockets first
+    }
+  }
+
+  /**
+   * Hands every queued request to {@code sink}, oldest first, each with its enqueue stamp, leaving
+   * the queue empty (a switch to the dispatch model moves them to the workers in order). On the loop.
+   */
+  void drainTo(java.util.function.ObjLongConsumer<? super Task> sink) {
+    while (!queue.isEmpty()) {
+      long stamp = queue.oldestEnqueueNanos();
+      sink.accept(queue.poll(), stamp);
     }
   }
 

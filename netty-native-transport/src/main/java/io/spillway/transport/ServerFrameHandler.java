@@ -42,6 +42,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private ChannelHandlerContext ctx;
   private ExecutorBacklogProbe probe;
   private LoopQueue loopQueue;
+  private ThreadingSwitch.Loop threading;
   private boolean flushScheduled;
   /** Decoding and reading stopped until the peer drains its responses. */
   private boolean paused;
@@ -76,6 +77,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     this.ctx = ctx;
     this.probe = server.probeFor(ctx.channel().eventLoop());
     this.loopQueue = server.queueFor(ctx.channel().eventLoop());
+    this.threading = server.threadingFor(ctx.channel().eventLoop());
   }
 
   @Override
@@ -143,6 +145,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     in.skipBytes(Frame.HEADER_SIZE);
     ByteBuf payload = in.readRetainedSlice(length);
     Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
+    if (threading != null) {
+      threading.arrived(now);
+      threading.submit(task, now);
+      return;
+    }
     if (loopQueue != null) {
       loopQueue.submit(task, now);
       return;

@@ -49,7 +49,12 @@ public final class SpillwayServer implements AutoCloseable {
   private final List<ExecutorBacklogProbe> probes = new ArrayList<>();
   private final java.util.Map<EventExecutor, ExecutorBacklogProbe> probeByLoop = new java.util.IdentityHashMap<>();
   private final java.util.Map<EventExecutor, LoopQueue> queueByLoop = new java.util.IdentityHashMap<>();
+  private final java.util.Map<EventExecutor, ThreadingSwitch.Loop> threadingByLoop = new java.util.IdentityHashMap<>();
   private EventLoopGroup group;
+  private ThreadingSwitch threadingSwitch; // null unless built with a ThreadingModel or adaptation
+  private WorkerPool workers;
+  private ThreadingAdapter adapter;
+  private io.spillway.api.Cancellable adapting;
   private ExecutorService ownedDispatcher;
   private Executor dispatcher;
   private ServerGate gate;
@@ -57,7 +62,26 @@ public final class SpillwayServer implements AutoCloseable {
 
   private SpillwayServer(Builder b) {
     this.config = b.copy(); // a builder reused or changed later must not reach a running instance
-    this.transport = b.transport != null ? b.transport : Transport.select();
+    this.transport = transportFor(b);
+  }
+
+  /**
+   * The transport: the one forced, else the first available; a server with threading models that
+   * poll needs a loop that takes a select strategy, so it passes over io_uring for epoll (or NIO).
+   */
+  private static Transport transportFor(Builder b) {
+    Transport t = b.transport != null ? b.transport : Transport.select();
+    if (b.models().isEmpty() || t.canPoll()) {
+      return t;
+    }
+    if (b.transport != null) {
+      throw new IllegalStateException("threading models " + b.models() + " need event loops that can poll;"
+          + " transport " + t.id() + " cannot: use epoll or nio");
+    }
+    Transport fallback = Transport.EPOLL.isAvailable() ? Transport.EPOLL : Transport.NIO;
+    System.getLogger(SpillwayServer.class.getName()).log(System.Logger.Level.INFO,
+        "threading models poll: using transport {0} instead of {1}", fallback.id(), t.id());
+    return fallback;
   }
 
   public static Builder builder() {
@@ -69,17 +93,37 @@ public final class SpillwayServer implements AutoCloseable {
     if (listener != null) {
       throw new IllegalStateException("already started");
     }
-    group = transport.newEventLoopGroup(config.ioThreads);
+    java.util.Set<ThreadingModel> models = config.models();
+    if (!models.isEmpty()) {
+      int max = ThreadingSwitch.maxWorkers(models);
+      workers = max == 0 ? null : new WorkerPool(max, 0, config.ticker);
+      threadingSwitch = new ThreadingSwitch(config.initialModel(), models, workers);
+      group = transport.newEventLoopGroup(config.ioThreads, threadingSwitch.selectStrategy());
+    } else {
+      group = transport.newEventLoopGroup(config.ioThreads);
+    }
     List<QueueDelaySignal> loopQueues = new ArrayList<>();
+    List<ArrivalRateEstimator> arrivals = new ArrayList<>();
     for (EventExecutor e : group) {
       ExecutorBacklogProbe probe = new ExecutorBacklogProbe(e);
       probes.add(probe);
       probeByLoop.put(e, probe);
-      if (config.threading == Threading.LOOP_QUEUE) {
+      if (config.threading == Threading.LOOP_QUEUE || threadingSwitch != null) {
         LoopQueue q = new LoopQueue((EventLoop) e, config.ticker, config.sliceNanos);
         queueByLoop.put(e, q);
         loopQueues.add(q);
+        if (threadingSwitch != null) {
+          ArrivalRateEstimator a = config.adaptation == null ? null
+              : new ArrivalRateEstimator(config.adaptation.bufferSize(), config.adaptation.smoothing());
+          if (a != null) {
+            arrivals.add(a);
+          }
+          threadingByLoop.put(e, threadingSwitch.new Loop(q, a));
+        }
       }
+    }
+    if (workers != null) {
+      loopQueues.add(workers);
     }
     if (config.dispatcher != null) {
       dispatcher = config.dispatcher;
@@ -96,6 +140,10 @@ public final class SpillwayServer implements AutoCloseable {
     gate = config.scheme.newServerGate(new ServerEnvironment(config.ticker, Scheduler.of(controlLoop),
         delay, control, config.metrics, config.parallelism));
     gate.start();
+    if (config.adaptation != null) {
+      adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch);
+      adapting = Scheduler.of(controlLoop).every(config.adaptation.periodNanos(), adapter);
+    }
     ServerBootstrap b = new ServerBootstrap()
         .group(group)
         .channel(transport.serverChannelClass())
@@ -137,8 +185,14 @@ public final class SpillwayServer implements AutoCloseable {
       return;
     }
     listener.close().syncUninterruptibly();
+    if (adapting != null) {
+      adapting.cancel();
+    }
     gate.close();
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    if (workers != null) {
+      workers.close();
+    }
     if (ownedDispatcher != null) {
       ownedDispatcher.shutdown();
     }
@@ -155,9 +209,52 @@ public final class SpillwayServer implements AutoCloseable {
     return queueByLoop.get(loop);
   }
 
-  /** The threading model in use. */
+  /** The threading in use when built without threading models. */
   public Threading threading() {
     return config.threading;
+  }
+
+  /**
+   * The threading model requests follow now (µTune, mutune-osdi18 §3), if the server was built with
+   * {@link Builder#threadingModel} or {@link Builder#adaptiveThreading}.
+   */
+  public java.util.Optional<ThreadingModel> threadingModel() {
+    return threadingSwitch == null ? java.util.Optional.empty() : java.util.Optional.of(threadingSwitch.current());
+  }
+
+  /**
+   * Moves the server to {@code model} while it serves: no request is lost or reordered (see
+   * {@code ThreadingSwitch}). Under {@link Builder#adaptiveThreading} the adaptation may move it
+   * again at its next decision.
+   *
+   * @throws IllegalStateException if the server was built without threading models
+   * @throws IllegalArgumentException if {@code model} is not among those it was built for
+   */
+  public void switchThreading(ThreadingModel model) {
+    if (threadingSwitch == null) {
+      throw new IllegalStateException("built without threading models: use Builder.threadingModel or adaptiveThreading");
+    }
+    threadingSwitch.switchTo(model);
+  }
+
+  /** How many times the threading model has changed; 0 without threading models. */
+  public long threadingSwitches() {
+    return threadingSwitch == null ? 0 : threadingSwitch.switches();
+  }
+
+  /** The adaptation's last arrival-rate estimate (per second); 0 if the server does not adapt. */
+  public double estimatedArrivalRate() {
+    return adapter == null ? 0 : adapter.lastRate();
+  }
+
+  /** Requests waiting for a worker under a dispatch model (tests). */
+  int queuedOnWorkers() {
+    return workers == null ? 0 : workers.queued();
+  }
+
+  /** The network thread's side of the threading switch, or {@code null} without threading models. */
+  ThreadingSwitch.Loop threadingFor(EventExecutor loop) {
+    return threadingByLoop.get(loop);
   }
 
   Ticker ticker() {
@@ -240,6 +337,8 @@ public final class SpillwayServer implements AutoCloseable {
     private int maxSessionsPerConnection = 16_384;
     private long queueingBudgetNanos = Long.MAX_VALUE;
     private Threading threading = Threading.DISPATCH;
+    private ThreadingModel threadingModel;
+    private ThreadingAdaptation adaptation;
     private long sliceNanos = 50_000;
 
     private Builder() { }
@@ -290,6 +389,39 @@ public final class SpillwayServer implements AutoCloseable {
 
     /** Where admitted requests run; {@link Threading#DISPATCH} by default. */
     public Builder threading(Threading value) { threading = Objects.requireNonNull(value); return this; }
+
+    /**
+     * Runs requests under one of µTune's threading models (mutune-osdi18 §3), fixed unless changed
+     * with {@link SpillwayServer#switchThreading}; replaces {@link #threading} and {@link #dispatcher}.
+     * Dispatch models run on a pool of platform threads started up front; models that poll make the
+     * server pass over io_uring for epoll.
+     */
+    public Builder threadingModel(ThreadingModel value) {
+      threadingModel = Objects.requireNonNull(value);
+      return this;
+    }
+
+    /**
+     * Adapts the threading model to load as µTune does (mutune-osdi18 §4): the server starts in
+     * the profile's best model at no load and moves among the profile's models as the estimated
+     * arrival rate changes. Replaces {@link #threadingModel}'s fixed choice.
+     */
+    public Builder adaptiveThreading(ThreadingAdaptation value) {
+      adaptation = Objects.requireNonNull(value);
+      return this;
+    }
+
+    /** The threading models this server may run: none, the fixed one, or the profile's. */
+    java.util.Set<ThreadingModel> models() {
+      if (adaptation != null) {
+        return adaptation.models();
+      }
+      return threadingModel == null ? java.util.Set.of() : java.util.Set.of(threadingModel);
+    }
+
+    ThreadingModel initialModel() {
+      return adaptation != null ? adaptation.profile().best(0) : threadingModel;
+    }
 
     /** Under {@link Threading#LOOP_QUEUE}: how long a loop runs requests before reading again. */
     public Builder sliceNanos(long value) { sliceNanos = value; return this; }

@@ -80,6 +80,26 @@ public enum Transport {
     return new MultiThreadIoEventLoopGroup(threads, factory.get());
   }
 
+  /** Whether its event loops can poll ({@link ThreadingModel.Reception#POLL}): epoll and NIO can. */
+  public boolean canPoll() {
+    return this != IO_URING;
+  }
+
+  /**
+   * A new event-loop group whose loops wait for I/O as {@code strategy} says, for the threading
+   * models' polling reception (mutune-osdi18 §3.1).
+   *
+   * @throws IllegalStateException for io_uring, whose loops take no select strategy
+   */
+  EventLoopGroup newEventLoopGroup(int threads, io.netty.channel.SelectStrategyFactory strategy) {
+    return switch (this) {
+      case IO_URING -> throw new IllegalStateException("io_uring event loops cannot poll; use epoll or nio");
+      case EPOLL -> new MultiThreadIoEventLoopGroup(threads, EpollIoHandler.newFactory(0, strategy));
+      case NIO -> new MultiThreadIoEventLoopGroup(threads,
+          NioIoHandler.newFactory(java.nio.channels.spi.SelectorProvider.provider(), strategy));
+    };
+  }
+
   public Class<? extends ServerChannel> serverChannelClass() {
     return serverChannel;
   }

@@ -1,0 +1,161 @@
+package io.spillway.transport;
+
+import io.netty.channel.SelectStrategy;
+import io.netty.channel.SelectStrategyFactory;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A server's live threading model (mutune-osdi18 §3–§4): which model its network threads follow,
+ * changed from any thread by {@link #switchTo}, and applied by each network thread as requests
+ * arrive, without losing or reordering one.
+ *
+ * <ul>
+ *   <li><b>Reception</b> is read by the network threads' select strategy on every loop iteration:
+ *       under {@code POLL} the loop asks for ready sockets without waiting ({@code epoll_wait} with
+ *       a zero timeout) and comes straight back, so an arrival never waits for a wake-up; under
+ *       {@code BLOCK} it waits in the kernel as Netty's default does.
+ *   <li><b>Execution</b> changes per network thread ({@link Loop}), at the next request it reads,
+ *       and only in a way that keeps the start order of its requests: going to dispatch, the
+ *       requests still queued on the loop move to the workers first, in order, with their stamps;
+ *       going in-line, the loop keeps dispatching until every request it dispatched has finished,
+ *       as µTune lets "in-flight requests during transitions" finish under the earlier model (§4).
+ *   <li><b>Pool size</b> changes at once: {@link WorkerPool#resize} parks or wakes threads started
+ *       up front. Going in-line leaves the workers as they are: they finish what was dispatched and
+ *       then wait, idle, on their queue.
+ * </ul>
+ *
+ * <p>Thread-safe.
+ */
+final class ThreadingSwitch {
+
+  private final Set<ThreadingModel> allowed;
+  private final WorkerPool pool; // null if no allowed model dispatches
+  private final AtomicLong switches = new AtomicLong();
+  private volatile ThreadingModel target;
+
+  ThreadingSwitch(ThreadingModel initial, Set<ThreadingModel> allowed, WorkerPool pool) {
+    this.allowed = Set.copyOf(allowed);
+    this.pool = pool;
+    if (!this.allowed.contains(initial)) {
+      throw new IllegalArgumentException(initial + " is not among " + allowed);
+    }
+    this.target = initial;
+    if (!initial.inline()) {
+      pool.resize(initial.workers());
+    }
+  }
+
+  /** The most workers any allowed model uses (the pool's threads); 0 if none dispatches. */
+  static int maxWorkers(Set<ThreadingModel> models) {
+    return models.stream().mapToInt(ThreadingModel::workers).max().orElse(0);
+  }
+
+  /** The model the server runs (new requests follow it; see the class comment for transitions). */
+  ThreadingModel current() {
+    return target;
+  }
+
+  /** How many times the model has changed. */
+  long switches() {
+    return switches.get();
+  }
+
+  /**
+   * Moves the server to {@code model}.
+   *
+   * @throws IllegalArgumentException if {@code model} is not one this server was built for
+   */
+  synchronized void switchTo(ThreadingModel model) {
+    Objects.requireNonNull(model, "model");
+    if (!allowed.contains(model)) {
+      throw new IllegalArgumentException(model + " is not among this server's models " + allowed);
+    }
+    if (model.equals(target)) {
+      return;
+    }
+    if (!model.inline()) {
+      pool.resize(model.workers());
+    }
+    target = model;
+    switches.incrementAndGet();
+  }
+
+  /** The network threads' select strategy: non-blocking selects while the model polls. */
+  SelectStrategyFactory selectStrategy() {
+    SelectStrategy strategy = (selectNow, hasTasks) -> target.polls() || hasTasks
+        ? selectNow.get() : SelectStrategy.SELECT;
+    return () -> strategy;
+  }
+
+  /** One network thread's side of the switch. Confined to that thread's event loop. */
+  final class Loop {
+    private final LoopQueue queue;
+    private final ArrivalRateEstimator arrivals; // null: not adapting
+    private final AtomicInteger unfinished = new AtomicInteger(); // dispatched, not yet finished
+    private boolean inline;
+
+    Loop(LoopQueue queue, ArrivalRateEstimator arrivals) {
+      this.queue = queue;
+      this.arrivals = arrivals;
+      this.inline = target.inline();
+    }
+
+    ArrivalRateEstimator arrivals() {
+      return arrivals;
+    }
+
+    /** Records the arrival of an admitted request (µTune's load detector). */
+    void arrived(long nowNanos) {
+      if (arrivals != null) {
+        arrivals.record(nowNanos);
+      }
+    }
+
+    /** Runs an admitted request under the current model. On the loop. */
+    void submit(LoopQueue.Task request, long nowNanos) {
+      boolean wantInline = target.inline();
+      if (wantInline != inline) {
+        if (!wantInline) {
+          queue.drainTo(this::dispatch);
+          inline = false;
+        } else if (unfinished.get() == 0) {
+          inline = true;
+        }
+      }
+      if (inline) {
+        queue.submit(request, nowNanos);
+      } else {
+        dispatch(request, nowNanos);
+      }
+    }
+
+    private void dispatch(Runnable request, long stampNanos) {
+      unfinished.incrementAndGet();
+      pool.execute(() -> {
+        try {
+          request.run();
+        } finally {
+          unfinished.decrementAndGet();
+        }
+      }, stampNanos);
+    }
+
+    /** Whether this loop currently runs its requests in-line. */
+    boolean runsInline() {
+      return inline;
+    }
+  }
+
+  /** The loops' in-line queues and the pool, as the dispatch stages of the overload signal. */
+  static List<io.spillway.api.QueueDelaySignal> stages(List<LoopQueue> queues, WorkerPool pool) {
+    List<io.spillway.api.QueueDelaySignal> s = new java.util.ArrayList<>(queues);
+    if (pool != null) {
+      s.add(pool);
+    }
+    return s;
+  }
+}

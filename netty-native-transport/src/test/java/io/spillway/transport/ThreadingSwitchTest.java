@@ -1,0 +1,207 @@
+package io.spillway.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.Unpooled;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.testing.LeakCheckingServerGate;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Threading models switched live on real sockets (mutune-osdi18 §4: "in-flight requests during
+ * transitions are handled by the earlier model"): under a stream of pipelined requests and a
+ * switch every few dozen of them, every request is answered once, with its own payload, every
+ * permit ends (leak-checking gate), and each connection's requests start in the order they were
+ * sent. Waits are bounded only so a bug fails instead of hanging; nothing is timed.
+ */
+class ThreadingSwitchTest {
+
+  private static final long SEED = Long.getLong("spillway.test.seed", 11L);
+  private static final List<ThreadingModel> MODELS = List.of(ThreadingModel.parse("IP"),
+      ThreadingModel.parse("IB"), ThreadingModel.parse("DB1"), ThreadingModel.parse("DP1"));
+
+  /** Holds the server gate, wrapped so it can be checked for leaks. */
+  private static final class LeakChecked implements OverloadScheme {
+    final AtomicReference<LeakCheckingServerGate> gate = new AtomicReference<>();
+
+    @Override
+    public String name() {
+      return "none";
+    }
+
+    @Override
+    public ServerGate newServerGate(ServerEnvironment environment) {
+      LeakCheckingServerGate g = new LeakCheckingServerGate(NoControl.INSTANCE.newServerGate(environment));
+      gate.set(g);
+      return g;
+    }
+
+    @Override
+    public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+      return NoControl.INSTANCE.newClientGate(environment);
+    }
+  }
+
+  /** Records, per session, the sequence numbers in the order their handlers started. */
+  private static final class StartOrder {
+    private final long[] last = new long[8];
+    final AtomicInteger outOfOrder = new AtomicInteger();
+    final AtomicInteger onLoop = new AtomicInteger();
+    final AtomicInteger onWorker = new AtomicInteger();
+
+    private int started;
+
+    /** Returns how many have started, this one included. */
+    synchronized int started(int session, long sequence) {
+      if (sequence <= last[session]) {
+        outOfOrder.incrementAndGet();
+      }
+      last[session] = sequence;
+      (Thread.currentThread().getName().startsWith("spillway-worker") ? onWorker : onLoop).incrementAndGet();
+      return ++started;
+    }
+  }
+
+  @Test
+  void switchingUnderLoadLosesNothingAndKeepsEachConnectionsOrder() throws Exception {
+    StartOrder order = new StartOrder();
+    LeakChecked scheme = new LeakChecked();
+    AtomicReference<SpillwayServer> running = new AtomicReference<>();
+    SplittableRandom serverSide = new SplittableRandom(SEED + 1);
+    SpillwayServer.Builder b = SpillwayServer.builder().scheme(scheme).threadingModel(MODELS.get(0))
+        .handler((req, alloc) -> {
+          int session = req.getInt(req.readerIndex());
+          int started = order.started(session, req.getLong(req.readerIndex() + 4));
+          if (started % 23 == 0) { // switch where the server is, with its queues full
+            ThreadingModel next;
+            synchronized (serverSide) {
+              next = MODELS.get(serverSide.nextInt(MODELS.size()));
+            }
+            running.get().switchThreading(next);
+          }
+          long end = System.nanoTime() + 20_000; // some work, so requests queue behind each other
+          while (System.nanoTime() - end < 0) {
+            Thread.onSpinWait();
+          }
+          return req.retainedDuplicate();
+        });
+    // The switch is exercised with every model this server may take: build it adaptive-capable.
+    ThreadingProfile.Builder all = ThreadingProfile.builder();
+    MODELS.forEach(m -> all.add(m, 0, 1));
+    b.adaptiveThreading(new ThreadingAdaptation(all.build(), 5, 9, Long.MAX_VALUE / 4, 0.1, 0.25, 3));
+    SplittableRandom random = new SplittableRandom(SEED);
+    int requests = 6_000;
+    try (SpillwayServer server = b.build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(scheme).transport(server.transport())
+             .port(server.port()).connections(2).sessions(4).sloNanos(60_000_000_000L).build().start()) {
+      running.set(server);
+      assertTrue(server.transport().canPoll(), "a polling server runs on " + server.transport());
+      List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+      List<byte[]> sent = new ArrayList<>();
+      long[] sequence = new long[4];
+      for (int i = 0; i < requests; i++) {
+        int session = random.nextInt(4);
+        byte[] payload = ByteBuffer.allocate(12).putInt(session).putLong(++sequence[session]).array();
+        sent.add(payload);
+        calls.add(client.session(session).call(payload));
+        if (i % 37 == 36) {
+          server.switchThreading(MODELS.get(random.nextInt(MODELS.size())));
+        }
+        if (i % 200 == 199) {
+          calls.get(i - 100).get(20, TimeUnit.SECONDS); // keep a backlog, not an unbounded one
+        }
+      }
+      for (int i = 0; i < requests; i++) {
+        assertArrayEquals(sent.get(i), calls.get(i).get(20, TimeUnit.SECONDS), "request " + i + ", seed " + SEED);
+      }
+      assertTrue(server.threadingSwitches() >= 100, "switches: " + server.threadingSwitches());
+      assertEquals(0, order.outOfOrder.get(), "requests started out of order, seed " + SEED);
+      assertTrue(order.onLoop.get() > 0 && order.onWorker.get() > 0,
+          "ran in-line " + order.onLoop.get() + ", dispatched " + order.onWorker.get());
+      LeakCheckingServerGate gate = scheme.gate.get();
+      assertEquals(requests, gate.admitted());
+      assertEquals(0, gate.outstanding(), "permits not ended");
+    }
+  }
+
+  @Test
+  void goingInlineWaitsForWhatWasDispatchedAndGoingToDispatchMovesTheQueueInOrder() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch firstRunning = new java.util.concurrent.CountDownLatch(1);
+    List<Integer> starts = java.util.Collections.synchronizedList(new ArrayList<>());
+    ThreadingProfile.Builder two = ThreadingProfile.builder()
+        .add(ThreadingModel.parse("DB1"), 0, 1).add(ThreadingModel.parse("IB"), 0, 2);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+        .adaptiveThreading(new ThreadingAdaptation(two.build(), 5, 9, Long.MAX_VALUE / 4, 0.1, 0.25, 3))
+        .handler((req, alloc) -> {
+          int n = req.getInt(req.readerIndex());
+          starts.add(n);
+          if (n == 1) {
+            firstRunning.countDown();
+            release.await();
+          }
+          return req.retainedDuplicate();
+        }).build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(server.transport())
+             .port(server.port()).sloNanos(60_000_000_000L).build().start()) {
+      assertEquals(ThreadingModel.parse("DB1"), server.threadingModel().orElseThrow());
+      CompletableFuture<byte[]> a = client.session(0).call(ByteBuffer.allocate(4).putInt(1).array());
+      assertTrue(firstRunning.await(20, TimeUnit.SECONDS));
+      CompletableFuture<byte[]> b = client.session(0).call(ByteBuffer.allocate(4).putInt(2).array());
+      // b waits in the worker queue behind a; once the server has queued it there, go in-line.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (server.queuedOnWorkers() < 1 && System.nanoTime() - deadline < 0) {
+        Thread.onSpinWait();
+      }
+      assertEquals(1, server.queuedOnWorkers());
+      server.switchThreading(ThreadingModel.parse("IB"));
+      CompletableFuture<byte[]> c = client.session(0).call(ByteBuffer.allocate(4).putInt(3).array());
+      release.countDown();
+      for (CompletableFuture<byte[]> f : List.of(a, b, c)) {
+        f.get(20, TimeUnit.SECONDS);
+      }
+      assertEquals(List.of(1, 2, 3), starts, "an in-line request started before one dispatched earlier");
+    }
+  }
+
+  @Test
+  void aServerRefusesAModelItWasNotBuiltFor() throws Exception {
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+        .threadingModel(ThreadingModel.parse("DB2")).handler((req, alloc) -> Unpooled.EMPTY_BUFFER)
+        .build().start()) {
+      assertEquals(ThreadingModel.parse("DB2"), server.threadingModel().orElseThrow());
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> server.switchThreading(ThreadingModel.parse("IP")));
+      assertTrue(e.getMessage().contains("DB2"), e.getMessage());
+    }
+    try (SpillwayServer plain = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+        .handler((req, alloc) -> Unpooled.EMPTY_BUFFER).build().start()) {
+      assertTrue(plain.threadingModel().isEmpty());
+      assertThrows(IllegalStateException.class, () -> plain.switchThreading(ThreadingModel.parse("IB")));
+    }
+  }
+
+  @Test
+  void aPollingModelOnAForcedIoUringTransportIsAClearError() {
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> SpillwayServer.builder()
+        .scheme(NoControl.INSTANCE).transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IP"))
+        .handler((req, alloc) -> Unpooled.EMPTY_BUFFER).build());
+    assertTrue(e.getMessage().contains("use epoll or nio"), e.getMessage());
+  }
+}
