@@ -1,0 +1,321 @@
+package io.spillway.harness;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadScheme;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import io.spillway.sim.Recorder;
+import io.spillway.sim.Scenario;
+import io.spillway.sim.Tally;
+import io.spillway.transport.SpillwayClient;
+import io.spillway.transport.ThreadingModel;
+import io.spillway.transport.ThreadingProfile;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * µTune's experiments on real sockets (mutune-osdi18 §6–§7): a synchronous mid-tier ({@link
+ * MidTierServer}, core 0) fanning out to leaves that share core 1 with the open-loop generator
+ * (scenario {@code mutune-midtier}).
+ *
+ * <ul>
+ *   <li>{@code train}: every static model at each load (§4 "Training phase"); writes the measured
+ *       table and the profile the adaptation reads ({@code profile.csv}).
+ *   <li>{@code sweep}: every static model and the adaptive server (from {@code --profile}) at each
+ *       load: p50/p99/p999, throughput, the mid-tier's CPU.
+ *   <li>{@code steps}: the same configurations under a load that steps low → high → low (§7.2.3).
+ * </ul>
+ *
+ * <p>Usage: {@code MuTuneMain train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]
+ * [--loads 50,500,...] [--seconds S] [--breakwater SLO_US]}.
+ */
+public final class MuTuneMain {
+
+  private static final int LEAVES = 4;
+  private static final long LEAF_DELAY_NANOS = 100_000;
+  private static final int LOCAL_WORK_US = 10;
+
+  private final Map<String, String> options;
+  private final Path out;
+  private final Scenario scenario;
+  private final boolean pin;
+
+  private MuTuneMain(Map<String, String> options) throws IOException {
+    this.options = options;
+    this.out = Path.of(options.getOrDefault("out", "results/mutune"));
+    Files.createDirectories(out);
+    this.scenario = Scenario.load(Path.of("scenarios/mutune-midtier.conf"), Map.of());
+    this.pin = Runtime.getRuntime().availableProcessors() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset"));
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length < 1 || !List.of("train", "sweep", "steps").contains(args[0])) {
+      System.err.println("usage: mutune train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]"
+          + " [--loads a,b,..] [--seconds S] [--breakwater SLO_US]");
+      System.exit(2);
+    }
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 1; i + 1 < args.length; i += 2) {
+      if (!args[i].startsWith("--")) {
+        throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
+      }
+      options.put(args[i].substring(2), args[i + 1]);
+    }
+    MuTuneMain m = new MuTuneMain(options);
+    switch (args[0]) {
+      case "train" -> m.train();
+      case "sweep" -> m.sweep();
+      default -> m.steps();
+    }
+    System.exit(0);
+  }
+
+  private List<String> staticModels() {
+    List<String> models = new ArrayList<>();
+    for (String m : options.getOrDefault("models", "IP,IB,DP16,DB16").split(",")) {
+      models.add(ThreadingModel.parse(m).name());
+    }
+    return models;
+  }
+
+  private List<Double> loads(String fallback) {
+    List<Double> loads = new ArrayList<>();
+    for (String l : options.getOrDefault("loads", fallback).split(",")) {
+      loads.add(Double.parseDouble(l.strip()));
+    }
+    return loads;
+  }
+
+  private long measureNanos() {
+    return (long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1e9);
+  }
+
+  /** One row: a configuration at a load. */
+  record Row(String config, double offered, double achieved, double p50us, double p99us, double p999us,
+      double cpu, String note) {
+    String csv() {
+      return String.format(Locale.ROOT, "%s,%.0f,%.0f,%.1f,%.1f,%.1f,%.3f,%s", config, offered, achieved, p50us,
+          p99us, p999us, cpu, note);
+    }
+  }
+
+  private void train() throws Exception {
+    List<Double> loads = loads("50,500,1500,3000,4500,6000,9000,12000,16000");
+    List<Row> rows = new ArrayList<>();
+    ThreadingProfile.Builder profile = ThreadingProfile.builder();
+    for (String model : staticModels()) {
+      for (Row r : runLevels(model, loads)) {
+        rows.add(r);
+        profile.add(ThreadingModel.parse(model), r.offered(), Math.min(r.p99us(), 1e6) * 1e3);
+      }
+    }
+    profile.build().write(out.resolve("profile.csv"));
+    write(rows, "train");
+    System.err.println("mutune: profile written to " + out.resolve("profile.csv"));
+  }
+
+  private void sweep() throws Exception {
+    List<Double> loads = loads("100,1000,2000,4000,5000,7500,10000,14000");
+    List<Row> rows = new ArrayList<>();
+    List<String> configs = new ArrayList<>(staticModels());
+    configs.add("adaptive:" + profilePath());
+    for (String config : configs) {
+      rows.addAll(runLevels(config, loads));
+    }
+    write(rows, "sweep");
+  }
+
+  private void steps() throws Exception {
+    long phase = measureNanos();
+    double low = Double.parseDouble(options.getOrDefault("low", "200"));
+    double high = Double.parseDouble(options.getOrDefault("high", "9000"));
+    List<Scenario.DemandStep> schedule = List.of(new Scenario.DemandStep(low, 0),
+        new Scenario.DemandStep(high, phase), new Scenario.DemandStep(low, 2 * phase),
+        new Scenario.DemandStep(high, 3 * phase), new Scenario.DemandStep(low, 4 * phase));
+    List<Row> rows = new ArrayList<>();
+    List<String> configs = new ArrayList<>(staticModels());
+    configs.add("adaptive:" + profilePath());
+    for (String config : configs) {
+      try (Run run = new Run(config)) {
+        run.warm();
+        long cpu0 = run.cpuTicks();
+        Recorder rec = run.load(schedule, 5 * phase);
+        double cpu = (run.cpuTicks() - cpu0) / 100.0 / (5 * phase / 1e9);
+        Tally all = rec.sum(0, 5 * phase);
+        Tally lows = rec.sum(0, phase);
+        lows.add(rec.sum(2 * phase, 3 * phase));
+        lows.add(rec.sum(4 * phase, 5 * phase));
+        Tally highs = rec.sum(phase, 2 * phase);
+        highs.add(rec.sum(3 * phase, 4 * phase));
+        rows.add(row(config, -1, all, 5 * phase, cpu, "whole run; " + run.model()));
+        rows.add(row(config, low, lows, 3 * phase, cpu, "low phases"));
+        rows.add(row(config, high, highs, 2 * phase, cpu, "high phases"));
+        System.err.println(rows.get(rows.size() - 3).csv());
+      }
+    }
+    write(rows, "steps");
+  }
+
+  private String profilePath() {
+    String p = options.get("profile");
+    if (p == null) {
+      throw new IllegalArgumentException("--profile FILE is needed (./spillway mutune train writes one)");
+    }
+    return Path.of(p).toAbsolutePath().toString();
+  }
+
+  private List<Row> runLevels(String config, List<Double> loads) throws Exception {
+    List<Row> rows = new ArrayList<>();
+    try (Run run = new Run(config)) {
+      run.warm();
+      for (double load : loads) {
+        long measure = measureNanos();
+        long settle = 500_000_000L;
+        long cpu0 = run.cpuTicks();
+        Recorder rec = run.load(List.of(new Scenario.DemandStep(load, 0)), settle + measure);
+        double cpu = (run.cpuTicks() - cpu0) / 100.0 / ((settle + measure) / 1e9);
+        Row r = row(config, load, rec.sum(settle, settle + measure), measure, cpu, run.model());
+        rows.add(r);
+        System.err.println(r.csv());
+        if (r.p99us() > 200_000) {
+          break; // saturated: higher loads only queue more
+        }
+      }
+    }
+    return rows;
+  }
+
+  private static Row row(String config, double offered, Tally t, long nanos, double cpu, String note) {
+    double p = t.latency.getTotalCount() == 0 ? Double.NaN : 0;
+    return new Row(config.startsWith("adaptive:") ? "mutune" : config, offered, t.completed / (nanos / 1e9),
+        p + t.latency.getValueAtPercentile(50) / 1e3, p + t.latency.getValueAtPercentile(99) / 1e3,
+        p + t.latency.getValueAtPercentile(99.9) / 1e3, cpu, note);
+  }
+
+  private void write(List<Row> rows, String what) throws IOException {
+    StringBuilder csv = new StringBuilder("config,offered_rps,achieved_rps,p50_us,p99_us,p999_us,midtier_cpu,note\n");
+    rows.forEach(r -> csv.append(r.csv()).append('\n'));
+    Files.writeString(out.resolve(what + ".csv"), csv);
+    System.out.print(csv);
+  }
+
+  /** A mid-tier process, the leaves and the generator's client, for one configuration. */
+  private final class Run implements AutoCloseable {
+    private final Process process;
+    private final BufferedReader stdout;
+    private final SpillwayClient client;
+    private final Channel leaves;
+    private final String config;
+
+    Run(String config) throws Exception {
+      this.config = config;
+      String bw = options.get("breakwater");
+      OverloadScheme scheme = bw == null ? NoControl.INSTANCE
+          : Breakwater.of(BreakwaterConfig.forSlo(Long.parseLong(bw) * 1_000, 50_000));
+      List<String> cmd = new ArrayList<>();
+      if (pin) {
+        cmd.addAll(List.of("/usr/bin/taskset", "-c", "0"));
+      }
+      cmd.add(ProcessHandle.current().info().command().orElse("java"));
+      cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED",
+          "-cp", System.getProperty("java.class.path"), MidTierServer.class.getName()));
+      // The leaves listen on the generator client's loop, which needs the mid-tier's port, and the
+      // mid-tier needs theirs: so the leaves take a free port found first.
+      int leafPort;
+      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        leafPort = s.getLocalPort();
+      }
+      cmd.addAll(List.of(Integer.toString(leafPort), Integer.toString(LEAVES), Integer.toString(LOCAL_WORK_US),
+          config));
+      if (bw != null) {
+        cmd.add("breakwater:" + bw);
+      }
+      // The generator's client connects to the mid-tier; start the mid-tier, then the client and
+      // leaves; the mid-tier's threads connect to the leaves on their first request.
+      Path log = out.resolve("midtier-" + config.replaceAll("[^A-Za-z0-9]", "_") + ".log");
+      process = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+      stdout = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      String line = stdout.readLine();
+      if (line == null || !line.startsWith(HarnessServer.PORT_LINE)) {
+        process.destroyForcibly().waitFor();
+        throw new IOException("mid-tier " + config + " did not start (" + line + "); see " + log);
+      }
+      int port = Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip());
+      client = SpillwayClient.builder().scheme(scheme).port(port).connections(1)
+          .sessions(scenario.clients()).sloNanos(scenario.sloNanos()).build().start();
+      leaves = new ServerBootstrap().group(client.eventLoop(0)).channel(client.transport().serverChannelClass())
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childHandler(new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+              ch.pipeline().addLast(new Leaf());
+            }
+          }).bind(new InetSocketAddress("127.0.0.1", leafPort)).sync().channel();
+    }
+
+    void warm() throws Exception {
+      load(List.of(new Scenario.DemandStep(2_000, 0)), 2_000_000_000L);
+    }
+
+    Recorder load(List<Scenario.DemandStep> steps, long nanos) throws Exception {
+      return LoadGenerator.openLoop(client, scenario, steps, 1.0, nanos, new Recorder(scenario.windowNanos()),
+          scenario.seed()).get(nanos / 1_000_000_000L + 60, TimeUnit.SECONDS);
+    }
+
+    /** The mid-tier's CPU time so far, in clock ticks (1/100 s). */
+    long cpuTicks() throws IOException {
+      String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    }
+
+    String model() throws IOException {
+      process.getOutputStream().write("model\n".getBytes(StandardCharsets.UTF_8));
+      process.getOutputStream().flush();
+      String line = stdout.readLine();
+      return line == null ? "?" : line.replace("SPILLWAY-MODEL ", "model=").replace(' ', '/');
+    }
+
+    @Override
+    public void close() throws Exception {
+      leaves.close().sync(); // on the client's loop: before the client shuts it down
+      client.close();
+      process.getOutputStream().close();
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor();
+      }
+      System.err.println("mutune: " + config + " done");
+    }
+  }
+
+  /** A leaf: answers each 8-byte request after {@link #LEAF_DELAY_NANOS}, on the generator's loop. */
+  private static final class Leaf extends ByteToMessageDecoder {
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+      while (in.readableBytes() >= 8) {
+        long value = in.readLong();
+        ctx.executor().schedule(() -> {
+          ctx.writeAndFlush(ctx.alloc().buffer(8).writeLong(value));
+        }, LEAF_DELAY_NANOS, TimeUnit.NANOSECONDS);
+      }
+    }
+  }
+}
