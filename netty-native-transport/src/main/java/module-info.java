@@ -1,6 +1,7 @@
 /** Spillway's native frame over Netty: server pipeline, multi-session client, io_uring → epoll → NIO. */
 module io.spillway.transport {
   requires transitive io.spillway.api;
+  requires transitive io.spillway.threading;
   requires io.netty.common;
   requires io.netty.buffer;
   requires transitive io.netty.transport;

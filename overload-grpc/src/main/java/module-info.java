@@ -8,6 +8,7 @@ module io.spillway.grpc {
   requires transitive io.spillway.api;
   requires transitive io.spillway.credit;
   requires transitive io.spillway.asqm;
+  requires transitive io.spillway.threading;
   requires transitive io.grpc;
   requires static io.grpc.netty.shaded;
   requires static io.netty.common;

@@ -17,6 +17,10 @@ import io.spillway.api.Scheduler;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.Ticker;
+import io.spillway.threading.ArrivalRateEstimator;
+import io.spillway.threading.ThreadingAdaptation;
+import io.spillway.threading.ThreadingAdapter;
+import io.spillway.threading.ThreadingModel;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -141,7 +145,8 @@ public final class SpillwayServer implements AutoCloseable {
         delay, control, config.metrics, config.parallelism));
     gate.start();
     if (config.adaptation != null) {
-      adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch);
+      adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch::current,
+          threadingSwitch::switchTo);
       adapting = Scheduler.of(controlLoop).every(config.adaptation.periodNanos(), adapter);
     }
     ServerBootstrap b = new ServerBootstrap()

@@ -2,6 +2,8 @@ package io.spillway.transport;
 
 import io.netty.channel.SelectStrategy;
 import io.netty.channel.SelectStrategyFactory;
+import io.spillway.threading.ArrivalRateEstimator;
+import io.spillway.threading.ThreadingModel;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;

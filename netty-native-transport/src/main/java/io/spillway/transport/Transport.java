@@ -16,6 +16,7 @@ import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
+import io.spillway.threading.ThreadingModel;
 import java.lang.System.Logger.Level;
 import java.util.Locale;
 import java.util.function.Supplier;

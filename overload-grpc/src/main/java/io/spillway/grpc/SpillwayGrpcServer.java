@@ -54,6 +54,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   private final SpillwayControlService control;
   private final QueueDelaySignal queueDelay;
   private final List<AutoCloseable> owned;
+  private CallThreading callThreading; // set by install when the builder adapts threading
 
   private SpillwayGrpcServer(ServerGate gate, SpillwayServerInterceptor interceptor,
       SpillwayControlService control, QueueDelaySignal queueDelay, List<AutoCloseable> owned) {
@@ -72,6 +73,20 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   /** A builder for the default scheme ({@link Spillway}); give it an SLO. */
   public static Builder builder() {
     return new Builder(null);
+  }
+
+  /**
+   * The threading model calls follow now, if the server was installed with {@link
+   * Builder#adaptiveThreading}: in-line calls run on the transport thread, dispatched ones on the
+   * workers.
+   */
+  public java.util.Optional<io.spillway.threading.ThreadingModel> threadingModel() {
+    return callThreading == null ? java.util.Optional.empty() : java.util.Optional.of(callThreading.current());
+  }
+
+  /** How many times the adaptive threading has changed model; 0 without it. */
+  public long threadingSwitches() {
+    return callThreading == null ? 0 : callThreading.switches();
   }
 
   /** The interceptor that admits calls; put it on every service the scheme protects. */
@@ -138,6 +153,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     private InterfaceRegistry interfaces = new InterfaceRegistry();
     private Executor executor;
     private QueueDelaySignal executorDelay;
+    private io.spillway.threading.ThreadingAdaptation threading;
 
     private Builder(OverloadScheme scheme) {
       this.scheme = scheme;
@@ -225,6 +241,20 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     }
 
     /**
+     * Chooses, per call and from load, whether {@link #install}'s server runs an admitted call on
+     * the transport thread that read it (in-line, as {@code directExecutor()}) or on the workers
+     * (dispatch), as µTune adapts its threading model (mutune-osdi18 §4): in-line avoids a hand-off
+     * and a worker's wake-up at low load, dispatch overlaps calls at high load. The profile's
+     * in-line models ({@code I*}) mean the transport thread, its dispatch models the workers. Calls
+     * that may block (on locks, on other services) must not run in-line under load: give such a
+     * service a profile trained on it, which will not choose in-line where in-line saturates.
+     */
+    public Builder adaptiveThreading(io.spillway.threading.ThreadingAdaptation value) {
+      threading = Objects.requireNonNull(value, "threading");
+      return this;
+    }
+
+    /**
      * Protects the server {@code serverBuilder} will build, with nothing else to wire: sets its
      * executor ({@code directExecutor()} for the transport's own work, and a call-executor
      * supplier that decides on each call as it arrives and runs admitted calls on the workers),
@@ -261,9 +291,15 @@ public final class SpillwayGrpcServer implements AutoCloseable {
         stages.add(queueDelay);
       }
       QueueDelaySignal signal = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
+      CallThreading callThreading = null;
+      if (threading != null) {
+        callThreading = new CallThreading(threading, ticker, scheduler != null ? scheduler : SharedTimer.scheduler());
+        owned.add(callThreading);
+      }
       SpillwayGrpcServer server = assemble(signal, owned, unstarted);
+      server.callThreading = callThreading;
       serverBuilder.executor(Runnable::run);
-      serverBuilder.callExecutor(server.interceptor.executorSupplier(workers, probe));
+      serverBuilder.callExecutor(server.interceptor.executorSupplier(workers, probe, callThreading));
       serverBuilder.intercept(server.interceptor);
       serverBuilder.addService(server.controlService());
       return server;

@@ -174,6 +174,11 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * @param probe the event-loop probe to stamp as calls arrive, or {@code null}
    */
   ServerCallExecutorSupplier executorSupplier(Executor workers, EventLoopProbe probe) {
+    return executorSupplier(workers, probe, null);
+  }
+
+  /** As above; with {@code threading}, an admitted call runs in-line when the adaptation says so. */
+  ServerCallExecutorSupplier executorSupplier(Executor workers, EventLoopProbe probe, CallThreading threading) {
     Objects.requireNonNull(workers, "workers");
     return new ServerCallExecutorSupplier() {
       @Override
@@ -194,7 +199,10 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // The call may be cancelled, or an interceptor outside this one may end it, before it
         // reaches interceptCall: the listener then takes the decision back (and ends its permit).
         context.addListener(d, Runnable::run);
-        return d.admitted() ? workers : null; // a reject is answered on the transport thread
+        if (!d.admitted()) {
+          return null; // a reject is answered on the transport thread
+        }
+        return threading != null && threading.arrivedInline(now) ? null : workers;
       }
     };
   }

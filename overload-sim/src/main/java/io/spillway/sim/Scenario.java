@@ -114,6 +114,8 @@ public final class Scenario {
 
   /** Keys under this prefix describe a call graph; {@link CallGraph} validates them. */
   static final String GRAPH_PREFIX = "graph.";
+  /** Keys under this prefix describe a µTune mid-tier; {@link MuTuneExperiment} validates them. */
+  static final String MUTUNE_PREFIX = "mutune.";
 
   private static final Map<String, String> DEFAULTS = Map.ofEntries(
       Map.entry("description", ""),
@@ -188,7 +190,7 @@ public final class Scenario {
 
   private static Map<String, String> checkKeys(Map<String, String> values, String source) {
     for (String key : values.keySet()) {
-      if (!KEYS.containsKey(key) && !key.startsWith(GRAPH_PREFIX)) {
+      if (!KEYS.containsKey(key) && !key.startsWith(GRAPH_PREFIX) && !key.startsWith(MUTUNE_PREFIX)) {
         throw new IllegalArgumentException(source + ": unknown scenario key '" + key
             + "'; known keys: " + String.join(", ", KEYS.keySet()));
       }
@@ -234,6 +236,17 @@ public final class Scenario {
 
   public String name() {
     return get("name");
+  }
+
+  /** The {@code mutune.*} keys without their prefix (a µTune mid-tier scenario), or an empty map. */
+  public Map<String, String> muTuneKeys() {
+    Map<String, String> m = new LinkedHashMap<>();
+    values.forEach((k, v) -> {
+      if (k.startsWith(MUTUNE_PREFIX)) {
+        m.put(k.substring(MUTUNE_PREFIX.length()), v);
+      }
+    });
+    return m;
   }
 
   public String description() {

@@ -36,6 +36,9 @@ public final class SimulatorMain {
     if (scenario.callGraph() != null) {
       return GraphReport.runCommand(scenario, out, threads[0]); // multi-service call graph
     }
+    if (!scenario.muTuneKeys().isEmpty()) {
+      return MuTuneExperiment.runCommand(scenario, out); // µTune's threading models
+    }
     long started = System.nanoTime();
     List<Map<String, String>> variants = scenario.sweep();
     if (variants.isEmpty()) {

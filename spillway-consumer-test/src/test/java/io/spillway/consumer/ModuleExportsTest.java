@@ -48,11 +48,11 @@ class ModuleExportsTest {
     }
     assertEquals(Set.of("io.spillway.api", "io.spillway.credit", "io.spillway.asqm",
         "io.spillway.price", "io.spillway.baselines", "io.spillway.peers", "io.spillway.transport",
-        "io.spillway.grpc"), names);
+        "io.spillway.grpc", "io.spillway.threading"), names);
   }
 
   @Test
   void everyLibraryTheBomNamesResolvedFromItAlone() {
-    assertEquals(8, spillwayJars().size(), spillwayJars().toString());
+    assertEquals(9, spillwayJars().size(), spillwayJars().toString());
   }
 }

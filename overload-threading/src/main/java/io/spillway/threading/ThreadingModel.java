@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.threading;
 
 import java.util.Locale;
 import java.util.Objects;
@@ -8,9 +8,8 @@ import java.util.Objects;
  * the network thread waits for the next one, with the worker pool's size.
  *
  * <ul>
- *   <li>{@link Execution#INLINE}: the request runs on the network thread that read it (queued on
- *       its event loop and run between reads, see {@link LoopQueue}); no hand-off, no worker
- *       wake-up, but one request at a time per network thread.
+ *   <li>{@link Execution#INLINE}: the request runs on the network thread that read it; no
+ *       hand-off, no worker wake-up, but one request at a time per network thread.
  *   <li>{@link Execution#DISPATCH}: the network thread hands the request to a pool of {@link
  *       #workers()} platform threads; requests that block (on leaves, locks) overlap.
  *   <li>{@link Reception#BLOCK}: the network thread sleeps in {@code epoll_wait} when it has nothing

@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.threading;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -135,9 +135,10 @@ class ThreadingAdaptationTest {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
     ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
     ArrivalRateEstimator arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
-    try (WorkerPool pool = new WorkerPool(4, 0, clock)) {
-      ThreadingSwitch threading = new ThreadingSwitch(adaptation.profile().best(0), adaptation.models(), pool);
-      ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, threading);
+    {
+      Switch threading = new Switch(adaptation.profile().best(0));
+      ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, threading::current,
+          threading::switchTo);
       clock.every(adaptation.periodNanos(), adapter);
       SplittableRandom random = new SplittableRandom(SEED);
       assertEquals(IP, threading.current());
@@ -162,6 +163,31 @@ class ThreadingAdaptationTest {
 
       poisson(clock, arrivals, random, 300, 300_000_000L);
       assertEquals(IP, threading.current(), "seed " + SEED);
+    }
+  }
+
+  /** What runs the requests, reduced to its model and a count of moves. */
+  private static final class Switch {
+    private ThreadingModel current;
+    private long switches;
+
+    Switch(ThreadingModel initial) {
+      current = initial;
+    }
+
+    ThreadingModel current() {
+      return current;
+    }
+
+    long switches() {
+      return switches;
+    }
+
+    void switchTo(ThreadingModel model) {
+      if (!model.equals(current)) {
+        current = model;
+        switches++;
+      }
     }
   }
 

@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.threading;
 
 import java.util.Arrays;
 
@@ -18,7 +18,7 @@ import java.util.Arrays;
  * {@link #estimate} by the adaptation loop on any thread: it reads the stamps without locking, and
  * a torn read of one slot moves one estimate, which the median absorbs. Not otherwise thread-safe.
  */
-final class ArrivalRateEstimator {
+public final class ArrivalRateEstimator {
 
   private final long[] stamps;
   private final double[] recent;
@@ -33,7 +33,7 @@ final class ArrivalRateEstimator {
    * @param size the circular buffer's entries (µTune: 5)
    * @param smoothing how many recent estimates the median is taken over
    */
-  ArrivalRateEstimator(int size, int smoothing) {
+  public ArrivalRateEstimator(int size, int smoothing) {
     if (size < 2 || smoothing < 1) {
       throw new IllegalArgumentException("size >= 2 and smoothing >= 1: " + size + ", " + smoothing);
     }
@@ -43,14 +43,14 @@ final class ArrivalRateEstimator {
   }
 
   /** Records an arrival at {@code nowNanos}. One writer thread. */
-  void record(long nowNanos) {
+  public void record(long nowNanos) {
     long n = recorded;
     stamps[(int) (n % stamps.length)] = nowNanos;
     recorded = n + 1;
   }
 
   /** Arrivals recorded so far. */
-  long recorded() {
+  public long recorded() {
     return recorded;
   }
 
@@ -62,7 +62,7 @@ final class ArrivalRateEstimator {
    * arrival has come for longer than the buffer's whole span, a silence that shows the load has
    * fallen. The adaptation loop's thread only.
    */
-  double estimate(long nowNanos) {
+  public double estimate(long nowNanos) {
     long n = recorded;
     if (n < 2) {
       return median();
@@ -85,7 +85,7 @@ final class ArrivalRateEstimator {
   }
 
   /** How many estimates have joined the median so far (it changes only when one does). */
-  long updates() {
+  public long updates() {
     return updates;
   }
 

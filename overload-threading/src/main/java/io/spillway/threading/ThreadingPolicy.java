@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.threading;
 
 import java.util.Objects;
 
@@ -22,7 +22,7 @@ import java.util.Objects;
  *
  * <p>Not thread-safe: one adaptation loop calls it.
  */
-final class ThreadingPolicy {
+public final class ThreadingPolicy {
 
   private final ThreadingProfile profile;
   private final double margin;
@@ -31,7 +31,7 @@ final class ThreadingPolicy {
   private ThreadingModel candidate;
   private int wins;
 
-  ThreadingPolicy(ThreadingProfile profile, double margin, double headroom, int confirmations) {
+  public ThreadingPolicy(ThreadingProfile profile, double margin, double headroom, int confirmations) {
     this.profile = Objects.requireNonNull(profile, "profile");
     if (!(margin >= 0) || !(headroom >= 0) || confirmations < 1) {
       throw new IllegalArgumentException("margin >= 0, headroom >= 0 and confirmations >= 1: " + margin
@@ -43,7 +43,7 @@ final class ThreadingPolicy {
   }
 
   /** The model to run at {@code rps} arrivals per second, given the one running now. */
-  ThreadingModel decide(double rps, ThreadingModel current) {
+  public ThreadingModel decide(double rps, ThreadingModel current) {
     ThreadingModel best = profile.best(rps);
     if (!profile.models().contains(current)) {
       candidate = null;

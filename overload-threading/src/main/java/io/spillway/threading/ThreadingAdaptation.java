@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.threading;
 
 import java.util.Objects;
 

@@ -1,0 +1,494 @@
+package io.spillway.sim;
+
+import io.spillway.api.Ticker;
+import io.spillway.threading.ArrivalRateEstimator;
+import io.spillway.threading.ThreadingAdaptation;
+import io.spillway.threading.ThreadingAdapter;
+import io.spillway.threading.ThreadingModel;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import org.HdrHistogram.Histogram;
+
+/**
+ * µTune's synchronous mid-tier in virtual time (mutune-osdi18 §3.2, §6–§7): one network thread, a
+ * worker pool, a fan-out to leaves, on a machine of a few cores, under one threading model or under
+ * µTune's adaptation (the real {@link ThreadingAdapter}, driven by this clock).
+ *
+ * <p>What the models cost, and where each cost comes from:
+ * <ul>
+ *   <li><b>Wake-ups.</b> A thread that blocks (in {@code epoll_wait}, on a leaf reply, on the
+ *       workers' queue) and is then given work waits {@code wakeup} before it runs: µTune measured
+ *       5–64 µs (Fig. 9). It is the slow figure when the machine has an idle core to wake (an idle
+ *       core sleeps, and leaving that costs most of it) and the fast one when a core is busy, or
+ *       spinning, as a poller keeps its core.
+ *   <li><b>Polling.</b> A network thread that polls and has no work spins on a core, keeping it;
+ *       an arrival finds it already running. A thread that needs a core while every core is taken,
+ *       one by a spinner, gets the spinner's core after {@code preempt} (the scheduler's slice
+ *       boundary), and the spinner waits for a core like any runnable thread (§7.1.2: "poll loops
+ *       ... may delay critical work scheduling").
+ *   <li><b>In-line vs dispatch.</b> In-line, the network thread runs the whole request and blocks on
+ *       the leaves itself, so one request is in the mid-tier at a time and the rest queue behind it
+ *       on the socket. Dispatched, the network thread spends {@code handoff} of CPU per request and a
+ *       worker, woken if it was blocked, runs it.
+ *   <li><b>Work.</b> Every request costs the scenario's service time of CPU (half before the
+ *       fan-out, half merging after) plus {@code cost_rx_us}/{@code cost_tx_us} per message in and out
+ *       (the request, one request and one reply per leaf, the response).
+ *   <li><b>Leaves.</b> Each leaf is a FIFO queue served by {@code leaf_cores} cores, service time
+ *       {@code leaf_service} ({@code exp} or {@code const}) of mean {@code leaf_us}; a leaf request
+ *       and reply each cross the network, half the scenario's {@code rtt_us} each way.
+ * </ul>
+ *
+ * <p>Cores are handed out first come first served; a thread keeps its core through a CPU burst. The
+ * simulation is deterministic for a seed. Not thread-safe.
+ */
+public final class MuTuneSimulation {
+
+  /** The costs and shape of the service; see the class comment. */
+  public record Costs(ServiceTime local, long rxNanos, long txNanos, long handoffNanos, long wakeFastNanos,
+      long wakeSlowNanos, long preemptNanos, int fanout, ServiceTime leaf, int leafCores, long rttNanos,
+      int cores) {
+  }
+
+  /** One run's outcome. */
+  public record Outcome(Histogram latency, long completed, double seconds, double busyCores, long switches,
+      String finalModel) {
+    public double p(double percentile) {
+      return latency.getTotalCount() == 0 ? Double.NaN : latency.getValueAtPercentile(percentile) / 1e3;
+    }
+  }
+
+  private final Costs costs;
+  private final SplittableRandom random;
+  private final PriorityQueue<Event> events = new PriorityQueue<>();
+  private long now;
+  private long sequence;
+
+  // cores
+  private int freeCores;
+  private final ArrayDeque<SimThread> runQueue = new ArrayDeque<>();
+  private final ArrayDeque<SimThread> spinners = new ArrayDeque<>(); // on a core, spinning, no work
+  private long busyCoreNanos;
+  private long busySince;
+  private int busyCores;
+
+  // threads
+  private final SimThread network = new SimThread(true);
+  private final ArrayDeque<SimThread> idleWorkers = new ArrayDeque<>();
+  private SimThread[] workers = new SimThread[0];
+  private int activeWorkers;
+
+  // requests
+  private final ArrayDeque<Request> socket = new ArrayDeque<>();       // arrived, not yet read
+  private final ArrayDeque<Request> workQueue = new ArrayDeque<>();    // dispatched, not yet taken
+  private final Leaf[] leaves;
+  private ThreadingModel model;
+  private boolean inlineNow;
+  private int unfinishedDispatched;
+  private long switches;
+
+  // measurement
+  private Histogram latency;
+  private long measureFrom;
+  private long completed;
+
+  public MuTuneSimulation(Costs costs, long seed) {
+    this.costs = costs;
+    this.random = new SplittableRandom(seed);
+    this.freeCores = costs.cores();
+    this.leaves = new Leaf[costs.fanout()];
+    for (int i = 0; i < leaves.length; i++) {
+      leaves[i] = new Leaf(costs.leafCores());
+    }
+  }
+
+  /**
+   * Runs {@code schedule} (rps from each step's start) for {@code durationNanos}, measuring after
+   * {@code warmupNanos}, under {@code fixed}, or under {@code adaptation} if that is non-null.
+   */
+  public Outcome run(List<Scenario.DemandStep> schedule, long warmupNanos, long durationNanos, ThreadingModel fixed,
+      ThreadingAdaptation adaptation) {
+    int maxWorkers = adaptation == null ? fixed.workers()
+        : adaptation.models().stream().mapToInt(ThreadingModel::workers).max().orElse(0);
+    workers = new SimThread[maxWorkers];
+    for (int i = 0; i < maxWorkers; i++) {
+      workers[i] = new SimThread(false);
+      workers[i].index = i;
+      idleWorkers.add(workers[i]);
+    }
+    ArrivalRateEstimator arrivals = null;
+    if (adaptation != null) {
+      arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+      Ticker clock = () -> now;
+      ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> model,
+          this::switchTo);
+      model = adaptation.profile().best(0);
+      long period = adaptation.periodNanos();
+      Runnable[] tick = new Runnable[1];
+      tick[0] = () -> {
+        adapter.run();
+        at(now + period, tick[0]);
+      };
+      at(period, tick[0]);
+    } else {
+      model = fixed;
+    }
+    activeWorkers = model.workers();
+    inlineNow = model.inline();
+    switches = 0;
+    latency = new Histogram(3);
+    measureFrom = warmupNanos;
+    // the network thread starts idle: spinning if it polls, else blocked
+    if (model.polls()) {
+      network.onCore = network::findWork;
+      takeCore(network);
+    }
+    ArrivalRateEstimator recorder = arrivals;
+    long end = warmupNanos + durationNanos;
+    scheduleArrivals(schedule, 0, end, recorder);
+    while (!events.isEmpty()) {
+      Event e = events.poll();
+      if (e.time > end) {
+        break;
+      }
+      accountBusy(e.time);
+      now = e.time;
+      e.action.run();
+    }
+    accountBusy(end);
+    double seconds = durationNanos / 1e9;
+    return new Outcome(latency, completed, seconds, busyCoreNanos / (double) (warmupNanos + durationNanos),
+        switches, model.name());
+  }
+
+  // ------------------------------------------------------------------------------ arrivals
+
+  private void scheduleArrivals(List<Scenario.DemandStep> schedule, long from, long end, ArrivalRateEstimator rec) {
+    Runnable[] next = new Runnable[1];
+    next[0] = () -> {
+      Request r = new Request(now);
+      if (rec != null) {
+        rec.record(now);
+      }
+      at(now + costs.rttNanos() / 2, () -> arrive(r)); // client to mid-tier
+      double rps = rateAt(schedule, now);
+      long gap = rps <= 0 ? end : (long) Math.max(1, -Math.log(1 - random.nextDouble()) / rps * 1e9);
+      if (now + gap < end) {
+        at(now + gap, next[0]);
+      }
+    };
+    double rps = rateAt(schedule, from);
+    at(from + (long) (-Math.log(1 - random.nextDouble()) / Math.max(rps, 1e-9) * 1e9), next[0]);
+  }
+
+  private static double rateAt(List<Scenario.DemandStep> schedule, long t) {
+    double rps = 0;
+    for (Scenario.DemandStep s : schedule) {
+      if (s.startNanos() <= t) {
+        rps = s.level();
+      }
+    }
+    return rps;
+  }
+
+  /** A request reaches the mid-tier's socket. */
+  private void arrive(Request r) {
+    socket.add(r);
+    network.poke();
+  }
+
+  // ------------------------------------------------------------------------------ model switch
+
+  private void switchTo(ThreadingModel next) {
+    if (next.equals(model)) {
+      return;
+    }
+    switches++;
+    if (!next.inline()) {
+      activeWorkers = next.workers();
+      wakeWorkers();
+    }
+    boolean wasPolling = model.polls();
+    model = next;
+    if (next.polls() && !wasPolling && network.state == State.BLOCKED) {
+      network.poke(); // it starts spinning at its next turn
+    }
+  }
+
+  // ------------------------------------------------------------------------------ threads
+
+  private enum State { BLOCKED, LEAF_WAIT, WAKING, RUNNABLE, RUNNING, SPINNING }
+
+  /** A mid-tier thread: the network thread or a worker. */
+  private final class SimThread {
+    final boolean isNetwork;
+    int index;
+    State state = State.BLOCKED;
+    Runnable onCore; // what it does when it next gets a core
+
+    SimThread(boolean isNetwork) {
+      this.isNetwork = isNetwork;
+    }
+
+    /** There may be work for it: wake it if it is blocked. */
+    void poke() {
+      if (state == State.BLOCKED) {
+        wake(this, this::findWork);
+      } else if (state == State.SPINNING) {
+        spinners.remove(this);
+        state = State.RUNNING;
+        findWork();
+      }
+      // WAKING, RUNNABLE or RUNNING: it looks for work when it gets to it
+    }
+
+    /** On a core with nothing in hand: take the next piece of work, or idle. */
+    void findWork() {
+      if (isNetwork) {
+        networkTurn();
+      } else {
+        workerTurn(this);
+      }
+    }
+  }
+
+  /** Wakes a blocked thread; after the wake-up it needs a core, then runs {@code then}. */
+  private void wake(SimThread t, Runnable then) {
+    t.state = State.WAKING;
+    // An idle core sleeps, and waking one is most of a slow wake-up; with every core busy (or
+    // spinning) the thread only waits to be switched in.
+    long delay = freeCores > 0 ? slowWake() : costs.wakeFastNanos();
+    at(now + delay, () -> {
+      t.onCore = then;
+      t.state = State.RUNNABLE;
+      takeCore(t);
+    });
+  }
+
+  private long slowWake() {
+    long extra = costs.wakeSlowNanos() - costs.wakeFastNanos();
+    return costs.wakeFastNanos() + (long) (-Math.log(1 - random.nextDouble()) * Math.max(0, extra));
+  }
+
+  /** Gives {@code t} a core now, or after a spinner's preemption, or queues it. */
+  private void takeCore(SimThread t) {
+    if (freeCores > 0) {
+      freeCores--;
+      busyCores++;
+      run(t);
+    } else {
+      t.state = State.RUNNABLE;
+      runQueue.add(t);
+      preemptASpinner();
+    }
+  }
+
+  /**
+   * A thread waits for a core while a spinner holds one: the spinner keeps it until the scheduler's
+   * slice ends, then yields it to the first waiting thread and waits for a core itself.
+   */
+  private void preemptASpinner() {
+    if (spinners.isEmpty() || runQueue.isEmpty()) {
+      return;
+    }
+    SimThread spinner = spinners.poll();
+    spinner.state = State.RUNNABLE;
+    spinner.onCore = spinner::findWork;
+    at(now + costs.preemptNanos(), () -> {
+      SimThread next = runQueue.poll();
+      runQueue.add(spinner);
+      if (next != null) {
+        run(next);
+      } else {
+        run(runQueue.poll()); // the waiter found a core meanwhile: the spinner takes its own back
+      }
+    });
+  }
+
+  /** {@code t} has no work and polls: it keeps its core, spinning. */
+  private void spin(SimThread t) {
+    t.state = State.SPINNING;
+    spinners.add(t);
+    preemptASpinner();
+  }
+
+  private void run(SimThread t) {
+    t.state = State.RUNNING;
+    Runnable r = t.onCore;
+    t.onCore = null;
+    if (r != null) {
+      r.run();
+    } else {
+      t.findWork();
+    }
+  }
+
+  /** {@code t} gives up its core (it blocks, or starts spinning elsewhere); the next runnable takes it. */
+  private void releaseCore(SimThread t, State next) {
+    t.state = next;
+    SimThread waiting = runQueue.poll();
+    if (waiting != null) {
+      run(waiting);
+    } else {
+      freeCores++;
+      busyCores--;
+    }
+  }
+
+  /** Runs {@code nanos} of CPU on {@code t}'s core, then {@code then} (still on the core). */
+  private void burst(SimThread t, long nanos, Runnable then) {
+    at(now + nanos, then);
+  }
+
+  /** The network thread on its core: read the next request, or idle as the model says. */
+  private void networkTurn() {
+    Request r = socket.poll();
+    if (r == null) {
+      if (model.polls()) {
+        spin(network);
+      } else {
+        releaseCore(network, State.BLOCKED);
+      }
+      return;
+    }
+    boolean wantInline = model.inline();
+    if (wantInline != inlineNow) {
+      if (!wantInline) {
+        inlineNow = false; // nothing is queued in-line: the socket holds the rest, in order
+      } else if (unfinishedDispatched == 0) {
+        inlineNow = true;
+      }
+    }
+    if (inlineNow) {
+      process(network, r, costs.rxNanos(), () -> networkTurn());
+    } else {
+      burst(network, costs.rxNanos() + costs.handoffNanos(), () -> {
+        unfinishedDispatched++;
+        workQueue.add(r);
+        wakeWorkers();
+        networkTurn();
+      });
+    }
+  }
+
+  private void wakeWorkers() {
+    for (SimThread w : workers) {
+      if (workQueue.isEmpty()) {
+        return;
+      }
+      if (w.index < activeWorkers && w.state == State.BLOCKED && idleWorkers.remove(w)) {
+        w.poke();
+      }
+    }
+  }
+
+  private void workerTurn(SimThread w) {
+    Request r = w.index < activeWorkers ? workQueue.poll() : null;
+    if (r == null) {
+      idleWorkers.add(w);
+      releaseCore(w, State.BLOCKED);
+      return;
+    }
+    process(w, r, 0, () -> {
+      unfinishedDispatched--;
+      workerTurn(w);
+    });
+  }
+
+  /**
+   * The synchronous request on {@code t}: its first half of work and the leaf requests, then it
+   * blocks until every leaf has replied, wakes, merges, responds; then {@code next} on its core.
+   */
+  private void process(SimThread t, Request r, long extraCpu, Runnable next) {
+    long half = costs.local().sample(random) / 2;
+    long before = extraCpu + half + costs.fanout() * costs.txNanos();
+    burst(t, before, () -> {
+      int[] pending = {costs.fanout()};
+      for (Leaf leaf : leaves) {
+        at(now + costs.rttNanos() / 2, () -> leaf.submit(() -> at(now + costs.rttNanos() / 2, () -> {
+          if (--pending[0] == 0) {
+            wake(t, () -> burst(t, costs.fanout() * costs.rxNanos() + half + costs.txNanos(), () -> {
+              at(now + costs.rttNanos() / 2, () -> done(r)); // mid-tier to client
+              next.run();
+            }));
+          }
+        })));
+      }
+      releaseCore(t, State.LEAF_WAIT); // blocks on the leaf replies
+    });
+  }
+
+  private void done(Request r) {
+    if (r.arrival >= measureFrom) {
+      latency.recordValue(Math.max(1, now - r.arrival));
+      completed++;
+    }
+  }
+
+  // ------------------------------------------------------------------------------ leaves
+
+  /** A leaf: {@code cores} servers, FIFO, exponential service. */
+  private final class Leaf {
+    private int free;
+    private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
+
+    Leaf(int cores) {
+      free = cores;
+    }
+
+    void submit(Runnable reply) {
+      if (free > 0) {
+        free--;
+        serve(reply);
+      } else {
+        queue.add(reply);
+      }
+    }
+
+    private void serve(Runnable reply) {
+      long service = costs.leaf().sample(random);
+      at(now + service, () -> {
+        reply.run();
+        Runnable next = queue.poll();
+        if (next != null) {
+          serve(next);
+        } else {
+          free++;
+        }
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------------------ events
+
+  private record Request(long arrival) { }
+
+  private static final class Event implements Comparable<Event> {
+    final long time;
+    final long seq;
+    final Runnable action;
+
+    Event(long time, long seq, Runnable action) {
+      this.time = time;
+      this.seq = seq;
+      this.action = action;
+    }
+
+    @Override
+    public int compareTo(Event o) {
+      int c = Long.compare(time, o.time);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+  }
+
+  private void at(long time, Runnable action) {
+    events.add(new Event(time, sequence++, action));
+  }
+
+  /** Core-time in use: running or spinning. */
+  private void accountBusy(long t) {
+    busyCoreNanos += (long) busyCores * (t - busySince);
+    busySince = t;
+  }
+}
