@@ -14,9 +14,9 @@ import io.spillway.credit.BreakwaterConfig;
 import io.spillway.sim.Recorder;
 import io.spillway.sim.Scenario;
 import io.spillway.sim.Tally;
+import io.spillway.threading.ThreadingModel;
+import io.spillway.threading.ThreadingProfile;
 import io.spillway.transport.SpillwayClient;
-import io.spillway.transport.ThreadingModel;
-import io.spillway.transport.ThreadingProfile;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -45,7 +45,9 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  *
  * <p>Usage: {@code MuTuneMain train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]
- * [--loads 50,500,...] [--seconds S] [--breakwater SLO_US]}.
+ * [--loads 50,500,...] [--seconds S] [--breakwater SLO_US] [--slo-us US]}: with {@code --breakwater}, the
+ * generator's client and the mid-tier run Breakwater for that SLO (µTune under admission control);
+ * {@code --slo-us} sets the SLO goodput is counted against (10 ms by default).
  */
 public final class MuTuneMain {
 
@@ -62,11 +64,18 @@ public final class MuTuneMain {
     this.options = options;
     this.out = Path.of(options.getOrDefault("out", "results/mutune"));
     Files.createDirectories(out);
-    this.scenario = Scenario.load(Path.of("scenarios/mutune-midtier.conf"), Map.of());
-    this.pin = Runtime.getRuntime().availableProcessors() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset"));
+    this.scenario = Scenario.load(Path.of("scenarios/mutune-midtier.conf"),
+        options.containsKey("slo-us") ? Map.of("slo_us", options.get("slo-us")) : Map.of());
+    // This JVM may already be pinned to core 1 (the launcher does), and then sees one processor.
+    boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
+    this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"));
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length == 2 && args[0].equals("plot")) {
+      plotDirectory(Path.of(args[1]));
+      System.exit(0);
+    }
     if (args.length < 1 || !List.of("train", "sweep", "steps").contains(args[0])) {
       System.err.println("usage: mutune train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]"
           + " [--loads a,b,..] [--seconds S] [--breakwater SLO_US]");
@@ -88,6 +97,29 @@ public final class MuTuneMain {
     System.exit(0);
   }
 
+  /** Redraws {@code DIR/train-p99-by-load.png} and {@code DIR/sweep-p99-by-load.png} from their CSVs. */
+  static void plotDirectory(Path dir) throws IOException {
+    for (String what : List.of("train", "sweep")) {
+      Path csv = dir.resolve(what + ".csv");
+      if (!Files.exists(csv)) {
+        continue;
+      }
+      List<String> lines = Files.readAllLines(csv);
+      List<String> header = List.of(lines.get(0).split(","));
+      int config = header.indexOf("config");
+      int offered = header.indexOf("offered_rps");
+      int p99 = header.indexOf("p99_us");
+      List<io.spillway.sim.MuTunePlot.Point> points = new ArrayList<>();
+      for (String line : lines.subList(1, lines.size())) {
+        String[] f = line.split(",");
+        points.add(new io.spillway.sim.MuTunePlot.Point(f[config], Double.parseDouble(f[offered]),
+            Double.parseDouble(f[p99])));
+      }
+      io.spillway.sim.MuTunePlot.plot(points, "mid-tier with 4 leaves on sockets: p99 by load (" + what + ")",
+          dir.resolve(what + "-p99-by-load.png"));
+    }
+  }
+
   private List<String> staticModels() {
     List<String> models = new ArrayList<>();
     for (String m : options.getOrDefault("models", "IP,IB,DP16,DB16").split(",")) {
@@ -105,20 +137,20 @@ public final class MuTuneMain {
   }
 
   private long measureNanos() {
-    return (long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1e9);
+    return (long) (Double.parseDouble(options.getOrDefault("seconds", "5")) * 1e9);
   }
 
   /** One row: a configuration at a load. */
-  record Row(String config, double offered, double achieved, double p50us, double p99us, double p999us,
-      double cpu, String note) {
+  record Row(String config, double offered, double achieved, double goodput, double p50us, double p90us,
+      double p99us, double p999us, double cpu, String note) {
     String csv() {
-      return String.format(Locale.ROOT, "%s,%.0f,%.0f,%.1f,%.1f,%.1f,%.3f,%s", config, offered, achieved, p50us,
-          p99us, p999us, cpu, note);
+      return String.format(Locale.ROOT, "%s,%.0f,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%.3f,%s", config, offered, achieved,
+          goodput, p50us, p90us, p99us, p999us, cpu, note);
     }
   }
 
   private void train() throws Exception {
-    List<Double> loads = loads("50,500,1500,3000,4500,6000,9000,12000,16000");
+    List<Double> loads = loads("50,500,1500,3000,4500,6000,8000,10000,12000");
     List<Row> rows = new ArrayList<>();
     ThreadingProfile.Builder profile = ThreadingProfile.builder();
     for (String model : staticModels()) {
@@ -133,7 +165,7 @@ public final class MuTuneMain {
   }
 
   private void sweep() throws Exception {
-    List<Double> loads = loads("100,1000,2000,4000,5000,7500,10000,14000");
+    List<Double> loads = loads("100,1000,2000,3500,5000,7000,9000,11000");
     List<Row> rows = new ArrayList<>();
     List<String> configs = new ArrayList<>(staticModels());
     configs.add("adaptive:" + profilePath());
@@ -146,7 +178,7 @@ public final class MuTuneMain {
   private void steps() throws Exception {
     long phase = measureNanos();
     double low = Double.parseDouble(options.getOrDefault("low", "200"));
-    double high = Double.parseDouble(options.getOrDefault("high", "9000"));
+    double high = Double.parseDouble(options.getOrDefault("high", "6000"));
     List<Scenario.DemandStep> schedule = List.of(new Scenario.DemandStep(low, 0),
         new Scenario.DemandStep(high, phase), new Scenario.DemandStep(low, 2 * phase),
         new Scenario.DemandStep(high, 3 * phase), new Scenario.DemandStep(low, 4 * phase));
@@ -188,7 +220,7 @@ public final class MuTuneMain {
       run.warm();
       for (double load : loads) {
         long measure = measureNanos();
-        long settle = 500_000_000L;
+        long settle = 1_000_000_000L;
         long cpu0 = run.cpuTicks();
         Recorder rec = run.load(List.of(new Scenario.DemandStep(load, 0)), settle + measure);
         double cpu = (run.cpuTicks() - cpu0) / 100.0 / ((settle + measure) / 1e9);
@@ -206,15 +238,22 @@ public final class MuTuneMain {
   private static Row row(String config, double offered, Tally t, long nanos, double cpu, String note) {
     double p = t.latency.getTotalCount() == 0 ? Double.NaN : 0;
     return new Row(config.startsWith("adaptive:") ? "mutune" : config, offered, t.completed / (nanos / 1e9),
-        p + t.latency.getValueAtPercentile(50) / 1e3, p + t.latency.getValueAtPercentile(99) / 1e3,
+        t.good / (nanos / 1e9),
+        p + t.latency.getValueAtPercentile(50) / 1e3, p + t.latency.getValueAtPercentile(90) / 1e3,
+        p + t.latency.getValueAtPercentile(99) / 1e3,
         p + t.latency.getValueAtPercentile(99.9) / 1e3, cpu, note);
   }
 
   private void write(List<Row> rows, String what) throws IOException {
-    StringBuilder csv = new StringBuilder("config,offered_rps,achieved_rps,p50_us,p99_us,p999_us,midtier_cpu,note\n");
+    StringBuilder csv = new StringBuilder("config,offered_rps,achieved_rps,goodput_rps,p50_us,p90_us,p99_us,p999_us,midtier_cpu,note\n");
     rows.forEach(r -> csv.append(r.csv()).append('\n'));
     Files.writeString(out.resolve(what + ".csv"), csv);
     System.out.print(csv);
+    if (!what.equals("steps")) {
+      io.spillway.sim.MuTunePlot.plot(rows.stream().map(r -> new io.spillway.sim.MuTunePlot.Point(r.config(),
+          r.offered(), r.p99us())).toList(), "mid-tier with 4 leaves on sockets: p99 by load (" + what + ")",
+          out.resolve(what + "-p99-by-load.png"));
+    }
   }
 
   /** A mid-tier process, the leaves and the generator's client, for one configuration. */
@@ -235,7 +274,8 @@ public final class MuTuneMain {
         cmd.addAll(List.of("/usr/bin/taskset", "-c", "0"));
       }
       cmd.add(ProcessHandle.current().info().command().orElse("java"));
-      cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED",
+      cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch",
+          "-XX:MetaspaceSize=256m", "--enable-native-access=ALL-UNNAMED",
           "-cp", System.getProperty("java.class.path"), MidTierServer.class.getName()));
       // The leaves listen on the generator client's loop, which needs the mid-tier's port, and the
       // mid-tier needs theirs: so the leaves take a free port found first.
@@ -271,8 +311,9 @@ public final class MuTuneMain {
           }).bind(new InetSocketAddress("127.0.0.1", leafPort)).sync().channel();
     }
 
+    /** JIT warm-up: long enough that the compilers are quiet before anything is measured. */
     void warm() throws Exception {
-      load(List.of(new Scenario.DemandStep(2_000, 0)), 2_000_000_000L);
+      load(List.of(new Scenario.DemandStep(2_000, 0)), 6_000_000_000L);
     }
 
     Recorder load(List<Scenario.DemandStep> steps, long nanos) throws Exception {
