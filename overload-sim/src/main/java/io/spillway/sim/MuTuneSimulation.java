@@ -7,7 +7,6 @@ import io.spillway.threading.ThreadingAdapter;
 import io.spillway.threading.ThreadingModel;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import org.HdrHistogram.Histogram;
 
@@ -61,9 +60,8 @@ public final class MuTuneSimulation {
 
   private final Costs costs;
   private final SplittableRandom random;
-  private final PriorityQueue<Event> events = new PriorityQueue<>();
+  private final EventQueue events = new EventQueue();
   private long now;
-  private long sequence;
 
   // cores
   private int freeCores;
@@ -147,14 +145,10 @@ public final class MuTuneSimulation {
     ArrivalRateEstimator recorder = arrivals;
     long end = warmupNanos + durationNanos;
     scheduleArrivals(schedule, 0, end, recorder);
-    while (!events.isEmpty()) {
-      Event e = events.poll();
-      if (e.time > end) {
-        break;
-      }
+    for (EventQueue.Event e = events.next(end); e != null; e = events.next(end)) {
       accountBusy(e.time);
       now = e.time;
-      e.action.run();
+      ((Runnable) e.payload).run();
     }
     accountBusy(end);
     double seconds = durationNanos / 1e9;
@@ -464,26 +458,8 @@ public final class MuTuneSimulation {
 
   private record Request(long arrival) { }
 
-  private static final class Event implements Comparable<Event> {
-    final long time;
-    final long seq;
-    final Runnable action;
-
-    Event(long time, long seq, Runnable action) {
-      this.time = time;
-      this.seq = seq;
-      this.action = action;
-    }
-
-    @Override
-    public int compareTo(Event o) {
-      int c = Long.compare(time, o.time);
-      return c != 0 ? c : Long.compare(seq, o.seq);
-    }
-  }
-
   private void at(long time, Runnable action) {
-    events.add(new Event(time, sequence++, action));
+    events.schedule(time, 0, action);
   }
 
   /** Core-time in use: running or spinning. */
