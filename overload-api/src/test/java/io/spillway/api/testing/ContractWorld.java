@@ -50,6 +50,13 @@ public final class ContractWorld {
     long granted;
     int inFlight;
     long wakeupAt = Long.MIN_VALUE;
+    /** The server's side of the ledger: credits granted so far, including those still on their way. */
+    long grantedByServer;
+    /** The most {@link #grantedByServer} has been. */
+    long peakGrantedByServer;
+    boolean knownToServer;
+    /** Requests of this client admitted and not yet answered. */
+    int inServer;
 
     Client(long sessionId, ClientGate<Call> gate) {
       this.sessionId = sessionId;
@@ -75,6 +82,7 @@ public final class ContractWorld {
   private long endedTwice;
   private final Map<Status, Long> rejected = new EnumMap<>(Status.class);
   private final List<String> grantViolations = new ArrayList<>();
+  private final List<String> serverViolations = new ArrayList<>();
 
   /**
    * @param origin the clock's reading at the start (use one near {@link Long#MAX_VALUE} to test
@@ -184,11 +192,29 @@ public final class ContractWorld {
   }
 
   private void serverReceive(Call call, RequestMetadata header) {
+    Client c = call.client;
+    if (!c.knownToServer) {
+      c.knownToServer = true;
+      granted(c, 1); // the registering request carries its own credit
+    }
     ServerPermit permit = gate.admit(header, clock.read());
     call.permit = permit;
+    if (permit.isAdmitted()) {
+      c.inServer++;
+      if (scheme.issuesCredits() && c.inServer > c.peakGrantedByServer && serverViolations.size() < 10) {
+        serverViolations.add("session " + c.sessionId + " admitted with " + c.inServer
+            + " in the server, more than the " + c.peakGrantedByServer
+            + " it was ever granted, at t=" + clock.elapsed());
+      }
+    } else if (permit.status() == Status.REJECTED_NO_CREDIT && scheme.issuesCredits()
+        && c.inServer < c.grantedByServer && serverViolations.size() < 10) {
+      serverViolations.add("session " + c.sessionId + " refused for credit with " + c.inServer
+          + " in the server and " + c.grantedByServer + " granted, at t=" + clock.elapsed());
+    }
     if (!permit.isAdmitted()) {
       ResponseMetadata reject = new ResponseMetadata();
       permit.complete(Outcome.DROPPED, clock.read(), reject);
+      granted(c, reject.creditDelta());
       clock.schedule(() -> clientReceive(call, reject), halfRtt);
       return;
     }
@@ -204,6 +230,8 @@ public final class ContractWorld {
     clock.schedule(() -> {
       ResponseMetadata response = new ResponseMetadata();
       call.permit.complete(Outcome.SUCCESS, clock.read(), response);
+      call.client.inServer--;
+      granted(call.client, response.creditDelta());
       clock.schedule(() -> clientReceive(call, response), halfRtt);
       idleWorkers++;
       Call next = runQueue.poll();
@@ -213,8 +241,14 @@ public final class ContractWorld {
     }, serviceNanos);
   }
 
+  private void granted(Client c, int delta) {
+    c.grantedByServer += delta;
+    c.peakGrantedByServer = Math.max(c.peakGrantedByServer, c.grantedByServer);
+  }
+
   private void explicitCredit(long sessionId, int delta) {
     Client c = clients.get((int) (sessionId - 1));
+    granted(c, delta);
     clock.schedule(() -> {
       c.granted += delta;
       c.gate.onControl(new ResponseMetadata().sessionId(sessionId).creditDelta(delta), clock.read());
@@ -296,6 +330,26 @@ public final class ContractWorld {
 
   public List<String> grantViolations() {
     return grantViolations;
+  }
+
+  /**
+   * Where a credit scheme's server broke its own ledger, as the server granted it (counting
+   * credits still on their way to the client): a session admitted with more requests in the
+   * server than it was ever granted, or refused for credit with fewer in the server than it
+   * holds now.
+   */
+  public List<String> serverViolations() {
+    return serverViolations;
+  }
+
+  /** Requests of session {@code sessionId} admitted and not yet answered. */
+  public int inServer(long sessionId) {
+    return clients.get((int) (sessionId - 1)).inServer;
+  }
+
+  /** Credits the server has granted session {@code sessionId} (window), in flight included. */
+  public long grantedByServer(long sessionId) {
+    return clients.get((int) (sessionId - 1)).grantedByServer;
   }
 
   /** A compact fingerprint of the run, to compare two runs for equality. */
