@@ -157,7 +157,7 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session.pending > 0) {
         return; // a response is coming and will carry the credits
       }
-      delta = redistribute(session, false);
+      delta = redistribute(session, false, true);
     }
     if (delta != 0) {
       metrics.onControlMessage();
@@ -345,8 +345,13 @@ public final class BreakwaterServerGate implements ServerGate {
    * Recomputes a session's window (eq. 4–6); caller holds the session's monitor.
    *
    * @param dropped whether the response being sent reports a drop (for {@code keepLastCredit})
+   * @param mayGrow false for the answer to a request refused for credit: a session that sent
+   *     beyond its window earns no credit by it. Only such a session is ever refused for credit
+   *     (a well-behaved one never is, see {@code Session.ceiling}); if its refusals could grow its
+   *     window, a client that resends every refusal at once would take each credit the moment it
+   *     is free, ahead of every session that waits for its answers.
    */
-  private int redistribute(Session session, boolean dropped) {
+  private int redistribute(Session session, boolean dropped, boolean mayGrow) {
     long poolTotal = total;
     long poolIssued = issued.get();
     int n = Math.max(1, sessionCount.get());
@@ -357,6 +362,9 @@ public final class BreakwaterServerGate implements ServerGate {
     if (keepLastCredit && next == 0 && session.window > 0 && !dropped) {
       // "if (old_credit > 0 && s->credit == 0 && !req_dropped) s->credit = max_overprovision"
       next = (int) Math.min(overcommit, config.perSessionCap());
+    }
+    if (!mayGrow) {
+      next = Math.min(next, session.window);
     }
     int delta = next - session.window;
     if (delta < 0) {
@@ -398,7 +406,8 @@ public final class BreakwaterServerGate implements ServerGate {
             session.pending--;
           }
           session.lastActive = nowNanos;
-          delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED);
+          delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED,
+              counted);
         }
       }
       response.sessionId(session.id).creditDelta(delta);

@@ -254,18 +254,27 @@ class BreakwaterServerGateTest {
   @Test
   void aFloodIsHeldToTheSessionsWindow() {
     BreakwaterServerGate g = gate(config(), 4); // C_total starts at 4, one session
-    List<ServerPermit> admitted = flood(g, 20, true);
-    // one credit on registration; the first refusal's response grants up to demand + C_oc (eq. 5),
-    // 0 + (4 − 1)/1, the whole pool; nothing more is ever in flight
+    // the registering request says 10 are queued: its answer grants the whole pool (eq. 5)
+    assertEquals(3, complete(send(g, 1, 10, true), clock.read()));
+    List<ServerPermit> admitted = flood(g, 20, false);
     assertEquals(4, admitted.size());
-    assertEquals(4, g.windowOf(1));
+    assertEquals(4, g.windowOf(1), "the refusals' answers grant nothing");
     assertEquals(4, g.issuedCredits());
+  }
+
+  @Test
+  void aFloodOnOneCreditGetsOne() {
+    BreakwaterServerGate g = gate(config(), 64); // a pool with room for 63 more
+    List<ServerPermit> admitted = flood(g, 20, true);
+    assertEquals(1, admitted.size());
+    assertEquals(1, g.windowOf(1), "requests sent beyond the window earn no credit by their refusals");
   }
 
   @Test
   void aFloodPastTheSessionCapIsRefused() {
     BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 64);
-    List<ServerPermit> admitted = flood(g, 20, true);
+    complete(send(g, 1, 20, true), clock.read());
+    List<ServerPermit> admitted = flood(g, 20, false);
     assertEquals(8, admitted.size(), "a pool of 64 for one session, a window capped at 8");
     assertEquals(8, g.windowOf(1));
   }

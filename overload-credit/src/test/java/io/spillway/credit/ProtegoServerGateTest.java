@@ -331,11 +331,13 @@ class ProtegoServerGateTest {
   @Test
   void aFloodIsHeldToTheSessionsWindow() {
     ProtegoServerGate g = gate(config(), 4); // a pool of 40, one session
+    // the registering request says 50 are queued: its answer grants the whole pool
+    g.admit(new RequestMetadata().sessionId(1).demand(50).flags(RequestMetadata.FLAG_REGISTER),
+        clock.read()).complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
     int admitted = 0;
     List<ServerPermit> held = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
-      ServerPermit p = g.admit(new RequestMetadata().sessionId(1)
-          .flags(i == 0 ? RequestMetadata.FLAG_REGISTER : 0), clock.read());
+      ServerPermit p = g.admit(new RequestMetadata().sessionId(1), clock.read());
       if (p.isAdmitted()) {
         admitted++;
         held.add(p);
@@ -345,9 +347,9 @@ class ProtegoServerGateTest {
         p.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
       }
     }
-    // one credit on registration; the first refusal's answer grants demand + C_oc, the rest of
-    // the pool (eq. 4–5); the flood never has more in flight than that
+    // the flood never has more in flight than that, and its refusals earn it nothing
     assertEquals(40, admitted);
+    assertEquals(40, g.windowOf(1));
     held.forEach(p -> p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata()));
   }
 }

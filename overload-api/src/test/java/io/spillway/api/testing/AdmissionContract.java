@@ -115,6 +115,49 @@ public abstract class AdmissionContract {
     w.gate().assertNoLeaks();
   }
 
+  /**
+   * A session that ignores its window (keeps 32 requests in flight, resends each refused one at
+   * once, reports no demand) beside 49 honest ones at 1.5× capacity is served no more than the same
+   * session behaving well with the same appetite (32 requests outstanding through its gate), and
+   * the other sessions' goodput is within 5 % of the world where session 1 sends nothing.
+   */
+  @Test
+  void aClientIgnoringItsWindowGetsNoMoreThanAnHonestShare() {
+    assumeTrue(scheme(SLO_NANOS, RTT_NANOS).issuesCredits(), "scheme issues no credits");
+    ContractWorld without = world(0);
+    ContractWorld heavy = world(0);
+    ContractWorld greedy = world(0);
+    without.greedy(1, 0); // silent
+    heavy.closedLoop(1, 32);
+    greedy.greedy(1, 32);
+    for (ContractWorld w : new ContractWorld[] {without, heavy, greedy}) {
+      w.setRate(1.5 * capacity() * (CLIENTS - 1) / CLIENTS);
+      w.runFor(60 * MS);
+      w.quiesce();
+      w.setRate(0);
+      w.runFor(20 * MS);
+    }
+    String summary = "session 1 served " + greedy.servedTo(1) + " ignoring its window, "
+        + heavy.servedTo(1) + " honouring it; the others' goodput " + greedy.goodExcept(1)
+        + " beside the greedy one, " + heavy.goodExcept(1) + " beside the heavy honest one, "
+        + without.goodExcept(1) + " alone";
+    System.out.println(getClass().getName() + ": " + summary);
+    assertTrue(greedy.goodExcept(1) >= 0.95 * without.goodExcept(1), summary);
+    greedy.gate().assertNoLeaks();
+    String gap = knownShareGap();
+    assumeTrue(gap == null, () -> "not met for this scheme (" + gap + "): " + summary);
+    assertTrue(greedy.servedTo(1) <= heavy.servedTo(1), summary);
+  }
+
+  /**
+   * Why this scheme does not yet hold a client that ignores its window to an honest session's
+   * share, where it is known not to (the share check is then reported as skipped, with its
+   * measurement); null where it must hold. The goodput half of the check holds for every scheme.
+   */
+  protected String knownShareGap() {
+    return null;
+  }
+
   @Test
   void recoversAfterALoadStep() {
     ContractWorld w = world(0);
