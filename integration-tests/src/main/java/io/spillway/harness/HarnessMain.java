@@ -75,13 +75,17 @@ public final class HarnessMain {
   static int run(String[] args) throws Exception {
     int[] connections = {4};
     Path[] profileLocks = {null};
+    int[] soakMinutes = {0};
     ScenarioCommand cmd = ScenarioCommand.parse(args, Map.of(
         "--connections", v -> connections[0] = Integer.parseInt(v),
         "--transport", v -> System.setProperty(Transport.PROPERTY, v),
-        "--profile-locks", v -> profileLocks[0] = Path.of(v)));
+        "--profile-locks", v -> profileLocks[0] = Path.of(v),
+        "--soak", v -> soakMinutes[0] = Integer.parseInt(v)));
     if (cmd.help()) {
       System.out.println("usage: spillway harness SCENARIO [--out DIR] [--set key=value ...] [--connections N]"
-          + " [--transport io_uring|epoll|nio] [--profile-locks FILE.jfr]");
+          + " [--transport io_uring|epoll|nio] [--profile-locks FILE.jfr] [--soak MINUTES]");
+      System.out.println("  --soak MINUTES: instead of the experiment, the scenario's first scheme at 2x capacity for"
+          + " MINUTES, minute by minute: goodput, refusals, requests lost, the server's heap after each GC");
       System.out.println("  --profile-locks FILE.jfr: instead of the experiment, run one step at capacity under the"
           + " scenario's first scheme with the server's lock waits recorded (JFR) to FILE, and rank its locks");
       return 0;
@@ -95,6 +99,9 @@ public final class HarnessMain {
     Harness h = new Harness(scenario, file, overrides, connections[0], out);
     if (profileLocks[0] != null) {
       return h.profileLocks(profileLocks[0].toAbsolutePath(), System.out);
+    }
+    if (soakMinutes[0] > 0) {
+      return h.soak(soakMinutes[0], System.out);
     }
     long started = System.nanoTime();
     Experiment.Results results = h.run();
@@ -229,6 +236,87 @@ public final class HarnessMain {
           paths == 1 ? "lock is" : "locks are", ok ? "the path mutexes (MutexPathService)"
               : "not all path mutexes: only " + pathMutexesOnTop + " of them rank first");
       return ok ? 0 : 1;
+    }
+
+    /** The offered load of a soak, in multiples of capacity. */
+    static final double SOAK_LEVEL = 2.0;
+    static final long MINUTE_NANOS = 60_000_000_000L;
+
+    /**
+     * {@code --soak MINUTES}: the scenario's first scheme at {@link #SOAK_LEVEL} × capacity for
+     * MINUTES, one open-loop minute after another on one server process and one client. Each minute
+     * reports what was offered, served within the SLO (goodput), refused, expired in the client
+     * queue and lost (offered but never ended: must be 0), and the server's heap in use after each of
+     * its collections in that minute ({@link GcSamples}). Writes {@code soak.csv} to the output
+     * directory. The summary judges memory from minute 5 on (from minute 1 in a soak shorter than 10
+     * minutes): the spread of the per-minute mean heap after GC, (max − min) / min.
+     *
+     * @return 0, or 1 if any request was lost
+     */
+    int soak(int minutes, PrintStream report) throws Exception {
+      boolean measure = scenario.capacityRps() <= 0;
+      double capacity = measure ? measureCapacity() : scenario.capacityRps();
+      String name = scenario.schemes().getFirst();
+      System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s); soak of %s at %.1fx for %d min%n",
+          capacity, measure ? "measured" : "given", name, SOAK_LEVEL, minutes);
+      OverloadScheme scheme = SchemeRegistry.create(name, scenario);
+      List<String> csv = new ArrayList<>(List.of(
+          "minute,offered,goodput_rps,served,refused,expired,lost,p99_us,gcs,heap_after_gc_mean_mb,heap_after_gc_max_mb"));
+      List<Double> heapMeans = new ArrayList<>();
+      List<Double> goodputs = new ArrayList<>();
+      long lostTotal = 0;
+      try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out);
+           SpillwayClient client = client(scheme, server.port())) {
+        warm(client, capacity);
+        server.command("gc-samples"); // forget the warm-up's
+        for (int m = 1; m <= minutes; m++) {
+          Recorder recorder = new Recorder(scenario.windowNanos());
+          LoadGenerator.openLoop(client, scenario, List.of(new Scenario.DemandStep(SOAK_LEVEL, 0)), capacity,
+              MINUTE_NANOS, recorder, scenario.seed() * 1_000_003L + m)
+              .get(MINUTE_NANOS / 1_000_000 + 60_000, TimeUnit.MILLISECONDS);
+          // every call of the minute, including those that ended after it (the future waits for them)
+          Tally t = recorder.sum(0, (long) recorder.windowCount() * recorder.windowNanos());
+          ResultRecord r = Experiment.steadyRecord(scenario, name, SOAK_LEVEL, capacity, recorder, 0, MINUTE_NANOS);
+          long lost = t.offered - t.completed - t.dropped - t.expired;
+          lostTotal += lost;
+          double[] heap = heapAfterGc(server.command("gc-samples"));
+          heapMeans.add(heap[1]);
+          goodputs.add(r.goodputRps());
+          String line = String.format(Locale.ROOT, "%d,%d,%.0f,%d,%d,%d,%d,%.0f,%d,%.2f,%.2f", m, t.offered,
+              r.goodputRps(), t.completed, t.dropped, t.expired, lost, r.p99Micros(), (long) heap[0], heap[1], heap[2]);
+          csv.add(line);
+          report.println("soak " + line);
+          report.flush();
+          Files.write(out.resolve("soak.csv"), csv);
+        }
+      }
+      int from = minutes >= 10 ? 5 : 1;
+      List<Double> judged = heapMeans.subList(from - 1, heapMeans.size()).stream().filter(v -> v > 0).toList();
+      double min = judged.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+      double max = judged.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+      List<Double> goodput = goodputs.subList(from - 1, goodputs.size());
+      report.printf(Locale.ROOT, "soak of %s at %.1fx for %d min: lost %d; heap after GC (per-minute means, minutes"
+              + " %d-%d) %.2f-%.2f MB, spread %.1f%%; goodput %.0f-%.0f rps (capacity %.0f); %s%n",
+          name, SOAK_LEVEL, minutes, lostTotal, from, minutes, min, max, 100 * (max - min) / min,
+          goodput.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+          goodput.stream().mapToDouble(Double::doubleValue).max().orElse(0), capacity, out.resolve("soak.csv"));
+      return lostTotal == 0 ? 0 : 1;
+    }
+
+    /** {count, mean MB, max MB} of a {@code gc-samples} answer; zeros when no collection ran. */
+    static double[] heapAfterGc(String samples) {
+      if (samples.isBlank()) {
+        return new double[] {0, 0, 0};
+      }
+      String[] each = samples.split(",");
+      double sum = 0;
+      double max = 0;
+      for (String sample : each) {
+        double mb = Long.parseLong(sample.substring(sample.indexOf(':') + 1)) / 1048576.0;
+        sum += mb;
+        max = Math.max(max, mb);
+      }
+      return new double[] {each.length, sum / each.length, max};
     }
 
     /**

@@ -43,7 +43,9 @@ import jdk.jfr.Recording;
  * jfr-start} starts a Flight Recorder recording of lock waits (every {@code jdk.ThreadPark} and
  * {@code jdk.JavaMonitorEnter}, with stacks, as {@link io.spillway.asqm.ContendedLockFinder} reads
  * them) and {@code jfr-stop FILE} stops it and writes it to FILE; each is answered by a line
- * starting {@code SPILLWAY-JFR}. Lock waits are only recorded for platform threads: profile a
+ * starting {@code SPILLWAY-JFR}. {@code gc-samples} answers (on the same prefix) with the heap in use
+ * after every collection since the last such command, {@code UPTIME_MS:BYTES} comma-separated, from
+ * the collectors' notifications ({@link GcSamples}; the soak reads them). Lock waits are only recorded for platform threads: profile a
  * server started with {@code -D}{@value #PLATFORM_THREADS}{@code =true}.
  *
  * <p>Usage: {@code HarnessServer SCENARIO_FILE SCHEME CARRIERS [key=value ...]}
@@ -85,6 +87,7 @@ public final class HarnessServer {
           + ", threading " + scenario.threading() + (server.threading() == Threading.LOOP_QUEUE ? "" : ", " + dispatcher)
           + (handler instanceof MutexPathService s ? ", " + s : "")
           + (usesAsqm(schemeName) ? ", ASQM budget " + scenario.asqmBudgetNanos() / 1_000 + " us" : ""));
+      GcSamples.start();
       System.out.println(PORT_LINE + server.port());
       System.out.flush();
       serveCommands();
@@ -145,6 +148,8 @@ public final class HarnessServer {
         recording.close();
         recording = null;
         reply(file.toString());
+      } else if (command.equals("gc-samples")) {
+        reply(GcSamples.drain());
       } else {
         reply("error: unknown or out-of-order command '" + command + "'");
       }

@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * Per request (admit), O(1): find the session (registering it on its first request), record its
- *   piggybacked demand, count it pending, and drop it at once if AQM is on and the queueing delay is
+ *   piggybacked demand, refuse it (REJECTED_NO_CREDIT) if the session already has its whole window
+ *   in flight, else count it pending, and drop it at once if AQM is on and the queueing delay is
  *   at or above the drop threshold (§3.2.3, "drop as early as possible").
  * Per response (permit completion), O(1): the request leaves pending, and the session's window is
  *   recomputed by eq. 5/6 (lazy distribution, §4); the signed difference rides on the response.
@@ -33,6 +34,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *   in an explicit message (§3.2.1: "explicit credit messages are only generated when piggybacking
  *   is not possible"). The authors wake drained sessions in FIFO order per core; one FIFO here.
  * </pre>
+ *
+ * <p>A session's window already holds its overcommitted credits (eq. 5 and 6 grant up to
+ * demand + C_oc unused), so the window is the most it may have in flight; credits on their way to
+ * the client are counted in it from the moment they are granted. A revocation on its way is not
+ * yet known to the client, so the window the client last knew stays the limit until the client
+ * has certainly read it (one old window's worth of further requests; the reasoning is on
+ * {@code Session.ceiling}). A well-behaved client is therefore never refused for credit, and one
+ * that ignores its window is held to it.
  *
  * <p>No operation scans the sessions: the per-request cost is independent of their number.
  *
@@ -114,7 +123,7 @@ public final class BreakwaterServerGate implements ServerGate {
         session.lastActive = nowNanos;
         session.demand = request.demand();
         session.drained = false; // lazily removed from the drained queue
-        if (session.pending >= config.perSessionCap()) {
+        if (session.pending >= Math.min(session.ceiling(), config.perSessionCap())) {
           decision = Status.REJECTED_NO_CREDIT;
         } else {
           session.pending++;
@@ -122,6 +131,7 @@ public final class BreakwaterServerGate implements ServerGate {
             decision = Status.REJECTED_AQM;
           }
         }
+        session.arrived();
       }
     }
     metrics.onAdmission(decision);
@@ -147,7 +157,7 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session.pending > 0) {
         return; // a response is coming and will carry the credits
       }
-      delta = redistribute(session, false);
+      delta = redistribute(session, false, true);
     }
     if (delta != 0) {
       metrics.onControlMessage();
@@ -265,13 +275,22 @@ public final class BreakwaterServerGate implements ServerGate {
     if (session == null) {
       return;
     }
+    int revoked;
     synchronized (session) {
       if (session.closed || session.pending > 0
           || nowNanos - session.lastActive < SESSION_IDLE_TIMEOUT_NANOS) {
         return;
       }
+      revoked = session.window - 1;
     }
     deregister(sessionId, nowNanos);
+    if (revoked > 0) {
+      // The client still counts its window; a returning session is registered with one credit
+      // (its next request's), so the client is told to keep only that one and the two ledgers
+      // agree again.
+      metrics.onControlMessage();
+      control.sendCredit(sessionId, -revoked);
+    }
   }
 
   /**
@@ -326,8 +345,13 @@ public final class BreakwaterServerGate implements ServerGate {
    * Recomputes a session's window (eq. 4–6); caller holds the session's monitor.
    *
    * @param dropped whether the response being sent reports a drop (for {@code keepLastCredit})
+   * @param mayGrow false for the answer to a request refused for credit: a session that sent
+   *     beyond its window earns no credit by it. Only such a session is ever refused for credit
+   *     (a well-behaved one never is, see {@code Session.ceiling}); if its refusals could grow its
+   *     window, a client that resends every refusal at once would take each credit the moment it
+   *     is free, ahead of every session that waits for its answers.
    */
-  private int redistribute(Session session, boolean dropped) {
+  private int redistribute(Session session, boolean dropped, boolean mayGrow) {
     long poolTotal = total;
     long poolIssued = issued.get();
     int n = Math.max(1, sessionCount.get());
@@ -339,7 +363,13 @@ public final class BreakwaterServerGate implements ServerGate {
       // "if (old_credit > 0 && s->credit == 0 && !req_dropped) s->credit = max_overprovision"
       next = (int) Math.min(overcommit, config.perSessionCap());
     }
+    if (!mayGrow) {
+      next = Math.min(next, session.window);
+    }
     int delta = next - session.window;
+    if (delta < 0) {
+      session.revoking();
+    }
     if (delta != 0) {
       session.window = next;
       issued.addAndGet(delta);
@@ -376,7 +406,8 @@ public final class BreakwaterServerGate implements ServerGate {
             session.pending--;
           }
           session.lastActive = nowNanos;
-          delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED);
+          delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED,
+              counted);
         }
       }
       response.sessionId(session.id).creditDelta(delta);
@@ -397,10 +428,56 @@ public final class BreakwaterServerGate implements ServerGate {
     boolean closed;
     /** The last request, demand or completion, by the gate's ticker. */
     long lastActive;
+    /**
+     * The largest window the client may still believe it holds while a revocation is on its way
+     * to it, and how many more of its requests may arrive before it has certainly read the
+     * revocation. See {@link #ceiling()}.
+     */
+    int graceWindow;
+    int graceArrivals;
 
     Session(long id, int window) {
       this.id = id;
       this.window = window;
+    }
+
+    /**
+     * How many of this session's requests may be in flight at the server: its window, or, while a
+     * revocation may not have reached the client yet, the window it held before.
+     *
+     * <p>The window is what the server has granted, counting credits still on their way to the
+     * client (a grant raises it before the response that carries it is sent), so grants never
+     * race a request. Revocations do (eq. 6, and eq. 5 when demand falls): a response lowers the
+     * window at once, but the client spends its old window until it reads that response. Every
+     * request it sends before then and that reaches the server after the revocation left is still
+     * in flight, at the client, when the revoking response arrives (responses on a connection
+     * arrive in order, and each of these is answered after the revoking one); so is every request
+     * pending at the server, and the answered request itself. The client had at most its old
+     * window in flight, so at most {@code old window − pending − 1} such requests arrive. The old
+     * window stays the limit for that many arrivals, plus one: two responses completed at once on
+     * different threads may reach the connection in the other order. After them the client has
+     * certainly read the revocation and its window is the limit again. A client that ignores its
+     * credits gains at most one request per revocation.
+     */
+    int ceiling() {
+      return graceArrivals > 0 ? Math.max(window, graceWindow) : window;
+    }
+
+    /**
+     * The window is about to shrink; {@link #pending} no longer counts the request being answered.
+     * Keeps the old limit for the requests that may be on their way ({@link #ceiling()}).
+     */
+    void revoking() {
+      int before = ceiling();
+      graceWindow = before;
+      graceArrivals = Math.max(0, before - pending);
+    }
+
+    /** A request of this session arrived (admitted or not). */
+    void arrived() {
+      if (graceArrivals > 0) {
+        graceArrivals--;
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.spillway.credit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -218,21 +219,113 @@ class BreakwaterServerGateTest {
   }
 
   @Test
-  void aFloodPastTheSessionCapIsRefused() {
-    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 4);
-    int admitted = 0;
-    int refused = 0;
-    for (int i = 0; i < 20; i++) {
-      ServerPermit p = send(g, 1, 0, i == 0);
+  void anEvictedSessionIsToldToKeepOnlyTheCreditItsNextRequestRegistersWith() {
+    BreakwaterServerGate g = gate(config().toBuilder().controlPeriodNanos(1_000 * US).build(), 16);
+    assertEquals(15, complete(send(g, 5, 30, true), clock.read()));
+    assertEquals(16, g.windowOf(5));
+    credits.clear();
+    clock.advance(13 * 1_000_000 * US);
+    assertEquals(-1, g.windowOf(5));
+    assertEquals(1, credits.size());
+    assertArrayEquals(new long[] {5, -15}, credits.get(0), "the client keeps one credit");
+    // the client, holding one credit, comes back: its request registers it again
+    ServerPermit back = send(g, 5, 0, false);
+    assertTrue(back.isAdmitted());
+    assertEquals(1, g.windowOf(5));
+    complete(back, clock.read());
+  }
+
+  /** Sends {@code count} requests of session 1 at once, completing the refused ones; the admitted. */
+  private List<ServerPermit> flood(BreakwaterServerGate g, int count, boolean register) {
+    List<ServerPermit> admitted = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ServerPermit p = send(g, 1, 0, register && i == 0);
       if (p.isAdmitted()) {
-        admitted++;
+        admitted.add(p);
       } else {
         assertEquals(Status.REJECTED_NO_CREDIT, p.status());
-        refused++;
+        assertEquals(admitted.size(), g.windowOf(1), "refused only with its whole window in flight");
         complete(p, clock.read());
       }
     }
-    assertEquals(8, admitted);
-    assertEquals(12, refused);
+    return admitted;
+  }
+
+  @Test
+  void aFloodIsHeldToTheSessionsWindow() {
+    BreakwaterServerGate g = gate(config(), 4); // C_total starts at 4, one session
+    // the registering request says 10 are queued: its answer grants the whole pool (eq. 5)
+    assertEquals(3, complete(send(g, 1, 10, true), clock.read()));
+    List<ServerPermit> admitted = flood(g, 20, false);
+    assertEquals(4, admitted.size());
+    assertEquals(4, g.windowOf(1), "the refusals' answers grant nothing");
+    assertEquals(4, g.issuedCredits());
+  }
+
+  @Test
+  void aFloodOnOneCreditGetsOne() {
+    BreakwaterServerGate g = gate(config(), 64); // a pool with room for 63 more
+    List<ServerPermit> admitted = flood(g, 20, true);
+    assertEquals(1, admitted.size());
+    assertEquals(1, g.windowOf(1), "requests sent beyond the window earn no credit by their refusals");
+  }
+
+  @Test
+  void aFloodPastTheSessionCapIsRefused() {
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 64);
+    complete(send(g, 1, 20, true), clock.read());
+    List<ServerPermit> admitted = flood(g, 20, false);
+    assertEquals(8, admitted.size(), "a pool of 64 for one session, a window capped at 8");
+    assertEquals(8, g.windowOf(1));
+  }
+
+  /**
+   * The race between a revocation and the client's next requests, in virtual time: a response
+   * shrinks a window of 64 to 10 while the client, which has not read it yet, spends the rest of
+   * its old window. Every one of those requests is admitted; one more is not; and once the client
+   * has certainly read the revocation, the new window is the limit.
+   */
+  @Test
+  void requestsSentBeforeARevocationArrivesAreAdmittedButNoMore() {
+    BreakwaterServerGate g = gate(config(), 64); // C_total 64, one session
+    // the registering request says 20 more are queued: its response grants the whole pool
+    ServerPermit first = send(g, 1, 20, true);
+    assertEquals(63, complete(first, clock.read()));
+    assertEquals(64, g.windowOf(1));
+    // the client, window 64, sends ten, then its queue is empty
+    List<ServerPermit> inFlight = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      ServerPermit p = send(g, 1, 0, false);
+      assertTrue(p.isAdmitted());
+      inFlight.add(p);
+    }
+    clock.advance(US);
+    // one is answered: with demand 0 the window falls to pending + C_oc = 9 + 1 (eq. 5)
+    int delta = complete(inFlight.remove(0), clock.read());
+    assertEquals(-54, delta);
+    assertEquals(10, g.windowOf(1));
+    // before that response reaches it, the client still holds 64 with 10 in flight: 54 more
+    for (int i = 0; i < 54; i++) {
+      ServerPermit p = send(g, 1, 0, false);
+      assertTrue(p.isAdmitted(), "request " + i + " was sent within the window the client knew");
+      inFlight.add(p);
+    }
+    // a client that kept going: one more is let through (the allowance for responses that reach
+    // the connection out of order), the next is refused; never more than the old window
+    ServerPermit slack = send(g, 1, 0, false);
+    assertTrue(slack.isAdmitted());
+    inFlight.add(slack);
+    ServerPermit beyond = send(g, 1, 0, false);
+    assertEquals(Status.REJECTED_NO_CREDIT, beyond.status());
+    complete(beyond, clock.read());
+    // the client reads the revocation: window 10, 64 in flight; it waits until fewer than 10 are
+    while (inFlight.size() > 9) {
+      complete(inFlight.remove(0), clock.read());
+    }
+    // each answer shrank the window toward pending + C_oc (eq. 5), whose fixed point with one
+    // session is w = 9 + (64 − w): 36; the client never held more than its window at any time
+    assertEquals(36, g.windowOf(1));
+    inFlight.forEach(p -> complete(p, clock.read()));
+    assertEquals(g.windowOf(1), g.issuedCredits());
   }
 }

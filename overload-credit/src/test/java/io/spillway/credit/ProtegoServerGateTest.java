@@ -13,8 +13,11 @@ import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
 import io.spillway.api.testing.VirtualClock;
 import io.spillway.credit.ProtegoPolicy.Decision;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -323,5 +326,30 @@ class ProtegoServerGateTest {
     assertTrue(server[0].rttNanos() > 20 * US - 8 && server[0].rttNanos() <= 20 * US,
         "rtt " + server[0].rttNanos());
     assertTrue(server[0].poolSize() >= 4, "pool " + server[0].poolSize());
+  }
+
+  @Test
+  void aFloodIsHeldToTheSessionsWindow() {
+    ProtegoServerGate g = gate(config(), 4); // a pool of 40, one session
+    // the registering request says 50 are queued: its answer grants the whole pool
+    g.admit(new RequestMetadata().sessionId(1).demand(50).flags(RequestMetadata.FLAG_REGISTER),
+        clock.read()).complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    int admitted = 0;
+    List<ServerPermit> held = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      ServerPermit p = g.admit(new RequestMetadata().sessionId(1), clock.read());
+      if (p.isAdmitted()) {
+        admitted++;
+        held.add(p);
+      } else {
+        assertEquals(Status.REJECTED_NO_CREDIT, p.status());
+        assertEquals(admitted, g.windowOf(1), "refused only with its whole window in flight");
+        p.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
+      }
+    }
+    // the flood never has more in flight than that, and its refusals earn it nothing
+    assertEquals(40, admitted);
+    assertEquals(40, g.windowOf(1));
+    held.forEach(p -> p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata()));
   }
 }

@@ -65,5 +65,11 @@ class SpillwayTest {
     protected OverloadScheme scheme(long sloNanos, long rttNanos) {
       return Spillway.forSloNanos(sloNanos);
     }
+
+    @Override
+    protected String knownShareGap() {
+      return "the greedy session is served 2,842 to the honest heavy one's 1,969, 1.44x; cause not"
+          + " yet analysed";
+    }
   }
 }

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
  *
  * <ul>
  *   <li>every request ends exactly once, and every permit is completed exactly once;
- *   <li>a credit scheme's clients never have more in flight than they were granted, and its server
- *       refuses a client that floods past its grant;
+ *   <li>a credit scheme's clients never have more in flight than they were granted; its server
+ *       never refuses them for credit, even while it shrinks their windows, and holds a client
+ *       that floods past its grant to exactly the window it granted;
  *   <li>after an overload step ends, the scheme serves the reduced load in full again;
  *   <li>the results are the same with a clock started just before {@link Long#MAX_VALUE}.
  * </ul>
@@ -90,6 +91,10 @@ public abstract class AdmissionContract {
     w.setRate(0.5 * capacity());
     w.runFor(30 * MS);
     assertTrue(w.grantViolations().isEmpty(), String.join("\n", w.grantViolations()));
+    assertEquals(0, w.rejected(Status.REJECTED_NO_CREDIT),
+        "clients within their grant, while the server shrinks their windows, are never refused "
+            + "for credit: " + w.fingerprint() + "\n" + String.join("\n", w.serverViolations()));
+    assertTrue(w.serverViolations().isEmpty(), String.join("\n", w.serverViolations()));
   }
 
   @Test
@@ -97,11 +102,60 @@ public abstract class AdmissionContract {
     assumeTrue(scheme(SLO_NANOS, RTT_NANOS).issuesCredits(), "scheme issues no credits");
     ContractWorld w = world(0);
     w.flood(1, 500);
+    w.runFor(RTT_NANOS); // the flood has arrived all at once; nothing of it is answered yet
+    // Every arrival was admitted while the session had less than its window in the server and
+    // refused once it had all of it (serverViolations says where not): exactly the window.
+    assertTrue(w.serverViolations().isEmpty(), String.join("\n", w.serverViolations()));
+    assertTrue(w.inServer(1) >= 1 && w.inServer(1) <= w.grantedByServer(1),
+        w.inServer(1) + " in the server with " + w.grantedByServer(1) + " granted");
     w.runFor(20 * MS);
     assertTrue(w.rejected(Status.REJECTED_NO_CREDIT) > 0,
         "a session that sends 500 requests on one credit must be refused: " + w.fingerprint());
-    assertTrue(w.gate().admitted() < 500, w.fingerprint());
+    assertTrue(w.serverViolations().isEmpty(), String.join("\n", w.serverViolations()));
     w.gate().assertNoLeaks();
+  }
+
+  /**
+   * A session that ignores its window (keeps 32 requests in flight, resends each refused one at
+   * once, reports no demand) beside 49 honest ones at 1.5× capacity is served no more than the same
+   * session behaving well with the same appetite (32 requests outstanding through its gate), and
+   * the other sessions' goodput is within 5 % of the world where session 1 sends nothing.
+   */
+  @Test
+  void aClientIgnoringItsWindowGetsNoMoreThanAnHonestShare() {
+    assumeTrue(scheme(SLO_NANOS, RTT_NANOS).issuesCredits(), "scheme issues no credits");
+    ContractWorld without = world(0);
+    ContractWorld heavy = world(0);
+    ContractWorld greedy = world(0);
+    without.greedy(1, 0); // silent
+    heavy.closedLoop(1, 32);
+    greedy.greedy(1, 32);
+    for (ContractWorld w : new ContractWorld[] {without, heavy, greedy}) {
+      w.setRate(1.5 * capacity() * (CLIENTS - 1) / CLIENTS);
+      w.runFor(60 * MS);
+      w.quiesce();
+      w.setRate(0);
+      w.runFor(20 * MS);
+    }
+    String summary = "session 1 served " + greedy.servedTo(1) + " ignoring its window, "
+        + heavy.servedTo(1) + " honouring it; the others' goodput " + greedy.goodExcept(1)
+        + " beside the greedy one, " + heavy.goodExcept(1) + " beside the heavy honest one, "
+        + without.goodExcept(1) + " alone";
+    System.out.println(getClass().getName() + ": " + summary);
+    assertTrue(greedy.goodExcept(1) >= 0.95 * without.goodExcept(1), summary);
+    greedy.gate().assertNoLeaks();
+    String gap = knownShareGap();
+    assumeTrue(gap == null, () -> "not met for this scheme (" + gap + "): " + summary);
+    assertTrue(greedy.servedTo(1) <= heavy.servedTo(1), summary);
+  }
+
+  /**
+   * Why this scheme does not yet hold a client that ignores its window to an honest session's
+   * share, where it is known not to (the share check is then reported as skipped, with its
+   * measurement); null where it must hold. The goodput half of the check holds for every scheme.
+   */
+  protected String knownShareGap() {
+    return null;
   }
 
   @Test

@@ -50,6 +50,20 @@ public final class ContractWorld {
     long granted;
     int inFlight;
     long wakeupAt = Long.MIN_VALUE;
+    /** The server's side of the ledger: credits granted so far, including those still on their way. */
+    long grantedByServer;
+    /** The most {@link #grantedByServer} has been. */
+    long peakGrantedByServer;
+    boolean knownToServer;
+    /** Requests of this client admitted and not yet answered. */
+    int inServer;
+    /** Ignores its gate: keeps {@link #greedyOutstanding} requests in flight, whatever it is granted. */
+    boolean greedy;
+    int greedyOutstanding;
+    /** Keeps this many requests of its own issued and not ended, through its gate (0: off). */
+    int closedLoop;
+    long servedOk;
+    long good;
 
     Client(long sessionId, ClientGate<Call> gate) {
       this.sessionId = sessionId;
@@ -61,6 +75,7 @@ public final class ContractWorld {
   private final VirtualClock clock;
   private final long halfRtt;
   private final long serviceNanos;
+  private final long sloNanos;
   private final LeakCheckingServerGate gate;
   private final TimestampedQueue<Call> runQueue = new TimestampedQueue<>();
   private final List<Client> clients = new ArrayList<>();
@@ -75,6 +90,7 @@ public final class ContractWorld {
   private long endedTwice;
   private final Map<Status, Long> rejected = new EnumMap<>(Status.class);
   private final List<String> grantViolations = new ArrayList<>();
+  private final List<String> serverViolations = new ArrayList<>();
 
   /**
    * @param origin the clock's reading at the start (use one near {@link Long#MAX_VALUE} to test
@@ -86,6 +102,7 @@ public final class ContractWorld {
     this.clock = new VirtualClock(origin);
     this.halfRtt = rttNanos / 2;
     this.serviceNanos = serviceNanos;
+    this.sloNanos = sloNanos;
     this.idleWorkers = workers;
     this.random = new SplittableRandom(seed);
     this.gate = new LeakCheckingServerGate(scheme.newServerGate(new ServerEnvironment(clock, clock,
@@ -123,7 +140,10 @@ public final class ContractWorld {
     }
     long gap = Math.max(1, Math.round(-Math.log(1 - random.nextDouble()) / ratePerNano));
     nextArrival = clock.schedule(() -> {
-      issue(clients.get(random.nextInt(clients.size())));
+      Client c = clients.get(random.nextInt(clients.size()));
+      if (!c.greedy && c.closedLoop == 0) { // these clients' load is their own
+        issue(c);
+      }
       scheduleArrival();
     }, gap);
   }
@@ -184,11 +204,29 @@ public final class ContractWorld {
   }
 
   private void serverReceive(Call call, RequestMetadata header) {
+    Client c = call.client;
+    if (!c.knownToServer) {
+      c.knownToServer = true;
+      granted(c, 1); // the registering request carries its own credit
+    }
     ServerPermit permit = gate.admit(header, clock.read());
     call.permit = permit;
+    if (permit.isAdmitted()) {
+      c.inServer++;
+      if (scheme.issuesCredits() && c.inServer > c.peakGrantedByServer && serverViolations.size() < 10) {
+        serverViolations.add("session " + c.sessionId + " admitted with " + c.inServer
+            + " in the server, more than the " + c.peakGrantedByServer
+            + " it was ever granted, at t=" + clock.elapsed());
+      }
+    } else if (permit.status() == Status.REJECTED_NO_CREDIT && scheme.issuesCredits()
+        && c.inServer < c.grantedByServer && serverViolations.size() < 10) {
+      serverViolations.add("session " + c.sessionId + " refused for credit with " + c.inServer
+          + " in the server and " + c.grantedByServer + " granted, at t=" + clock.elapsed());
+    }
     if (!permit.isAdmitted()) {
       ResponseMetadata reject = new ResponseMetadata();
       permit.complete(Outcome.DROPPED, clock.read(), reject);
+      granted(c, reject.creditDelta());
       clock.schedule(() -> clientReceive(call, reject), halfRtt);
       return;
     }
@@ -204,6 +242,8 @@ public final class ContractWorld {
     clock.schedule(() -> {
       ResponseMetadata response = new ResponseMetadata();
       call.permit.complete(Outcome.SUCCESS, clock.read(), response);
+      call.client.inServer--;
+      granted(call.client, response.creditDelta());
       clock.schedule(() -> clientReceive(call, response), halfRtt);
       idleWorkers++;
       Call next = runQueue.poll();
@@ -213,8 +253,14 @@ public final class ContractWorld {
     }, serviceNanos);
   }
 
+  private void granted(Client c, int delta) {
+    c.grantedByServer += delta;
+    c.peakGrantedByServer = Math.max(c.peakGrantedByServer, c.grantedByServer);
+  }
+
   private void explicitCredit(long sessionId, int delta) {
     Client c = clients.get((int) (sessionId - 1));
+    granted(c, delta);
     clock.schedule(() -> {
       c.granted += delta;
       c.gate.onControl(new ResponseMetadata().sessionId(sessionId).creditDelta(delta), clock.read());
@@ -224,6 +270,25 @@ public final class ContractWorld {
 
   private void clientReceive(Call call, ResponseMetadata response) {
     Client c = call.client;
+    if (response.status() == Status.OK) {
+      c.servedOk++;
+      if (clock.read() - call.issuedAt <= sloNanos) {
+        c.good++;
+      }
+    }
+    if (c.greedy) {
+      c.inFlight--;
+      if (response.status() == Status.OK) {
+        served++;
+      } else {
+        rejected.merge(response.status(), 1L, Long::sum);
+      }
+      end(call);
+      if (c.greedy) {
+        sendGreedy(c); // at once, credit or not
+      }
+      return;
+    }
     c.inFlight--;
     c.granted += response.creditDelta();
     c.gate.onResponse(response, call.sentAt, clock.read());
@@ -241,6 +306,71 @@ public final class ContractWorld {
       endedTwice++;
     }
     call.ended = true;
+    Client c = call.client;
+    if (c.closedLoop > 0) {
+      clock.schedule(() -> issue(c), 1); // the next one, through its gate
+    }
+  }
+
+  /**
+   * Makes session {@code sessionId} a heavy, well-behaved client: it keeps {@code outstanding}
+   * requests issued and not ended, each through its gate (so it reports its demand and waits for
+   * credits). The world's arrivals no longer go to it. The yardstick for a greedy client: an honest
+   * session with the same appetite.
+   */
+  public void closedLoop(long sessionId, int outstanding) {
+    Client c = clients.get((int) (sessionId - 1));
+    c.closedLoop = outstanding;
+    for (int i = 0; i < outstanding; i++) {
+      issue(c);
+    }
+  }
+
+  /** Stops every greedy or closed-loop client from sending more. */
+  public void quiesce() {
+    for (Client c : clients) {
+      c.closedLoop = 0;
+      c.greedy = false;
+    }
+  }
+
+  /**
+   * Makes session {@code sessionId} ignore its gate from now on: it sends {@code outstanding}
+   * requests at once and, whenever one is answered (served or refused), another at once, reporting
+   * no demand. The world's arrivals no longer go to it.
+   */
+  public void greedy(long sessionId, int outstanding) {
+    Client c = clients.get((int) (sessionId - 1));
+    c.greedy = true;
+    c.greedyOutstanding = outstanding;
+    for (int i = 0; i < outstanding; i++) {
+      sendGreedy(c);
+    }
+  }
+
+  private void sendGreedy(Client c) {
+    issued++;
+    Call call = new Call(c, clock.read());
+    call.sentAt = clock.read();
+    c.inFlight++;
+    RequestMetadata header = new RequestMetadata().sessionId(c.sessionId).requestId(issued);
+    clock.schedule(() -> serverReceive(call, header), halfRtt);
+  }
+
+  /** Responses served (status OK) to session {@code sessionId}. */
+  public long servedTo(long sessionId) {
+    return clients.get((int) (sessionId - 1)).servedOk;
+  }
+
+  /** Responses served within the SLO, counted from arrival, to sessions other than {@code except}. */
+  public long goodExcept(long except) {
+    long sum = 0;
+    for (Client c : clients) {
+      if (c.sessionId != except) {
+        sum += c.good;
+      }
+    }
+    return sum;
   }
 
   /** Sends {@code count} requests from session {@code sessionId} at once, ignoring its gate. */
@@ -296,6 +426,26 @@ public final class ContractWorld {
 
   public List<String> grantViolations() {
     return grantViolations;
+  }
+
+  /**
+   * Where a credit scheme's server broke its own ledger, as the server granted it (counting
+   * credits still on their way to the client): a session admitted with more requests in the
+   * server than it was ever granted, or refused for credit with fewer in the server than it
+   * holds now.
+   */
+  public List<String> serverViolations() {
+    return serverViolations;
+  }
+
+  /** Requests of session {@code sessionId} admitted and not yet answered. */
+  public int inServer(long sessionId) {
+    return clients.get((int) (sessionId - 1)).inServer;
+  }
+
+  /** Credits the server has granted session {@code sessionId} (window), in flight included. */
+  public long grantedByServer(long sessionId) {
+    return clients.get((int) (sessionId - 1)).grantedByServer;
   }
 
   /** A compact fingerprint of the run, to compare two runs for equality. */
