@@ -115,7 +115,8 @@ class StarterMvcTest {
     HttpResponse<String> without = get("/budget");
     long budget = Long.parseLong(without.body());
     assertTrue(budget > 0 && budget <= SpillwayProperties.DEFAULT_SLO_MILLIS * 1_000_000,
-        "budget " + budget + ", p99 " + gate.endpoints().get(0).p99ServiceNanos(ticker.read()));
+        "budget " + budget + ", p99 " + gate.endpoints().get(0).p99ServiceNanos(ticker.read())
+            + ", workers " + workers.route());
   }
 
   @Test
@@ -157,6 +158,25 @@ class StarterMvcTest {
         "spillway.queue.delay", "spillway.credits.pool", "spillway.requests.completed")) {
       assertEquals(200, get("/actuator/metrics/" + meter).statusCode(), meter);
     }
+  }
+
+  @Test
+  void theRestClientFilterHonoursA503AndCarriesTheBudget() throws Exception {
+    RetryPushback pushback = new RetryPushback(ticker);
+    org.springframework.web.client.RestClient client = org.springframework.web.client.RestClient
+        .builder().baseUrl("http://127.0.0.1:" + port)
+        .requestInterceptor(new SpillwayRestClientInterceptor(pushback)).build();
+    String budget = java.lang.ScopedValue.where(io.spillway.api.RequestBudget.CURRENT,
+        io.spillway.api.RequestBudget.of(4_000_000)).call(() -> client.get().uri("/budget")
+            .retrieve().body(String.class));
+    assertEquals("4000000", budget, "the caller's budget reaches the callee");
+    long served = gate.endpoints().get(0).stats().admitted();
+    int status = client.get().uri("/abort").exchange((request, response) -> response.getStatusCode().value());
+    assertEquals(503, status);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> client.get().uri("/work").retrieve()
+        .body(String.class)).isInstanceOf(SpillwayRejectedException.class);
+    assertEquals(served + 1, gate.endpoints().get(0).stats().admitted(),
+        "the held-off request never reached the server");
   }
 
   private HttpResponse<String> get(String path) throws Exception {

@@ -137,7 +137,9 @@ public class SpillwayAutoConfiguration {
       TomcatWorkersCustomizer spillwayTomcatWorkers(ServerQueueDelay delay, Ticker ticker,
           SpillwayProperties properties, Environment environment) {
         return new TomcatWorkersCustomizer(delay, ticker, Threading.VIRTUAL.isActive(environment),
-            properties.getParallelism());
+            properties.getParallelism(),
+            environment.getProperty("server.tomcat.threads.max", Integer.class, 200),
+            environment.getProperty("server.tomcat.threads.min-spare", Integer.class, 10));
       }
     }
   }

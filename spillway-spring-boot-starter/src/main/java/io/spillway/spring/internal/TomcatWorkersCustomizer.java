@@ -49,12 +49,22 @@ public final class TomcatWorkersCustomizer
   private volatile String route = "not customized";
   private volatile MeasuredExecutor measured;
 
+  private final int maxThreads;
+  private final int minSpareThreads;
+
+  /**
+   * @param maxThreads {@code server.tomcat.threads.max}: the pool is built here, before Tomcat
+   *     would read that property into its own
+   * @param minSpareThreads {@code server.tomcat.threads.min-spare}
+   */
   public TomcatWorkersCustomizer(ServerQueueDelay delay, Ticker ticker, boolean virtualThreads,
-      int carriers) {
+      int carriers, int maxThreads, int minSpareThreads) {
     this.delay = delay;
     this.ticker = ticker;
     this.virtualThreads = virtualThreads;
     this.carriers = carriers;
+    this.maxThreads = maxThreads;
+    this.minSpareThreads = minSpareThreads;
   }
 
   @Override
@@ -101,14 +111,9 @@ public final class TomcatWorkersCustomizer
         return;
       }
     }
-    int max = 200;
-    int minSpare = 10;
-    String name = "http";
-    if (protocol instanceof AbstractProtocol<?> p) {
-      max = p.getMaxThreads();
-      minSpare = p.getMinSpareThreads();
-      name = p.getName().replace("\"", "");
-    }
+    int max = maxThreads;
+    int minSpare = minSpareThreads;
+    String name = protocol instanceof AbstractProtocol<?> p ? p.getName().replace("\"", "") : "http";
     TaskQueue queue = new TaskQueue();
     ThreadPoolExecutor pool = new ThreadPoolExecutor(Math.min(minSpare, max), max, 60,
         TimeUnit.SECONDS, queue, new TaskThreadFactory(name + "-exec-", true, Thread.NORM_PRIORITY));
