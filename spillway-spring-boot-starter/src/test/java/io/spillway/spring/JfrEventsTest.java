@@ -68,4 +68,61 @@ class JfrEventsTest {
     assertEquals(7_000_000, aborts.get(0).getDuration("queueingDelay").toNanos());
     assertEquals(1, stats.budgetAborts());
   }
+
+  @Test
+  void budgetedLockWaitsAndRefusalsNameTheLock(@TempDir Path dir) throws Exception {
+    VirtualClock clock = new VirtualClock();
+    BudgetedLock lock = new BudgetedLock("inventory", clock);
+    Path file = dir.resolve("locks.jfr");
+    try (Recording recording = new Recording()) {
+      recording.enable("io.spillway.BudgetedLockWait").withThreshold(Duration.ZERO);
+      recording.enable("io.spillway.BudgetedLockAbort");
+      recording.start();
+      CountDownLatch held = new CountDownLatch(1);
+      CountDownLatch release = new CountDownLatch(1);
+      Thread holder = Thread.ofPlatform().start(() -> {
+        lock.lock();
+        held.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          lock.unlock();
+        }
+      });
+      assertTrue(held.await(30, TimeUnit.SECONDS));
+      Thread waiter = Thread.ofPlatform().start(() -> {
+        lock.lock();
+        lock.unlock();
+      });
+      StarterMvcTest.waitUntil(() -> lock.waiters() == 1);
+      clock.advance(Duration.ofMillis(10).toNanos()); // the waiter has waited 10 ms
+      Throwable refused = ScopedValue.where(RequestBudget.CURRENT, RequestBudget.of(1_000_000))
+          .call(() -> {
+            try (BudgetedLock.Held h = lock.acquireWithinBudget()) {
+              return null;
+            } catch (BudgetExceededException e) {
+              return e;
+            }
+          });
+      assertTrue(refused instanceof BudgetExceededException, "refused: " + refused);
+      release.countDown();
+      holder.join();
+      waiter.join();
+      recording.stop();
+      recording.dump(file);
+    }
+    List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+    List<RecordedEvent> waits = events.stream()
+        .filter(e -> e.getEventType().getName().equals("io.spillway.BudgetedLockWait")).toList();
+    List<RecordedEvent> aborts = events.stream()
+        .filter(e -> e.getEventType().getName().equals("io.spillway.BudgetedLockAbort")).toList();
+    assertEquals(1, waits.size(), waits.toString());
+    assertEquals("inventory", waits.get(0).getString("lockName"));
+    assertEquals(1, aborts.size(), aborts.toString());
+    assertEquals("inventory", aborts.get(0).getString("lockName"));
+    assertEquals(1_000_000, aborts.get(0).getDuration("remainingBudget").toNanos());
+    assertTrue(aborts.get(0).getDuration("expectedWait").toNanos() >= 10_000_000);
+  }
 }
