@@ -88,6 +88,14 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
 
   private static final long ADMITTED = -1;
 
+  static {
+    // Load and initialise the JFR event classes with this class: left to the first contended
+    // acquisition, racing waiters would queue on the event class's initialisation and show up
+    // as a monitor contention of their own (which ContendedLockFinder would then report).
+    new BudgetedLockWaitEvent();
+    new BudgetedLockAbortEvent();
+  }
+
   private final ReentrantLock lock;
   private final boolean fair;
   private final Ticker ticker;
