@@ -88,15 +88,37 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
 
   private static final long ADMITTED = -1;
 
+  static {
+    // Load and initialise the JFR event classes with this class: left to the first contended
+    // acquisition, racing waiters would queue on the event class's initialisation and show up
+    // as a monitor contention of their own (which ContendedLockFinder would then report).
+    new BudgetedLockWaitEvent();
+    new BudgetedLockAbortEvent();
+  }
+
   private final ReentrantLock lock;
   private final boolean fair;
   private final Ticker ticker;
   private final WaiterLine line = new WaiterLine();
   private final LockWaitEstimator waits;
+  private final String name;
 
   /** A non-fair lock on the system clock. */
   public BudgetedLock() {
     this(Ticker.system(), false);
+  }
+
+  /**
+   * A non-fair lock on the system clock with a name, which its JFR events
+   * ({@code io.spillway.BudgetedLockWait}) carry so a recording says which lock requests waited for.
+   */
+  public BudgetedLock(String name) {
+    this(name, Ticker.system(), false, LockWaitEstimator.Rule.QUEUE_AWARE);
+  }
+
+  /** As {@link #BudgetedLock(String)}, its waiters stamped with {@code ticker}. */
+  public BudgetedLock(String name, Ticker ticker) {
+    this(name, ticker, false, LockWaitEstimator.Rule.QUEUE_AWARE);
   }
 
   /** A lock with the given fairness policy (see {@link ReentrantLock#ReentrantLock(boolean)}). */
@@ -123,6 +145,12 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
    * the default, {@link LockWaitEstimator.Rule#QUEUE_AWARE}, also counts the queue's length.
    */
   public BudgetedLock(Ticker ticker, boolean fair, LockWaitEstimator.Rule rule) {
+    this(null, ticker, fair, rule);
+  }
+
+  /** The fullest form: {@code name} may be {@code null} (events then name the lock by identity). */
+  public BudgetedLock(String name, Ticker ticker, boolean fair, LockWaitEstimator.Rule rule) {
+    this.name = name;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.fair = fair;
     this.lock = new ReentrantLock(fair);
@@ -293,9 +321,14 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     return lock.hasQueuedThread(thread);
   }
 
+  /** The name given at construction, or {@code BudgetedLock@<identity hash>}. */
+  public String name() {
+    return name != null ? name : "BudgetedLock@" + Integer.toHexString(System.identityHashCode(this));
+  }
+
   @Override
   public String toString() {
-    return "BudgetedLock[" + (lock.isLocked() ? "locked" : "unlocked") + ", waiters="
+    return "BudgetedLock[" + (name != null ? name + ", " : "") + (lock.isLocked() ? "locked" : "unlocked") + ", waiters="
         + line.size() + (fair ? ", fair" : "") + "]";
   }
 
@@ -319,6 +352,13 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       WaiterLine.Head head = line.head();
       long delay = waits.waitNanos(head.queueingDelayNanos(now), head.size());
       if (!budget.fits(delay)) {
+        BudgetedLockAbortEvent event = new BudgetedLockAbortEvent();
+        if (event.isEnabled()) {
+          event.lockName = name();
+          event.expectedWait = delay;
+          event.remainingBudget = budget.remainingNanos();
+          event.commit();
+        }
         return delay;
       }
     }
@@ -327,6 +367,8 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
   }
 
   private void lockQueued(long stamp) {
+    BudgetedLockWaitEvent event = new BudgetedLockWaitEvent();
+    event.begin();
     WaiterLine.Waiter waiter = line.join(stamp);
     boolean acquired = false;
     try {
@@ -334,6 +376,13 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       acquired = true;
     } finally {
       leaveLine(waiter, stamp, acquired);
+    }
+    event.end();
+    if (event.shouldCommit()) {
+      RequestBudget budget = RequestBudget.currentOrNull();
+      event.lockName = name();
+      event.remainingBudget = budget != null ? budget.remainingNanos() : Long.MAX_VALUE;
+      event.commit();
     }
   }
 

@@ -24,10 +24,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@value #SIZE} others wait overwrites the oldest slot, which then reads as started: the signal
  * under-reads only in that case, and only by the overwritten calls.
  *
+ * <p>Any dispatch that hands work over and can tell when it starts can use it the same way (an
+ * HTTP server's worker pool, for example): stamp the task as it is handed over, clear it as it
+ * starts.
+ *
  * <p>Thread-safe and lock-free: admissions on any transport thread, starts on any worker,
  * readings from anywhere.
  */
-final class UnstartedCalls implements QueueDelaySignal {
+public final class UnstartedCalls implements QueueDelaySignal {
 
   static final int SIZE = 1 << 16;
   private static final int MASK = SIZE - 1;
@@ -38,8 +42,11 @@ final class UnstartedCalls implements QueueDelaySignal {
   private final AtomicLong tail = new AtomicLong();
   private final AtomicLong head = new AtomicLong();
 
+  /** An empty set of waiting calls. */
+  public UnstartedCalls() { }
+
   /** A call was admitted at {@code nowNanos}; returns its ticket for {@link #started}. */
-  long arrived(long nowNanos) {
+  public long arrived(long nowNanos) {
     long seq = tail.getAndIncrement();
     int i = (int) (seq & MASK);
     stamps[i] = nowNanos;
@@ -48,7 +55,7 @@ final class UnstartedCalls implements QueueDelaySignal {
   }
 
   /** The call with {@code ticket} reached its handler (or ended); idempotent. */
-  void started(long ticket) {
+  public void started(long ticket) {
     SLOTS.compareAndSet(tokens, (int) (ticket & MASK), ticket + 1, 0L);
   }
 

@@ -1,0 +1,83 @@
+package io.spillway.spring;
+
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What an HTTP client has been told by servers that shed its requests: per server (scheme, host
+ * and port), the time before which it should not send again, from the {@code 503}'s {@code
+ * Spillway-Retry-Pushback-Ms} or, from a server that is not Spillway, its {@code Retry-After} in
+ * seconds. Until then the client filters fail requests to that server at once with a {@link
+ * SpillwayRejectedException}, without sending them: a retry loop above them then waits as the
+ * server asked instead of adding to its overload (gRFC A6's pushback, over HTTP).
+ *
+ * <p>Thread-safe.
+ */
+public final class RetryPushback {
+
+  private static final long NANOS_PER_MS = 1_000_000;
+  private static final long MAX_PUSHBACK_MS = 60_000;
+
+  private final Ticker ticker;
+  private final ConcurrentHashMap<String, Long> notBefore = new ConcurrentHashMap<>();
+
+  public RetryPushback(Ticker ticker) {
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+  }
+
+  /**
+   * Throws if {@code server} asked not to be called yet.
+   *
+   * @throws SpillwayRejectedException with the milliseconds still to wait
+   */
+  public void checkBeforeSending(String server) {
+    Long until = notBefore.get(server);
+    if (until == null) {
+      return;
+    }
+    long left = until - ticker.read();
+    if (left > 0) {
+      throw new SpillwayRejectedException(Status.REJECTED_LIMIT,
+          Math.max(1, (left + NANOS_PER_MS - 1) / NANOS_PER_MS));
+    }
+    notBefore.remove(server, until);
+  }
+
+  /**
+   * Records a response: a {@code 503} with a pushback or {@code Retry-After} (at most a minute is
+   * honoured) holds {@code server} off; any other status clears nothing (the hold ends by time).
+   *
+   * @return the milliseconds the server asked to wait, 0 if it asked nothing
+   */
+  public long onResponse(String server, int status, String pushbackMs, String retryAfterSeconds) {
+    if (status != 503) {
+      return 0;
+    }
+    long ms = parse(pushbackMs, 1);
+    if (ms <= 0) {
+      ms = parse(retryAfterSeconds, 1000);
+    }
+    if (ms <= 0) {
+      return 0;
+    }
+    ms = Math.min(ms, MAX_PUSHBACK_MS);
+    long until = ticker.read() + ms * NANOS_PER_MS;
+    notBefore.merge(server, until, Math::max);
+    return ms;
+  }
+
+  /** A decimal count times {@code unitMs}, or 0 if absent or malformed (an HTTP date included). */
+  private static long parse(String value, long unitMs) {
+    if (value == null) {
+      return 0;
+    }
+    try {
+      long v = Long.parseLong(value.trim());
+      return v > 0 && v < Long.MAX_VALUE / unitMs ? v * unitMs : 0;
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+}

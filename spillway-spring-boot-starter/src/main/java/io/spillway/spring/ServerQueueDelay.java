@@ -1,0 +1,62 @@
+package io.spillway.spring;
+
+import io.spillway.api.QueueDelaySignal;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The application's queueing delay, assembled as its web server comes up: the stages the starter
+ * measures itself (Tomcat's worker queue or its virtual threads' carrier queue, Reactor Netty's
+ * event loops) combined by their maximum, plus any {@link QueueDelaySignal} beans the application
+ * declares (a stage of its own, such as a downstream pool), added.
+ *
+ * <p>Why the maximum for the measured stages: on a server of one core or a few, the event loops
+ * and the workers share the CPU, so a request waiting in a loop and one waiting for a worker wait
+ * for the same CPU at the same time; adding them would count that wait twice (the same reasoning
+ * as overload-grpc's {@code SpillwayGrpcServer.Builder#install}). Breakwater's signal is the sum
+ * over stages a request crosses one after the other (breakwater-osdi20 §3.1, §4), which is what
+ * application stages are.
+ *
+ * <p>Thread-safe: stages are added at start-up and read on every decision without locks.
+ */
+public final class ServerQueueDelay {
+
+  private final List<QueueDelaySignal> measured = new CopyOnWriteArrayList<>();
+  private final List<QueueDelaySignal> added = new CopyOnWriteArrayList<>();
+  private final List<String> names = new CopyOnWriteArrayList<>();
+  private final QueueDelaySignal signal = this::read;
+
+  /** Adds a stage the starter measures, with a name for the Actuator endpoint. */
+  public void addMeasured(String name, QueueDelaySignal stage) {
+    measured.add(stage);
+    names.add(name);
+  }
+
+  /** Adds an application stage. */
+  public void addStage(String name, QueueDelaySignal stage) {
+    added.add(stage);
+    names.add(name);
+  }
+
+  /** The stages, by name, in the order they were added. */
+  public List<String> stageNames() {
+    return List.copyOf(names);
+  }
+
+  /** The combined signal. */
+  public QueueDelaySignal signal() {
+    return signal;
+  }
+
+  private long read(long now) {
+    long max = 0;
+    for (QueueDelaySignal s : measured) {
+      max = Math.max(max, s.queueingDelayNanos(now));
+    }
+    long total = max;
+    for (QueueDelaySignal s : added) {
+      total += s.queueingDelayNanos(now);
+    }
+    return total;
+  }
+}

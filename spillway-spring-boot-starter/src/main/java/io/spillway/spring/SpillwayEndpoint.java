@@ -1,0 +1,60 @@
+package io.spillway.spring;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+
+/**
+ * {@code /actuator/spillway}: the live state of every gate (decisions by reason, outcomes, budget
+ * aborts, credit pool, p99 service time), the queueing delay and its stages, how the workers are
+ * measured, and the unknown {@code spillway.*} properties found at start-up. Expose it with
+ * {@code management.endpoints.web.exposure.include=spillway}.
+ *
+ * <p>Thread-safe.
+ */
+@Endpoint(id = "spillway")
+public class SpillwayEndpoint {
+
+  private final SpillwayHttpGate gate;
+  private final ServerQueueDelay delay;
+  private final Supplier<String> workers;
+  private final List<String> unknownProperties;
+
+  public SpillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay, Supplier<String> workers,
+      List<String> unknownProperties) {
+    this.gate = gate;
+    this.delay = delay;
+    this.workers = workers;
+    this.unknownProperties = List.copyOf(unknownProperties);
+  }
+
+  @ReadOperation
+  public Map<String, Object> state() {
+    long now = gate.ticker().read();
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("queueDelayNanos", gate.queueDelay().queueingDelayNanos(now));
+    m.put("queueStages", delay.stageNames());
+    m.put("workers", workers.get());
+    List<Map<String, Object>> endpoints = new ArrayList<>();
+    for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
+      Map<String, Object> one = new LinkedHashMap<>();
+      one.put("name", e.name());
+      one.put("path", e.pattern());
+      one.put("enabled", e.enabled());
+      one.put("gate", e.gate().getClass().getSimpleName());
+      one.put("sloNanos", e.sloNanos());
+      one.put("p99ServiceNanos", e.p99ServiceNanos(now));
+      one.putAll(e.stats().snapshot());
+      endpoints.add(one);
+    }
+    m.put("endpoints", endpoints);
+    m.put("inFlight", gate.inFlight());
+    m.put("malformedHeaderClients", gate.malformedHeaderWarnings());
+    m.put("unknownProperties", unknownProperties);
+    return m;
+  }
+}

@@ -1,0 +1,414 @@
+package io.spillway.spring;
+
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.Outcome;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestBudget;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.ServiceTimeTracker;
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import io.spillway.spring.internal.AdmissionEvent;
+import io.spillway.spring.internal.BudgetAbortEvent;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import org.springframework.util.AntPathMatcher;
+
+/**
+ * Admission for HTTP requests, shared by the servlet filter and the WebFilter: finds a request's
+ * endpoint, reads its {@code Spillway-*} headers, gives it a budget, asks the endpoint's
+ * {@link ServerGate}, and ends the permit exactly once when the request ends.
+ *
+ * <ul>
+ *   <li><b>Endpoints</b>: the first {@link Endpoint} whose Ant pattern matches the path, else the
+ *       default one; paths in the excluded list (by default {@code /actuator/**} and
+ *       {@code /error}) and disabled endpoints are not decided on. Each endpoint has its own gate
+ *       (its own SLO), all steered by the same queueing delay: they share the server's CPU.
+ *   <li><b>Headers</b>: {@link SpillwayHttpHeaders}; a malformed value counts as absent, never
+ *       fails the request, and is logged at WARNING once per client (by remote address) — a
+ *       client that sends one malformed header usually sends it on every request.
+ *   <li><b>Budget</b> (protego-nsdi23 §3.2: budget = target − p99 service − p99 network): the
+ *       request's {@code Spillway-Budget}, or, without one, what {@link
+ *       SpillwayProperties.NoBudget} says: the endpoint's target less the p99 of its service time
+ *       (the network share is left in the target), no budget, or a refusal. The budget is bound to
+ *       {@link RequestBudget#CURRENT} around the handler by the filter, so {@code BudgetedLock}s
+ *       in the service layer work unchanged.
+ *   <li><b>Rejects</b>: {@code 503} with {@code Retry-After} and {@code
+ *       Spillway-Retry-Pushback-Ms} from the current queueing delay (at least 1 s / 1 ms), and the
+ *       response fields; see {@link Admission#writeRejectHeaders}.
+ * </ul>
+ *
+ * <p>Thread-safe; one instance serves every request of the application.
+ */
+public final class SpillwayHttpGate implements AutoCloseable {
+
+  static final System.Logger LOG = System.getLogger(SpillwayHttpGate.class.getName());
+  private static final long NANOS_PER_MS = 1_000_000;
+  private static final long NANOS_PER_S = 1_000_000_000;
+  private static final int MAX_CLIENTS_REMEMBERED = 4096;
+
+  private final Ticker ticker;
+  private final QueueDelaySignal queueDelay;
+  private final List<Endpoint> overrides;
+  private final Endpoint defaults;
+  private final List<String> excluded;
+  private final SpillwayProperties.NoBudget noBudget;
+  private final AntPathMatcher matcher = new AntPathMatcher();
+  private final Set<String> warnedClients = ConcurrentHashMap.newKeySet();
+  private final AtomicLong malformedWarnings = new AtomicLong();
+  private final boolean jfr;
+  private final int sampleEvery;
+  private final AtomicInteger sampleCounter = new AtomicInteger();
+  private final java.util.concurrent.atomic.LongAdder inFlight =
+      new java.util.concurrent.atomic.LongAdder();
+
+  /**
+   * @param ticker the clock, read once at admission and once at the end of each request
+   * @param queueDelay the server's queueing delay, for the pushback on rejects and JFR
+   * @param defaults the endpoint of paths no override matches
+   * @param overrides per-path endpoints, first match wins
+   * @param excluded Ant patterns of paths no gate decides on
+   * @param noBudget what a request without a {@code Spillway-Budget} gets
+   * @param jfr whether to offer JFR events
+   * @param admittedSampleEvery one admitted request in this many is offered to JFR
+   */
+  public SpillwayHttpGate(Ticker ticker, QueueDelaySignal queueDelay, Endpoint defaults,
+      List<Endpoint> overrides, List<String> excluded, SpillwayProperties.NoBudget noBudget,
+      boolean jfr, int admittedSampleEvery) {
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.queueDelay = Objects.requireNonNull(queueDelay, "queueDelay");
+    this.defaults = Objects.requireNonNull(defaults, "defaults");
+    this.overrides = List.copyOf(overrides);
+    this.excluded = List.copyOf(excluded);
+    this.noBudget = Objects.requireNonNull(noBudget, "noBudget");
+    this.jfr = jfr;
+    if (admittedSampleEvery < 1) {
+      throw new IllegalArgumentException("admittedSampleEvery must be at least 1");
+    }
+    this.sampleEvery = admittedSampleEvery;
+  }
+
+  /** The endpoint that decides on {@code path}, or {@code null} if none does. */
+  public Endpoint endpointFor(String path) {
+    for (String pattern : excluded) {
+      if (matcher.match(pattern, path)) {
+        return null;
+      }
+    }
+    for (Endpoint e : overrides) {
+      if (matcher.match(e.pattern, path)) {
+        return e.enabled ? e : null;
+      }
+    }
+    return defaults.enabled ? defaults : null;
+  }
+
+  /** The default endpoint, then the overrides. */
+  public List<Endpoint> endpoints() {
+    return java.util.stream.Stream.concat(java.util.stream.Stream.of(defaults), overrides.stream())
+        .toList();
+  }
+
+  /** The clock this gate reads. */
+  public Ticker ticker() {
+    return ticker;
+  }
+
+  /** The queueing delay the gates steer by. */
+  public QueueDelaySignal queueDelay() {
+    return queueDelay;
+  }
+
+  /** Admitted requests whose permit has not ended yet. */
+  public long inFlight() {
+    return inFlight.sum();
+  }
+
+  /** Malformed-header warnings logged so far (at most one per client). */
+  public long malformedHeaderWarnings() {
+    return malformedWarnings.get();
+  }
+
+  /**
+   * Decides on a request of {@code endpoint}.
+   *
+   * @param header the request's header by name, {@code null} when absent
+   * @param client who sent it (its remote address), for logging a malformed header once
+   */
+  public Admission admit(Endpoint endpoint, Function<String, String> header, String client) {
+    RequestMetadata request = new RequestMetadata();
+    String problem = SpillwayHttpHeaders.readRequest(header, request);
+    if (problem != null) {
+      warnOnce(client, problem);
+    }
+    long now = ticker.read();
+    if (request.budgetNanos() == Long.MAX_VALUE) {
+      switch (noBudget) {
+        case TARGET -> request.budgetNanos(
+            Math.max(0, endpoint.targetBudgetNanos - endpoint.serviceTimes.p99Nanos(now)));
+        case UNLIMITED -> { }
+        case REJECT -> {
+          endpoint.stats.onAdmission(Status.REJECTED_BUDGET);
+          return rejected(endpoint, new RefusedPermit(), request, now);
+        }
+      }
+    }
+    ServerPermit permit = endpoint.gate.admit(request, now);
+    if (!permit.isAdmitted()) {
+      return rejected(endpoint, permit, request, now);
+    }
+    Admission a = new Admission(endpoint, request, permit, null, now);
+    inFlight.increment();
+    if (jfr && sampleCounter.incrementAndGet() % sampleEvery == 0) {
+      offerEvent(a, sampleEvery);
+    }
+    return a;
+  }
+
+  private Admission rejected(Endpoint endpoint, ServerPermit permit, RequestMetadata request,
+      long now) {
+    ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
+        .requestId(request.requestId());
+    permit.complete(Outcome.DROPPED, now, response);
+    Admission a = new Admission(endpoint, request, permit, response, now);
+    if (jfr) {
+      offerEvent(a, 1);
+    }
+    return a;
+  }
+
+  private void offerEvent(Admission a, int sampledOneIn) {
+    AdmissionEvent e = new AdmissionEvent();
+    if (e.isEnabled()) {
+      e.endpoint = a.endpoint.name;
+      e.decision = a.permit.isAdmitted() ? "ok" : GateStats.reason(a.permit.status());
+      e.queueingDelay = queueDelay.queueingDelayNanos(a.at);
+      e.budget = a.request.budgetNanos();
+      e.sampledOneIn = sampledOneIn;
+      e.commit();
+    }
+  }
+
+  private void warnOnce(String client, String problem) {
+    String key = client == null ? "unknown" : client;
+    if (warnedClients.size() < MAX_CLIENTS_REMEMBERED && warnedClients.add(key)) {
+      malformedWarnings.incrementAndGet();
+      LOG.log(Level.WARNING, "malformed Spillway header from {0}, ignored (the request is "
+          + "served; further ones from this client are logged at DEBUG): {1}", key, problem);
+    } else {
+      LOG.log(Level.DEBUG, "malformed Spillway header from {0}, ignored: {1}", key, problem);
+    }
+  }
+
+  /** Stops every endpoint's control loop. */
+  @Override
+  public void close() {
+    for (Endpoint e : endpoints()) {
+      e.gate.close();
+    }
+  }
+
+  /**
+   * One endpoint: its gate, SLO, budget target, service-time p99 and counters. Thread-safe.
+   */
+  public static final class Endpoint {
+    final String name;
+    final String pattern;
+    final boolean enabled;
+    final ServerGate gate;
+    final long sloNanos;
+    final long targetBudgetNanos;
+    final GateStats stats;
+    final ServiceTimeTracker serviceTimes = new ServiceTimeTracker();
+
+    /**
+     * @param name the low-cardinality name of its meters and events
+     * @param pattern its Ant pattern ({@code /**} for the default endpoint)
+     * @param enabled whether a gate decides on its requests
+     * @param gate its started gate, reporting to {@code stats}
+     * @param sloNanos its SLO
+     * @param targetBudgetNanos the budget target of requests without one
+     * @param stats where {@code gate} reports
+     */
+    public Endpoint(String name, String pattern, boolean enabled, ServerGate gate, long sloNanos,
+        long targetBudgetNanos, GateStats stats) {
+      this.name = Objects.requireNonNull(name, "name");
+      this.pattern = Objects.requireNonNull(pattern, "pattern");
+      this.enabled = enabled;
+      this.gate = Objects.requireNonNull(gate, "gate");
+      this.sloNanos = sloNanos;
+      this.targetBudgetNanos = targetBudgetNanos;
+      this.stats = Objects.requireNonNull(stats, "stats");
+    }
+
+    public String name() {
+      return name;
+    }
+
+    public String pattern() {
+      return pattern;
+    }
+
+    public boolean enabled() {
+      return enabled;
+    }
+
+    public ServerGate gate() {
+      return gate;
+    }
+
+    public long sloNanos() {
+      return sloNanos;
+    }
+
+    public GateStats stats() {
+      return stats;
+    }
+
+    /** The running p99 of its handlers' service time at {@code nowNanos}. */
+    public long p99ServiceNanos(long nowNanos) {
+      return serviceTimes.p99Nanos(nowNanos);
+    }
+  }
+
+  /**
+   * One request's decision. A rejected one is complete already; an admitted one must be
+   * {@link #end ended} once, which later calls ignore (the servlet container and an async
+   * listener may both report the end of one request).
+   *
+   * <p>Thread-safe.
+   */
+  public final class Admission {
+    final Endpoint endpoint;
+    final RequestMetadata request;
+    final ServerPermit permit;
+    final ResponseMetadata rejectResponse;
+    final long at;
+    private final RequestBudget budget;
+    private final java.util.concurrent.atomic.AtomicBoolean ended =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    Admission(Endpoint endpoint, RequestMetadata request, ServerPermit permit,
+        ResponseMetadata rejectResponse, long at) {
+      this.endpoint = endpoint;
+      this.request = request;
+      this.permit = permit;
+      this.rejectResponse = rejectResponse;
+      this.at = at;
+      this.budget = rejectResponse == null && request.budgetNanos() != Long.MAX_VALUE
+          ? RequestBudget.of(request.budgetNanos()) : null;
+      if (rejectResponse != null) {
+        ended.set(true);
+      }
+    }
+
+    public boolean isAdmitted() {
+      return rejectResponse == null;
+    }
+
+    public Status status() {
+      return permit.status();
+    }
+
+    public Endpoint endpoint() {
+      return endpoint;
+    }
+
+    /** The queueing budget to bind around the handler, or {@code null} for none. */
+    public RequestBudget budget() {
+      return budget;
+    }
+
+    /** Writes a reject's headers: the response fields, {@code Retry-After}, the pushback. */
+    public void writeRejectHeaders(BiConsumer<String, String> header) {
+      SpillwayHttpHeaders.writeResponse(rejectResponse, header);
+      writePushback(header, at);
+    }
+
+    /**
+     * Writes the headers of an admitted request that aborted on its budget: the budget status,
+     * {@code Retry-After} and the pushback.
+     */
+    public void writeAbortHeaders(BiConsumer<String, String> header) {
+      header.accept(SpillwayHttpHeaders.STATUS, Integer.toString(Status.REJECTED_BUDGET.code()));
+      writePushback(header, ticker.read());
+    }
+
+    private void writePushback(BiConsumer<String, String> header, long now) {
+      long delay = queueDelay.queueingDelayNanos(now);
+      header.accept(SpillwayHttpHeaders.RETRY_AFTER,
+          Long.toString(Math.max(1, (delay + NANOS_PER_S - 1) / NANOS_PER_S)));
+      header.accept(SpillwayHttpHeaders.RETRY_PUSHBACK_MS,
+          Long.toString(Math.max(1, (delay + NANOS_PER_MS - 1) / NANOS_PER_MS)));
+    }
+
+    /**
+     * Ends an admitted request: {@code failure} {@code null} and a status below 500 is a success,
+     * a {@link BudgetExceededException} anywhere in the cause chain an abort, anything else a
+     * failure. Returns the response fields (for a response not yet committed), or {@code null} if
+     * the request had ended already.
+     */
+    public ResponseMetadata end(int httpStatus, Throwable failure) {
+      BudgetExceededException abort = budgetExceeded(failure);
+      Outcome outcome = abort != null ? Outcome.ABORTED
+          : failure != null || httpStatus >= 500 ? Outcome.FAILED : Outcome.SUCCESS;
+      ResponseMetadata response = end(outcome);
+      if (response != null && abort != null && jfr) {
+        BudgetAbortEvent e = new BudgetAbortEvent();
+        if (e.isEnabled()) {
+          e.endpoint = endpoint.name;
+          e.queueingDelay = abort.queueingDelayNanos();
+          e.remainingBudget = abort.remainingBudgetNanos();
+          e.commit();
+        }
+      }
+      return response;
+    }
+
+    /** Ends an admitted request with {@code outcome}; {@code null} if it had ended already. */
+    public ResponseMetadata end(Outcome outcome) {
+      if (!ended.compareAndSet(false, true)) {
+        return null;
+      }
+      inFlight.decrement();
+      long now = ticker.read();
+      if (outcome == Outcome.SUCCESS) {
+        endpoint.serviceTimes.record(now - at, now);
+      }
+      ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
+          .requestId(request.requestId());
+      permit.complete(outcome, now, response);
+      return response;
+    }
+  }
+
+  /** The {@link BudgetExceededException} in {@code t}'s cause chain, or {@code null}. */
+  public static BudgetExceededException budgetExceeded(Throwable t) {
+    for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) {
+      if (t instanceof BudgetExceededException b) {
+        return b;
+      }
+    }
+    return null;
+  }
+
+  /** A request refused before its gate was asked (no budget, and the properties say refuse). */
+  private static final class RefusedPermit extends io.spillway.api.AbstractServerPermit {
+    RefusedPermit() {
+      super(Status.REJECTED_BUDGET);
+    }
+
+    @Override
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) { }
+  }
+}

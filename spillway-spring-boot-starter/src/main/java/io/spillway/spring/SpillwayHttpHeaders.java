@@ -1,0 +1,121 @@
+package io.spillway.spring;
+
+import io.grpc.Metadata;
+import io.spillway.grpc.SpillwayMetadata;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * The overload fields as HTTP headers: the same fields and values as the gRPC keys of
+ * {@link SpillwayMetadata} (ASCII decimal integers), under the gRPC key's name in HTTP's usual
+ * capitalisation ({@code spillway-session} is {@code Spillway-Session}), except the budget, which
+ * HTTP calls {@code Spillway-Budget} (nanoseconds, as {@code spillway-budget-ns}).
+ *
+ * <p>Reading goes through {@link SpillwayMetadata#readRequest}, so a malformed value is treated
+ * exactly as over gRPC: as absent, with a reason for the caller to log, never failing the request.
+ * Response fields go in response headers ({@code Spillway-Status}, {@code Spillway-Credit-Delta},
+ * ...); a reject also carries {@code Retry-After} (whole seconds, RFC 9110 §10.2.3) and
+ * {@code Spillway-Retry-Pushback-Ms}, the milliseconds gRPC's {@code grpc-retry-pushback-ms}
+ * carries.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class SpillwayHttpHeaders {
+
+  public static final String SESSION = "Spillway-Session";
+  public static final String REQUEST_ID = "Spillway-Request-Id";
+  public static final String DEMAND = "Spillway-Demand";
+  public static final String CREDIT_ID = "Spillway-Credit-Id";
+  public static final String TOKENS = "Spillway-Tokens";
+  public static final String PRIORITY = "Spillway-Priority";
+  public static final String FLAGS = "Spillway-Flags";
+  /** The remaining queueing budget in nanoseconds. */
+  public static final String BUDGET = "Spillway-Budget";
+  public static final String STATUS = "Spillway-Status";
+  public static final String CREDIT_DELTA = "Spillway-Credit-Delta";
+  public static final String PRICE = "Spillway-Price";
+  /** On a reject: the server's queueing delay in milliseconds, at least 1. */
+  public static final String RETRY_PUSHBACK_MS = "Spillway-Retry-Pushback-Ms";
+  /** On a reject: the same, in whole seconds rounded up, at least 1. */
+  public static final String RETRY_AFTER = "Retry-After";
+
+  private static final List<String> REQUEST_NAMES = List.of(SESSION, REQUEST_ID, DEMAND,
+      CREDIT_ID, TOKENS, PRIORITY, FLAGS, BUDGET);
+  private static final List<Metadata.Key<String>> REQUEST_KEYS = List.of(SpillwayMetadata.SESSION,
+      SpillwayMetadata.REQUEST_ID, SpillwayMetadata.DEMAND, SpillwayMetadata.CREDIT_ID,
+      SpillwayMetadata.TOKENS, SpillwayMetadata.PRIORITY, SpillwayMetadata.FLAGS,
+      SpillwayMetadata.BUDGET);
+
+  private SpillwayHttpHeaders() { }
+
+  /**
+   * Resets {@code into} and fills it from the request headers {@code header} returns by name
+   * ({@code null} when absent). A request without Spillway headers costs eight look-ups and no
+   * allocation.
+   *
+   * @return {@code null} if every value present was well formed, else why some were ignored
+   */
+  public static String readRequest(Function<String, String> header, RequestMetadata into) {
+    Metadata found = null;
+    for (int i = 0; i < REQUEST_NAMES.size(); i++) {
+      String v = header.apply(REQUEST_NAMES.get(i));
+      if (v != null) {
+        if (found == null) {
+          found = new Metadata();
+        }
+        found.put(REQUEST_KEYS.get(i), v.trim());
+      }
+    }
+    if (found == null) {
+      into.reset();
+      return null;
+    }
+    String problem = SpillwayMetadata.readRequest(found, into);
+    return problem == null ? null : problem.replace("spillway-budget-ns", BUDGET);
+  }
+
+  /** Writes the fields of {@code request} that differ from their default. */
+  public static void writeRequest(RequestMetadata request, BiConsumer<String, String> header) {
+    if (request.sessionId() != 0) {
+      header.accept(SESSION, Long.toString(request.sessionId()));
+    }
+    if (request.requestId() != 0) {
+      header.accept(REQUEST_ID, Long.toString(request.requestId()));
+    }
+    if (request.demand() != 0) {
+      header.accept(DEMAND, Integer.toString(request.demand()));
+    }
+    if (request.creditId() != 0) {
+      header.accept(CREDIT_ID, Long.toString(request.creditId()));
+    }
+    if (request.tokens() != 0) {
+      header.accept(TOKENS, Long.toString(request.tokens()));
+    }
+    if (request.priority() != 0) {
+      header.accept(PRIORITY, Integer.toString(request.priority()));
+    }
+    if (request.flags() != 0) {
+      header.accept(FLAGS, Integer.toString(request.flags()));
+    }
+    if (request.budgetNanos() != Long.MAX_VALUE) {
+      header.accept(BUDGET, Long.toString(request.budgetNanos()));
+    }
+  }
+
+  /** Writes the response fields that differ from their default. */
+  public static void writeResponse(ResponseMetadata response, BiConsumer<String, String> header) {
+    header.accept(STATUS, Integer.toString(response.status().code()));
+    if (response.creditDelta() != 0) {
+      header.accept(CREDIT_DELTA, Integer.toString(response.creditDelta()));
+    }
+    if (response.creditId() != 0) {
+      header.accept(CREDIT_ID, Long.toString(response.creditId()));
+    }
+    if (response.hasPrice()) {
+      header.accept(PRICE, Long.toString(response.price()));
+    }
+  }
+}

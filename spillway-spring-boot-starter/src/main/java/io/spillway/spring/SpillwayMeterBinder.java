@@ -1,0 +1,79 @@
+package io.spillway.spring;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.spillway.api.Outcome;
+import io.spillway.api.Status;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * Spillway's meters, per endpoint group ({@code endpoint} tag: {@code default} or the name of a
+ * {@code spillway.endpoints[i]} override, so the cardinality is the number of overrides plus one):
+ *
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>name</th><th>type</th><th>tags</th></tr>
+ *   <tr><td>{@code spillway.requests.admitted}</td><td>counter</td><td>endpoint</td></tr>
+ *   <tr><td>{@code spillway.requests.rejected}</td><td>counter</td><td>endpoint, reason (aqm,
+ *       limit, no_credit, price, budget)</td></tr>
+ *   <tr><td>{@code spillway.requests.completed}</td><td>counter</td><td>endpoint, outcome</td></tr>
+ *   <tr><td>{@code spillway.budget.aborts}</td><td>counter</td><td>endpoint</td></tr>
+ *   <tr><td>{@code spillway.credits.pool}, {@code spillway.credits.issued}</td><td>gauge</td>
+ *       <td>endpoint: the last pool report (for the default scheme, plain clients' concurrency
+ *       limit and Breakwater's pool report to the same gauge, whichever reported last)</td></tr>
+ *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the server's
+ *       measured queueing delay</td></tr>
+ * </table>
+ *
+ * <p>Counters and gauges read the gates' {@link GateStats} when the registry polls them: counting
+ * a request costs one {@code LongAdder} increment and allocates nothing, whatever the registry.
+ *
+ * <p>Thread-safe.
+ */
+public final class SpillwayMeterBinder implements MeterBinder {
+
+  private static final Status[] REJECTIONS = {Status.REJECTED_AQM, Status.REJECTED_LIMIT,
+      Status.REJECTED_NO_CREDIT, Status.REJECTED_PRICE, Status.REJECTED_BUDGET};
+
+  private final SpillwayHttpGate gate;
+
+  public SpillwayMeterBinder(SpillwayHttpGate gate) {
+    this.gate = Objects.requireNonNull(gate, "gate");
+  }
+
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
+      GateStats stats = e.stats();
+      Tags tags = Tags.of("endpoint", e.name());
+      FunctionCounter.builder("spillway.requests.admitted", stats, GateStats::admitted)
+          .description("Requests a Spillway gate admitted").tags(tags).register(registry);
+      for (Status s : REJECTIONS) {
+        FunctionCounter.builder("spillway.requests.rejected", stats, g -> g.decisions(s))
+            .description("Requests a Spillway gate rejected, by reason")
+            .tags(tags.and("reason", GateStats.reason(s))).register(registry);
+      }
+      for (Outcome o : Outcome.values()) {
+        FunctionCounter.builder("spillway.requests.completed", stats, g -> g.completions(o))
+            .description("Admitted requests that ended, by outcome")
+            .tags(tags.and("outcome", o.name().toLowerCase(Locale.ROOT))).register(registry);
+      }
+      FunctionCounter.builder("spillway.budget.aborts", stats, GateStats::budgetAborts)
+          .description("Admitted requests aborted because a queue would outlast their budget")
+          .tags(tags).register(registry);
+      Gauge.builder("spillway.credits.pool", stats, GateStats::creditPool)
+          .description("The gate's credit pool or concurrency limit").tags(tags).register(registry);
+      Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)
+          .description("Credits issued (or requests in flight under a limit)").tags(tags)
+          .register(registry);
+    }
+    Gauge.builder("spillway.queue.delay", gate,
+            g -> g.queueDelay().queueingDelayNanos(g.ticker().read()) / 1e9)
+        .description("The server's queueing delay, as the gates read it").baseUnit("seconds")
+        .register(registry);
+  }
+}

@@ -1,0 +1,288 @@
+package io.spillway.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+
+/**
+ * The {@code spillway.*} properties. Every one has a default, so an application that adds the
+ * starter and sets nothing is protected: the default scheme ({@code io.spillway.credit.Spillway})
+ * with a {@value #DEFAULT_SLO_MILLIS} ms SLO in front of every MVC and WebFlux endpoint except
+ * {@code /actuator/**}.
+ *
+ * <p>The class validates itself (Spring Boot uses a properties object that is a {@link Validator}
+ * as its validator), so a bad value fails start-up with the property's name and no validation
+ * library is needed on the class path.
+ *
+ * <p>Not thread-safe: bound once at start-up, read afterwards.
+ */
+@ConfigurationProperties("spillway")
+public class SpillwayProperties implements Validator {
+
+  /** The SLO used when none is set. */
+  public static final long DEFAULT_SLO_MILLIS = 100;
+
+  /** The schemes {@link #setScheme} accepts by name. */
+  public static final Set<String> SCHEMES = Set.of("spillway", "breakwater", "none");
+
+  /** What a request that carries no {@code Spillway-Budget} header gets. */
+  public enum NoBudget {
+    /** The configured budget target less the p99 service time (Protego §3.2). */
+    TARGET,
+    /** No budget: budgeted locks in its handler wait as plain locks do. */
+    UNLIMITED,
+    /** Refused at once ({@code 503}, reason budget). */
+    REJECT
+  }
+
+  /** Whether Spillway protects the application's endpoints. */
+  private boolean enabled = true;
+
+  /**
+   * The admission scheme: {@code spillway} (credits for Spillway-aware clients, delay-based AQM
+   * and an adaptive concurrency limit for plain clients), {@code breakwater} (credits only; plain
+   * clients are refused), or {@code none} (measure and report, never refuse). An
+   * {@code OverloadScheme} bean replaces it.
+   */
+  private String scheme = "spillway";
+
+  /** The end-to-end latency objective of the endpoints; sets every parameter of the scheme. */
+  private Duration slo = Duration.ofMillis(DEFAULT_SLO_MILLIS);
+
+  /**
+   * Requests the server runs at once, the floor of the concurrency limit; the available
+   * processors by default.
+   */
+  private int parallelism = Runtime.getRuntime().availableProcessors();
+
+  /** Paths (Ant patterns) no gate decides on. */
+  private List<String> excludedPaths = new ArrayList<>(List.of("/actuator/**", "/error"));
+
+  private final Budget budget = new Budget();
+
+  /** Per-endpoint overrides, first match wins; a request that matches none uses the defaults. */
+  private List<Endpoint> endpoints = new ArrayList<>();
+
+  private final Jfr jfr = new Jfr();
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public String getScheme() {
+    return scheme;
+  }
+
+  public void setScheme(String scheme) {
+    this.scheme = scheme == null ? null : scheme.trim().toLowerCase(Locale.ROOT);
+  }
+
+  public Duration getSlo() {
+    return slo;
+  }
+
+  public void setSlo(Duration slo) {
+    this.slo = slo;
+  }
+
+  public int getParallelism() {
+    return parallelism;
+  }
+
+  public void setParallelism(int parallelism) {
+    this.parallelism = parallelism;
+  }
+
+  public List<String> getExcludedPaths() {
+    return excludedPaths;
+  }
+
+  public void setExcludedPaths(List<String> excludedPaths) {
+    this.excludedPaths = excludedPaths;
+  }
+
+  public Budget getBudget() {
+    return budget;
+  }
+
+  public List<Endpoint> getEndpoints() {
+    return endpoints;
+  }
+
+  public void setEndpoints(List<Endpoint> endpoints) {
+    this.endpoints = endpoints;
+  }
+
+  public Jfr getJfr() {
+    return jfr;
+  }
+
+  /** Request budgets (protego-nsdi23 §3.2). */
+  public static class Budget {
+    /**
+     * The end-to-end target a request without a {@code Spillway-Budget} header is given, before
+     * the p99 service time is taken off; the SLO when unset.
+     */
+    private Duration target;
+
+    /** What a request without a {@code Spillway-Budget} header gets. */
+    private NoBudget whenAbsent = NoBudget.TARGET;
+
+    public Duration getTarget() {
+      return target;
+    }
+
+    public void setTarget(Duration target) {
+      this.target = target;
+    }
+
+    public NoBudget getWhenAbsent() {
+      return whenAbsent;
+    }
+
+    public void setWhenAbsent(NoBudget whenAbsent) {
+      this.whenAbsent = whenAbsent;
+    }
+  }
+
+  /** An override for the endpoints whose path matches {@link #getPath()}. */
+  public static class Endpoint {
+    /** Ant pattern of the request path, e.g. {@code /api/search/**}. */
+    private String path;
+
+    /** The name the endpoint's meters and JFR events carry; the pattern when unset. */
+    private String name;
+
+    /** Whether a gate decides on these endpoints. */
+    private boolean enabled = true;
+
+    /** The SLO of these endpoints; the global one when unset. */
+    private Duration slo;
+
+    /** Their budget target; their SLO when unset. */
+    private Duration budgetTarget;
+
+    public String getPath() {
+      return path;
+    }
+
+    public void setPath(String path) {
+      this.path = path;
+    }
+
+    public String getName() {
+      return name;
+    }
+
+    public void setName(String name) {
+      this.name = name;
+    }
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getSlo() {
+      return slo;
+    }
+
+    public void setSlo(Duration slo) {
+      this.slo = slo;
+    }
+
+    public Duration getBudgetTarget() {
+      return budgetTarget;
+    }
+
+    public void setBudgetTarget(Duration budgetTarget) {
+      this.budgetTarget = budgetTarget;
+    }
+  }
+
+  /** JFR events (see the starter's README for a {@code jfr print} recipe). */
+  public static class Jfr {
+    /** Whether the starter emits its JFR events when a recording enables them. */
+    private boolean enabled = true;
+
+    /**
+     * Admission events for admitted requests are sampled: one in this many. Rejections and budget
+     * aborts are always offered to JFR, which throttles them ({@code jdk.jfr.Throttle}).
+     */
+    private int admittedSampleEvery = 1024;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public int getAdmittedSampleEvery() {
+      return admittedSampleEvery;
+    }
+
+    public void setAdmittedSampleEvery(int admittedSampleEvery) {
+      this.admittedSampleEvery = admittedSampleEvery;
+    }
+  }
+
+  @Override
+  public boolean supports(Class<?> type) {
+    return SpillwayProperties.class.isAssignableFrom(type);
+  }
+
+  @Override
+  public void validate(Object target, Errors errors) {
+    SpillwayProperties p = (SpillwayProperties) target;
+    if (p.scheme == null || !SCHEMES.contains(p.scheme)) {
+      errors.rejectValue("scheme", "spillway.scheme", "must be one of " + SCHEMES
+          + " (or declare an OverloadScheme bean)");
+    }
+    positive(errors, "slo", p.slo);
+    if (p.parallelism < 1) {
+      errors.rejectValue("parallelism", "spillway.parallelism", "must be at least 1");
+    }
+    if (p.budget.target != null) {
+      positive(errors, "budget.target", p.budget.target);
+    }
+    if (p.budget.whenAbsent == null) {
+      errors.rejectValue("budget.whenAbsent", "spillway.budget", "must be set");
+    }
+    if (p.jfr.admittedSampleEvery < 1) {
+      errors.rejectValue("jfr.admittedSampleEvery", "spillway.jfr", "must be at least 1");
+    }
+    for (int i = 0; i < p.endpoints.size(); i++) {
+      Endpoint e = p.endpoints.get(i);
+      String at = "endpoints[" + i + "].";
+      if (e.path == null || e.path.isBlank()) {
+        errors.rejectValue(at + "path", "spillway.endpoints", "must be set (an Ant pattern)");
+      }
+      if (e.slo != null) {
+        positive(errors, at + "slo", e.slo);
+      }
+      if (e.budgetTarget != null) {
+        positive(errors, at + "budgetTarget", e.budgetTarget);
+      }
+    }
+  }
+
+  private static void positive(Errors errors, String field, Duration value) {
+    if (value == null || value.isNegative() || value.isZero()) {
+      errors.rejectValue(field, "spillway." + field, "must be a positive duration");
+    }
+  }
+}

@@ -1,0 +1,164 @@
+package io.spillway.spring.internal;
+
+import io.spillway.api.ControlChannel;
+import io.spillway.api.NoControl;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.Scheduler;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.Ticker;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import io.spillway.credit.Spillway;
+import io.spillway.grpc.EventLoopProbe;
+import io.spillway.spring.GateStats;
+import io.spillway.spring.ServerQueueDelay;
+import io.spillway.spring.SpillwayHttpGate;
+import io.spillway.spring.SpillwayProperties;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.thread.Threading;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
+
+/**
+ * Protects every Spring MVC and WebFlux endpoint with nothing but the starter on the class path:
+ * the {@code spillway.*} properties, one gate per endpoint group, the server's measured queueing
+ * delay, the servlet filter or WebFilter, and the Tomcat worker measurement. Backs off entirely
+ * with {@code spillway.enabled=false}. Replace the scheme with an {@link OverloadScheme} bean, the
+ * clock with a {@link Ticker} bean, the control loop's timer with a {@link Scheduler} bean; add a
+ * queueing stage of the application's own with a {@link QueueDelaySignal} bean.
+ */
+@AutoConfiguration
+@ConditionalOnBooleanProperty(name = "spillway.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(SpillwayProperties.class)
+public class SpillwayAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  Ticker spillwayTicker() {
+    return Ticker.system();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean(Scheduler.class)
+  ControlTimer spillwayScheduler() {
+    return new ControlTimer();
+  }
+
+  @Bean
+  UnknownProperties spillwayUnknownProperties(Environment environment) {
+    return new UnknownProperties(environment);
+  }
+
+  @Bean
+  ServerQueueDelay spillwayServerQueueDelay(Map<String, QueueDelaySignal> stages) {
+    ServerQueueDelay delay = new ServerQueueDelay();
+    stages.forEach(delay::addStage);
+    return delay;
+  }
+
+  @Bean(destroyMethod = "close")
+  SpillwayHttpGate spillwayHttpGate(SpillwayProperties properties, Ticker ticker,
+      Scheduler scheduler, ServerQueueDelay delay, ObjectProvider<OverloadScheme> scheme) {
+    OverloadScheme custom = scheme.getIfUnique();
+    long slo = properties.getSlo().toNanos();
+    Duration target = properties.getBudget().getTarget();
+    SpillwayHttpGate.Endpoint defaults = endpoint("default", "/**", true, slo,
+        target != null ? target.toNanos() : slo, properties, custom, ticker, scheduler, delay);
+    List<SpillwayHttpGate.Endpoint> overrides = new ArrayList<>();
+    for (SpillwayProperties.Endpoint e : properties.getEndpoints()) {
+      long s = e.getSlo() != null ? e.getSlo().toNanos() : slo;
+      long t = e.getBudgetTarget() != null ? e.getBudgetTarget().toNanos() : s;
+      overrides.add(endpoint(e.getName() != null ? e.getName() : e.getPath(), e.getPath(),
+          e.isEnabled(), s, t, properties, custom, ticker, scheduler, delay));
+    }
+    return new SpillwayHttpGate(ticker, delay.signal(), defaults, overrides,
+        properties.getExcludedPaths(), properties.getBudget().getWhenAbsent(),
+        properties.getJfr().isEnabled(), properties.getJfr().getAdmittedSampleEvery());
+  }
+
+  private static SpillwayHttpGate.Endpoint endpoint(String name, String pattern, boolean enabled,
+      long sloNanos, long targetNanos, SpillwayProperties properties, OverloadScheme custom,
+      Ticker ticker, Scheduler scheduler, ServerQueueDelay delay) {
+    OverloadScheme scheme = custom != null ? custom : scheme(properties.getScheme(), sloNanos);
+    GateStats stats = new GateStats(name);
+    ServerGate gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay.signal(),
+        ControlChannel.DISCARD, stats, properties.getParallelism()));
+    gate.start();
+    return new SpillwayHttpGate.Endpoint(name, pattern, enabled, gate, sloNanos, targetNanos,
+        stats);
+  }
+
+  /** The scheme {@code spillway.scheme} names (validated by {@link SpillwayProperties}). */
+  static OverloadScheme scheme(String name, long sloNanos) {
+    return switch (name) {
+      case "breakwater" -> Breakwater.of(
+          BreakwaterConfig.forSlo(sloNanos, Spillway.defaultPeriodNanos(sloNanos)));
+      case "none" -> NoControl.INSTANCE;
+      default -> Spillway.forSloNanos(sloNanos);
+    };
+  }
+
+  /** Spring MVC on a servlet container. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "jakarta.servlet.Filter")
+  static class Servlet {
+
+    @Bean
+    FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate) {
+      FilterRegistrationBean<SpillwayServletFilter> registration =
+          new FilterRegistrationBean<>(new SpillwayServletFilter(gate));
+      registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+      registration.setAsyncSupported(true);
+      registration.setName("spillway");
+      return registration;
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.apache.catalina.startup.Tomcat",
+        "org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory"})
+    static class TomcatWorkers {
+      @Bean
+      TomcatWorkersCustomizer spillwayTomcatWorkers(ServerQueueDelay delay, Ticker ticker,
+          SpillwayProperties properties, Environment environment) {
+        return new TomcatWorkersCustomizer(delay, ticker, Threading.VIRTUAL.isActive(environment),
+            properties.getParallelism(),
+            environment.getProperty("server.tomcat.threads.max", Integer.class, 200),
+            environment.getProperty("server.tomcat.threads.min-spare", Integer.class, 10));
+      }
+    }
+  }
+
+  /** WebFlux, on Reactor Netty or another reactive server. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  @ConditionalOnClass(name = "org.springframework.web.server.WebFilter")
+  static class Reactive {
+
+    @Bean
+    SpillwayWebFilter spillwayWebFilter(SpillwayHttpGate gate, ServerQueueDelay delay,
+        Ticker ticker) {
+      EventLoopProbe probe = null;
+      if (EventLoopProbe.available()) {
+        probe = new EventLoopProbe(ticker);
+        delay.addMeasured("netty-event-loops", probe);
+      }
+      return new SpillwayWebFilter(gate, probe);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+package io.spillway.spring.internal;
+
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.ServerBuilder;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Ticker;
+import io.spillway.grpc.SpillwayClientInterceptor;
+import io.spillway.grpc.SpillwayGrpc;
+import io.spillway.grpc.SpillwayGrpcServer;
+import io.spillway.spring.SpillwayProperties;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
+import org.springframework.grpc.server.ServerBuilderCustomizer;
+
+/**
+ * Spring gRPC (spring-grpc 1.0): every gRPC server Spring builds is protected by overload-grpc's
+ * {@link SpillwayGrpcServer.Builder#install}, and every channel gets its own Spillway session.
+ *
+ * <p>Why a {@link ServerBuilderCustomizer} rather than a {@code @GlobalServerInterceptor}: a
+ * global interceptor only decides once a call has reached the workers, after it queued behind
+ * admitted work, and sees no queueing delay of its own. {@code install} decides on the transport
+ * thread as each call arrives, runs admitted calls on measured workers, measures gRPC's event
+ * loops, adds the credit control service, and binds deadline budgets, which is what a plain
+ * ServerBuilder gets in overload-grpc's README. One session per channel because a channel is one
+ * backend (or one balanced target): credits of one server never release calls to another.
+ *
+ * <p>Thread-safe; what it creates is closed with the application context.
+ */
+@AutoConfiguration(after = SpillwayAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "spillway.enabled", matchIfMissing = true)
+@ConditionalOnClass(name = "org.springframework.grpc.server.ServerBuilderCustomizer")
+@EnableConfigurationProperties(SpillwayProperties.class)
+public class SpillwayGrpcAutoConfiguration {
+
+  @Bean
+  GrpcWiring spillwayGrpcWiring(SpillwayProperties properties, Ticker ticker,
+      ObjectProvider<OverloadScheme> scheme) {
+    return new GrpcWiring(properties, ticker, scheme.getIfUnique());
+  }
+
+  @Bean
+  <T extends ServerBuilder<T>> ServerBuilderCustomizer<T> spillwayGrpcServerCustomizer(
+      GrpcWiring wiring) {
+    return wiring::install;
+  }
+
+  @Bean
+  @ConditionalOnClass(name = "org.springframework.grpc.client.GrpcChannelBuilderCustomizer")
+  <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> spillwayGrpcChannelCustomizer(
+      GrpcWiring wiring) {
+    return (authority, builder) -> builder.intercept(wiring.session());
+  }
+
+  /** The servers and sessions created, closed with the context. Thread-safe. */
+  public static final class GrpcWiring implements DisposableBean {
+    private static final System.Logger LOG = System.getLogger(GrpcWiring.class.getName());
+    private final SpillwayProperties properties;
+    private final Ticker ticker;
+    private final OverloadScheme scheme;
+    private final List<AutoCloseable> created = new CopyOnWriteArrayList<>();
+    private final List<SpillwayGrpcServer> servers = new CopyOnWriteArrayList<>();
+
+    GrpcWiring(SpillwayProperties properties, Ticker ticker, OverloadScheme scheme) {
+      this.properties = properties;
+      this.ticker = ticker;
+      this.scheme = scheme;
+    }
+
+    void install(ServerBuilder<?> builder) {
+      SpillwayGrpcServer.Builder b = scheme != null ? SpillwayGrpc.server(scheme) : SpillwayGrpc.server();
+      SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker)
+          .parallelism(properties.getParallelism()).install(builder);
+      servers.add(server);
+      created.add(server);
+    }
+
+    SpillwayClientInterceptor session() {
+      SpillwayClientInterceptor.Builder b = scheme != null ? SpillwayGrpc.client(scheme) : SpillwayGrpc.client();
+      SpillwayClientInterceptor session = b.slo(properties.getSlo()).build();
+      created.add(session);
+      return session;
+    }
+
+    /** The protected gRPC servers, for diagnostics. */
+    public List<SpillwayGrpcServer> servers() {
+      return List.copyOf(servers);
+    }
+
+    @Override
+    public void destroy() {
+      for (AutoCloseable c : created) {
+        try {
+          c.close();
+        } catch (Exception e) {
+          LOG.log(Level.WARNING, "closing " + c, e);
+        }
+      }
+    }
+  }
+
+}

@@ -1,0 +1,42 @@
+package io.spillway.spring.internal;
+
+import io.spillway.spring.ServerQueueDelay;
+import io.spillway.spring.SpillwayEndpoint;
+import io.spillway.spring.SpillwayHttpGate;
+import io.spillway.spring.SpillwayMeterBinder;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The Actuator endpoint and the Micrometer meters, each when its library is present. */
+@AutoConfiguration(after = SpillwayAutoConfiguration.class)
+@ConditionalOnBean(SpillwayHttpGate.class)
+public class SpillwayObservabilityAutoConfiguration {
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+  static class Meters {
+    @Bean
+    SpillwayMeterBinder spillwayMeterBinder(SpillwayHttpGate gate) {
+      return new SpillwayMeterBinder(gate);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+  static class Actuator {
+    @Bean
+    @ConditionalOnAvailableEndpoint(SpillwayEndpoint.class)
+    SpillwayEndpoint spillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay,
+        ObjectProvider<TomcatWorkersCustomizer> tomcat, UnknownProperties unknown) {
+      return new SpillwayEndpoint(gate, delay, () -> {
+        TomcatWorkersCustomizer t = tomcat.getIfAvailable();
+        return t != null ? t.route() : "event loops or an unmeasured server";
+      }, unknown.names());
+    }
+  }
+}

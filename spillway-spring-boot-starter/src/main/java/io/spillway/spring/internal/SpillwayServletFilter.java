@@ -1,0 +1,129 @@
+package io.spillway.spring.internal;
+
+import io.spillway.api.Outcome;
+import io.spillway.api.RequestBudget;
+import io.spillway.spring.SpillwayHttpGate;
+import io.spillway.spring.SpillwayHttpGate.Admission;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+
+/**
+ * Spillway in front of Spring MVC: decides on each request before any other filter or the
+ * dispatcher sees it, answers a reject at once ({@code 503}, {@code Retry-After}), binds an
+ * admitted request's budget to {@link RequestBudget#CURRENT} around the rest of the chain, and
+ * ends its permit exactly once: when the chain returns, or, for an asynchronous request, when the
+ * container reports its end. A {@link io.spillway.api.BudgetExceededException} from the handler
+ * (a {@code BudgetedLock} that would have outlasted the budget) becomes a fast {@code 503} if the
+ * response is not committed yet, and the permit ends as aborted.
+ *
+ * <p>Only the request dispatch is decided on; error and async re-dispatches pass through.
+ * Thread-safe.
+ */
+public final class SpillwayServletFilter implements Filter {
+
+  private final SpillwayHttpGate gate;
+
+  public SpillwayServletFilter(SpillwayHttpGate gate) {
+    this.gate = gate;
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+        || request.getDispatcherType() != DispatcherType.REQUEST) {
+      chain.doFilter(req, res);
+      return;
+    }
+    String uri = request.getRequestURI();
+    String path = uri.substring(Math.min(uri.length(), request.getContextPath().length()));
+    SpillwayHttpGate.Endpoint endpoint = gate.endpointFor(path);
+    if (endpoint == null) {
+      chain.doFilter(req, res);
+      return;
+    }
+    Admission admission = gate.admit(endpoint, request::getHeader, request.getRemoteAddr());
+    if (!admission.isAdmitted()) {
+      response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+      admission.writeRejectHeaders(response::setHeader);
+      return;
+    }
+    Throwable failure = null;
+    try {
+      RequestBudget budget = admission.budget();
+      if (budget == null) {
+        chain.doFilter(request, response);
+      } else {
+        ScopedValue.where(RequestBudget.CURRENT, budget).call(() -> {
+          chain.doFilter(request, response);
+          return null;
+        });
+      }
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      failure = e;
+    } catch (Exception e) { // ScopedValue.call's checked type; the chain throws none other
+      failure = new ServletException(e);
+    } finally {
+      if (failure == null && request.isAsyncStarted()) {
+        request.getAsyncContext().addListener(new End(admission));
+      } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
+          && !response.isCommitted()) {
+        response.resetBuffer();
+        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE, failure);
+        admission.writeAbortHeaders(response::setHeader);
+        failure = null; // answered: a fast reject, not an error
+      } else {
+        admission.end(response.getStatus(), failure);
+      }
+    }
+    if (failure instanceof IOException e) {
+      throw e;
+    } else if (failure instanceof ServletException e) {
+      throw e;
+    } else if (failure instanceof RuntimeException e) {
+      throw e;
+    } else if (failure instanceof Error e) {
+      throw e;
+    }
+  }
+
+  /** Ends an asynchronous request's permit when the container reports its end. */
+  private static final class End implements AsyncListener {
+    private final Admission admission;
+
+    End(Admission admission) {
+      this.admission = admission;
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+      int status = event.getSuppliedResponse() instanceof HttpServletResponse r ? r.getStatus() : 200;
+      admission.end(status, null);
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      admission.end(Outcome.TIMED_OUT);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      admission.end(500, event.getThrowable());
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+      event.getAsyncContext().addListener(this); // a new async cycle: keep listening
+    }
+  }
+}

@@ -1,0 +1,139 @@
+package io.spillway.spring.internal;
+
+import io.spillway.api.Ticker;
+import io.spillway.asqm.CarrierDispatcher;
+import io.spillway.spring.ServerQueueDelay;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.apache.coyote.AbstractProtocol;
+import org.apache.coyote.ProtocolHandler;
+import org.apache.tomcat.util.threads.TaskQueue;
+import org.apache.tomcat.util.threads.TaskThreadFactory;
+import org.apache.tomcat.util.threads.ThreadPoolExecutor;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
+import org.springframework.core.Ordered;
+
+/**
+ * Makes Tomcat's request workers a measured queueing stage. Runs after Spring Boot's own
+ * customizers, so it sees the executor they chose:
+ *
+ * <ul>
+ *   <li>platform threads (the default): a pool built as Tomcat builds its own (its {@code
+ *       TaskQueue}, min spare and max threads, 60 s keep-alive) behind a {@link MeasuredExecutor};
+ *   <li>virtual threads ({@code spring.threads.virtual.enabled=true}): a {@link CarrierDispatcher},
+ *       whose carrier queue counts every mount of a request's virtual thread, including after a
+ *       lock or I/O wait; where the JVM does not allow a custom scheduler (it needs {@code
+ *       --add-opens java.base/java.lang=ALL-UNNAMED}) the dispatcher says why, it is closed, and
+ *       Boot's virtual-thread executor is kept behind a {@link MeasuredExecutor} instead, which
+ *       sees the first mount only.
+ * </ul>
+ *
+ * <p>Thread-safe; the executors it creates are shut down with the application context.
+ */
+public final class TomcatWorkersCustomizer
+    implements WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory>, Ordered,
+    DisposableBean {
+
+  private static final System.Logger LOG = System.getLogger(TomcatWorkersCustomizer.class.getName());
+
+  private final ServerQueueDelay delay;
+  private final Ticker ticker;
+  private final boolean virtualThreads;
+  private final int carriers;
+  private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
+  private volatile String route = "not customized";
+  private volatile MeasuredExecutor measured;
+
+  private final int maxThreads;
+  private final int minSpareThreads;
+
+  /**
+   * @param maxThreads {@code server.tomcat.threads.max}: the pool is built here, before Tomcat
+   *     would read that property into its own
+   * @param minSpareThreads {@code server.tomcat.threads.min-spare}
+   */
+  public TomcatWorkersCustomizer(ServerQueueDelay delay, Ticker ticker, boolean virtualThreads,
+      int carriers, int maxThreads, int minSpareThreads) {
+    this.delay = delay;
+    this.ticker = ticker;
+    this.virtualThreads = virtualThreads;
+    this.carriers = carriers;
+    this.maxThreads = maxThreads;
+    this.minSpareThreads = minSpareThreads;
+  }
+
+  @Override
+  public int getOrder() {
+    return Ordered.LOWEST_PRECEDENCE;
+  }
+
+  /** How the workers are measured, for the Actuator endpoint. */
+  public String route() {
+    return route;
+  }
+
+  /** The measured executor in front of Tomcat's workers, or {@code null} (carrier route). */
+  public MeasuredExecutor measured() {
+    return measured;
+  }
+
+  @Override
+  public void customize(ConfigurableTomcatWebServerFactory factory) {
+    factory.addProtocolHandlerCustomizers(this::customizeProtocol);
+  }
+
+  private void customizeProtocol(ProtocolHandler protocol) {
+    Executor current = protocol.getExecutor();
+    if (virtualThreads) {
+      CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
+      if (dispatcher.usesVirtualThreads()) {
+        owned.add(dispatcher);
+        protocol.setExecutor(dispatcher);
+        delay.addMeasured("tomcat-carriers", dispatcher.queueDelay());
+        route = "virtual threads on " + dispatcher.carriers() + " measured carriers";
+        return;
+      }
+      String why = dispatcher.fallbackReason().orElse("unknown");
+      dispatcher.close();
+      if (current != null) {
+        MeasuredExecutor measured = new MeasuredExecutor(current, ticker, false);
+        this.measured = measured;
+        protocol.setExecutor(measured);
+        delay.addMeasured("tomcat-virtual-threads", measured.queueDelay());
+        route = "virtual threads, first mount measured (" + why + ")";
+        LOG.log(Level.INFO, "Spillway measures Tomcat's virtual threads at their first mount only: "
+            + why);
+        return;
+      }
+    }
+    int max = maxThreads;
+    int minSpare = minSpareThreads;
+    String name = protocol instanceof AbstractProtocol<?> p ? p.getName().replace("\"", "") : "http";
+    TaskQueue queue = new TaskQueue();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(Math.min(minSpare, max), max, 60,
+        TimeUnit.SECONDS, queue, new TaskThreadFactory(name + "-exec-", true, Thread.NORM_PRIORITY));
+    queue.setParent(pool);
+    MeasuredExecutor measured = new MeasuredExecutor(pool, ticker, true);
+    this.measured = measured;
+    owned.add(measured);
+    protocol.setExecutor(measured);
+    delay.addMeasured("tomcat-workers", measured.queueDelay());
+    route = "platform pool of " + max + " threads, measured";
+  }
+
+  @Override
+  public void destroy() {
+    for (AutoCloseable c : owned) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.log(Level.WARNING, "closing " + c, e);
+      }
+    }
+  }
+}

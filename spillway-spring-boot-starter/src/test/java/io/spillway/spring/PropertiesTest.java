@@ -1,0 +1,89 @@
+package io.spillway.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spillway.spring.internal.SpillwayAutoConfiguration;
+import io.spillway.spring.internal.UnknownProperties;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** Start-up with good, bad and unknown {@code spillway.*} properties. */
+class PropertiesTest {
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class));
+
+  @Test
+  void theDefaultsStartAGateForEveryEndpoint() {
+    runner.run(context -> {
+      assertThat(context).hasNotFailed();
+      SpillwayHttpGate gate = context.getBean(SpillwayHttpGate.class);
+      assertThat(gate.endpointFor("/anything")).isNotNull();
+      assertThat(gate.endpointFor("/actuator/health")).isNull();
+      assertThat(gate.endpointFor("/anything").sloNanos())
+          .isEqualTo(SpillwayProperties.DEFAULT_SLO_MILLIS * 1_000_000);
+      assertThat(context.getBean(UnknownProperties.class).names()).isEmpty();
+    });
+  }
+
+  @Test
+  void aBadValueFailsStartUpNamingTheProperty() {
+    for (String[] bad : new String[][] {
+        {"spillway.slo=-5ms", "spillway.slo"},
+        {"spillway.slo=fast", "spillway.slo"},
+        {"spillway.scheme=magic", "spillway.scheme"},
+        {"spillway.parallelism=0", "spillway.parallelism"},
+        {"spillway.budget.target=0s", "spillway.budget.target"},
+        {"spillway.budget.when-absent=sometimes", "spillway.budget.when-absent"},
+        {"spillway.endpoints[0].path=/a/**", "spillway.endpoints[0].slo", "spillway.endpoints[0].slo=0ms"},
+    }) {
+      ApplicationContextRunner r = runner.withPropertyValues(bad[0]);
+      if (bad.length > 2) {
+        r = r.withPropertyValues(bad[2]);
+      }
+      r.run(context -> {
+        assertThat(context).hasFailed();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+          messages.append(t.getMessage()).append('\n');
+        }
+        String expected = bad[1];
+        assertThat(messages.toString().replace("budget.whenAbsent", "budget.when-absent")
+            .replace("endpoints[0].budgetTarget", "endpoints[0].budget-target"))
+            .as(bad[0]).contains(expected);
+      });
+    }
+  }
+
+  @Test
+  void unknownPropertiesAreReportedAndStartUpGoesOn() {
+    runner.withPropertyValues("spillway.sol=5ms", "spillway.endpoints[0].path=/search/**",
+        "spillway.endpoints[0].budget-target=3ms", "spillway.endpoints[0].sllo=1ms",
+        "spillway.jfr.admitted-sample-every=10").run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(UnknownProperties.class).names())
+              .containsExactly("spillway.endpoints[0].sllo", "spillway.sol");
+        });
+  }
+
+  @Test
+  void perEndpointOverridesGetTheirOwnGate() {
+    runner.withPropertyValues("spillway.endpoints[0].path=/search/**",
+        "spillway.endpoints[0].name=search", "spillway.endpoints[0].slo=20ms",
+        "spillway.endpoints[1].path=/internal/**", "spillway.endpoints[1].enabled=false")
+        .run(context -> {
+          SpillwayHttpGate gate = context.getBean(SpillwayHttpGate.class);
+          assertThat(gate.endpointFor("/search/books").name()).isEqualTo("search");
+          assertThat(gate.endpointFor("/search/books").sloNanos()).isEqualTo(20_000_000);
+          assertThat(gate.endpointFor("/internal/x")).isNull();
+          assertThat(gate.endpointFor("/other").name()).isEqualTo("default");
+        });
+  }
+
+  @Test
+  void disabledMeansNoGate() {
+    runner.withPropertyValues("spillway.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(SpillwayHttpGate.class));
+  }
+}

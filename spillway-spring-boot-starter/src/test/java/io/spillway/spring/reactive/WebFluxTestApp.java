@@ -1,0 +1,38 @@
+package io.spillway.spring.reactive;
+
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestBudget;
+import io.spillway.spring.SpillwayReactor;
+import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/**
+ * A WebFlux application with the starter and its defaults, plus one queueing stage of its own (a
+ * {@link QueueDelaySignal} bean the test sets), which the starter adds to the delay it steers by.
+ */
+@SpringBootApplication
+public class WebFluxTestApp {
+
+  public static final AtomicLong STAGE_DELAY = new AtomicLong();
+
+  @Bean
+  QueueDelaySignal downstreamPool() {
+    return now -> STAGE_DELAY.get();
+  }
+
+  @RestController
+  static class Hello {
+    /** The budget the Reactor context carries, -1 if none. */
+    @GetMapping("/budget")
+    Mono<String> budget() {
+      return Mono.deferContextual(context -> {
+        RequestBudget b = SpillwayReactor.budget(context);
+        return Mono.just(Long.toString(b == null ? -1 : b.remainingNanos()));
+      });
+    }
+  }
+}
