@@ -31,10 +31,10 @@ import java.util.Objects;
  * explicit credit). The floor departs from the paper, whose servers poll on dedicated cores: on
  * the JVM each timer run is a wake-up that takes the CPU from the requests of a busy server;
  * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
- * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updating the pool only from
- * that timer, as a period of 1 ms under a 200 µs SLO did, leaves the pool five SLOs behind the
- * queue: docs/results/robustness.md measures what it cost. {@link #of(BreakwaterConfig)} keeps the
- * paper's values (timer only, every period) reachable.
+ * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
+ * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
+ * measures the cost: about a third of capacity at 1.2× demand). {@link #of(BreakwaterConfig)}
+ * keeps the paper's values (timer only, every period, fixed client queue timeout) reachable.
  *
  * <p>Immutable and thread-safe.
  */
