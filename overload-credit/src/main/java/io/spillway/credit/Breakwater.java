@@ -25,6 +25,8 @@ public final class Breakwater implements OverloadScheme {
 
   private final String name;
   private final BreakwaterConfig config;
+  /** Send-to-response times of this instance's sessions, for the adaptive client queue timeout. */
+  private final io.spillway.api.ServiceTimeTracker pathLatency = new io.spillway.api.ServiceTimeTracker();
 
   private Breakwater(String name, BreakwaterConfig config) {
     this.name = name;
@@ -65,7 +67,7 @@ public final class Breakwater implements OverloadScheme {
 
   @Override
   public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-    return new BreakwaterClientGate<>(config, environment);
+    return new BreakwaterClientGate<>(config, environment, pathLatency);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.TimestampedQueue;
 import java.util.function.Consumer;
 
@@ -28,6 +29,11 @@ import java.util.function.Consumer;
  *       none left. The client queue's timeout bounds one queue and the AQM threshold another;
  *       only a budget that travels bounds their sum, which is what an end-to-end SLO is about
  *       (../shared/DESIGN.md, "Request budget").
+ *   <li>With an {@linkplain BreakwaterConfig#adaptiveClientTimeout adaptive timeout}, a request
+ *       expires once it has queued longer than the SLO minus the p99 of the time from sending a
+ *       request to its successful response (a {@link ServiceTimeTracker} over those times, shared
+ *       by the sessions of one scheme instance), within [SLO/10, the configured timeout]; until a
+ *       response has been seen, the configured timeout.
  * </ul>
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
@@ -40,6 +46,9 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   private final long queueTimeoutNanos;
   private final boolean demandSync;
   private final long requestBudgetNanos;
+  private final long sloNanos;
+  /** p99 of send-to-response times, or {@code null} for the fixed timeout. */
+  private final ServiceTimeTracker pathLatency;
   private final TimestampedQueue<R> queue = new TimestampedQueue<>();
   private boolean registered;
   private int window;
@@ -49,7 +58,15 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
 
   /** A client gate for the session in {@code environment}. */
   public BreakwaterClientGate(BreakwaterConfig config, ClientEnvironment environment) {
+    this(config, environment, new ServiceTimeTracker());
+  }
+
+  /** As above, sharing {@code pathLatency} with the scheme's other sessions. */
+  BreakwaterClientGate(BreakwaterConfig config, ClientEnvironment environment,
+      ServiceTimeTracker pathLatency) {
     this.sessionId = environment.sessionId();
+    this.sloNanos = environment.sloNanos();
+    this.pathLatency = config.adaptiveClientTimeout() ? pathLatency : null;
     this.queueTimeoutNanos = Math.min(Math.min(config.clientQueueTimeoutNanos(), environment.sloNanos()),
         config.requestBudgetNanos());
     this.demandSync = !config.demandSpeculation();
@@ -94,6 +111,9 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     if (inFlight > 0) {
       inFlight--;
     }
+    if (pathLatency != null && response.status() == io.spillway.api.Status.OK) {
+      pathLatency.record(Math.max(0, nowNanos - sentAtNanos));
+    }
     applyCredit(response.creditDelta());
   }
 
@@ -113,7 +133,7 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
 
   @Override
   public int expire(long nowNanos, Consumer<? super R> expired) {
-    int removed = queue.pollOlderThan(nowNanos, queueTimeoutNanos, expired);
+    int removed = queue.pollOlderThan(nowNanos, queueTimeoutNanos(), expired);
     if (removed > 0 && demandSync && registered && inFlight >= window) {
       // The demand the server knows is now stale; tell it (the authors' client does the same).
       demandReport = queue.size();
@@ -124,7 +144,19 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
 
   @Override
   public long nextWakeupNanos() {
-    return queue.oldestEnqueueNanos() + queueTimeoutNanos;
+    return queue.oldestEnqueueNanos() + queueTimeoutNanos();
+  }
+
+  /** How long a request may queue here now: see the class comment. */
+  public long queueTimeoutNanos() {
+    if (pathLatency == null) {
+      return queueTimeoutNanos;
+    }
+    long p99 = pathLatency.p99Nanos();
+    if (p99 == 0) {
+      return queueTimeoutNanos;
+    }
+    return Math.max(sloNanos / 10, Math.min(queueTimeoutNanos, sloNanos - p99));
   }
 
   @Override

@@ -58,6 +58,10 @@ public final class BreakwaterServerGate implements ServerGate {
   private final OverloadMetrics metrics;
   private final long minimumPool;
   private final boolean keepLastCredit;
+  /** The pool's update interval when updates ride on admissions, or 0 (timer only). */
+  private final long admissionUpdateNanos;
+  private final AtomicLong lastUpdate = new AtomicLong();
+  private final java.util.concurrent.locks.ReentrantLock updating = new java.util.concurrent.locks.ReentrantLock();
 
   private final SessionTable<Session> sessions = new SessionTable<>();
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
@@ -80,6 +84,22 @@ public final class BreakwaterServerGate implements ServerGate {
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
       boolean keepLastCredit) {
+    this(config, environment, keepLastCredit, 0);
+  }
+
+  /**
+   * As above; with {@code admissionUpdateNanos > 0} the pool is also updated on an admission when
+   * that long has passed since its last update, so that it follows the queue at that pace while
+   * the timer ({@link BreakwaterConfig#controlPeriodNanos}) wakes up far less often. The timer's
+   * runs then only update the pool when no admission has for that long (an idle or drained
+   * server). For {@link Spillway}, whose timer period has a floor for the JVM's sake.
+   */
+  BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
+      boolean keepLastCredit, long admissionUpdateNanos) {
+    if (admissionUpdateNanos < 0) {
+      throw new IllegalArgumentException("admissionUpdateNanos must not be negative: " + admissionUpdateNanos);
+    }
+    this.admissionUpdateNanos = admissionUpdateNanos;
     if (config == null || environment == null) {
       throw new NullPointerException(config == null ? "config" : "environment");
     }
@@ -96,8 +116,9 @@ public final class BreakwaterServerGate implements ServerGate {
   @Override
   public synchronized void start() {
     if (controlLoop == null) {
+      lastUpdate.set(environment.ticker().read());
       controlLoop = environment.scheduler().every(config.controlPeriodNanos(),
-          () -> updatePool(environment.ticker().read()));
+          () -> timerUpdate(environment.ticker().read()));
     }
   }
 
@@ -135,7 +156,43 @@ public final class BreakwaterServerGate implements ServerGate {
       }
     }
     metrics.onAdmission(decision);
+    if (admissionUpdateNanos > 0) {
+      maybeUpdateOnAdmission(nowNanos);
+    }
     return new Permit(session, decision, decision != Status.REJECTED_NO_CREDIT);
+  }
+
+  /** Updates the pool if the admission interval has passed and no other thread is updating it. */
+  private void maybeUpdateOnAdmission(long nowNanos) {
+    long last = lastUpdate.get();
+    if (nowNanos - last < admissionUpdateNanos || !lastUpdate.compareAndSet(last, nowNanos)) {
+      return;
+    }
+    if (updating.tryLock()) {
+      try {
+        updatePoolSize(nowNanos);
+      } finally {
+        updating.unlock();
+      }
+    }
+  }
+
+  /** The timer's run: everything, unless an admission updated the pool within the interval. */
+  private void timerUpdate(long nowNanos) {
+    if (admissionUpdateNanos == 0) {
+      updatePool(nowNanos);
+      return;
+    }
+    updating.lock();
+    try {
+      evictIdleSessions(nowNanos);
+      long last = lastUpdate.get();
+      if (nowNanos - last >= admissionUpdateNanos && lastUpdate.compareAndSet(last, nowNanos)) {
+        updatePoolSize(nowNanos);
+      }
+    } finally {
+      updating.unlock();
+    }
   }
 
   @Override
@@ -220,6 +277,11 @@ public final class BreakwaterServerGate implements ServerGate {
    */
   public void updatePool(long nowNanos) {
     evictIdleSessions(nowNanos);
+    updatePoolSize(nowNanos);
+  }
+
+  /** Eq. 1–3 and the explicit credits, without the idle-session sweep. */
+  private void updatePoolSize(long nowNanos) {
     int n = sessionCount.get();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),

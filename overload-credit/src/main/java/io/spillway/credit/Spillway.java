@@ -18,15 +18,23 @@ import java.util.Objects;
  * one server serves both kinds; a request is Spillway-aware when it carries a session id.
  *
  * <p>Everything is derived from the SLO, as Breakwater's §5.1 derives its parameters from it:
- * target delay d_t = 40 % of the SLO, AQM threshold 2·d_t, client queue timeout half the SLO.
- * The control period is the one value the paper ties to the network (one RTT, §3.2.1); a user who
- * gives only an SLO gets {@link #defaultPeriodNanos}: a twentieth of the SLO, within [1 ms,
- * 10 ms]. That departs from the paper, whose servers poll on dedicated cores: on the JVM each
- * period is a timer thread's wake-up, which takes the CPU from the requests of a server whose
- * cores are busy. Measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs
- * period cost about a fifth of its capacity, a 1 ms one no more than the run-to-run spread. A
- * period of 1 ms still lets the limit halve several times within a 5 ms SLO.
- * {@link #of(BreakwaterConfig)} keeps the paper's values reachable.
+ * target delay d_t = 40 % of the SLO, AQM threshold 2·d_t, client queue timeout adapting to the
+ * workload within half the SLO ({@link BreakwaterConfig#adaptiveClientTimeout}).
+ * The control period is the one value the paper ties to the network (one RTT, §3.2.1). Spillway
+ * splits it in two. The pool follows the queue every {@link #poolUpdateNanos}, a twentieth of the
+ * SLO (the paper's RTT where the SLO is set by its rule, 10 × (service + RTT), and the service time
+ * is no longer than the RTT; longer when the service time is, which the Fig. 5 reproduction found
+ * better at 100 µs: docs/results/simulation.md), and these updates ride on admissions: the request
+ * that finds the interval passed updates the pool, so an update costs no wake-up. A timer thread
+ * runs only every {@link #defaultPeriodNanos}, a twentieth of the SLO within [1 ms, 10 ms], to
+ * update a pool that no admission has updated (an idle server, drained sessions waiting for an
+ * explicit credit). The floor departs from the paper, whose servers poll on dedicated cores: on
+ * the JVM each timer run is a wake-up that takes the CPU from the requests of a busy server;
+ * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
+ * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
+ * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
+ * measures the cost: about a third of capacity at 1.2× demand). {@link #of(BreakwaterConfig)}
+ * keeps the paper's values (timer only, every period, fixed client queue timeout) reachable.
  *
  * <p>Immutable and thread-safe.
  */
@@ -36,9 +44,14 @@ public final class Spillway implements OverloadScheme {
   private static final long MAX_PERIOD_NANOS = 10_000_000;
 
   private final BreakwaterConfig config;
+  /** Send-to-response times of this instance's sessions, for the adaptive client queue timeout. */
+  private final io.spillway.api.ServiceTimeTracker pathLatency = new io.spillway.api.ServiceTimeTracker();
+  /** The pool's update interval on admissions, 0 for the timer alone. */
+  private final long poolUpdateNanos;
 
-  private Spillway(BreakwaterConfig config) {
+  private Spillway(BreakwaterConfig config, long poolUpdateNanos) {
     this.config = Objects.requireNonNull(config, "config");
+    this.poolUpdateNanos = poolUpdateNanos;
   }
 
   /** The defaults for an SLO: see the class comment. */
@@ -51,12 +64,26 @@ public final class Spillway implements OverloadScheme {
     if (sloNanos <= 0) {
       throw new IllegalArgumentException("the SLO must be positive: " + sloNanos + " ns");
     }
-    return new Spillway(BreakwaterConfig.forSlo(sloNanos, defaultPeriodNanos(sloNanos)));
+    return new Spillway(BreakwaterConfig.forSlo(sloNanos, defaultPeriodNanos(sloNanos)).toBuilder()
+        .adaptiveClientTimeout(true).build(), poolUpdateNanos(sloNanos));
   }
 
-  /** Spillway with Breakwater's parameters given in full (the paper's, or tuned ones). */
+  /**
+   * Spillway with Breakwater's parameters given in full (the paper's, or tuned ones): the pool is
+   * updated by the timer alone, every {@link BreakwaterConfig#controlPeriodNanos}.
+   */
   public static Spillway of(BreakwaterConfig config) {
-    return new Spillway(config);
+    return new Spillway(config, 0);
+  }
+
+  /** A twentieth of the SLO, at least 1 µs: how often admissions update the pool. */
+  public static long poolUpdateNanos(long sloNanos) {
+    return Math.max(1_000, sloNanos / 20);
+  }
+
+  /** How often admissions update the pool; 0 when only the timer does ({@link #of}). */
+  public long admissionUpdateNanos() {
+    return poolUpdateNanos;
   }
 
   /** A twentieth of the SLO, at least 1 ms and at most 10 ms. */
@@ -76,14 +103,14 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public ServerGate newServerGate(ServerEnvironment environment) {
-    return new MixedGate(new BreakwaterServerGate(config, environment),
+    return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos),
         new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
             config.controlPeriodNanos(), config.beta(), environment));
   }
 
   @Override
   public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-    return new BreakwaterClientGate<>(config, environment);
+    return new BreakwaterClientGate<>(config, environment, pathLatency);
   }
 
   @Override
@@ -93,7 +120,7 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public String toString() {
-    return "spillway " + config;
+    return "spillway " + config + (poolUpdateNanos > 0 ? ", poolUpdate=" + poolUpdateNanos / 1000.0 + "us on admissions" : "");
   }
 
   /**

@@ -174,4 +174,32 @@ class BreakwaterClientGateTest {
         .requestBudgetNanos(budgetNanos).build();
     return new BreakwaterClientGate<>(c, new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
   }
+
+  @Test
+  void anAdaptiveTimeoutIsTheSloLessTheP99AfterSendingWithinItsBounds() {
+    BreakwaterConfig fixed = BreakwaterConfig.forSlo(200 * US, 10 * US);
+    assertEquals(false, fixed.adaptiveClientTimeout(), "the paper's fixed timeout by default");
+    BreakwaterConfig adaptive = fixed.toBuilder().adaptiveClientTimeout(true).build();
+    BreakwaterClientGate<String> g = new BreakwaterClientGate<>(adaptive,
+        new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
+    assertEquals(100 * US, g.queueTimeoutNanos(), "no response yet: the configured timeout, SLO/2");
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(credit(0), T0, T0 + 150 * US); // 150 us from send to response
+    assertEquals(50 * US, g.queueTimeoutNanos(), "200 - 150");
+    assertEquals(T0 + 50 * US + 20 * US, withQueued(g, T0 + 20 * US).nextWakeupNanos());
+    g.onResponse(credit(0), T0, T0 + 400 * US);
+    assertTrue(g.queueTimeoutNanos() >= 20 * US, "never below a tenth of the SLO");
+    g.onResponse(new ResponseMetadata().status(io.spillway.api.Status.REJECTED_AQM), T0, T0 + 5 * US);
+    long before = g.queueTimeoutNanos();
+    g.onResponse(new ResponseMetadata().status(io.spillway.api.Status.REJECTED_AQM), T0, T0 + 5 * US);
+    assertEquals(before, g.queueTimeoutNanos(), "rejects are not the path a served request takes");
+    BreakwaterConfig set = adaptive.toBuilder().clientQueueTimeoutNanos(70 * US).build();
+    assertEquals(false, set.adaptiveClientTimeout(), "a timeout given is fixed, as the paper's");
+  }
+
+  private static BreakwaterClientGate<String> withQueued(BreakwaterClientGate<String> g, long at) {
+    g.offer("q", at);
+    return g;
+  }
 }

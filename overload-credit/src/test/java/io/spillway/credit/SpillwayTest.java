@@ -58,6 +58,41 @@ class SpillwayTest {
     assertEquals(0, gate.credits().sessionCount());
   }
 
+  @Test
+  void admissionsUpdateThePoolBetweenTheTimersRuns() {
+    VirtualClock clock = new VirtualClock();
+    Spillway scheme = Spillway.forSlo(Duration.ofMillis(5));
+    assertEquals(250_000, scheme.admissionUpdateNanos(), "a twentieth of the SLO");
+    assertTrue(scheme.config().adaptiveClientTimeout());
+    Spillway.MixedGate gate = (Spillway.MixedGate) scheme.newServerGate(new ServerEnvironment(clock,
+        clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));
+    gate.start();
+    long pool = gate.credits().poolSize();
+    gate.admit(new RequestMetadata().sessionId(1).flags(RequestMetadata.FLAG_REGISTER), clock.read());
+    assertEquals(pool, gate.credits().poolSize(), "within the interval: no update");
+    clock.advance(300_000); // the timer (1 ms) has not run
+    gate.admit(new RequestMetadata().sessionId(1), clock.read());
+    assertEquals(pool + 1, gate.credits().poolSize(), "eq. 1 on an admission, queue below d_t");
+    gate.admit(new RequestMetadata().sessionId(1), clock.read());
+    assertEquals(pool + 1, gate.credits().poolSize(), "once per interval");
+    gate.close();
+
+    // The paper's values: the timer alone.
+    Spillway paper = Spillway.of(BreakwaterConfig.forSlo(5_000_000, 1_000_000));
+    assertEquals(0, paper.admissionUpdateNanos());
+    Spillway.MixedGate timerOnly = (Spillway.MixedGate) paper.newServerGate(new ServerEnvironment(clock,
+        clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));
+    timerOnly.start();
+    long start = timerOnly.credits().poolSize();
+    timerOnly.admit(new RequestMetadata().sessionId(1).flags(RequestMetadata.FLAG_REGISTER), clock.read());
+    clock.advance(300_000);
+    timerOnly.admit(new RequestMetadata().sessionId(1), clock.read());
+    assertEquals(start, timerOnly.credits().poolSize());
+    clock.advance(700_000);
+    assertEquals(start + 1, timerOnly.credits().poolSize(), "the timer's run");
+    timerOnly.close();
+  }
+
   /** Spillway-aware clients: the contract every scheme passes. */
   @Nested
   class Contract extends AdmissionContract {

@@ -34,7 +34,7 @@ public final class Scenario {
     keys.put("description", "one line on what the scenario shows");
     keys.put("clients", "number of client sessions (1 to 100000)");
     keys.put("cores", "server cores executing requests and processing messages");
-    keys.put("service", "service-time distribution: exp | const | bimodal (80% mean/4, 20% 4x mean)");
+    keys.put("service", "service-time distribution: exp | const | bimodal (80% mean/4, 20% 4x mean) | lognormal (sigma 1.5, p99 10.6x mean)");
     keys.put("service_mean_us", "mean service time in microseconds");
     keys.put("rtt_us", "network round-trip time in microseconds");
     keys.put("slo_us", "end-to-end latency SLO in microseconds (client queueing included)");
@@ -109,6 +109,22 @@ public final class Scenario {
     keys.put("rajomon.all_prices", "Rajomon: a response that carries a price also carries the prices of the server's other interfaces (true or false); default true");
     keys.put("rajomon.list_lowers_after", "Rajomon: a listed price (another interface's response) lowers a client's known price only once it is this many price intervals old; default 100, 0 at once");
     keys.put("rajomon.attach_every", "Rajomon: every n-th response carries the price; default 1 (every response)");
+    keys.put("matrix.service", "robustness matrix (./spillway sim robustness, see RobustnessMatrix): the service-distribution axis 'exp, const, ...'; the scenario's own keys are the centre");
+    keys.put("matrix.service_mean_us", "robustness matrix: the mean-service-time axis (us)");
+    keys.put("matrix.clients", "robustness matrix: the client-count axis");
+    keys.put("matrix.rtt_us", "robustness matrix: the RTT axis (us)");
+    keys.put("matrix.grid_clients", "robustness matrix: client counts crossed with every matrix.service distribution (a grid beside the axes)");
+    keys.put("matrix.seeds", "robustness matrix: further seeds the centre workload runs with");
+    keys.put("matrix.sample", "robustness matrix: workloads drawn at random from the full factorial of the axes; default 0");
+    keys.put("matrix.sample_seed", "robustness matrix: the seed of that draw; default 1");
+    keys.put("matrix.steady", "robustness matrix: steady demand levels (multiples of capacity)");
+    keys.put("matrix.step", "robustness matrix: demand levels of the step pattern, one phase each 'a, b, c'; empty: none");
+    keys.put("matrix.step_windows", "robustness matrix: windows per step phase; default 12");
+    keys.put("matrix.ramp", "robustness matrix: the ramp 'from, to, steps' (two windows a step, then four at the top); empty: none");
+    keys.put("matrix.oscillation", "robustness matrix: 'low, high, windows' alternating every that many windows, four periods; empty: none");
+    keys.put("matrix.warmup_windows", "robustness matrix: steady runs' windows before measuring; default 8");
+    keys.put("matrix.measure_windows", "robustness matrix: steady runs' windows measured; default 10");
+    keys.put("matrix.window_completions", "robustness matrix: a window lasts 20 ms or the time for this many completions at capacity, whichever is longer; default 5000");
     KEYS = Collections.unmodifiableMap(keys);
   }
 

@@ -14,6 +14,7 @@ import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import io.spillway.credit.Protego;
 import io.spillway.credit.ProtegoConfig;
+import io.spillway.credit.Spillway;
 import io.spillway.peers.AimdConfig;
 import io.spillway.peers.Gradient2Config;
 import io.spillway.peers.NetflixConcurrencyLimit;
@@ -36,6 +37,8 @@ public final class SchemeRegistry {
 
   private static final List<Entry> ENTRIES = List.of(
       new Entry("none", s -> NoControl.INSTANCE),
+      // The scheme a user who names none gets: Spillway.forSlo with the SLO alone.
+      new Entry("spillway", s -> Spillway.forSloNanos(s.sloNanos())),
       new Entry("breakwater", s -> Breakwater.of(breakwaterConfig(s))),
       new Entry("breakwater-credit", s -> Breakwater.creditsOnly(breakwaterConfig(s))),
       new Entry("breakwater-credit-spec", s -> Breakwater.creditsWithSpeculation(breakwaterConfig(s))),

@@ -32,7 +32,7 @@ class ScenarioTest {
     e = assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("rtt_us", "-1")));
     assertTrue(e.getMessage().contains("'rtt_us'"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("service", "pareto")));
-    assertTrue(e.getMessage().contains("exp, const or bimodal"), e.getMessage());
+    assertTrue(e.getMessage().contains("exp, const, bimodal or lognormal"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> Scenario.parse(List.of("no equals sign"), "f"));
   }
 

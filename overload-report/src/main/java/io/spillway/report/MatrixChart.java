@@ -1,0 +1,113 @@
+package io.spillway.report;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.SymbolAxis;
+import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.plot.ValueMarker;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.TextAnchor;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/**
+ * A strip chart of one measure over many cells: a column per scheme, a point per cell, spread
+ * sideways by a fixed pattern so that equal values stay visible, and one dashed reference line (a
+ * bar to meet). The robustness matrix draws its goodput and p99 ÷ SLO with it. Values at or below
+ * zero on a log axis are drawn at the axis floor.
+ *
+ * <p>Stateless and thread-safe; each call draws its own chart.
+ */
+public final class MatrixChart {
+
+  static {
+    if (System.getProperty("java.awt.headless") == null) {
+      System.setProperty("java.awt.headless", "true");
+    }
+  }
+
+  private static final double LOG_FLOOR = 0.01;
+
+  private MatrixChart() { }
+
+  /**
+   * Draws {@code values} (scheme → one value per cell, in report order) into a PNG at {@code png}.
+   *
+   * @param reference the y of the reference line, labelled {@code referenceLabel}
+   * @param log whether the y axis is logarithmic
+   */
+  public static void write(Path png, String title, String yLabel, Map<String, double[]> values,
+      double reference, String referenceLabel, boolean log) throws IOException {
+    List<String> schemes = new ArrayList<>(values.keySet());
+    SchemePalette palette = new SchemePalette(schemes);
+    XYSeriesCollection data = new XYSeriesCollection();
+    double max = reference;
+    double min = reference;
+    for (int i = 0; i < schemes.size(); i++) {
+      XYSeries series = new XYSeries(schemes.get(i), false, true);
+      double[] v = values.get(schemes.get(i));
+      for (int k = 0; k < v.length; k++) {
+        double y = log ? Math.max(LOG_FLOOR, v[k]) : v[k];
+        // A fixed sideways spread in [-0.3, 0.3]: the golden-ratio sequence fills it evenly.
+        double dx = ((k * 0.6180339887) % 1.0 - 0.5) * 0.6;
+        series.add(i + dx, y);
+        max = Math.max(max, y);
+        min = Math.min(min, y);
+      }
+      data.addSeries(series);
+    }
+    SymbolAxis x = new SymbolAxis("scheme", schemes.toArray(String[]::new));
+    x.setTickLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
+    x.setVerticalTickLabels(true);
+    x.setRange(-0.6, schemes.size() - 0.4);
+    x.setGridBandsVisible(false);
+    ValueAxis y;
+    if (log) {
+      LogAxis axis = new LogAxis(yLabel);
+      axis.setRange(Math.max(LOG_FLOOR, min / 1.5), Math.max(max * 1.5, reference * 2));
+      y = axis;
+    } else {
+      NumberAxis axis = new NumberAxis(yLabel);
+      axis.setRange(Math.min(0, min), Math.max(1.05, max * 1.05));
+      y = axis;
+    }
+    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(false, true);
+    for (int i = 0; i < schemes.size(); i++) {
+      renderer.setSeriesPaint(i, palette.color(schemes.get(i)));
+      renderer.setSeriesShape(i, palette.shape(schemes.get(i)));
+    }
+    XYPlot plot = new XYPlot(data, x, y, renderer);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setRangeGridlinePaint(new Color(0xDDDDDD));
+    plot.setDomainGridlinesVisible(false);
+    ValueMarker marker = new ValueMarker(reference, new Color(0x555555), new BasicStroke(1.5f,
+        BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+    marker.setLabel(referenceLabel);
+    marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+    marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
+    plot.addRangeMarker(marker);
+    JFreeChart chart = new JFreeChart(title, new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, false);
+    chart.setBackgroundPaint(Color.WHITE);
+    Files.createDirectories(png.toAbsolutePath().getParent());
+    Path tmp = png.resolveSibling("." + png.getFileName() + ".tmp");
+    try (OutputStream out = Files.newOutputStream(tmp)) {
+      ChartUtils.writeChartAsPNG(out, chart, ReportCharts.WIDTH, ReportCharts.HEIGHT);
+    }
+    Files.move(tmp, png, StandardCopyOption.REPLACE_EXISTING);
+  }
+}
