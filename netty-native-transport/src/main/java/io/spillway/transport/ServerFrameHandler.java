@@ -248,13 +248,16 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-    long now = server.ticker().read();
-    for (long session : sessions.keySet()) {
-      server.unbind(session, ctx.channel());
-      server.gate().deregister(session, now);
+    try {
+      long now = server.ticker().read();
+      for (long session : sessions.keySet()) {
+        server.unbind(session, ctx.channel());
+        server.gate().deregister(session, now);
+      }
+      sessions.clear();
+    } finally {
+      super.channelInactive(ctx); // releases the decoder's buffer whatever the gate did
     }
-    sessions.clear();
-    super.channelInactive(ctx);
   }
 
   @Override

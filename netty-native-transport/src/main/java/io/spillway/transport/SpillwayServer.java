@@ -54,6 +54,9 @@ public final class SpillwayServer implements AutoCloseable {
   private final java.util.Map<EventExecutor, ExecutorBacklogProbe> probeByLoop = new java.util.IdentityHashMap<>();
   private final java.util.Map<EventExecutor, LoopQueue> queueByLoop = new java.util.IdentityHashMap<>();
   private final java.util.Map<EventExecutor, ThreadingSwitch.Loop> threadingByLoop = new java.util.IdentityHashMap<>();
+  /** Every accepted connection, so close() can end each (and its decoder's buffer) before its loop stops. */
+  private final io.netty.channel.group.ChannelGroup connections =
+      new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
   private EventLoopGroup group;
   private ThreadingSwitch threadingSwitch; // null unless built with a ThreadingModel or adaptation
   private WorkerPool workers;
@@ -157,6 +160,7 @@ public final class SpillwayServer implements AutoCloseable {
         .childHandler(new ChannelInitializer<>() {
           @Override
           protected void initChannel(Channel ch) {
+            connections.add(ch);
             ch.pipeline().addLast("spillway-server", new ServerFrameHandler(SpillwayServer.this));
           }
         });
@@ -190,6 +194,10 @@ public final class SpillwayServer implements AutoCloseable {
       return;
     }
     listener.close().syncUninterruptibly();
+    // Close the connections and wait for it before stopping their loops: a loop that stops first
+    // may never run a connection's close (io_uring closes asynchronously), and then its decoder
+    // never releases the bytes it holds.
+    connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
     if (adapting != null) {
       adapting.cancel();
     }
