@@ -168,8 +168,7 @@ class ThreadingAdaptationTest {
       assertEquals(DB4, threading.current());
 
       // Hovering at the crossover (IP's and DB4's predictions meet at ~2,033 rps), where the two
-      // predict the same tail: a handful of moves a second at most (seeds 1-8: 0 to 8), not one per
-      // estimate.
+      // predict the same tail: a handful of moves a second at most, not one per estimate.
       long switches = threading.switches();
       poisson(clock, arrivals, random, 2_030, 1_000_000_000L);
       assertTrue(threading.switches() - switches <= 12,
