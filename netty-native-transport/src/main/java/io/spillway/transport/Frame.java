@@ -7,7 +7,7 @@ import io.spillway.api.Status;
 
 /**
  * Spillway's binary frame: a fixed 64-byte header carrying the overload metadata of
- * ../shared/DESIGN.md ("Wire metadata"), then an opaque payload. Big-endian.
+ * docs/design.md ("Wire metadata"), then an opaque payload. Big-endian.
  *
  * <pre>
  *  offset size field

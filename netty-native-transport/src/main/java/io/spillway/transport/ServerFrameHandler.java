@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * One connection's server pipeline stage (../shared/DESIGN.md, "A request's path on a server"):
+ * One connection's server pipeline stage (docs/design.md, "A request's path on a server"):
  * decode a frame's header, decide on it at once (AQM and credits, before any work on the payload),
  * answer a rejected request with a header-only reject, dispatch an admitted one to the dispatcher,
  * and write its response with the credits piggybacked, flushing once per batch of responses.

@@ -306,7 +306,7 @@ public final class SpillwayServer implements AutoCloseable {
    * @param clockRead whether {@code nowNanos} is a reading of the server's ticker taken just now;
    *     if not, the ticker is read here, and only if the request has a budget
    * @throws BudgetExceededException if the budget the client sent is spent before the request
-   *     runs: it is aborted unrun (../shared/DESIGN.md, "Request budget": a budget shrinks by the
+   *     runs: it is aborted unrun (docs/design.md, "Request budget": a budget shrinks by the
    *     time spent in each queue, and a request past it is turned away, not served late)
    */
   long budgetAtDispatch(long headerBudgetNanos, long admittedAtNanos, boolean clockRead, long nowNanos) {

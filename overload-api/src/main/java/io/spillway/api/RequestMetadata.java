@@ -1,7 +1,7 @@
 package io.spillway.api;
 
 /**
- * The overload fields a request carries (../shared/DESIGN.md, "Wire metadata"): who sends it, the
+ * The overload fields a request carries (docs/design.md, "Wire metadata"): who sends it, the
  * client's demand, the credit it spends, its tokens and interface, and its remaining budget. The
  * same fields ride in the native frame header and in gRPC metadata.
  *

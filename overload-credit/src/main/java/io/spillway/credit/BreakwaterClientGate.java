@@ -28,7 +28,7 @@ import java.util.function.Consumer;
  *       take the rest; and the queue's timeout is at most the budget, so no request is sent with
  *       none left. The client queue's timeout bounds one queue and the AQM threshold another;
  *       only a budget that travels bounds their sum, which is what an end-to-end SLO is about
- *       (../shared/DESIGN.md, "Request budget").
+ *       (docs/design.md, "Request budget").
  *   <li>With an {@linkplain BreakwaterConfig#adaptiveClientTimeout adaptive timeout}, a request
  *       expires once it has queued longer than the SLO minus the p99 of the time from sending a
  *       request to its successful response (a {@link ServiceTimeTracker} over those times, shared

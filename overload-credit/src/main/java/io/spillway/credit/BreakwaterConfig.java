@@ -21,7 +21,7 @@ package io.spillway.credit;
  *     synchronisation: explicit demand messages and no overcommit
  * @param aqm whether delay-based AQM is on (§3.2.3)
  * @param requestBudgetNanos beyond the paper: the end-to-end queueing budget every request
- *     carries (../shared/DESIGN.md, "Request budget"), or {@link #NO_REQUEST_BUDGET}. The client
+ *     carries (docs/design.md, "Request budget"), or {@link #NO_REQUEST_BUDGET}. The client
  *     sends what is left of it after the request's wait in the client queue; the server aborts the
  *     request, without running it, if it is still queued when that is spent. See {@link
  *     BreakwaterClientGate}.

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Server-only protection for clients that carry no session, credit or token
- * (../shared/DESIGN.md, "Clients that do not speak Spillway"): delay-based AQM and an adaptive
+ * (docs/design.md, "Clients that do not speak Spillway"): delay-based AQM and an adaptive
  * concurrency limit, both steered by the server's queueing delay, decided before the handler runs.
  *
  * <pre>

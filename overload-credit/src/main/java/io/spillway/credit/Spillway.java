@@ -13,7 +13,7 @@ import java.util.Objects;
 /**
  * The scheme a user gets without naming one: Breakwater's credits for clients that speak Spillway,
  * and server-only protection (delay-based AQM plus an adaptive concurrency limit,
- * {@code DelayLimitGate}) for clients that do not (../shared/DESIGN.md, "Clients that do not
+ * {@code DelayLimitGate}) for clients that do not (docs/design.md, "Clients that do not
  * speak Spillway"). Both are decided by one server gate and steer by the same queueing delay, so
  * one server serves both kinds; a request is Spillway-aware when it carries a session id.
  *

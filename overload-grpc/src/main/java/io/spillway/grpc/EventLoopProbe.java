@@ -18,7 +18,7 @@ import java.util.function.Supplier;
 
 /**
  * The backlog of gRPC's Netty event loops as a queueing-delay stage (breakwater-osdi20 §3.1:
- * "packets are queued while they await processing to create a request"; ../shared/DESIGN.md: the
+ * "packets are queued while they await processing to create a request"; docs/design.md: the
  * signal is the sum over stages, the event loop's backlog first). Under overload a loop falls
  * behind decoding requests and encoding responses and requests wait in it, unseen by a gate that
  * reads only the workers' queue.

@@ -4,7 +4,7 @@ import java.security.SecureRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Client session ids (../shared/DESIGN.md: "Session ids are generated, not chosen"). Ids are
+ * Client session ids (docs/design.md: "Session ids are generated, not chosen"). Ids are
  * unique within a process (a counter) and unlikely to collide across processes: the counter
  * starts at a random point of the 2^63 positive longs, and each id is the counter's value run
  * through a bijective mix, so ids of one process are not adjacent to another's. Zero, which means

@@ -27,7 +27,7 @@ import java.util.function.IntUnaryOperator;
 
 /**
  * A channel that balances over several backends and keeps one Spillway session, with its own
- * credit account and control stream, per backend (../shared/DESIGN.md, "A request's path on a
+ * credit account and control stream, per backend (docs/design.md, "A request's path on a
  * client": credits are per client session and per backend). A call is assigned to a backend
  * first and then waits in that backend's session only, so one server's credits never release
  * calls bound for another; a channel that balanced after the session (an interceptor on a

@@ -26,7 +26,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
- * One client session of an admission scheme on a gRPC channel (../shared/DESIGN.md, "A request's
+ * One client session of an admission scheme on a gRPC channel (docs/design.md, "A request's
  * path on a client"): every call made through it waits in the session's {@link ClientGate} until
  * the gate lets it go, and only then starts, carrying the gate's fields (session, demand,
  * register flag, priority, tokens) in its {@link SpillwayMetadata} headers.

@@ -16,7 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The control messages no gRPC response can carry (../shared/DESIGN.md, "Wire metadata",
+ * The control messages no gRPC response can carry (docs/design.md, "Wire metadata",
  * control row), as a small gRPC service, {@code spillway.Control}, defined by hand (no protobuf):
  *
  * <table>

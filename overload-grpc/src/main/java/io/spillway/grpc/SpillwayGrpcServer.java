@@ -27,7 +27,7 @@ import java.util.concurrent.Executor;
  * measure the server's queueing delay. {@link #close()} when the server stops.
  *
  * <p>The usual way in is {@link Builder#install}: it owns everything a server needs to be
- * protected without further wiring (../shared/DESIGN.md, "A request's path on a server"):
+ * protected without further wiring (docs/design.md, "A request's path on a server"):
  *
  * <ul>
  *   <li>the queueing delay is measured by the library: how long the oldest admitted call has

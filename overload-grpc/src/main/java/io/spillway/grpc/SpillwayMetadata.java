@@ -8,7 +8,7 @@ import io.spillway.api.Status;
 import java.util.Arrays;
 
 /**
- * The overload fields of ../shared/DESIGN.md ("Wire metadata") as gRPC metadata: one ASCII key per
+ * The overload fields of docs/design.md ("Wire metadata") as gRPC metadata: one ASCII key per
  * field, each value a decimal integer, so that any gRPC tool can set them by hand (for example
  * {@code ghz -m '{"spillway-tokens":"100","spillway-session":"7"}'}).
  *

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Puts a {@link ServerGate} in front of gRPC services: every call is decided on as it starts,
- * from its request headers alone, before the handler sees a message (../shared/DESIGN.md, "A
+ * from its request headers alone, before the handler sees a message (docs/design.md, "A
  * request's path on a server": drop as early as possible).
  *
  * <ul>

@@ -1,6 +1,6 @@
 /**
  * Rajomon (Xing et al., "Decentralized and Coordinated Overload Control for Latency-Sensitive
- * Microservices", NSDI '25; {@code ../shared/papers/rajomon-nsdi25.txt}): tokens and per-interface
+ * Microservices", NSDI '25; rajomon-nsdi25): tokens and per-interface
  * prices propagated through a call graph in request and response metadata.
  *
  * <ul>

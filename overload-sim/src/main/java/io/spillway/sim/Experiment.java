@@ -69,7 +69,7 @@ public final class Experiment {
   }
 
   /**
-   * The highest throughput the server reaches with no control (../shared/DESIGN.md "Capacity"):
+   * The highest throughput the server reaches with no control (docs/design.md "Capacity"):
    * a closed loop keeping enough requests outstanding that no core ever idles, despite the RTT.
    */
   static double measureCapacity(Scenario scenario) {

@@ -287,7 +287,7 @@ public final class GraphExperiment {
   }
 
   /**
-   * The highest throughput an interface reaches alone with no control (../shared/DESIGN.md
+   * The highest throughput an interface reaches alone with no control (docs/design.md
    * "Capacity"): a closed loop keeping enough requests outstanding that its bottleneck service
    * never idles, whatever the depth of the graph. A {@code graph.stall_ms} is left out, as the
    * graph harness leaves it out of its capacity runs.

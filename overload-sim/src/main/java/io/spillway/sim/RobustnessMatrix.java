@@ -35,7 +35,7 @@ import java.util.concurrent.Future;
  * measured as every experiment measures it ({@link Experiment#measureCapacity}). Its windows last
  * 20 ms (Breakwater Fig. 7) or, where capacity is low, as long as {@code
  * matrix.window_completions} completions at capacity take, so that a window's goodput has a
- * Poisson spread well inside the 5 % band of the convergence definition (../shared/DESIGN.md
+ * Poisson spread well inside the 5 % band of the convergence definition (docs/design.md
  * "Convergence time"); run lengths are counted in windows, so a slow workload runs longer in
  * virtual time but not in events.
  *

@@ -1,7 +1,7 @@
 package io.spillway.sim;
 
 /**
- * How fast goodput settles after a demand step (../shared/DESIGN.md, "Convergence time"): the
+ * How fast goodput settles after a demand step (docs/design.md, "Convergence time"): the
  * time from the step until goodput stays within 5 % of its converged value, read from fixed
  * windows (20 ms, as Breakwater Fig. 7). The converged value is the mean goodput over the second
  * half of the step's windows. The result is the start of the first window from which every later

@@ -45,7 +45,7 @@ import java.util.stream.Collectors;
  *
  * <ol>
  *   <li><b>Capacity</b> per interface: no control, closed loop, each interface alone (the
- *       highest throughput the graph reaches for it, ../shared/DESIGN.md "Capacity"), measured
+ *       highest throughput the graph reaches for it, docs/design.md "Capacity"), measured
  *       once the throughput is steady and the services' JIT has stopped compiling in earnest
  *       ({@link GraphHarness#steady}; about 30 s on the hotel graph). {@code --capacity} gives
  *       them instead (and skips that warm-up).
@@ -527,7 +527,7 @@ public final class GraphHarnessMain {
     /**
      * With {@code --remeasure-capacity}: measures every capacity again after the pre-warm, under
      * {@code none}, and keeps the higher of the two readings, capacity being the highest
-     * throughput the graph reaches with no control (../shared/DESIGN.md "Capacity"). Before the
+     * throughput the graph reaches with no control (docs/design.md "Capacity"). Before the
      * first reading waited for the JIT ({@link #steady}), it under-read: search's first reading
      * ranged from 630 to 934 rps over one day's runs (2026-11-22), and after the pre-warm it read
      * 1,192–1,282; docs/results/rajomon.md. Kept as a check on the first reading.

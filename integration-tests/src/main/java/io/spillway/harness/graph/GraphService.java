@@ -48,7 +48,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A call is decided on where it arrives: gRPC runs the server's interceptors (the scheme's
  * gate) and the call's listener on the transport thread that decoded its headers
  * ({@code directExecutor}), and only an admitted call's handler enters the workers' FIFO. That is
- * the request path of ../shared/DESIGN.md ("decode, drop now, then dispatch"), and the one the
+ * the request path of docs/design.md ("decode, drop now, then dispatch"), and the one the
  * simulator models. With the workers as gRPC's executor instead, every call, a rejected one too,
  * would wait in the FIFO behind the admitted calls' compute before its gate saw it: rejects then
  * took as long as the queue (26–31 ms at a 2 ms price threshold) and held a place in it.

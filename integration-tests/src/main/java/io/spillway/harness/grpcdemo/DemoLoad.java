@@ -36,7 +36,7 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Every call carries a 1 s deadline, a generous client timeout that bounds what a collapsed
  * server can leave outstanding. A call's latency runs from its scheduled time to its answer,
- * client queueing included (../shared/DESIGN.md, "Measures").
+ * client queueing included (docs/design.md, "Measures").
  *
  * <p>Calls are issued from the caller's thread, which parks between arrivals (a call issued late
  * still counts from its scheduled time); answers arrive on one Netty event loop.

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>{@code nocontrol} is the protected server's code path (install, its workers, the decision on
  * the transport thread) with a scheme that admits everything: the same server with no control,
- * whose throughput is the demo's capacity (../shared/DESIGN.md, "Measures").
+ * whose throughput is the demo's capacity (docs/design.md, "Measures").
  *
  * <p>Unprotected, the service runs on a fixed pool as large as the processors the process may use,
  * the same parallelism Spillway's default workers have, so the two differ in admission only.

@@ -24,7 +24,7 @@ import org.HdrHistogram.Histogram;
  * <ol>
  *   <li>Capacity: the protected server's code path with no control ({@code nocontrol}: every
  *       call admitted) under a closed loop (8 calls outstanding) after a warm-up, the highest
- *       throughput the same server reaches (../shared/DESIGN.md, "Measures"); the unprotected
+ *       throughput the same server reaches (docs/design.md, "Measures"); the unprotected
  *       server's own is printed beside it.
  *   <li>For each mode, a fresh server process on core 0: warmed at 0.7× capacity, then each demand
  *       level (× capacity) open-loop for {@code warm_s + measure_s}, the last {@code measure_s}

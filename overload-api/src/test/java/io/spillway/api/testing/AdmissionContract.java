@@ -15,8 +15,8 @@ import io.spillway.api.Status;
 import org.junit.jupiter.api.Test;
 
 /**
- * The contract every admission scheme must pass (../shared/STYLE.md, habit 6). Subclass it and
- * return the scheme under test; the suite drives it in a {@link ContractWorld} in virtual time.
+ * The contract every admission scheme must pass (one suite run against every implementation).
+ * Subclass it and return the scheme under test; the suite drives it in a {@link ContractWorld} in virtual time.
  *
  * <ul>
  *   <li>every request ends exactly once, and every permit is completed exactly once;
