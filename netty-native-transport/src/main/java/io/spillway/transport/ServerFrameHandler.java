@@ -147,7 +147,12 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
     if (threading != null) {
       threading.arrived(now);
-      threading.submit(task, now);
+      try {
+        threading.submit(task, now);
+      } catch (RejectedExecutionException closing) {
+        payload.release(); // the workers are closing: the request still ends, as a failure
+        respond(permit, Outcome.FAILED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
+      }
       return;
     }
     if (loopQueue != null) {
