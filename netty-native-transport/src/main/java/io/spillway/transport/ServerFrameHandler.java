@@ -56,6 +56,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
     if (paused && ctx.channel().isWritable()) {
       paused = false;
+      server.pausedConnections.decrementAndGet();
       ctx.channel().config().setAutoRead(true);
       channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode the frames read before the pause
     }
@@ -87,6 +88,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
         // A client that sends and does not read: stop decoding and reading until it drains its
         // responses, so what the server holds for it stays bounded by the write-buffer water
         // marks and the requests already admitted, instead of growing with what it sends.
+        if (!paused) {
+          server.pausedConnections.incrementAndGet();
+        }
         paused = true;
         ctx.channel().config().setAutoRead(false);
         return;

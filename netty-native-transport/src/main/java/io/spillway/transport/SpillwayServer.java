@@ -57,6 +57,8 @@ public final class SpillwayServer implements AutoCloseable {
   /** Every accepted connection, so close() can end each (and its decoder's buffer) before its loop stops. */
   private final io.netty.channel.group.ChannelGroup connections =
       new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+  /** Connections whose reading is stopped until their client drains its responses (tests). */
+  final java.util.concurrent.atomic.AtomicInteger pausedConnections = new java.util.concurrent.atomic.AtomicInteger();
   private EventLoopGroup group;
   private ThreadingSwitch threadingSwitch; // null unless built with a ThreadingModel or adaptation
   private WorkerPool workers;

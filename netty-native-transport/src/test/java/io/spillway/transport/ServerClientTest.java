@@ -334,19 +334,17 @@ class ServerClientTest {
         raw.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4096);
         raw.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
         raw.configureBlocking(false);
-        // send what the server will take, never read; stop once it has stopped taking
-        int stalled = 0;
-        while (flood.hasRemaining() && stalled < 50) {
-          stalled = raw.write(flood) == 0 ? stalled + 1 : 0;
-          Thread.sleep(stalled == 0 ? 0 : 10);
+        // send what the server will take, never read, until the server says it stopped reading
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (flood.hasRemaining() && server.pausedConnections.get() == 0 && System.nanoTime() - deadline < 0) {
+          if (raw.write(flood) == 0) {
+            Thread.onSpinWait();
+          }
         }
-        int seen = -1;
-        for (int stable = 0; stable < 5; ) {
-          Thread.sleep(20);
-          int now = handled.get();
-          stable = now == seen ? stable + 1 : 0;
-          seen = now;
-        }
+        assertEquals(1, server.pausedConnections.get(), "the server never stopped reading the flood");
+        // what it admitted before pausing ends; nothing more is decoded while it is paused
+        waitUntil(() -> scheme.leakChecked.get().outstanding() == 0);
+        int seen = handled.get();
         assertTrue(flood.hasRemaining() && seen < frames / 2,
             "the server kept serving a client that reads nothing: " + seen + " of " + frames);
         assertArrayEquals(new byte[] {1}, good.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS),

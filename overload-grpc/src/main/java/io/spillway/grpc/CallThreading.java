@@ -25,7 +25,6 @@ import java.util.List;
  */
 final class CallThreading implements AutoCloseable {
 
-  private final Ticker ticker;
   private final ArrivalRateEstimator arrivals;
   private final ThreadingAdapter adapter;
   private final Cancellable adapting;
@@ -33,7 +32,6 @@ final class CallThreading implements AutoCloseable {
   private volatile long switches;
 
   CallThreading(ThreadingAdaptation adaptation, Ticker ticker, Scheduler scheduler) {
-    this.ticker = ticker;
     this.arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
     this.current = adaptation.profile().best(0);
     this.adapter = new ThreadingAdapter(ticker, List.of(arrivals), adaptation, () -> current, this::switchTo);
@@ -67,14 +65,6 @@ final class CallThreading implements AutoCloseable {
 
   long switches() {
     return switches;
-  }
-
-  double estimatedRate() {
-    return adapter.lastRate();
-  }
-
-  Ticker ticker() {
-    return ticker;
   }
 
   @Override
