@@ -43,9 +43,13 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HarnessMain {
 
-  /** Closed-loop capacity measurement: warm-up, then measured. */
-  static final long CAPACITY_WARMUP_NANOS = 3_000_000_000L;
-  static final long CAPACITY_MEASURE_NANOS = 2_000_000_000L;
+  /**
+   * The most one-second slices a capacity reading runs before it is taken as it stands (and said
+   * to be unsettled): {@link SteadyCapacity}.
+   */
+  static final int CAPACITY_MAX_SLICES = 30;
+  /** How many times a run is made before its results are kept with rows over capacity marked. */
+  static final int RUN_ATTEMPTS = 2;
   /**
    * Each server is warmed (JIT) before its first measured level: at half capacity, then at the
    * scenario's highest demand, then at half capacity again. A process with one core compiles on the
@@ -142,10 +146,48 @@ public final class HarnessMain {
       return pinned != null ? "on core " + pinned : "unpinned";
     }
 
+    /**
+     * The experiment, with capacity a run can trust (docs/design.md "Measures": capacity is the
+     * highest throughput the server reaches with no control). A measured capacity is read once the
+     * server's JIT is quiet ({@link SteadyCapacity}) and read again after the run. The run is made
+     * again, at the higher reading, if the second reading exceeds the first by more than the
+     * first's spread or if any row's goodput does (either shows the first read low, and the run's
+     * demand levels, which are multiples of it, with it); at most {@value #RUN_ATTEMPTS} times,
+     * after which rows still over capacity are marked in the table ({@link
+     * Experiment.Results#overCapacity}).
+     */
     Experiment.Results run() throws Exception {
-      boolean measure = scenario.capacityRps() <= 0;
-      double capacity = measure ? measureCapacity() : scenario.capacityRps();
-      System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s)%n", capacity, measure ? "measured" : "given");
+      if (scenario.capacityRps() > 0) {
+        System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (given)%n", scenario.capacityRps());
+        return runAt(scenario.capacityRps(), false, Double.NaN);
+      }
+      SteadyCapacity.Reading reading = measureCapacity("before the run");
+      for (int attempt = 1; ; attempt++) {
+        Experiment.Results results = runAt(reading.rps(), true, reading.spread());
+        if (Boolean.getBoolean(AheadOfTimeCache.TRAIN)) {
+          return results; // each server writes the cache as it exits: the run's own servers must be last
+        }
+        SteadyCapacity.Reading after = measureCapacity("after the run");
+        boolean afterHigher = after.rps() > reading.rps() * (1 + reading.spread());
+        List<ResultRecord> judged = scenario.schedule().isEmpty() ? results.rows() : results.phases();
+        long over = judged.stream().filter(results::overCapacity).count();
+        if (!afterHigher && over == 0) {
+          System.err.printf(Locale.ROOT, "harness: capacity checked after the run: %.0f rps, within %.0f rps "
+              + "+ %.1f%%; no goodput above it%n", after.rps(), reading.rps(), 100 * reading.spread());
+          return results;
+        }
+        System.err.printf(Locale.ROOT, "harness: capacity read low: after the run %.0f rps against %.0f rps "
+            + "+ %.1f%% before it; %d row(s) with goodput above it%s%n", after.rps(), reading.rps(),
+            100 * reading.spread(), over, attempt < RUN_ATTEMPTS ? "; running again at the higher reading"
+                : "; kept, marked '> cap'");
+        if (attempt >= RUN_ATTEMPTS) {
+          return results;
+        }
+        reading = SteadyCapacity.Reading.higher(reading, after);
+      }
+    }
+
+    private Experiment.Results runAt(double capacity, boolean measured, double spread) throws Exception {
       List<ResultRecord> rows = new ArrayList<>();
       List<StepConvergence> convergence = new ArrayList<>();
       List<ResultRecord> phases = new ArrayList<>();
@@ -186,7 +228,7 @@ public final class HarnessMain {
           }
         }
       }
-      return new Experiment.Results(scenario, capacity, measure, rows, convergence, phases);
+      return new Experiment.Results(scenario, capacity, measured, rows, convergence, phases, spread);
     }
 
     /**
@@ -202,7 +244,7 @@ public final class HarnessMain {
      */
     int profileLocks(Path file, PrintStream report) throws Exception {
       boolean measure = scenario.capacityRps() <= 0;
-      double capacity = measure ? measureCapacity() : scenario.capacityRps();
+      double capacity = measure ? measureCapacity("").rps() : scenario.capacityRps();
       String name = scenario.schemes().getFirst();
       long step = scenario.warmupNanos() + scenario.durationNanos();
       System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s); profiling the locks of %s at 1.00x for %.1f s%n",
@@ -255,7 +297,7 @@ public final class HarnessMain {
      */
     int soak(int minutes, PrintStream report) throws Exception {
       boolean measure = scenario.capacityRps() <= 0;
-      double capacity = measure ? measureCapacity() : scenario.capacityRps();
+      double capacity = measure ? measureCapacity("").rps() : scenario.capacityRps();
       String name = scenario.schemes().getFirst();
       System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s); soak of %s at %.1fx for %d min%n",
           capacity, measure ? "measured" : "given", name, SOAK_LEVEL, minutes);
@@ -300,6 +342,7 @@ public final class HarnessMain {
           name, SOAK_LEVEL, minutes, lostTotal, from, minutes, min, max, 100 * (max - min) / min,
           goodput.stream().mapToDouble(Double::doubleValue).min().orElse(0),
           goodput.stream().mapToDouble(Double::doubleValue).max().orElse(0), capacity, out.resolve("soak.csv"));
+      SoakChart.write(out.resolve("soak.csv"), out, capacity);
       return lostTotal == 0 ? 0 : 1;
     }
 
@@ -346,15 +389,37 @@ public final class HarnessMain {
           .get(SERVER_WARMUP_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
     }
 
-    /** No control, closed loop with enough calls outstanding that the server never idles. */
-    private double measureCapacity() throws Exception {
+    /**
+     * No control, closed loop with enough calls outstanding that the server never idles, in
+     * one-second slices on a fresh server until {@link SteadyCapacity#steady} (at most {@value
+     * #CAPACITY_MAX_SLICES} slices).
+     */
+    private SteadyCapacity.Reading measureCapacity(String when) throws Exception {
       try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, "none", scenario.cores(), pin, out);
            SpillwayClient client = client(NoControl.INSTANCE, server.port())) {
-        long run = CAPACITY_WARMUP_NANOS + CAPACITY_MEASURE_NANOS;
-        Recorder recorder = new Recorder(100_000_000L);
-        LoadGenerator.closedLoop(client, scenario, 64 * scenario.cores(), run, recorder, scenario.seed())
-            .get(run / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
-        return recorder.sum(CAPACITY_WARMUP_NANOS, run).completed / (CAPACITY_MEASURE_NANOS / 1e9);
+        List<Long> completed = new ArrayList<>();
+        List<Long> compiling = new ArrayList<>();
+        StringBuilder trace = new StringBuilder();
+        long jit = server.compileMillis();
+        boolean settled = false;
+        while (!settled && completed.size() < CAPACITY_MAX_SLICES) {
+          Recorder recorder = new Recorder(100_000_000L);
+          LoadGenerator.closedLoop(client, scenario, 64 * scenario.cores(), SteadyCapacity.SLICE_NANOS, recorder,
+                  scenario.seed() + completed.size())
+              .get(SteadyCapacity.SLICE_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+          completed.add(recorder.sum(0, SteadyCapacity.SLICE_NANOS).completed);
+          long now = server.compileMillis();
+          compiling.add(jit < 0 || now < 0 ? 0 : now - jit);
+          jit = now;
+          trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
+          settled = SteadyCapacity.steady(completed, compiling);
+        }
+        SteadyCapacity.Reading r = SteadyCapacity.Reading.of(completed, settled);
+        System.err.printf(Locale.ROOT, "harness: capacity %.0f rps%s (spread %.1f%%; per second, calls completed / "
+                + "ms the server's JIT compiled: %s)%s%n", r.rps(), when.isEmpty() ? "" : " " + when,
+            100 * r.spread(), trace.toString().strip(),
+            settled ? "" : " NOT steady after " + CAPACITY_MAX_SLICES + " s: may read low");
+        return r;
       }
     }
   }
@@ -433,6 +498,11 @@ public final class HarnessMain {
         }
       }
       throw new IOException("server ended before answering '" + line + "'");
+    }
+
+    /** Ms the server's JIT has compiled since it started; -1 if its JVM does not say. */
+    long compileMillis() throws IOException {
+      return Long.parseLong(command("jit").strip());
     }
 
     @Override

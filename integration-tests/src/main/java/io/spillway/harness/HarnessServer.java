@@ -14,6 +14,8 @@ import io.spillway.transport.Threading;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,7 +47,9 @@ import jdk.jfr.Recording;
  * them) and {@code jfr-stop FILE} stops it and writes it to FILE; each is answered by a line
  * starting {@code SPILLWAY-JFR}. {@code gc-samples} answers (on the same prefix) with the heap in use
  * after every collection since the last such command, {@code UPTIME_MS:BYTES} comma-separated, from
- * the collectors' notifications ({@link GcSamples}; the soak reads them). Lock waits are only recorded for platform threads: profile a
+ * the collectors' notifications ({@link GcSamples}; the soak reads them); {@code jit} with the ms
+ * its JIT has compiled since it started, -1 if the JVM does not say (capacity readings wait for it
+ * to go quiet, {@link SteadyCapacity}). Lock waits are only recorded for platform threads: profile a
  * server started with {@code -D}{@value #PLATFORM_THREADS}{@code =true}.
  *
  * <p>Usage: {@code HarnessServer SCENARIO_FILE SCHEME CARRIERS [key=value ...]}
@@ -150,10 +154,18 @@ public final class HarnessServer {
         reply(file.toString());
       } else if (command.equals("gc-samples")) {
         reply(GcSamples.drain());
+      } else if (command.equals("jit")) {
+        reply(Long.toString(compileMillis()));
       } else {
         reply("error: unknown or out-of-order command '" + command + "'");
       }
     }
+  }
+
+  /** The time this JVM's JIT has spent compiling since it started, ms; -1 if the JVM does not say. */
+  private static long compileMillis() {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
   }
 
   private static void reply(String text) {

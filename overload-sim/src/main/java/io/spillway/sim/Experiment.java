@@ -40,12 +40,29 @@ public final class Experiment {
    *     from every response of the phase (not from the windows' percentiles); empty otherwise
    */
   public record Results(Scenario scenario, double capacityRps, boolean capacityMeasured,
-      List<ResultRecord> rows, List<StepConvergence> convergence, List<ResultRecord> phases) {
+      List<ResultRecord> rows, List<StepConvergence> convergence, List<ResultRecord> phases,
+      double capacitySpread) {
+
+    /** Results whose capacity carries no spread (given, or read in virtual time, where it has none). */
+    public Results(Scenario scenario, double capacityRps, boolean capacityMeasured,
+        List<ResultRecord> rows, List<StepConvergence> convergence, List<ResultRecord> phases) {
+      this(scenario, capacityRps, capacityMeasured, rows, convergence, phases, Double.NaN);
+    }
 
     /** Results without phase rows (steady runs). */
     public Results(Scenario scenario, double capacityRps, boolean capacityMeasured,
         List<ResultRecord> rows, List<StepConvergence> convergence) {
       this(scenario, capacityRps, capacityMeasured, rows, convergence, List.of());
+    }
+
+    /**
+     * Whether {@code r}'s goodput exceeds capacity by more than the capacity reading's own spread
+     * (a real-socket reading's slices, io.spillway.harness.SteadyCapacity): capacity is the most the
+     * server does with no control, so such a row shows the reading was low. Never for a capacity
+     * without a spread.
+     */
+    public boolean overCapacity(ResultRecord r) {
+      return !Double.isNaN(capacitySpread) && r.goodputRps() > r.capacityRps() * (1 + capacitySpread);
     }
   }
 

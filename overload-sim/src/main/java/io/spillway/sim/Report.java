@@ -21,7 +21,10 @@ public final class Report {
     out.printf(Locale.ROOT, "scenario %s: %d clients, %d cores, service %s, RTT %.1f us, SLO %.1f us%n",
         s.name(), s.clients(), s.cores(), s.service(), s.rttNanos() / 1e3, s.sloNanos() / 1e3);
     out.printf(Locale.ROOT, "capacity %.0f rps (%s)%n%n", results.capacityRps(),
-        results.capacityMeasured() ? "measured: no control, closed loop" : "given");
+        !results.capacityMeasured() ? "given"
+            : Double.isNaN(results.capacitySpread()) ? "measured: no control, closed loop"
+            : String.format(Locale.ROOT, "measured: no control, closed loop, spread %.1f%%; "
+                + "'> cap' marks goodput above it by more", 100 * results.capacitySpread()));
     boolean series = !s.schedule().isEmpty();
     String header = String.format(Locale.ROOT, "%-24s %7s %8s %10s %10s %10s %7s %9s %9s %7s %9s %8s",
         "scheme", series ? "t_ms" : "", "demand", "offered", "tput", "goodput", "gp/cap",
@@ -29,11 +32,12 @@ public final class Report {
     out.println(header);
     out.println("-".repeat(header.length()));
     for (ResultRecord r : results.rows()) {
-      out.printf(Locale.ROOT, "%-24s %7s %8.2f %10.0f %10.0f %10.0f %7.3f %9.1f %9.1f %7.2f %9.1f %8.2f%n",
+      // A schedule's rows are single windows, too short to judge capacity by; its phases are.
+      out.printf(Locale.ROOT, "%-24s %7s %8.2f %10.0f %10.0f %10.0f %7.3f %9.1f %9.1f %7.2f %9.1f %8.2f%s%n",
           r.scheme(), series ? String.format(Locale.ROOT, "%.0f", r.windowStartMillis()) : "",
           r.demand(), r.offeredRps(), r.throughputRps(), r.goodputRps(),
           r.goodputRps() / r.capacityRps(), r.p50Micros(), r.p99Micros(), 100 * r.dropRate(),
-          r.rejectDelayMicros(), 100 * r.expiredRate());
+          r.rejectDelayMicros(), 100 * r.expiredRate(), !series && results.overCapacity(r) ? "  > cap" : "");
     }
     if (!results.convergence().isEmpty()) {
       out.println();
@@ -57,7 +61,7 @@ public final class Report {
                 r.windowStartMillis() + r.windowMillis()),
             r.demand(), r.throughputRps(), r.goodputRps(), r.goodputRps() / r.capacityRps(),
             r.p50Micros(), r.p99Micros(), 100 * r.dropRate(), 100 * r.expiredRate(),
-            r.p99Micros() > r.sloMicros() ? "  > SLO" : "");
+            (r.p99Micros() > r.sloMicros() ? "  > SLO" : "") + (results.overCapacity(r) ? "  > cap" : ""));
       }
     }
   }
@@ -96,6 +100,9 @@ public final class Report {
     b.append("\n  },\n");
     b.append("  \"capacity_rps\": ").append(num(results.capacityRps())).append(",\n");
     b.append("  \"capacity_measured\": ").append(results.capacityMeasured()).append(",\n");
+    if (!Double.isNaN(results.capacitySpread())) {
+      b.append("  \"capacity_spread\": ").append(num(results.capacitySpread())).append(",\n");
+    }
     b.append("  \"records\": [");
     appendRows(b, results.rows());
     b.append("\n  ],\n  \"convergence\": [");

@@ -1,5 +1,6 @@
 package io.spillway.harness.graph;
 
+import io.spillway.harness.SteadyCapacity;
 import io.spillway.sim.CallGraph;
 import io.spillway.sim.Experiment;
 import io.spillway.sim.Recorder;
@@ -98,13 +99,13 @@ public final class GraphHarnessMain {
    * the services compile on the core they serve from, which took over 10 s on a busy machine),
    * then measure.
    */
-  static final long CAPACITY_SLICE_NANOS = 1_000_000_000L;
-  static final int CAPACITY_STEADY_SLICES = 3;
-  static final double CAPACITY_STEADY_SPREAD = 0.05;
+  static final long CAPACITY_SLICE_NANOS = SteadyCapacity.SLICE_NANOS;
+  static final int CAPACITY_STEADY_SLICES = SteadyCapacity.STEADY_SLICES;
+  static final double CAPACITY_STEADY_SPREAD = SteadyCapacity.STEADY_SPREAD;
   /** The share of a warm-up slice the services' JIT may spend compiling for the slice to count as steady. */
-  static final double CAPACITY_JIT_QUIET = 0.15;
+  static final double CAPACITY_JIT_QUIET = SteadyCapacity.JIT_QUIET;
   /** {@link #CAPACITY_JIT_QUIET} of a slice, in ms. */
-  static final long JIT_QUIET_MILLIS = (long) (CAPACITY_JIT_QUIET * CAPACITY_SLICE_NANOS / 1e6);
+  static final long JIT_QUIET_MILLIS = SteadyCapacity.JIT_QUIET_MILLIS;
   static final int CAPACITY_MAX_SLICES = 90;
   static final long CAPACITY_MEASURE_NANOS = 2_000_000_000L;
   /** Calls kept in flight while measuring capacity: enough that no service's queue runs dry. */
@@ -607,17 +608,9 @@ public final class GraphHarnessMain {
       }
     }
 
-    /** Whether the last slices' throughputs agree and the JIT was quiet in each. */
+    /** Whether the last slices' throughputs agree and the JIT was quiet in each ({@link SteadyCapacity#steady}). */
     static boolean steady(List<Long> completed, List<Long> compilingMillis) {
-      int k = completed.size();
-      if (k < CAPACITY_STEADY_SLICES) {
-        return false;
-      }
-      List<Long> last = completed.subList(k - CAPACITY_STEADY_SLICES, k);
-      long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
-      long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
-      boolean jitQuiet = compilingMillis.subList(k - CAPACITY_STEADY_SLICES, k).stream().allMatch(ms -> ms <= JIT_QUIET_MILLIS);
-      return lo > 0 && hi - lo <= CAPACITY_STEADY_SPREAD * hi && jitQuiet;
+      return SteadyCapacity.steady(completed, compilingMillis);
     }
 
     /** rajomon-nsdi25 §4: SLO = 5 × p95 at normal load, each interface alone at 0.8 × capacity. */

@@ -1,0 +1,89 @@
+package io.spillway.harness;
+
+import java.util.List;
+
+/**
+ * When a closed-loop capacity reading on real sockets can be trusted, and how far a run may
+ * exceed it. Capacity is the highest throughput the server reaches with no control
+ * (docs/design.md "Measures"). A reading taken while the server's JIT is still compiling reads low:
+ * the server compiles on the one core it serves from, so its throughput sits on plateaus that look
+ * steady while the compiler takes a large share of each second. The harnesses therefore read
+ * capacity in one-second slices and accept it only once the last {@value #STEADY_SLICES} agree
+ * within {@value #STEADY_SPREAD} and the server's JIT compiled for at most {@value #JIT_QUIET} of
+ * each of them.
+ *
+ * <p>A reading's own spread, {@code (highest − lowest) ÷ mean} of those slices, is how far it can
+ * be trusted: a run whose goodput exceeds the reading by more than that spread shows the reading
+ * was low ({@link Reading#exceededBy}). Not thread-safe; plain values.
+ */
+public final class SteadyCapacity {
+
+  /** One slice of a capacity reading. */
+  public static final long SLICE_NANOS = 1_000_000_000L;
+  /** Slices that must agree for a reading to count. */
+  public static final int STEADY_SLICES = 3;
+  /** How far those slices may differ, as a share of the highest. */
+  public static final double STEADY_SPREAD = 0.05;
+  /** The share of a slice the server's JIT may spend compiling for the slice to count as steady. */
+  public static final double JIT_QUIET = 0.15;
+  /** {@link #JIT_QUIET} of a slice, in ms. */
+  public static final long JIT_QUIET_MILLIS = (long) (JIT_QUIET * SLICE_NANOS / 1e6);
+
+  private SteadyCapacity() { }
+
+  /**
+   * Whether the last {@value #STEADY_SLICES} slices' completions agree within {@value
+   * #STEADY_SPREAD} of the highest and the JIT was quiet in each ({@code compilingMillis} 0 where a
+   * JVM does not report its JIT, so that throughput alone decides).
+   */
+  public static boolean steady(List<Long> completed, List<Long> compilingMillis) {
+    int k = completed.size();
+    if (k < STEADY_SLICES || compilingMillis.size() != k) {
+      return false;
+    }
+    List<Long> last = completed.subList(k - STEADY_SLICES, k);
+    long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
+    long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
+    boolean jitQuiet = compilingMillis.subList(k - STEADY_SLICES, k).stream().allMatch(ms -> ms <= JIT_QUIET_MILLIS);
+    return lo > 0 && hi - lo <= STEADY_SPREAD * hi && jitQuiet;
+  }
+
+  /**
+   * A capacity reading.
+   *
+   * @param rps the mean throughput of the last {@value #STEADY_SLICES} slices
+   * @param spread their {@code (highest − lowest) ÷ mean}
+   * @param slices how many slices the reading took, warm-up included
+   * @param settled whether those slices met {@link #steady} (false: the slice limit ran out first,
+   *     and the reading may be low)
+   */
+  public record Reading(double rps, double spread, int slices, boolean settled) {
+
+    /** The reading the slices so far give: their last {@value #STEADY_SLICES} (or fewer). */
+    public static Reading of(List<Long> completed, boolean settled) {
+      if (completed.isEmpty()) {
+        throw new IllegalArgumentException("a capacity reading needs at least one slice");
+      }
+      List<Long> last = completed.subList(Math.max(0, completed.size() - STEADY_SLICES), completed.size());
+      double mean = last.stream().mapToLong(Long::longValue).average().orElse(0) / (SLICE_NANOS / 1e9);
+      long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
+      long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
+      double spread = mean > 0 ? (hi - lo) / (SLICE_NANOS / 1e9) / mean : 0;
+      return new Reading(mean, spread, completed.size(), settled);
+    }
+
+    /**
+     * How far {@code goodputRps} exceeds this reading beyond its spread, as a share of the reading;
+     * 0 or less when it does not. A positive value means the reading was low (capacity is the most
+     * the server can do, so no run can beat it by more than the reading's own noise).
+     */
+    public double exceededBy(double goodputRps) {
+      return goodputRps / rps - 1 - spread;
+    }
+
+    /** The higher of two readings: capacity is the most the server reaches. */
+    public static Reading higher(Reading a, Reading b) {
+      return b.rps > a.rps ? b : a;
+    }
+  }
+}

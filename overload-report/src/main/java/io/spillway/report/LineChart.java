@@ -1,0 +1,100 @@
+package io.spillway.report;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.plot.ValueMarker;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.TextAnchor;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/**
+ * A line chart of a few series over one x axis (minutes of a soak, loads of a sweep), with
+ * optional dashed reference lines (bars to meet, or the edges of a band). The y axis starts at 0
+ * so that a flat line looks flat.
+ *
+ * <p>Stateless and thread-safe; each call draws its own chart.
+ */
+public final class LineChart {
+
+  static {
+    if (System.getProperty("java.awt.headless") == null) {
+      System.setProperty("java.awt.headless", "true");
+    }
+  }
+
+  private LineChart() { }
+
+  /**
+   * Draws each series of {@code ys} (name → one y per x, NaN where there is none) against {@code
+   * xs} into a PNG at {@code png}.
+   *
+   * @param references y → label of a dashed horizontal line; may be empty
+   * @throws IllegalArgumentException if a series' length differs from {@code xs}'s
+   */
+  public static void write(Path png, String title, String xLabel, String yLabel, double[] xs,
+      Map<String, double[]> ys, Map<Double, String> references) throws IOException {
+    List<String> names = new ArrayList<>(ys.keySet());
+    SchemePalette palette = new SchemePalette(names);
+    XYSeriesCollection data = new XYSeriesCollection();
+    double max = references.keySet().stream().mapToDouble(Double::doubleValue).max().orElse(0);
+    for (String name : names) {
+      double[] y = ys.get(name);
+      if (y.length != xs.length) {
+        throw new IllegalArgumentException("series " + name + " has " + y.length + " values for " + xs.length + " x");
+      }
+      XYSeries series = new XYSeries(name, false, true);
+      for (int k = 0; k < xs.length; k++) {
+        if (!Double.isNaN(y[k])) {
+          series.add(xs[k], y[k]);
+          max = Math.max(max, y[k]);
+        }
+      }
+      data.addSeries(series);
+    }
+    NumberAxis x = new NumberAxis(xLabel);
+    x.setAutoRangeIncludesZero(false);
+    NumberAxis y = new NumberAxis(yLabel);
+    y.setRange(0, max > 0 ? max * 1.15 : 1);
+    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+    for (int i = 0; i < names.size(); i++) {
+      renderer.setSeriesPaint(i, palette.color(names.get(i)));
+      renderer.setSeriesShape(i, palette.shape(names.get(i)));
+      renderer.setSeriesStroke(i, new BasicStroke(2f));
+    }
+    XYPlot plot = new XYPlot(data, x, y, renderer);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setRangeGridlinePaint(new Color(0xDDDDDD));
+    plot.setDomainGridlinePaint(new Color(0xDDDDDD));
+    references.forEach((value, label) -> {
+      ValueMarker marker = new ValueMarker(value, new Color(0x555555), new BasicStroke(1.2f,
+          BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+      marker.setLabel(label);
+      marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+      marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
+      plot.addRangeMarker(marker);
+    });
+    JFreeChart chart = new JFreeChart(title, new Font(Font.SANS_SERIF, Font.BOLD, 16), plot, names.size() > 1);
+    chart.setBackgroundPaint(Color.WHITE);
+    Files.createDirectories(png.toAbsolutePath().getParent());
+    Path tmp = png.resolveSibling("." + png.getFileName() + ".tmp");
+    try (OutputStream out = Files.newOutputStream(tmp)) {
+      ChartUtils.writeChartAsPNG(out, chart, ReportCharts.WIDTH, ReportCharts.HEIGHT);
+    }
+    Files.move(tmp, png, StandardCopyOption.REPLACE_EXISTING);
+  }
+}
