@@ -4,6 +4,7 @@
 # run, and the 1.4x phase of each scheme. Usage: integration-tests/bench/demo-ten.sh REPO OUT [RUNS]
 #   REPO  a git repository (path or URL) to clone fresh
 #   OUT   where the runs (OUT/run-N/) and OUT/summary.md go
+# RUN_WITH, if set, is a command each run is wrapped in (a lock that gives the run the machine).
 set -euo pipefail
 repo=$1 out=$(realpath -m "$2") runs=${3:-10}
 clone=$(mktemp -d /tmp/spillway-demo-clone.XXXXXX)
@@ -12,15 +13,14 @@ git clone -q "$repo" "$clone"
 mkdir -p "$out"
 cd "$clone"
 for i in $(seq 1 "$runs"); do
-  start=$(date +%s)
-  ./spillway demo --out "$out/run-$i" >"$out/run-$i.out" 2>"$out/run-$i.err"
-  echo "run $i: $(( $(date +%s) - start )) s" >&2
-  echo "$(( $(date +%s) - start ))" >"$out/run-$i.seconds"
+  ${RUN_WITH:-} ./spillway demo --out "$out/run-$i" >"$out/run-$i.out" 2>"$out/run-$i.err"
+  echo "run $i: $(grep -o '[0-9.]* s wall clock' "$out/run-$i.out")" >&2
 done
 python3 - "$out" "$runs" <<'PY'
 import json, re, sys, pathlib
 out, runs = pathlib.Path(sys.argv[1]), int(sys.argv[2])
-rows = ["| run | wall s | capacity before (rps, spread) | after | run again | none 1.4x p99 (us) | breakwater 1.4x goodput / cap | breakwater 1.4x p99 (us) | bars |",
+csv = ["run,breakwater_goodput_per_capacity,breakwater_p99_per_slo"]
+rows = ["| run | harness s | capacity before (rps, spread) | after | run again | none 1.4x p99 (us) | breakwater 1.4x goodput / cap | breakwater 1.4x p99 (us) | bars |",
         "| ---: | ---: | --- | --- | --- | ---: | ---: | ---: | --- |"]
 met = 0
 for i in range(1, runs + 1):
@@ -36,9 +36,17 @@ for i in range(1, runs + 1):
     gp = b["goodput_rps"] / b["capacity_rps"]
     ok = n["p99_us"] > slo and b["p99_us"] <= slo and 0.9 <= gp <= 1.05
     met += ok
-    rows.append(f"| {i} | {(out / f'run-{i}.seconds').read_text().strip()} | {', '.join(before)} | {', '.join(after)} | {again} "
+    csv.append(f"{i},{gp:.4f},{b['p99_us'] / slo:.4f}")
+    wall = re.search(r"\(([\d.]+) s wall clock", (out / f"run-{i}.out").read_text()).group(1)
+    rows.append(f"| {i} | {wall} | {', '.join(before)} | {', '.join(after)} | {again} "
                 f"| {n['p99_us']:,.0f} | {gp:.3f} | {b['p99_us']:,.0f} | {'met' if ok else 'NOT met'} |")
 summary = "\n".join(rows) + f"\n\n{met} of {runs} runs meet all three bars (none's p99 over the {slo:.0f} us SLO, breakwater's within it, breakwater's goodput 0.9-1.05 x the capacity reading the run used).\n"
 (out / "summary.md").write_text(summary)
+(out / "summary.csv").write_text("\n".join(csv) + "\n")
 print(summary)
 PY
+java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
+"$java" -Djava.awt.headless=true -cp "integration-tests/target/integration-tests-$version.jar:integration-tests/target/lib/*" \
+  io.spillway.harness.CsvChart "$out/summary.csv" "$out/demo-ten.png" "Breakwater in the demo's 1.4x phase, run by run" \
+  run "share" breakwater_goodput_per_capacity,breakwater_p99_per_slo 1.05=1.05 0.9=0.9 "1.0=SLO, capacity"
