@@ -111,8 +111,7 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
    * Intervals the ceiling looks back over. One interval was too few: at the hotspot of the hotel
    * graph with every service on one core (1 ms intervals, about one request each) the ceiling was
    * then a single request's tokens or none, the price could not climb to what sheds enough, and at
-   * 2× the p95 reached 199 ms against an SLO of 65 ms ({@code ./spillway graph hotel-surge}, run
-   * hZ1 in docs/results/rajomon.md). With eight, a stall still cannot raise the price above the
+   * 2× the p95 reached 199 ms against an SLO of 65 ms ({@code ./spillway graph hotel-surge}). With eight, a stall still cannot raise the price above the
    * richest request of the last eight intervals, and even there the ceiling sees several requests.
    */
   static final int CEILING_INTERVALS = 8;

@@ -28,9 +28,9 @@ import java.util.function.LongBinaryOperator;
  *       recovered, however flat it stays.
  * </ul>
  *
- * <p>Why spans of two, since 2026-11-23: with single windows, one window below the floor
+ * <p>Why spans of two: with single windows, one window below the floor
  * anywhere in the step's later part read as "never recovered". On real sockets (the graph
- * harness's run hG1, {@code docs/results/rajomon.md}, section "Recovery read on 200 ms spans")
+ * harness, {@code docs/results/rajomon.md}, section "Recovery read on 200 ms spans")
  * Rajomon's goodput held 105–156 per window from the step on, but for two single windows of 92
  * and 88 (floor 94, from the mean level the rule then used), the second of them the step's last:
  * a tenth of a second of a run on a shared core, read as no recovery at all. Read on spans, the level is

@@ -60,13 +60,13 @@ import java.util.stream.Collectors;
  *       then restarted. The JIT's work carries over from scheme to scheme (next item), and
  *       without this step a scheme measured early ran on code the later ones found compiled
  *       (most likely the paths every scheme's rejects take through gRPC, which first compile
- *       under overload: the warm-up at 0.8 × rejects almost nothing). On the hotel graph at 2×
- *       (2026-11-22), Rajomon measured alone served 0.76–0.79 × capacity without the pre-warm
+ *       under overload: the warm-up at 0.8 × rejects almost nothing). On the hotel graph at 2×,
+ *       Rajomon measured alone served 0.76–0.79 × capacity without the pre-warm
  *       (two runs), and 0.94–1.21 measured after DAGOR (four); docs/results/rajomon.md. With
  *       {@code --remeasure-capacity}, a measured capacity is then measured again under {@code
  *       none} and the higher reading kept: a check that the first reading was not taken on
  *       code still compiling. The same happens without the flag when a capacity's warm-up never
- *       settled: on a slow machine (run hY1, docs/results/rajomon.md) the warm-up ran its full
+ *       settled: on a slow machine the warm-up ran its full
  *       {@value #CAPACITY_MAX_SLICES} s with the JIT still busy, search read 672 rps against
  *       1,206–1,612 in every other run, and the run's "2×" was about 0.9× of the real capacity.
  *   <li><b>Each scheme</b>: the services restarted under it in the same process (so the JIT's work
@@ -127,7 +127,7 @@ public final class GraphHarnessMain {
   static final double NORMAL_LOAD = 0.8;
   /**
    * The default niceness of the core-1 services process in a split placement, which shares core 1
-   * with the load generator: the same as the generator's. Measured (2026-11-22,
+   * with the load generator: the same as the generator's. Measured (
    * docs/results/rajomon.md "The load generator's share of core 1"): in the isolation scenario at
    * the same priority the generator issued arrivals late by a p99 of 2.5–4.3 ms; at niceness 10
    * that fell to 1.4–2.5 ms, but search's throughput fell by 18–44 % (DAGOR and Rajomon), since
@@ -528,9 +528,9 @@ public final class GraphHarnessMain {
     /**
      * With {@code --remeasure-capacity}: measures every capacity again after the pre-warm, under
      * {@code none}, and keeps the higher of the two readings, capacity being the highest
-     * throughput the graph reaches with no control (docs/design.md "Capacity"). Before the
-     * first reading waited for the JIT ({@link #steady}), it under-read: search's first reading
-     * ranged from 630 to 934 rps over one day's runs (2026-11-22), and after the pre-warm it read
+     * throughput the graph reaches with no control (docs/design.md "Capacity"). Without the wait
+     * for the JIT ({@link #steady}), the first reading under-reads: search's ranged from 630 to
+     * 934 rps over a day's runs, and after the pre-warm it read
      * 1,192–1,282; docs/results/rajomon.md. Kept as a check on the first reading.
      */
     private void remeasureCapacities(GraphServers server) throws Exception {
@@ -557,7 +557,7 @@ public final class GraphHarnessMain {
      * hotel graph search's throughput sat on plateaus (700-720 rps for two five-second slices of
      * ghz) while the JIT was still at work, compiling about a second each second, then rose to
      * about 1,200 rps after some 30 s, when the JIT fell to a trickle of 40-110 ms a second that
-     * never stops (2026-11-22, docs/results/rajomon.md).
+     * never stops (docs/results/rajomon.md).
      */
     private WarmUp warmUntilSteady(GraphServers server, GraphClient client, CallGraph.Interface iface) throws Exception {
       List<Long> completed = new ArrayList<>();

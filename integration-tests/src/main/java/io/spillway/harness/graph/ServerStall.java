@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * A stall of every services process in a schedule run ({@code graph.stall_ms = start, length}):
  * {@code SIGSTOP} to each at {@code start} ms into the run, {@code SIGCONT} {@code length} ms
  * later, on a {@link Scheduler}. The load generator runs on meanwhile, as it did when every service
- * stalled at 3.75 s in run hN2 (docs/results/rajomon.md), whose cause the GC logs do not show; this
+ * once stalled mid-run for a cause the GC logs do not show (docs/results/rajomon.md, "A stall of
+ * every service"); this
  * makes such a stall happen on purpose, at a known time, under every scheme alike.
  *
  * <p>{@link #close} cancels a stall still to come and continues the processes of one under way,

@@ -21,7 +21,7 @@ class GraphWarmUpTest {
 
   @Test
   void aPlateauWhileTheJitCompilesIsNotSteady() {
-    // search's warm-up on 2026-11-22: 674, 690, 700 rps with the JIT compiling about a second per second
+    // a search warm-up measured on the hotel graph: 674, 690, 700 rps with the JIT compiling about a second per second
     assertFalse(steady(List.of(460L, 674L, 690L, 700L), List.of(759L, 945L, 1100L, 1000L)));
   }
 
