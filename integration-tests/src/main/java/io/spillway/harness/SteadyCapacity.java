@@ -10,7 +10,7 @@ import java.util.List;
  * steady while the compiler takes a large share of each second. The harnesses therefore read
  * capacity in one-second slices and accept it only once the last {@value #STEADY_SLICES} agree
  * within {@value #STEADY_SPREAD} and the server's JIT compiled for at most {@value #JIT_QUIET} of
- * each of them.
+ * each of them (the harness counts its own JIT too: it compiles on the load generator's core).
  *
  * <p>A reading's own spread, {@code (highest − lowest) ÷ mean} of those slices, is how far it can
  * be trusted: a run whose goodput exceeds the reading by more than that spread shows the reading
@@ -79,6 +79,15 @@ public final class SteadyCapacity {
      */
     public double exceededBy(double goodputRps) {
       return goodputRps / rps - 1 - spread;
+    }
+
+    /**
+     * Whether this reading is higher than {@code other} beyond both spreads: its range, {@code rps}
+     * less its spread, lies wholly above {@code other}'s, {@code rps} plus its spread. Readings within
+     * each other's noise do not count as different.
+     */
+    public boolean above(Reading other) {
+      return rps * (1 - spread) > other.rps * (1 + other.spread);
     }
 
     /** The higher of two readings: capacity is the most the server reaches. */

@@ -58,6 +58,16 @@ class SteadyCapacityTest {
   }
 
   @Test
+  void aSecondReadingCountsAsHigherOnlyBeyondBothSpreads() {
+    SteadyCapacity.Reading first = new SteadyCapacity.Reading(29_013, 0.029, 15, true);
+    SteadyCapacity.Reading after = new SteadyCapacity.Reading(31_480, 0.009, 9, true);
+    SteadyCapacity.Reading again = new SteadyCapacity.Reading(31_878, 0.014, 9, true);
+    assertTrue(after.above(first), "31,480 - 0.9 % lies above 29,013 + 2.9 %");
+    assertFalse(again.above(after), "31,878 - 1.4 % overlaps 31,480 + 0.9 %");
+    assertFalse(first.above(after));
+  }
+
+  @Test
   void resultsMarkRowsOverCapacityOnlyWhenTheCapacityHasASpread() {
     Scenario s = Scenario.of(Map.of("schemes", "none", "service_mean_us", "25", "rtt_us", "50"));
     ResultRecord within = row(s, 20_300);

@@ -7,7 +7,6 @@ import io.spillway.threading.ThreadingModel;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -97,7 +96,6 @@ final class ThreadingSwitch {
   final class Loop {
     private final LoopQueue queue;
     private final ArrivalRateEstimator arrivals; // null: not adapting
-    private final AtomicInteger unfinished = new AtomicInteger(); // dispatched, not yet finished
     private boolean inline;
 
     Loop(LoopQueue queue, ArrivalRateEstimator arrivals) {
@@ -124,7 +122,9 @@ final class ThreadingSwitch {
         if (!wantInline) {
           queue.drainTo(this::dispatch);
           inline = false;
-        } else if (unfinished.get() == 0) {
+        } else if (pool.unfinished() == 0) {
+          // Every loop follows the same target, and only loops submit to the pool, so an empty
+          // pool means this loop's dispatched requests have all finished.
           inline = true;
         }
       }
@@ -136,14 +136,7 @@ final class ThreadingSwitch {
     }
 
     private void dispatch(Runnable request, long stampNanos) {
-      unfinished.incrementAndGet();
-      pool.execute(() -> {
-        try {
-          request.run();
-        } finally {
-          unfinished.decrementAndGet();
-        }
-      }, stampNanos);
+      pool.execute(request, stampNanos);
     }
 
     /** Whether this loop currently runs its requests in-line. */
