@@ -4,21 +4,14 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.NumberAxis;
-import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
-import org.jfree.chart.ui.RectangleAnchor;
-import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -80,21 +73,9 @@ public final class LineChart {
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(new Color(0xDDDDDD));
     plot.setDomainGridlinePaint(new Color(0xDDDDDD));
-    references.forEach((value, label) -> {
-      ValueMarker marker = new ValueMarker(value, new Color(0x555555), new BasicStroke(1.2f,
-          BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
-      marker.setLabel(label);
-      marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
-      marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
-      plot.addRangeMarker(marker);
-    });
+    references.forEach((value, label) -> plot.addRangeMarker(MatrixChart.referenceLine(value, label)));
     JFreeChart chart = new JFreeChart(title, new Font(Font.SANS_SERIF, Font.BOLD, 16), plot, names.size() > 1);
     chart.setBackgroundPaint(Color.WHITE);
-    Files.createDirectories(png.toAbsolutePath().getParent());
-    Path tmp = png.resolveSibling("." + png.getFileName() + ".tmp");
-    try (OutputStream out = Files.newOutputStream(tmp)) {
-      ChartUtils.writeChartAsPNG(out, chart, ReportCharts.WIDTH, ReportCharts.HEIGHT);
-    }
-    Files.move(tmp, png, StandardCopyOption.REPLACE_EXISTING);
+    ReportWriter.writePng(png, chart);
   }
 }

@@ -4,14 +4,10 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
@@ -44,6 +40,16 @@ public final class MatrixChart {
   private static final double LOG_FLOOR = 0.01;
 
   private MatrixChart() { }
+
+  /** A dashed horizontal line at {@code y}, labelled at its left end (a bar to meet). */
+  static ValueMarker referenceLine(double y, String label) {
+    ValueMarker marker = new ValueMarker(y, new Color(0x555555), new BasicStroke(1.5f,
+        BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+    marker.setLabel(label);
+    marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+    marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
+    return marker;
+  }
 
   /**
    * Draws {@code values} (scheme → one value per cell, in report order) into a PNG at {@code png}.
@@ -95,19 +101,9 @@ public final class MatrixChart {
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(new Color(0xDDDDDD));
     plot.setDomainGridlinesVisible(false);
-    ValueMarker marker = new ValueMarker(reference, new Color(0x555555), new BasicStroke(1.5f,
-        BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
-    marker.setLabel(referenceLabel);
-    marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
-    marker.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
-    plot.addRangeMarker(marker);
+    plot.addRangeMarker(referenceLine(reference, referenceLabel));
     JFreeChart chart = new JFreeChart(title, new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, false);
     chart.setBackgroundPaint(Color.WHITE);
-    Files.createDirectories(png.toAbsolutePath().getParent());
-    Path tmp = png.resolveSibling("." + png.getFileName() + ".tmp");
-    try (OutputStream out = Files.newOutputStream(tmp)) {
-      ChartUtils.writeChartAsPNG(out, chart, ReportCharts.WIDTH, ReportCharts.HEIGHT);
-    }
-    Files.move(tmp, png, StandardCopyOption.REPLACE_EXISTING);
+    ReportWriter.writePng(png, chart);
   }
 }

@@ -153,6 +153,12 @@ public final class ReportWriter {
     void writeTo(OutputStream out) throws IOException;
   }
 
+  /** Writes {@code chart} as a PNG of the report's size at {@code png}, replacing it whole. */
+  static void writePng(Path png, org.jfree.chart.JFreeChart chart) throws IOException {
+    Files.createDirectories(png.toAbsolutePath().getParent());
+    replace(png, out -> ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT));
+  }
+
   private static void replace(Path file, Content content) throws IOException {
     // Not Files.createTempFile: it makes the file owner-only (0600), and reports are shared.
     Path tmp = file.resolveSibling("." + file.getFileName() + "."
