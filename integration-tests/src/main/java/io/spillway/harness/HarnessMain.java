@@ -9,7 +9,6 @@ import io.spillway.sim.Report;
 import io.spillway.sim.ResultRecord;
 import io.spillway.sim.Scenario;
 import io.spillway.sim.ScenarioCommand;
-import io.spillway.sim.SchemeRegistry;
 import io.spillway.sim.StepConvergence;
 import io.spillway.sim.Tally;
 import io.spillway.transport.SpillwayClient;
@@ -97,7 +96,7 @@ public final class HarnessMain {
     Path file = cmd.scenarioFile();
     Map<String, String> overrides = cmd.overrides();
     Scenario scenario = cmd.load();
-    scenario.schemes().forEach(name -> SchemeRegistry.create(name, scenario));
+    scenario.schemes().forEach(name -> SocketSchemes.create(name, scenario));
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", "harness-" + scenario.name());
     Files.createDirectories(out);
     Harness h = new Harness(scenario, file, overrides, connections[0], out);
@@ -194,7 +193,7 @@ public final class HarnessMain {
       List<ResultRecord> phases = new ArrayList<>();
       WindowLog windows = new WindowLog(out);
       for (String name : scenario.schemes()) {
-        OverloadScheme scheme = SchemeRegistry.create(name, scenario);
+        OverloadScheme scheme = SocketSchemes.create(name, scenario);
         try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out);
              SpillwayClient client = client(scheme, server.port())) {
           warm(client, capacity);
@@ -250,7 +249,7 @@ public final class HarnessMain {
       long step = scenario.warmupNanos() + scenario.durationNanos();
       System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s); profiling the locks of %s at 1.00x for %.1f s%n",
           capacity, measure ? "measured" : "given", name, step / 1e9);
-      OverloadScheme scheme = SchemeRegistry.create(name, scenario);
+      OverloadScheme scheme = SocketSchemes.create(name, scenario);
       Recorder recorder = new Recorder(scenario.windowNanos());
       try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out, true);
            SpillwayClient client = client(scheme, server.port())) {
@@ -302,7 +301,7 @@ public final class HarnessMain {
       String name = scenario.schemes().getFirst();
       System.err.printf(Locale.ROOT, "harness: capacity %.0f rps (%s); soak of %s at %.1fx for %d min%n",
           capacity, measure ? "measured" : "given", name, SOAK_LEVEL, minutes);
-      OverloadScheme scheme = SchemeRegistry.create(name, scenario);
+      OverloadScheme scheme = SocketSchemes.create(name, scenario);
       List<String> csv = new ArrayList<>(List.of(
           "minute,offered,goodput_rps,served,refused,expired,lost,p99_us,gcs,heap_after_gc_mean_mb,heap_after_gc_max_mb"));
       List<Double> heapMeans = new ArrayList<>();
@@ -470,6 +469,10 @@ public final class HarnessMain {
         cmd.add("-D" + HarnessServer.PLATFORM_THREADS + "=true");
       }
       cmd.addAll(AheadOfTimeCache.serverOptions());
+      if (scheme.equals(SocketSchemes.SENTINEL)) {
+        // Sentinel writes its record log and per-second metric log under ~/logs/csp unless told
+        cmd.add("-Dcsp.sentinel.log.dir=" + out.toAbsolutePath().resolve("sentinel-logs"));
+      }
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-XX:MetaspaceSize=256m",
           "-Xlog:gc:file=" + out.resolve("gc-server-" + scheme + ".log"),
           "--enable-native-access=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",

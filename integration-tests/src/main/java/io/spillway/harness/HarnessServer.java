@@ -14,6 +14,7 @@ import io.spillway.transport.Threading;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -66,9 +67,17 @@ public final class HarnessServer {
    */
   static final String PLATFORM_THREADS = "spillway.harness.platformThreads";
 
+  /**
+   * Standard output as the process started: the harness reads its lines. Everything else printed
+   * to {@code System.out} goes to the server's log instead (Sentinel announces its log settings
+   * on standard output when it starts).
+   */
+  private static final PrintStream PROTOCOL = System.out;
+
   private HarnessServer() { }
 
   public static void main(String[] args) throws Exception {
+    System.setOut(System.err);
     if (args.length < 3) {
       System.err.println("usage: HarnessServer SCENARIO_FILE SCHEME CARRIERS [key=value ...]");
       System.exit(2);
@@ -92,15 +101,15 @@ public final class HarnessServer {
           + (handler instanceof MutexPathService s ? ", " + s : "")
           + (usesAsqm(schemeName) ? ", ASQM budget " + scenario.asqmBudgetNanos() / 1_000 + " us" : ""));
       GcSamples.start();
-      System.out.println(PORT_LINE + server.port());
-      System.out.flush();
+      PROTOCOL.println(PORT_LINE + server.port());
+      PROTOCOL.flush();
       serveCommands();
     }
   }
 
   /** Schemes under which requests get a queueing budget and acquire within it: the simulator's rule. */
   static boolean usesAsqm(String scheme) {
-    return io.spillway.sim.SchemeRegistry.usesAsqm(scheme);
+    return SchemeRegistry.usesAsqm(scheme);
   }
 
   /** The scenario's synthetic service: the mutex-path service if it has {@code paths}, else a spin. */
@@ -122,7 +131,7 @@ public final class HarnessServer {
    */
   static SpillwayServer.Builder builder(Scenario scenario, String scheme, RequestHandler handler,
       CarrierDispatcher dispatcher, int parallelism) {
-    OverloadScheme overload = SchemeRegistry.create(scheme, scenario);
+    OverloadScheme overload = SocketSchemes.create(scheme, scenario);
     SpillwayServer.Builder b = scenario.threading().equals("inline")
         ? SpillwayServer.builder().threading(Threading.LOOP_QUEUE)
         : SpillwayServer.builder().dispatcher(dispatcher, dispatcher.queueDelay());
@@ -169,8 +178,8 @@ public final class HarnessServer {
   }
 
   private static void reply(String text) {
-    System.out.println(JFR_LINE + text);
-    System.out.flush();
+    PROTOCOL.println(JFR_LINE + text);
+    PROTOCOL.flush();
   }
 
   /** The synthetic service without paths: spin for the requested time on the carrier. */

@@ -98,6 +98,8 @@ public final class Scenario {
     keys.put("netflix.vegas.smoothing", "Vegas weight of a new limit estimate in (0,1]; default 1.0");
     keys.put("netflix.aimd.backoff", "AIMD multiplicative decrease on a drop or late sample, in [0.5,1); default 0.9");
     keys.put("netflix.aimd.timeout_us", "AIMD: a server latency above this counts as a drop; default 5000000 (5 s)");
+    keys.put("sentinel.load", "Sentinel (real-socket harness only): the system rule's load1 trigger; default 2.5 x the server's cores (Sentinel's reference value), -1 off");
+    keys.put("sentinel.cpu_usage", "Sentinel (real-socket harness only): the system rule's CPU-usage trigger in [0,1]; default -1 (off)");
     keys.put("protego.client_timeout_us", "Protego's client queue timeout; default SLO/2");
     keys.put("protego.rule", "Protego's pool rule: authors (bw2_server.c, default) | paper (Algorithm 1 as printed)");
     keys.put("rajomon.threshold_us", "Rajomon queueing-delay threshold; default 25% of the SLO");

@@ -81,9 +81,20 @@ public final class SchemeRegistry {
         return entry.factory().apply(scenario);
       }
     }
+    if (name.equals(REAL_TIME_ONLY)) {
+      throw new IllegalArgumentException("scheme '" + name + "' runs on real sockets only (./spillway"
+          + " harness): Sentinel's statistics follow its own wall clock, not the simulator's virtual"
+          + " time; known schemes here: " + String.join(", ", names()));
+    }
     throw new IllegalArgumentException("unknown scheme '" + name + "'; known schemes: "
         + String.join(", ", names()));
   }
+
+  /**
+   * The scheme the real-socket harness adds to these ({@code io.spillway.harness.SocketSchemes}):
+   * Alibaba Sentinel, whose statistics read a wall clock, so it cannot run here.
+   */
+  public static final String REAL_TIME_ONLY = "sentinel";
 
   /** Breakwater's paper defaults for the scenario's SLO and RTT, with any breakwater.* keys applied. */
   static BreakwaterConfig breakwaterConfig(Scenario s) {
