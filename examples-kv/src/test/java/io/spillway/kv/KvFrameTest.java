@@ -99,7 +99,7 @@ class KvFrameTest {
   void theClientRefusesKeysTheProtocolCannotCarry() throws Exception {
     FrameSchemes.LeakChecks leaks = new FrameSchemes.LeakChecks();
     try (KvServer server = server(leaks, KvServer.FrameScheme.NONE);
-         KvClient client = KvClient.builder().port(server.framePort()).start()) {
+         KvClient client = KvClient.builder().port(server.framePort()).sloNanos(10_000_000_000L).start()) {
       assertThrows(IllegalArgumentException.class, () -> client.get(new byte[0]));
       assertThrows(IllegalArgumentException.class, () -> client.get(new byte[KvStore.MAX_KEY_LENGTH + 1]));
     }
@@ -120,14 +120,19 @@ class KvFrameTest {
     try (KvServer server = KvServer.builder().host("127.0.0.1").port(-1).framePort(0).cores(2)
         .memoryMegabytes(8).frameScheme(KvServer.FrameScheme.NONE).target(Duration.ofNanos(110_000))
         .frameSchemeWrapper(leaks::wrap).ticker(clock::get).build().start();
-         KvClient queued = KvClient.builder().port(server.framePort()).firstSessionId(1).start();
-         KvClient refused = KvClient.builder().port(server.framePort()).firstSessionId(100).start()) {
+         // client queues that expire nothing (10 s): a busy build machine must not expire a call unsent
+         KvClient queued = KvClient.builder().port(server.framePort()).firstSessionId(1)
+             .sloNanos(10_000_000_000L).start();
+         KvClient refused = KvClient.builder().port(server.framePort()).firstSessionId(100)
+             .sloNanos(10_000_000_000L).start()) {
       BudgetedLock slabs = server.store().slabs().lock();
       CompletableFuture<Void> first;
       slabs.lock();
       try {
         first = queued.set(b("a"), 0, 0, b("first"));
-        FrameSchemes.waitUntil(() -> slabs.waiters() > 0);
+        CompletableFuture<Void> waiting = first;
+        FrameSchemes.waitUntil(() -> slabs.waiters() > 0 || waiting.isDone());
+        assertFalse(first.isDone(), () -> "the first SET should queue on the slab lock: " + first);
         clock.addAndGet(1_000_000); // the queued SET has waited 1 ms, far over a 110 µs target
         ExecutionException e = assertThrows(ExecutionException.class,
             () -> await(refused.set(b("b"), 0, 0, b("second"))));
@@ -168,7 +173,8 @@ class KvFrameTest {
     try (KvServer server = server(leaks, KvServer.FrameScheme.NONE);
          SpillwayClient raw = SpillwayClient.builder().scheme(NoControl.INSTANCE).port(server.framePort())
              .sloNanos(10_000_000_000L).build().start();
-         KvClient client = KvClient.builder().port(server.framePort()).firstSessionId(100).start()) {
+         KvClient client = KvClient.builder().port(server.framePort()).firstSessionId(100)
+             .sloNanos(10_000_000_000L).start()) {
       for (byte[] payload : bad) {
         byte[] answer = await(raw.session(0).call(payload));
         assertEquals(KvFrameCodec.CLIENT_ERROR, answer[0], () -> "payload " + java.util.Arrays.toString(payload));

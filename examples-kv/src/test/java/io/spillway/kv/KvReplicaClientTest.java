@@ -74,7 +74,8 @@ class KvReplicaClientTest {
       assertEquals(21, client.retriesRefused());
       assertEquals(25, rejectAll.seen.get(), "every call went to replica 0 first");
       assertEquals(4, second.store().items(), "the retried SETs are stored on replica 1 only");
-      try (KvClient direct = KvClient.builder().port(second.framePort()).firstSessionId(1_000).start()) {
+      try (KvClient direct = KvClient.builder().port(second.framePort()).firstSessionId(1_000)
+          .sloNanos(10_000_000_000L).start()) {
         for (int i : new int[] {0, 1, 10, 20}) {
           assertEquals(new KvClient.Value(i, b("v" + i)), await(direct.get(b("k" + i))).orElseThrow());
         }
