@@ -4,9 +4,12 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code ./spillway kv [--port N] [--memory MB] [--scheme S] [--cores N] [--target-us T]}: a
- * memcached-protocol server in the foreground. Prints {@code port N} once it listens; stops on
- * SIGTERM or Ctrl-C. Any memcached client can use it.
+ * {@code ./spillway kv [--port N] [--memory MB] [--scheme S] [--cores N] [--target-us T]
+ * [--frame-port N] [--frame-scheme S]}: a memcached-protocol server in the foreground, and with
+ * {@code --frame-port} the same store over Spillway's native frame for {@link KvClient}. Prints
+ * {@code frame-port N} (if any), then {@code port N} once it listens ({@code port -1} with {@code
+ * --port -1}: no text protocol); stops on SIGTERM or Ctrl-C. Any memcached client can use the text
+ * port.
  */
 public final class KvMain {
 
@@ -18,7 +21,8 @@ public final class KvMain {
       String flag = args[i];
       if (flag.equals("-h") || flag.equals("--help")) {
         System.out.println("usage: spillway kv [--port N] [--memory MB] [--scheme asqm|spillway|none]"
-            + " [--cores N] [--target-us T] [--host H]");
+            + " [--cores N] [--target-us T] [--host H] [--frame-port N] [--frame-scheme protego|breakwater|none]");
+        System.out.println("  --port -1 serves no text protocol; --frame-port N also serves the native frame (KvClient)");
         return;
       }
       if (i + 1 >= args.length) {
@@ -33,6 +37,8 @@ public final class KvMain {
           case "--cores", "-t" -> b.cores(Integer.parseInt(v));
           case "--target-us" -> b.target(Duration.ofNanos(Math.round(Double.parseDouble(v) * 1000)));
           case "--host" -> b.host(v);
+          case "--frame-port" -> b.framePort(Integer.parseInt(v));
+          case "--frame-scheme" -> b.frameScheme(KvServer.FrameScheme.parse(v));
           default -> fail("unknown option " + flag + " (try --help)");
         }
       } catch (NumberFormatException e) {
@@ -58,7 +64,10 @@ public final class KvMain {
       server.close();
       stopped.countDown();
     }, "kv-shutdown"));
-    System.out.println("port " + server.port());
+    if (server.framePort() >= 0) {
+      System.out.println("frame-port " + server.framePort());
+    }
+    System.out.println("port " + (b.hasTextPort() ? server.port() : -1));
     System.out.flush();
     stopped.await();
   }

@@ -25,6 +25,8 @@ import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import io.spillway.credit.Spillway;
+import io.spillway.transport.SpillwayServer;
+import io.spillway.transport.Threading;
 import io.spillway.transport.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,6 +37,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.UnaryOperator;
 
 /**
  * A memcached-protocol server over {@link KvStore}: memcached's text protocol on Spillway's
@@ -55,6 +58,15 @@ import java.util.concurrent.atomic.LongAdder;
  * the loops' delay does not include the kernel's socket queue, where a plain client's backlog
  * waits: measured, the gate lowered goodput at every load (docs/results/kv.md). {@link
  * Protection#NONE} is plain memcached.
+ *
+ * <h2>Spillway-aware clients</h2>
+ *
+ * <p>With {@link Builder#framePort} the same store is also served over Spillway's native frame
+ * ({@link KvFrameCodec}) on a {@link SpillwayServer} of its own event loops: the frame's gate
+ * admits requests on credits ({@link FrameScheme}; Protego's by default) before their payload is
+ * read, each request then runs with the same budgets at the same locks, and a request a lock
+ * refuses is answered with a header-only {@code REJECTED_BUDGET}, a fast reject that {@link
+ * KvClient} reports and {@link KvReplicaClient} may retry on a replica (protego-nsdi23 §5.3).
  *
  * <p>Thread-safe; {@link #start} and {@link #close} once each.
  */
@@ -87,6 +99,49 @@ public final class KvServer implements AutoCloseable {
     }
   }
 
+  /**
+   * The admission scheme of the native-frame port ({@link Builder#framePort}): credits for
+   * Spillway-aware clients ({@link KvClient}), which build their side of the scheme with the same
+   * value.
+   */
+  public enum FrameScheme {
+    /**
+     * Protego's credits (protego-nsdi23 §3.1: the pool sized by throughput slope, drops counted
+     * from the budgeted locks' aborts); the default.
+     */
+    PROTEGO,
+    /** Breakwater's credits, demand speculation and delay-based AQM (breakwater-osdi20 §3). */
+    BREAKWATER,
+    /** No admission control; the locks' budgets still refuse what would be late. */
+    NONE;
+
+    /**
+     * The scheme for a store whose target delay is {@code targetNanos}: the credits' SLO is the
+     * target (the paper's per-server target, §5.3) and their network RTT a tenth of it, the
+     * unloaded credit-to-response time (ProtegoConfig.forSlo).
+     */
+    public OverloadScheme scheme(long targetNanos) {
+      long rtt = Math.max(1_000, targetNanos / 10);
+      return switch (this) {
+        case PROTEGO -> io.spillway.credit.Protego.of(io.spillway.credit.ProtegoConfig.forSlo(targetNanos, rtt));
+        case BREAKWATER -> io.spillway.credit.Breakwater.of(
+            io.spillway.credit.BreakwaterConfig.forSlo(targetNanos, rtt));
+        case NONE -> NoControl.INSTANCE;
+      };
+    }
+
+    /** The scheme called {@code name} ({@code protego}, {@code breakwater}, {@code none}). */
+    public static FrameScheme parse(String name) {
+      for (FrameScheme f : values()) {
+        if (f.name().equalsIgnoreCase(name)) {
+          return f;
+        }
+      }
+      throw new IllegalArgumentException("unknown frame scheme '" + name
+          + "'; known: protego (default), breakwater, none");
+    }
+  }
+
   private final Config config;
   private final KvStore store;
   private final ServiceTimeTracker serviceTimes = new ServiceTimeTracker();
@@ -103,6 +158,7 @@ public final class KvServer implements AutoCloseable {
   private EventLoopGroup group;
   private Channel listener;
   private ServerGate gate;
+  private SpillwayServer frameServer;
   private volatile boolean closed;
 
   private KvServer(Config config) {
@@ -152,7 +208,18 @@ public final class KvServer implements AutoCloseable {
                 probes.get(ch.eventLoop())));
           }
         });
-    listener = b.bind(config.host, config.port).sync().channel();
+    if (config.port >= 0) {
+      listener = b.bind(config.host, config.port).sync().channel();
+    }
+    if (config.framePort >= 0) {
+      OverloadScheme frameScheme = config.frameSchemeWrapper.apply(config.frameScheme.scheme(config.targetNanos));
+      // Requests run on their connection's loop, in slices (LOOP_QUEUE), as the text protocol
+      // runs its commands in-line: a store operation is shorter than a hand-off to another thread.
+      frameServer = SpillwayServer.builder().host(config.host).port(config.framePort)
+          .scheme(frameScheme).handler(new KvFrameHandler(this)).transport(transport)
+          .ioThreads(config.cores).parallelism(config.cores).threading(Threading.LOOP_QUEUE)
+          .ticker(config.ticker).build().start();
+    }
     return this;
   }
 
@@ -172,9 +239,22 @@ public final class KvServer implements AutoCloseable {
     return Transport.select();
   }
 
-  /** The port bound (useful with port 0). */
+  /** The text protocol's port bound (useful with port 0). */
   public int port() {
+    if (listener == null) {
+      throw new IllegalStateException("no text port: built with port(-1)");
+    }
     return ((java.net.InetSocketAddress) listener.localAddress()).getPort();
+  }
+
+  /** The native-frame port bound, or -1 if the server has none ({@link Builder#framePort}). */
+  public int framePort() {
+    return frameServer == null ? -1 : frameServer.port();
+  }
+
+  /** The native-frame server's gate (tests). */
+  ServerGate frameGate() {
+    return frameServer.gate();
   }
 
   /** The store. */
@@ -204,6 +284,11 @@ public final class KvServer implements AutoCloseable {
       serviceTimes.record(now - start);
     }
     permit.complete(outcome, now, scratch);
+  }
+
+  /** A native-frame request was served in {@code nanos} (the p99 the budgets subtract). */
+  void served(long nanos) {
+    serviceTimes.record(nanos);
   }
 
   void refused(Status status) {
@@ -359,6 +444,9 @@ public final class KvServer implements AutoCloseable {
     if (listener != null) {
       listener.close().syncUninterruptibly();
     }
+    if (frameServer != null) {
+      frameServer.close();
+    }
     if (gate != null) {
       gate.close();
     }
@@ -368,7 +456,8 @@ public final class KvServer implements AutoCloseable {
   }
 
   private record Config(String host, int port, long memoryBytes, int cores, Protection protection,
-      long targetNanos, Ticker ticker, Transport transport) { }
+      long targetNanos, Ticker ticker, Transport transport, int framePort, FrameScheme frameScheme,
+      UnaryOperator<OverloadScheme> frameSchemeWrapper) { }
 
   /** Builds a {@link KvServer}. Not thread-safe. */
   public static final class Builder {
@@ -380,14 +469,17 @@ public final class KvServer implements AutoCloseable {
     private long targetNanos = 110_000;
     private Ticker ticker = Ticker.system();
     private Transport transport;
+    private int framePort = -1;
+    private FrameScheme frameScheme = FrameScheme.PROTEGO;
+    private UnaryOperator<OverloadScheme> frameSchemeWrapper = UnaryOperator.identity();
 
     private Builder() { }
 
     public Builder host(String value) { host = Objects.requireNonNull(value); return this; }
 
-    /** The port; 0 picks a free one. */
+    /** The text protocol's port; 0 picks a free one, -1 serves no text protocol. */
     public Builder port(int value) {
-      if (value < 0 || value > 65535) {
+      if (value < -1 || value > 65535) {
         throw new IllegalArgumentException("port out of range: " + value);
       }
       port = value;
@@ -410,6 +502,31 @@ public final class KvServer implements AutoCloseable {
         throw new IllegalArgumentException("cores must be at least 1: " + value);
       }
       cores = value;
+      return this;
+    }
+
+    /**
+     * Also serves the KV operations over Spillway's native frame ({@link KvClient}) on this port;
+     * 0 picks a free one ({@link KvServer#framePort()}), -1 (the default) serves none.
+     */
+    public Builder framePort(int value) {
+      if (value < -1 || value > 65535) {
+        throw new IllegalArgumentException("frame port out of range: " + value);
+      }
+      framePort = value;
+      return this;
+    }
+
+    /** The native-frame port's admission scheme; {@link FrameScheme#PROTEGO} by default. */
+    public Builder frameScheme(FrameScheme value) { frameScheme = Objects.requireNonNull(value); return this; }
+
+    boolean hasTextPort() {
+      return port >= 0;
+    }
+
+    /** Tests: wraps the frame port's scheme (to check its gate for leaks). */
+    Builder frameSchemeWrapper(UnaryOperator<OverloadScheme> value) {
+      frameSchemeWrapper = Objects.requireNonNull(value);
       return this;
     }
 
@@ -439,8 +556,11 @@ public final class KvServer implements AutoCloseable {
             + " this JVM's heap (" + (heap >> 20) + " MiB, 64 MiB kept free): raise -Xmx or lower"
             + " the memory");
       }
+      if (port < 0 && framePort < 0) {
+        throw new IllegalArgumentException("no port to serve: a text port, a frame port, or both");
+      }
       return new KvServer(new Config(host, port, memoryBytes, cores, protection, targetNanos,
-          ticker, transport));
+          ticker, transport, framePort, frameScheme, frameSchemeWrapper));
     }
   }
 }

@@ -10,6 +10,7 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.spillway.api.OverloadScheme;
+import io.spillway.api.RetryBudget;
 import io.spillway.api.Scheduler;
 import io.spillway.api.Ticker;
 import java.net.InetAddress;
@@ -42,10 +43,10 @@ import java.util.function.IntUnaryOperator;
  *
  * <p>Retry to a replica (protego-nsdi23 §5.3): a unary call that one backend rejects fast (a
  * {@code RESOURCE_EXHAUSTED} carrying a Spillway status, answered before any response message) is
- * sent once more to another backend, if the retry budget allows: each call adds
- * {@code retryShare} of a token (at most 10 tokens are kept), each retry spends one, so retries
- * stay below {@code retryShare} of calls over any long stretch, as gRPC's retry throttling bounds
- * them (gRFC A6). Never more than one retry, never after anything but a fast reject. Off unless
+ * sent once more to another backend, if the retry budget allows ({@link RetryBudget}: each call adds
+ * {@code retryShare} of a token, at most 10 are kept, each retry spends one, so retries stay below
+ * {@code retryShare} of calls over any long stretch, as gRPC's retry throttling bounds them, gRFC
+ * A6). Never more than one retry, never after anything but a fast reject. Off unless
  * {@link Builder#retryToReplica} is set.
  *
  * <p>Thread-safe. {@link #close()} ends every session and shuts the backends' channels down.
@@ -55,18 +56,12 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
   /** How calls are assigned to backends. */
   public enum Policy { ROUND_ROBIN, PICK_FIRST }
 
-  /** Retry tokens are counted in thousandths, so shares such as 0.1 add up exactly. */
-  private static final long TOKEN = 1000;
-  private static final long MAX_TOKENS = 10 * TOKEN;
-
   private final List<Backend> backends;
   private final Policy policy;
   private final double retryShare;
   private final AtomicInteger next = new AtomicInteger();
   private final IntUnaryOperator picker;
-  private final Object tokenLock = new Object();
-  private long tokens = MAX_TOKENS;
-  private final long tokensPerCall;
+  private final RetryBudget retryBudget; // null when retries are off
   private final AtomicInteger retries = new AtomicInteger();
   private final AtomicInteger calls = new AtomicInteger();
 
@@ -79,7 +74,7 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
     this.backends = List.copyOf(backends);
     this.policy = policy;
     this.retryShare = retryShare;
-    this.tokensPerCall = Math.round(retryShare * TOKEN);
+    this.retryBudget = retryShare > 0 ? RetryBudget.of(retryShare) : null;
     this.picker = picker;
   }
 
@@ -116,9 +111,7 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
     if (retryShare <= 0 || backends.size() < 2 || method.getType() != MethodDescriptor.MethodType.UNARY) {
       return backends.get(first).intercepted().newCall(method, options);
     }
-    synchronized (tokenLock) {
-      tokens = Math.min(MAX_TOKENS, tokens + tokensPerCall);
-    }
+    retryBudget.onCall();
     return new RetryingCall<>(method, options, first);
   }
 
@@ -157,13 +150,7 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
   }
 
   private boolean takeRetryToken() {
-    synchronized (tokenLock) {
-      if (tokens >= TOKEN) {
-        tokens -= TOKEN;
-        return true;
-      }
-      return false;
-    }
+    return retryBudget.tryRetry();
   }
 
   @Override

@@ -39,6 +39,16 @@ public final class Report {
           r.goodputRps() / r.capacityRps(), r.p50Micros(), r.p99Micros(), 100 * r.dropRate(),
           r.rejectDelayMicros(), 100 * r.expiredRate(), !series && results.overCapacity(r) ? "  > cap" : "");
     }
+    if (s.replicas() > 1) {
+      out.println();
+      out.println("two replicas (protego-nsdi23 §5.3): server 1 first, a fast reject retried once on server 2");
+      out.printf(Locale.ROOT, "%-24s %8s %9s %12s %9s %9s%n", "scheme", "demand", "retried%", "rej_p99_us",
+          "p99_us", "SLO_us");
+      for (ResultRecord r : results.rows()) {
+        out.printf(Locale.ROOT, "%-24s %8.2f %9.2f %12.1f %9.1f %9.1f%n", r.scheme(), r.demand(),
+            100 * r.retryRate(), r.rejectDelayP99Micros(), r.p99Micros(), r.sloMicros());
+      }
+    }
     if (!results.convergence().isEmpty()) {
       out.println();
       out.printf(Locale.ROOT, "%-24s %10s %10s %12s %16s%n", "scheme", "step", "at_ms", "goodput", "converged_ms");
@@ -146,7 +156,9 @@ public final class Report {
           .append(", \"drop_rate\": ").append(num(r.dropRate()))
           .append(", \"reject_delay_us\": ").append(num(r.rejectDelayMicros()))
           .append(", \"expired_rate\": ").append(num(r.expiredRate()))
-          .append(", \"messages_per_request\": ").append(num(r.messagesPerRequest()));
+          .append(", \"messages_per_request\": ").append(num(r.messagesPerRequest()))
+          .append(", \"retry_rate\": ").append(num(r.retryRate()))
+          .append(", \"reject_delay_p99_us\": ").append(num(r.rejectDelayP99Micros()));
       if (r.windowMillis() > 0) {
         b.append(", \"t_ms\": ").append(num(r.windowStartMillis()))
             .append(", \"window_ms\": ").append(num(r.windowMillis()));

@@ -21,12 +21,14 @@ package io.spillway.sim;
  * @param messagesPerRequest server messages in and out ÷ requests issued
  * @param windowStartMillis for time-series rows, the window's start; -1 for steady rows
  * @param windowMillis for time-series rows, the window's length; 0 for steady rows
+ * @param retryRate requests retried on a replica ÷ requests issued (0 with one server)
+ * @param rejectDelayP99Micros 99th percentile of the reject delay
  */
 public record ResultRecord(String scheme, int clients, double demand, double capacityRps,
     double offeredRps, double throughputRps, double goodputRps, double p50Micros,
     double p99Micros, double sloMicros, double dropRate, double rejectDelayMicros,
     double expiredRate, double messagesPerRequest, double windowStartMillis,
-    double windowMillis) {
+    double windowMillis, double retryRate, double rejectDelayP99Micros) {
 
   public static ResultRecord of(String scheme, Scenario scenario, double demand, double capacityRps,
       Tally t, long spanNanos, double windowStartMillis, double windowMillis) {
@@ -37,6 +39,7 @@ public record ResultRecord(String scheme, int clients, double demand, double cap
         t.dropRate(), t.meanRejectDelayMicros(),
         t.offered == 0 ? 0 : (double) t.expired / t.offered,
         t.offered == 0 ? 0 : (double) (t.messagesIn + t.messagesOut) / t.offered,
-        windowStartMillis, windowMillis);
+        windowStartMillis, windowMillis, t.offered == 0 ? 0 : (double) t.retried / t.offered,
+        t.rejectDelayP99Micros());
   }
 }

@@ -55,6 +55,8 @@ public final class Scenario {
     keys.put("asqm.wait_estimate", "a mutex's expected wait: queue (default: queue length x"
         + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
+    keys.put("replicas", "servers, each with the scenario's cores, locks and gate (1 or 2): with 2, every request goes to server 1 first and a fast reject (server 1's, or expiry in the client's queue for it) is retried once on server 2 within the client's retry budget (protego-nsdi23 §5.3, Fig. 8); demand stays a multiple of one server's capacity");
+    keys.put("retry_share", "replicas: the retry budget's share of calls (RetryBudget: each call adds this share of a token, each retry spends one, 10 kept); default 1, every fast reject retried");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
     keys.put("graph.services", "call graph (rajomon-nsdi25 §5.1): services 'name[:workers], ...'; with graph.interfaces and one 'graph.<interface> = svc compute_us -> callee, ...; ...' per interface (optional graph.<interface>.slo_us, graph.<interface>.schedule); see CallGraph");
@@ -156,6 +158,8 @@ public final class Scenario {
       Map.entry("time_origin_ns", "0"),
       Map.entry("threading", "dispatch"),
       Map.entry("sweep", ""),
+      Map.entry("replicas", "1"),
+      Map.entry("retry_share", "1"),
       Map.entry("paths", ""),
       Map.entry("path_service_us", ""),
       Map.entry("path_hold_us", ""),
@@ -237,6 +241,13 @@ public final class Scenario {
     paths();
     pathHoldShares();
     lockBarging();
+    if (replicas() < 1 || replicas() > 2) {
+      throw invalid("replicas", "1 or 2");
+    }
+    double share = retryShare();
+    if (!(share > 0 && share <= 1)) {
+      throw invalid("retry_share", "in (0, 1]");
+    }
     callGraph();
     seed();
     timeOriginNanos();
@@ -329,6 +340,16 @@ public final class Scenario {
   }
 
   /** A measured or given capacity; 0 means "measure it". */
+  /** Servers behind the clients (protego-nsdi23 §5.3's two replicas); 1 by default. */
+  public int replicas() {
+    return intValue("replicas");
+  }
+
+  /** With replicas: the share of calls the clients' retry budgets let retry. */
+  public double retryShare() {
+    return doubleValue("retry_share");
+  }
+
   public double capacityRps() {
     return doubleValue("capacity_rps");
   }

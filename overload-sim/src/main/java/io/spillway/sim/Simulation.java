@@ -12,6 +12,7 @@ import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
+import io.spillway.api.RetryBudget;
 import io.spillway.api.Scheduler;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
@@ -73,8 +74,17 @@ import java.util.SplittableRandom;
  * if a core would pick it up when that budget, counted from its parsing, is spent: the
  * transport's rule at dispatch.
  *
+ * <p>Replicas (scenario key {@code replicas}, protego-nsdi23 §5.3, Fig. 8): with two servers, each
+ * with the scenario's cores, locks and its own gate, every request goes to server 1 first; one
+ * that server 1 turns away with a fast reject, or that expires in the client's queue for server 1
+ * (Protego's locally generated failure message), is sent once more to server 2 if the client's
+ * {@link RetryBudget} allows ({@code retry_share}); its latency counts from its first arrival,
+ * its wait in server 2's client queue from the retry. A client keeps one session, with its own
+ * credits, per server (docs/design.md: credits are per backend). Demand stays a multiple of one
+ * server's capacity.
+ *
  * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
- * client re-issuing as soon as its response arrives: how capacity is measured.
+ * client re-issuing as soon as its response arrives: how capacity is measured (one server).
  *
  * <p>Not thread-safe; one run per instance, on one thread.
  */
@@ -107,7 +117,6 @@ final class Simulation {
   private final double[] pathServiceScale;
   private final double[] pathHoldShare;
   private final boolean barging;
-  private final Mutex[] mutexes;
   private final SplittableRandom pathRandom;
 
   private final SplittableRandom arrivalRandom;
@@ -116,12 +125,10 @@ final class Simulation {
   private final EventQueue events = new EventQueue();
   private long now;
 
-  private final Client[] clients;
-  private final ServerGate gate;
-  private final TimestampedQueue<Message> receiveQueue = new TimestampedQueue<>(1024);
-  private final TimestampedQueue<Request> runQueue = new TimestampedQueue<>(1024);
-  private final ArrayDeque<Message> sendQueue = new ArrayDeque<>();
-  private int idleCores;
+  /** The servers; requests go to server 0 first, and after a fast reject to server 1. */
+  private final Server[] servers;
+  /** Per logical client, its retry budget; {@code null} with one server. */
+  private final RetryBudget[] retryBudgets;
   private double arrivalRatePerNano;
   private int stepIndex;
   private Event pendingArrival;
@@ -165,39 +172,38 @@ final class Simulation {
     this.budgetNanos = scenario.asqmBudgetNanos();
     double[] paths = scenario.paths();
     this.pathCdf = new double[paths.length];
-    this.mutexes = new Mutex[paths.length];
     double cumulative = 0;
     for (int i = 0; i < paths.length; i++) {
       cumulative += paths[i];
       pathCdf[i] = cumulative;
-      mutexes[i] = new Mutex(scenario.lockWaitRule());
     }
     this.pathServiceScale = scenario.pathServiceScales();
     this.pathHoldShare = scenario.pathHoldShares();
     this.barging = scenario.lockBarging();
-    this.idleCores = scenario.cores();
-
-    Ticker ticker = () -> origin + now;
-    Scheduler scheduler = events.scheduler(TASK, () -> now);
-    QueueDelaySignal delay = QueueDelaySignal.sum(receiveQueue, runQueue);
-    ControlChannel control = this::sendCredit;
-    this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
-        OverloadMetrics.NONE, scenario.cores()));
 
     int n = closedLoop > 0 ? closedLoop : scenario.clients();
-    this.clients = new Client[n];
-    for (int i = 0; i < n; i++) {
-      long sessionId = i + 1;
-      clients[i] = new Client(sessionId,
-          scheme.newClientGate(new ClientEnvironment(sessionId, slo, OverloadMetrics.NONE)));
+    int replicas = closedLoop > 0 ? 1 : scenario.replicas(); // capacity is one server's
+    this.servers = new Server[replicas];
+    for (int k = 0; k < replicas; k++) {
+      servers[k] = new Server(k, n);
+    }
+    if (replicas > 1) {
+      this.retryBudgets = new RetryBudget[n];
+      for (int i = 0; i < n; i++) {
+        retryBudgets[i] = RetryBudget.of(scenario.retryShare());
+      }
+    } else {
+      this.retryBudgets = null;
     }
   }
 
   /** Runs to the end and returns the recorder. */
   Recorder run() {
-    gate.start();
+    for (Server s : servers) {
+      s.gate.start();
+    }
     if (closedLoop > 0) {
-      for (Client c : clients) {
+      for (Client c : servers[0].clients) {
         issue(c);
       }
     } else {
@@ -210,23 +216,31 @@ final class Simulation {
     for (Event e = events.next(endNanos); e != null; e = events.next(endNanos)) {
       now = e.time;
       dispatch(e);
-      startIdleCores();
+      for (Server s : servers) {
+        s.startIdleCores();
+      }
     }
-    gate.close();
+    for (Server s : servers) {
+      s.gate.close();
+    }
     return recorder;
   }
 
   private void dispatch(Event e) {
     switch (e.type) {
       case ARRIVAL -> {
-        issue(clients[clientRandom.nextInt(clients.length)]);
+        Client[] first = servers[0].clients;
+        issue(first[clientRandom.nextInt(first.length)]);
         scheduleNextArrival();
       }
       case SERVER_RX -> {
         Message m = (Message) e.payload;
-        receiveQueue.offer(m, origin + now);
+        m.client.server.receiveQueue.offer(m, origin + now);
       }
-      case CORE_DONE -> coreDone((Message) e.payload);
+      case CORE_DONE -> {
+        Message m = (Message) e.payload;
+        m.client.server.coreDone(m);
+      }
       case CLIENT_RX -> clientReceive((Message) e.payload);
       case CLIENT_WAKEUP -> clientWakeup((Client) e.payload, e.time);
       case TASK -> ((Runnable) e.payload).run();
@@ -262,12 +276,44 @@ final class Simulation {
       r.hold = pathHoldShare[path] == 1 ? service : Math.round(service * pathHoldShare[path]);
     }
     recorder.at(now).offered++;
+    if (retryBudgets != null) {
+      retryBudgets[c.index].onCall();
+    }
     if (!c.gate.offer(r, origin + now)) {
-      recorder.at(now).expired++;
-      reissueIfClosedLoop(c);
+      if (!retry(r, Status.REJECTED_LIMIT)) {
+        recorder.at(now).expired++;
+        reissueIfClosedLoop(c);
+      }
       return;
     }
     drain(c);
+  }
+
+  /**
+   * Sends a request that ended with {@code status} to the next server, if it was the first
+   * attempt, ended with a fast reject, and its client's retry budget has a token (protego-nsdi23
+   * §5.3; {@link RetryBudget}); whether it did.
+   */
+  private boolean retry(Request r, Status status) {
+    if (retryBudgets == null || !RetryBudget.isRetryable(status, r.attempt)
+        || !retryBudgets[r.client.index].tryRetry()) {
+      return false;
+    }
+    recorder.at(now).retried++;
+    Client c = servers[1].clients[r.client.index];
+    Request again = new Request(nextRequestId++, c, r.arrival, r.service);
+    again.attempt = r.attempt + 1;
+    again.path = r.path;
+    again.locks = r.locks;
+    again.hold = r.hold;
+    // its latency counts from the first attempt's arrival (r.arrival); its wait in this
+    // server's client queue, and so its expiry there, from now
+    if (!c.gate.offer(again, origin + now)) {
+      recorder.at(now).expired++;
+      return true;
+    }
+    drain(c);
+    return true;
   }
 
   private void drain(Client c) {
@@ -310,8 +356,10 @@ final class Simulation {
       return; // superseded by an earlier wakeup
     }
     c.gate.expire(origin + now, r -> {
-      recorder.at(now).expired++;
-      reissueIfClosedLoop(r.client);
+      if (!retry(r, Status.EXPIRED)) {
+        recorder.at(now).expired++;
+        reissueIfClosedLoop(r.client);
+      }
     });
     drain(c);
   }
@@ -331,11 +379,16 @@ final class Simulation {
           t.good++;
         }
         t.latency.recordValue(Math.max(1, latency));
+        reissueIfClosedLoop(c);
       } else {
         t.rejectsReceived++;
         t.rejectDelaySumNanos += now - r.sentAt;
+        t.recordRejectDelay(now - r.sentAt);
+        if (!retry(r, m.response.status())) {
+          t.rejectedFinal++;
+          reissueIfClosedLoop(c);
+        }
       }
-      reissueIfClosedLoop(c);
     }
     drain(c);
   }
@@ -363,177 +416,213 @@ final class Simulation {
 
   // ---------------------------------------------------------------- server
 
-  private void sendCredit(long sessionId, int delta) {
-    Message m = new Message(Message.CREDIT, clients[(int) (sessionId - 1)]);
-    m.response = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
-    sendQueue.add(m);
-  }
-
-  private void startIdleCores() {
-    while (idleCores > 0) {
-      Message out = sendQueue.poll();
-      if (out != null) {
-        busy(txCost, out);
-        recorder.at(now).creditMessages++;
-        continue;
-      }
-      Message in = receiveQueue.poll();
-      if (in != null) {
-        in.phase = Message.PHASE_PARSE;
-        busy(rxCost, in);
-        continue;
-      }
-      if (!runQueue.isEmpty()) {
-        long enqueued = runQueue.oldestEnqueueNanos();
-        Request r = runQueue.poll();
-        if (r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
-          abort(r); // its budget is spent before it runs: the transport's rule
-          continue;
-        }
-        if (r.budget != null) {
-          r.budget.charge(origin + now - enqueued); // time waiting for a core
-        }
-        if (r.locks && !r.lockHeld && r.service - r.hold > 0 && !r.lockDone) {
-          // the part of the service before the critical section, on this core, no lock held
-          r.lockDone = true;
-          Message m = new Message(Message.RESPONSE, r.client);
-          m.request = r;
-          m.phase = Message.PHASE_BEFORE_LOCK;
-          busy(r.service - r.hold, m);
-          continue;
-        }
-        lockAndRun(r);
-        continue;
-      }
-      break;
-    }
-  }
-
   /**
-   * Takes the request's mutex (waiting in its FIFO, or aborting under ASQM when the wait would not
-   * fit the budget) and runs the critical section; a request whose path takes no mutex, or that
-   * already holds it, runs at once. Called with a core free.
+   * One server: its cores, receive, run and send queues, mutexes, and its own gate; {@link
+   * #clients} are the clients' sessions with it. With one server, the single-server model above.
    */
-  private void lockAndRun(Request r) {
-    if (r.locks && !r.lockHeld) {
-      Mutex mutex = mutexes[r.path];
-      if (mutex.holder != null) {
-        if (r.budget != null && !r.budget.fits(mutex.waits.waitNanos(
-            mutex.waiters.queueingDelayNanos(origin + now), mutex.waiters.size()))) {
-          abort(r); // costs this core the reject
-        } else {
-          mutex.waiters.offer(r, origin + now); // parks: the core is free for others
-        }
-        return;
+  private final class Server {
+    final int index;
+    final ServerGate gate;
+    final Client[] clients;
+    final Mutex[] mutexes;
+    final TimestampedQueue<Message> receiveQueue = new TimestampedQueue<>(1024);
+    final TimestampedQueue<Request> runQueue = new TimestampedQueue<>(1024);
+    final ArrayDeque<Message> sendQueue = new ArrayDeque<>();
+    int idleCores;
+
+    Server(int index, int clientCount) {
+      this.index = index;
+      this.idleCores = scenario.cores();
+      this.mutexes = new Mutex[pathCdf.length];
+      for (int i = 0; i < mutexes.length; i++) {
+        mutexes[i] = new Mutex(scenario.lockWaitRule());
       }
-      mutex.holder = r;
-      r.lockHeld = true;
+      Ticker ticker = () -> origin + now;
+      Scheduler scheduler = events.scheduler(TASK, () -> now);
+      QueueDelaySignal delay = QueueDelaySignal.sum(receiveQueue, runQueue);
+      ControlChannel control = this::sendCredit;
+      this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
+          OverloadMetrics.NONE, scenario.cores()));
+      this.clients = new Client[clientCount];
+      for (int i = 0; i < clientCount; i++) {
+        long sessionId = i + 1;
+        clients[i] = new Client(sessionId, i, this,
+            scheme.newClientGate(new ClientEnvironment(sessionId, slo, OverloadMetrics.NONE)));
+      }
     }
-    Message m = new Message(Message.RESPONSE, r.client);
-    m.request = r;
-    m.phase = Message.PHASE_EXECUTE;
-    busy(r.lockHeld ? r.hold : r.service + txCost, m);
-  }
 
-  private void busy(long nanos, Message m) {
-    idleCores--;
-    schedule(now + nanos, CORE_DONE, m);
-  }
+    void sendCredit(long sessionId, int delta) {
+      Message m = new Message(Message.CREDIT, clients[(int) (sessionId - 1)]);
+      m.response = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+      sendQueue.add(m);
+    }
 
-  private void coreDone(Message m) {
-    idleCores++;
-    Tally t = recorder.at(now);
-    if (m.phase == Message.PHASE_PARSE) {
-      t.messagesIn++;
-      if (m.type == Message.DEMAND) {
-        gate.onDemand(m.client.sessionId, m.demand, origin + now);
-        return;
-      }
-      Request r = m.request;
-      t.received++;
-      requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
-          .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId)
-          .tokens(r.tokens).budgetNanos(r.budgetNanos);
-      ServerPermit permit = gate.admit(requestHeader, origin + now);
-      if (permit.isAdmitted()) {
-        r.permit = permit;
-        if (r.budgetNanos != Long.MAX_VALUE) {
-          r.startBy = now + r.budgetNanos;
+    void startIdleCores() {
+      while (idleCores > 0) {
+        Message out = sendQueue.poll();
+        if (out != null) {
+          busy(txCost, out);
+          recorder.at(now).creditMessages++;
+          continue;
         }
-        if (asqm) {
-          r.budget = RequestBudget.of(Math.min(budgetNanos, r.budgetNanos));
-          if (!r.budget.fits(runQueue.queueingDelayNanos(origin + now))) {
-            abort(r); // the parsing core sends the reject
-            return;
+        Message in = receiveQueue.poll();
+        if (in != null) {
+          in.phase = Message.PHASE_PARSE;
+          busy(rxCost, in);
+          continue;
+        }
+        if (!runQueue.isEmpty()) {
+          long enqueued = runQueue.oldestEnqueueNanos();
+          Request r = runQueue.poll();
+          if (r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
+            abort(r); // its budget is spent before it runs: the transport's rule
+            continue;
           }
+          if (r.budget != null) {
+            r.budget.charge(origin + now - enqueued); // time waiting for a core
+          }
+          if (r.locks && !r.lockHeld && r.service - r.hold > 0 && !r.lockDone) {
+            // the part of the service before the critical section, on this core, no lock held
+            r.lockDone = true;
+            Message m = new Message(Message.RESPONSE, r.client);
+            m.request = r;
+            m.phase = Message.PHASE_BEFORE_LOCK;
+            busy(r.service - r.hold, m);
+            continue;
+          }
+          lockAndRun(r);
+          continue;
         }
-        runQueue.offer(r, origin + now);
-      } else {
-        t.dropped++;
-        Message reject = new Message(Message.RESPONSE, m.client);
-        reject.request = r;
-        reject.response = new ResponseMetadata();
-        permit.complete(Outcome.DROPPED, origin + now, reject.response);
-        reject.phase = Message.PHASE_SEND;
-        busy(txCost, reject);
+        break;
       }
-      return;
     }
-    if (m.phase == Message.PHASE_BEFORE_LOCK) {
-      lockAndRun(m.request);
-      return;
+
+    /**
+     * Takes the request's mutex (waiting in its FIFO, or aborting under ASQM when the wait would not
+     * fit the budget) and runs the critical section; a request whose path takes no mutex, or that
+     * already holds it, runs at once. Called with a core free.
+     */
+    private void lockAndRun(Request r) {
+      if (r.locks && !r.lockHeld) {
+        Mutex mutex = mutexes[r.path];
+        if (mutex.holder != null) {
+          if (r.budget != null && !r.budget.fits(mutex.waits.waitNanos(
+              mutex.waiters.queueingDelayNanos(origin + now), mutex.waiters.size()))) {
+            abort(r); // costs this core the reject
+          } else {
+            mutex.waiters.offer(r, origin + now); // parks: the core is free for others
+          }
+          return;
+        }
+        mutex.holder = r;
+        r.lockHeld = true;
+      }
+      Message m = new Message(Message.RESPONSE, r.client);
+      m.request = r;
+      m.phase = Message.PHASE_EXECUTE;
+      busy(r.lockHeld ? r.hold : r.service + txCost, m);
     }
-    if (m.phase == Message.PHASE_EXECUTE) {
-      m.response = new ResponseMetadata();
-      m.request.permit.complete(Outcome.SUCCESS, origin + now, m.response);
-      if (m.request.lockHeld) {
-        release(mutexes[m.request.path]); // the critical section ends; the core goes on to send
-        m.phase = Message.PHASE_SEND;
-        busy(txCost, m);
+
+    private void busy(long nanos, Message m) {
+      idleCores--;
+      schedule(now + nanos, CORE_DONE, m);
+    }
+
+    void coreDone(Message m) {
+      idleCores++;
+      Tally t = recorder.at(now);
+      if (m.phase == Message.PHASE_PARSE) {
+        t.messagesIn++;
+        if (m.type == Message.DEMAND) {
+          gate.onDemand(m.client.sessionId, m.demand, origin + now);
+          return;
+        }
+        Request r = m.request;
+        t.received++;
+        requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
+            .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId)
+            .tokens(r.tokens).budgetNanos(r.budgetNanos);
+        ServerPermit permit = gate.admit(requestHeader, origin + now);
+        if (permit.isAdmitted()) {
+          r.permit = permit;
+          if (r.budgetNanos != Long.MAX_VALUE) {
+            r.startBy = now + r.budgetNanos;
+          }
+          if (asqm) {
+            r.budget = RequestBudget.of(Math.min(budgetNanos, r.budgetNanos));
+            if (!r.budget.fits(runQueue.queueingDelayNanos(origin + now))) {
+              abort(r); // the parsing core sends the reject
+              return;
+            }
+          }
+          runQueue.offer(r, origin + now);
+        } else {
+          t.dropped++;
+          Message reject = new Message(Message.RESPONSE, m.client);
+          reject.request = r;
+          reject.response = new ResponseMetadata();
+          permit.complete(Outcome.DROPPED, origin + now, reject.response);
+          reject.phase = Message.PHASE_SEND;
+          busy(txCost, reject);
+        }
         return;
       }
+      if (m.phase == Message.PHASE_BEFORE_LOCK) {
+        lockAndRun(m.request);
+        return;
+      }
+      if (m.phase == Message.PHASE_EXECUTE) {
+        m.response = new ResponseMetadata();
+        m.request.permit.complete(Outcome.SUCCESS, origin + now, m.response);
+        if (m.request.lockHeld) {
+          release(mutexes[m.request.path]); // the critical section ends; the core goes on to send
+          m.phase = Message.PHASE_SEND;
+          busy(txCost, m);
+          return;
+        }
+      }
+      // PHASE_EXECUTE, PHASE_SEND and credits: the message leaves now.
+      t.messagesOut++;
+      schedule(now + halfRtt, CLIENT_RX, m);
     }
-    // PHASE_EXECUTE, PHASE_SEND and credits: the message leaves now.
-    t.messagesOut++;
-    schedule(now + halfRtt, CLIENT_RX, m);
-  }
 
-  /** An admitted request gives up (ASQM): its permit ends ABORTED and a reject is sent from a core. */
-  private void abort(Request r) {
-    recorder.at(now).dropped++;
-    Message reject = new Message(Message.RESPONSE, r.client);
-    reject.request = r;
-    reject.response = new ResponseMetadata();
-    r.permit.complete(Outcome.ABORTED, origin + now, reject.response);
-    reject.phase = Message.PHASE_SEND;
-    busy(txCost, reject);
-  }
+    /** An admitted request gives up (ASQM): its permit ends ABORTED and a reject is sent from a core. */
+    private void abort(Request r) {
+      recorder.at(now).dropped++;
+      Message reject = new Message(Message.RESPONSE, r.client);
+      reject.request = r;
+      reject.response = new ResponseMetadata();
+      r.permit.complete(Outcome.ABORTED, origin + now, reject.response);
+      reject.phase = Message.PHASE_SEND;
+      busy(txCost, reject);
+    }
 
-  /**
-   * The holder is done: the oldest waiter becomes runnable, holding the mutex (a FIFO hand-off,
-   * scenario key {@code lock_handoff = fifo}) or to take it if it is still free when it runs
-   * ({@code barging}).
-   */
-  private void release(Mutex mutex) {
-    if (mutex.waiters.isEmpty()) {
-      mutex.holder = null;
-      return;
+    /**
+     * The holder is done: the oldest waiter becomes runnable, holding the mutex (a FIFO hand-off,
+     * scenario key {@code lock_handoff = fifo}) or to take it if it is still free when it runs
+     * ({@code barging}).
+     */
+    private void release(Mutex mutex) {
+      if (mutex.waiters.isEmpty()) {
+        mutex.holder = null;
+        return;
+      }
+      long enqueued = mutex.waiters.oldestEnqueueNanos();
+      Request next = mutex.waiters.poll();
+      if (next.budget != null) {
+        next.budget.charge(origin + now - enqueued); // time waiting for the mutex
+      }
+      mutex.waits.onQueuedAcquire(origin + enqueued, origin + now);
+      if (barging) {
+        // a nonfair lock: the mutex is free now; the woken waiter takes it if it is still free when
+        // a core runs it, and queues again behind whoever took it first
+        mutex.holder = null;
+      } else {
+        mutex.holder = next;
+        next.lockHeld = true;
+      }
+      runQueue.offer(next, origin + now);
     }
-    long enqueued = mutex.waiters.oldestEnqueueNanos();
-    Request next = mutex.waiters.poll();
-    if (next.budget != null) {
-      next.budget.charge(origin + now - enqueued); // time waiting for the mutex
-    }
-    mutex.waits.onQueuedAcquire(origin + enqueued, origin + now);
-    if (barging) {
-      // a nonfair lock: the mutex is free now; the woken waiter takes it if it is still free when
-      // a core runs it, and queues again behind whoever took it first
-      mutex.holder = null;
-    } else {
-      mutex.holder = next;
-      next.lockHeld = true;
-    }
-    runQueue.offer(next, origin + now);
   }
 
   private static final class Mutex {
@@ -552,13 +641,19 @@ final class Simulation {
     return events.schedule(time, type, payload);
   }
 
+  /** A client's session with one server: its gate (credits) and its wakeup timer. */
   private static final class Client {
     final long sessionId;
+    /** The logical client, the same at every server. */
+    final int index;
+    final Server server;
     final ClientGate<Request> gate;
     final WakeupTimer wakeup = new WakeupTimer();
 
-    Client(long sessionId, ClientGate<Request> gate) {
+    Client(long sessionId, int index, Server server, ClientGate<Request> gate) {
       this.sessionId = sessionId;
+      this.index = index;
+      this.server = server;
       this.gate = gate;
     }
   }
@@ -568,6 +663,8 @@ final class Simulation {
     final Client client;
     final long arrival;
     final long service;
+    /** 0 for the first attempt, 1 for the retry on the next server. */
+    int attempt;
     long sentAt;
     int demand;
     int flags;

@@ -22,7 +22,21 @@ public final class Tally {
   public long messagesOut;
   public long creditMessages;
   public long demandMessages;
+  /** Requests sent a second time, to a replica, after a fast reject. */
+  public long retried;
+  /** Rejects received that ended their request (not retried). */
+  public long rejectedFinal;
   public final Histogram latency = new Histogram(3);
+  /** Reject delays (from a request leaving its client to its reject arriving); made at the first. */
+  private Histogram rejectDelay;
+
+  /** Records a reject's delay, nanoseconds. */
+  public void recordRejectDelay(long nanos) {
+    if (rejectDelay == null) {
+      rejectDelay = new Histogram(3);
+    }
+    rejectDelay.recordValue(Math.max(1, nanos));
+  }
 
   public void add(Tally other) {
     offered += other.offered;
@@ -38,7 +52,15 @@ public final class Tally {
     messagesOut += other.messagesOut;
     creditMessages += other.creditMessages;
     demandMessages += other.demandMessages;
+    retried += other.retried;
+    rejectedFinal += other.rejectedFinal;
     latency.add(other.latency);
+    if (other.rejectDelay != null) {
+      if (rejectDelay == null) {
+        rejectDelay = new Histogram(3);
+      }
+      rejectDelay.add(other.rejectDelay);
+    }
   }
 
   double percentileMicros(double percentile) {
@@ -47,6 +69,10 @@ public final class Tally {
 
   double dropRate() {
     return received == 0 ? 0 : (double) dropped / received;
+  }
+
+  double rejectDelayP99Micros() {
+    return rejectDelay == null ? 0 : rejectDelay.getValueAtPercentile(99) / 1000.0;
   }
 
   double meanRejectDelayMicros() {
