@@ -81,6 +81,6 @@ class SteadyCapacityTest {
   }
 
   private static ResultRecord row(Scenario s, double goodput) {
-    return new ResultRecord("none", s.clients(), 1.0, 20_000, 20_000, goodput, goodput, 100, 500, 750, 0, 0, 0, 1, 0, 0);
+    return new ResultRecord("none", s.clients(), 1.0, 20_000, 20_000, goodput, goodput, 100, 500, 750, 0, 0, 0, 1, 0, 0, 0, 0);
   }
 }
