@@ -51,13 +51,17 @@ import org.HdrHistogram.Histogram;
  * (mean service time + RTT), measured as 10 × the mean end-to-end latency over HTTP at 5 % of
  * capacity, rounded up to 100 µs, and passed to the application as {@code spillway.slo}.
  *
- * <p>HTTP demand: {@code h2load --h1 -c 400 --rps R/400 -D T -d EMPTY --log-file F}: 400
- * connections, each at most one request outstanding, at a fixed rate each. Every request's start
- * time, status and latency come from the log file; goodput counts 2xx answers within the SLO,
- * rejects are 503 and 429, latency percentiles come from HdrHistogram. A connection whose request
- * is still outstanding when its next one is due sends it late (h2load is open-loop only while
- * latency stays under 400 ÷ R), so for a server that queues without bound the offered rate falls
- * toward 400 ÷ latency: the table shows the rate h2load actually sent.
+ * <p>HTTP demand: {@code h2load -c 4 -m 100 --rps R/4 -D T -H ':method: POST' --log-file F}:
+ * HTTP/2 in clear text (the application sets {@code server.http2.enabled=true}), 4 connections of
+ * up to 100 streams each (Tomcat's default cap per connection). Not HTTP/1.1: h2load 1.52 records
+ * no status for an HTTP/1.1 answer whose status line has no reason phrase, and Tomcat sends none.
+ * Few connections because h2load's rate mode sends each connection's requests on that connection's
+ * own timer, and the timers of all connections fire together: with C connections requests arrive
+ * in bursts of C, which on one core is C service times of queueing (docs/results/spring.md). Each request's start time, status and latency come from the log file:
+ * goodput counts 2xx answers within the SLO, rejects are 503 and 429, percentiles come from
+ * HdrHistogram. Latency runs from when h2load sends a request; with 400 outstanding h2load holds
+ * further requests back (it is then closed-loop), so for a server that queues without bound the
+ * offered rate falls: the table shows the rate h2load actually sent.
  *
  * <p>Output: {@code DIR/results.json} (the report's schema), {@code table.txt}, {@code
  * report.md} and plots, each application's log, and the h2load commands.
@@ -66,8 +70,11 @@ public final class SpringDemoMain {
 
   private static final String MAIN = "io.spillway.examples.spring.InventoryApplication";
   private static final String GRPC_METHOD = "spillway.inventory.Inventory/Reserve";
-  private static final int H2LOAD_CONNECTIONS = 400;
-  private static final int CLOSED_CONNECTIONS = 16;
+  private static final int H2LOAD_CONNECTIONS = 4;
+  /** Tomcat's default cap on concurrent streams per HTTP/2 connection. */
+  private static final int H2LOAD_STREAMS = 100;
+  /** Closed loop: requests outstanding on each of the {@link #H2LOAD_CONNECTIONS} connections. */
+  private static final int CLOSED_STREAMS = 2;
   private static final int GRPC_CHANNELS = 8;
   private static final int GRPC_OUTSTANDING = 8;
   private static final double LEVEL_WARM_S = 2;
@@ -171,8 +178,8 @@ public final class SpringDemoMain {
         state.setProperty("service_line", app.ready);
         h2loadClosed(app.httpPort, warm, config + "-warm");
         double own = h2loadClosed(app.httpPort, seconds, config + "-closed");
-        System.out.printf(Locale.ROOT, "%s: closed-loop throughput %.0f rps (%d connections)%n",
-            config, own, CLOSED_CONNECTIONS);
+        System.out.printf(Locale.ROOT, "%s: closed-loop throughput %.0f rps (%d connections x %d "
+            + "streams)%n", config, own, H2LOAD_CONNECTIONS, CLOSED_STREAMS);
         state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
         if (config.equals("none")) {
           state.setProperty("capacity_http", String.format(Locale.ROOT, "%.0f", own));
@@ -201,20 +208,54 @@ public final class SpringDemoMain {
           record(config, "http", level, capacity, r.offered, r.ok.getTotalCount() / seconds,
               r.good / seconds, r.ok, r.rejects, r.errors, 0, "unanswered=" + r.unanswered);
         }
+        if (config.equals("spillway")) {
+          saveActuator(app.httpPort, config);
+        }
       }
     }
 
-    /** h2load with {@code CLOSED_CONNECTIONS} requests always outstanding; 2xx answers per second. */
+    /** The starter's own view after the run: /actuator/spillway and the rejects by reason. */
+    void saveActuator(int port, String config) {
+      java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+          .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+      StringBuilder text = new StringBuilder();
+      for (String path : List.of("/actuator/spillway", "/actuator/metrics/spillway.requests.rejected",
+          "/actuator/metrics/spillway.requests.admitted", "/actuator/metrics/spillway.budget.aborts")) {
+        try {
+          String body = http.send(java.net.http.HttpRequest.newBuilder(
+              java.net.URI.create("http://127.0.0.1:" + port + path)).build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+          text.append(path).append('\n').append(body).append("\n\n");
+        } catch (IOException | InterruptedException e) {
+          text.append(path).append(": ").append(e).append("\n\n");
+        }
+      }
+      try {
+        Files.writeString(out.resolve("actuator-" + config + ".txt"), text);
+      } catch (IOException e) {
+        System.out.println("could not write the actuator snapshot: " + e);
+      }
+    }
+
+    /**
+     * h2load with {@code CLOSED_STREAMS} requests always outstanding on each of its connections
+     * (the open-loop runs' connections); 2xx answers per second. Few outstanding: with dozens, as
+     * many Tomcat threads share the one core and preempt each other inside the inventory lock, and
+     * the unprotected server's throughput falls well below what it reaches at lower concurrency.
+     */
     double h2loadClosed(int port, double secs, String label) throws Exception {
-      Path empty = emptyBody();
-      List<String> cmd = List.of("h2load", "--h1", "-c", Integer.toString(CLOSED_CONNECTIONS),
-          "-t", "1", "-D", fmt(secs), "-d", empty.toString(), url(port));
+      List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
+          "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs), "-H", ":method: POST", url(port));
       String summary = runTool(cmd, label);
       Matcher m = Pattern.compile("status codes: (\\d+) 2xx").matcher(summary);
       if (!m.find()) {
         throw new IOException("no status line from h2load (" + label + "): " + summary);
       }
-      return Long.parseLong(m.group(1)) / secs;
+      long ok = Long.parseLong(m.group(1));
+      if (ok == 0) {
+        throw new IOException("no 2xx answer from the application (" + label + "): " + summary);
+      }
+      return ok / secs;
     }
 
     /** What one open-loop h2load run saw inside its measured window. */
@@ -223,15 +264,15 @@ public final class SpringDemoMain {
 
     OpenResult h2loadOpen(int port, double rps, double measure, String label, long sloNanos)
         throws Exception {
-      Path empty = emptyBody();
       Path log = Files.createTempFile("spillway-h2load", ".log"); // every request: not a result
       try {
         double total = LEVEL_WARM_S + measure;
-        List<String> cmd = List.of("h2load", "--h1", "-c", Integer.toString(H2LOAD_CONNECTIONS),
-            "-t", "1", "--rps", String.format(Locale.ROOT, "%.4f", rps / H2LOAD_CONNECTIONS),
-            "-D", fmt(total), "-d", empty.toString(), "--log-file", log.toString(), url(port));
+        List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
+            "-m", Integer.toString(H2LOAD_STREAMS), "-t", "1", "--rps",
+            String.format(Locale.ROOT, "%.4f", rps / H2LOAD_CONNECTIONS), "-D", fmt(total),
+            "-H", ":method: POST", "--log-file", log.toString(), url(port));
         Files.writeString(out.resolve("h2load-command.txt"), String.join(" ", cmd).replace(
-            log.toString(), "LOG").replace(empty.toString(), "EMPTY") + "\n");
+            log.toString(), "LOG") + "\n");
         String summary = runTool(cmd, label);
         Matcher m = Pattern.compile("requests: (\\d+) total, (\\d+) started, (\\d+) done, (\\d+) "
             + "succeeded, (\\d+) failed, (\\d+) errored, (\\d+) timeout").matcher(summary);
@@ -439,14 +480,6 @@ public final class SpringDemoMain {
       System.out.println(String.join("\n", table));
     }
 
-    Path emptyBody() throws IOException {
-      Path p = out.resolve(".empty-body");
-      if (!Files.exists(p)) {
-        Files.write(p, new byte[0]);
-      }
-      return p;
-    }
-
     static String url(int port) {
       return "http://127.0.0.1:" + port + "/reservations";
     }
@@ -505,7 +538,10 @@ public final class SpringDemoMain {
       if (sloMicros != null) {
         cmd.add("--spillway.slo=" + sloMicros + "us");
       }
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true);
+      // The launcher's SPILLWAY_PINNED would reach Spring as the property spillway.pinned.
+      builder.environment().remove("SPILLWAY_PINNED");
+      Process p = builder.start();
       CountDownLatch started = new CountDownLatch(1);
       String[] readyLine = new String[1];
       Thread copier = Thread.ofPlatform().daemon().name("app-log").start(() -> {
