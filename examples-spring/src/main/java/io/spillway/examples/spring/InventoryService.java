@@ -74,7 +74,7 @@ public class InventoryService {
   public Reservation reserve(long sku) {
     int item = (int) Math.floorMod(sku, (long) SKUS);
     long quote = digest(item, quoteRounds);
-    try (BudgetedLock.Held held = lock.acquireWithinBudget()) {
+    try (BudgetedLock.Held _ = lock.acquireWithinBudget()) {
       long left = stock[item] > 0 ? stock[item] - 1 : RESTOCK - 1;
       stock[item] = left;
       ledgerDigest = digest(ledgerDigest ^ quote ^ item, ledgerRounds);
