@@ -6,6 +6,7 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
@@ -51,6 +52,7 @@ final class DemoLoad implements AutoCloseable {
   private final List<SpillwayBalancedChannel> balanced = new ArrayList<>();
   private final Channel[] channels;
   private final long sloNanos;
+  private final MethodDescriptor<WorkRequest, WorkReply> method;
 
   /** What the clients speak. */
   enum Kind {
@@ -68,7 +70,17 @@ final class DemoLoad implements AutoCloseable {
 
   /** {@code channelCount} clients; a plain or aware client {@code i} talks to {@code ports[i % n]}. */
   DemoLoad(List<Integer> ports, int channelCount, Kind kind, long sloNanos) {
+    this(ports, channelCount, kind, sloNanos, DemoGrpc.getWorkMethod().getFullMethodName());
+  }
+
+  /**
+   * As above, calling {@code fullMethodName} instead of {@code Demo/Work}: any unary method whose
+   * request and reply are, on the wire, one int64 in field 1 (examples-spring's {@code
+   * Inventory/Reserve} is), so that one generator drives both services.
+   */
+  DemoLoad(List<Integer> ports, int channelCount, Kind kind, long sloNanos, String fullMethodName) {
     this.sloNanos = sloNanos;
+    this.method = DemoGrpc.getWorkMethod().toBuilder().setFullMethodName(fullMethodName).build();
     channels = new Channel[channelCount];
     for (int i = 0; i < channelCount; i++) {
       if (kind == Kind.BALANCED) {
@@ -184,7 +196,7 @@ final class DemoLoad implements AutoCloseable {
   }
 
   private void call(Channel channel, long scheduledAt, Tally tally, long id) {
-    ClientCall<WorkRequest, WorkReply> call = channel.newCall(DemoGrpc.getWorkMethod(),
+    ClientCall<WorkRequest, WorkReply> call = channel.newCall(method,
         CallOptions.DEFAULT.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS));
     tally.outstanding.incrementAndGet();
     call.start(new ClientCall.Listener<>() {
@@ -246,7 +258,7 @@ final class DemoLoad implements AutoCloseable {
         return;
       }
       ClientCall<WorkRequest, WorkReply> call = channels[(int) (now % channels.length)]
-          .newCall(DemoGrpc.getWorkMethod(), CallOptions.DEFAULT.withDeadlineAfter(DEADLINE_MS,
+          .newCall(method, CallOptions.DEFAULT.withDeadlineAfter(DEADLINE_MS,
               TimeUnit.MILLISECONDS));
       call.start(new ClientCall.Listener<>() {
         @Override

@@ -1,0 +1,586 @@
+package io.spillway.harness.grpcdemo;
+
+import io.spillway.report.ReportWriter;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.Reader;
+import java.io.Writer;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.HdrHistogram.Histogram;
+
+/**
+ * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
+ * [--slo-us N]}: examples-spring's inventory service, a real Spring Boot process pinned to core 0,
+ * flooded from core 1 at 1×, 2× and 3× of its capacity in each configuration
+ * (docs/results/spring.md).
+ *
+ * <p>Configurations, each a fresh application process:
+ * <ul>
+ *   <li>over HTTP ({@code POST /reservations}), driven by {@code h2load}: {@code none} (the starter
+ *       with {@code spillway.enabled=false}), {@code resilience4j}, {@code concurrency-limits}
+ *       (Spillway off, the peer's filter) and {@code spillway} (the starter's defaults; h2load
+ *       sends no Spillway header: plain clients);
+ *   <li>over gRPC ({@code Inventory/Reserve}), driven by {@link DemoLoad} (open-loop Poisson, 8
+ *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata) and
+ *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel,
+ *       what the starter's {@code GrpcChannelBuilderCustomizer} gives a Spring client).
+ * </ul>
+ *
+ * <p>Per configuration: start, warm-up under a closed loop ({@code warm} seconds), that
+ * configuration's own closed-loop throughput, then each demand level open-loop for 2 s + {@code
+ * seconds}, the last {@code seconds} counted, with a 3 s pause between levels. Capacity
+ * (docs/design.md, "Measures": the highest throughput the server reaches with no control) is the
+ * {@code none} configuration's closed-loop throughput over HTTP, and {@code grpc-none}'s over gRPC;
+ * it is kept in {@code DIR/state.properties}, with the SLO, so a run can be split into several
+ * calls ({@code --configs}). The SLO, unless {@code --slo-us} sets it, is Breakwater §5.1's 10 ×
+ * (mean service time + RTT), measured as 10 × the mean end-to-end latency over HTTP at 5 % of
+ * capacity, rounded up to 100 µs, and passed to the application as {@code spillway.slo}.
+ *
+ * <p>HTTP demand: {@code h2load -c 4 -m 100 --rps R/4 -D T -H ':method: POST' --log-file F}:
+ * HTTP/2 in clear text (the application sets {@code server.http2.enabled=true}), 4 connections of
+ * up to 100 streams each (Tomcat's default cap per connection). Not HTTP/1.1: h2load 1.52 records
+ * no status for an HTTP/1.1 answer whose status line has no reason phrase, and Tomcat sends none.
+ * Few connections because h2load's rate mode sends each connection's requests on that connection's
+ * own timer, and the timers of all connections fire together: with C connections requests arrive
+ * in bursts of C, which on one core is C service times of queueing (docs/results/spring.md). Each request's start time, status and latency come from the log file:
+ * goodput counts 2xx answers within the SLO, rejects are 503 and 429, percentiles come from
+ * HdrHistogram. Latency runs from when h2load sends a request; with 400 outstanding h2load holds
+ * further requests back (it is then closed-loop), so for a server that queues without bound the
+ * offered rate falls: the table shows the rate h2load actually sent.
+ *
+ * <p>Output: {@code DIR/results.json} (the report's schema), {@code table.txt}, {@code
+ * report.md} and plots, each application's log, and the h2load commands.
+ */
+public final class SpringDemoMain {
+
+  private static final String MAIN = "io.spillway.examples.spring.InventoryApplication";
+  private static final String GRPC_METHOD = "spillway.inventory.Inventory/Reserve";
+  private static final int H2LOAD_CONNECTIONS = 4;
+  /** Tomcat's default cap on concurrent streams per HTTP/2 connection. */
+  private static final int H2LOAD_STREAMS = 100;
+  /** Closed loop: requests outstanding on each of the {@link #H2LOAD_CONNECTIONS} connections. */
+  private static final int CLOSED_STREAMS = 2;
+  private static final int GRPC_CHANNELS = 8;
+  private static final int GRPC_OUTSTANDING = 8;
+  private static final double LEVEL_WARM_S = 2;
+  private static final double PAUSE_S = 3;
+  static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
+      "spillway", "grpc-spillway-plain", "grpc-spillway-credits");
+
+  private SpringDemoMain() { }
+
+  public static void main(String[] args) throws Exception {
+    Path out = Path.of("results/spring-demo");
+    double seconds = 8;
+    double warm = 15;
+    List<String> configs = ALL;
+    List<Double> levels = List.of(1.0, 2.0, 3.0);
+    Long sloMicros = null;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--out" -> out = Path.of(args[++i]);
+        case "--seconds" -> seconds = Double.parseDouble(args[++i]);
+        case "--warm" -> warm = Double.parseDouble(args[++i]);
+        case "--configs" -> configs = List.of(args[++i].split(","));
+        case "--levels" -> levels = List.of(args[++i].split(",")).stream().map(Double::parseDouble).toList();
+        case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
+        case "-h", "--help" -> {
+          System.out.println("./spillway spring-demo [--out DIR] [--seconds S] [--warm S] "
+              + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N]");
+          return;
+        }
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    for (String c : configs) {
+      if (!ALL.contains(c)) {
+        throw new IllegalArgumentException("unknown configuration " + c + "; known: " + ALL);
+      }
+    }
+    String classpath = System.getProperty("spillway.spring.classpath");
+    if (classpath == null) {
+      throw new IllegalStateException("-Dspillway.spring.classpath is not set (the launcher sets it)");
+    }
+    Files.createDirectories(out);
+    new SpringDemoMain.Run(out, classpath, seconds, warm, levels, sloMicros).run(configs);
+  }
+
+  /** One call: some configurations, added to what {@code out} already holds. */
+  private static final class Run {
+    final Path out;
+    final String classpath;
+    final double seconds;
+    final double warm;
+    final List<Double> levels;
+    final Properties state = new Properties();
+    final Path stateFile;
+    final Path records;
+    final int serverCore;
+
+    Run(Path out, String classpath, double seconds, double warm, List<Double> levels,
+        Long sloMicros) throws IOException {
+      this.out = out;
+      this.classpath = classpath;
+      this.seconds = seconds;
+      this.warm = warm;
+      this.levels = levels;
+      this.stateFile = out.resolve("state.properties");
+      this.records = out.resolve("records.jsonl");
+      if (Files.exists(stateFile)) {
+        try (Reader r = Files.newBufferedReader(stateFile)) {
+          state.load(r);
+        }
+      }
+      if (sloMicros != null) {
+        state.setProperty("slo_us", Long.toString(sloMicros));
+      }
+      // The launcher pins this JVM (and so h2load) to core 1; the application takes core 0.
+      serverCore = nproc() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
+    }
+
+    void run(List<String> configs) throws Exception {
+      System.out.printf(Locale.ROOT, "spring-demo: server on core %s, h2load %d connections, gRPC "
+          + "%d channels; %s s per level after %s s; state %s%n", serverCore < 0 ? "any" : "0",
+          H2LOAD_CONNECTIONS, GRPC_CHANNELS, seconds, LEVEL_WARM_S, state);
+      for (String config : configs) {
+        if (config.startsWith("grpc-")) {
+          runGrpc(config);
+        } else {
+          runHttp(config);
+        }
+        saveState();
+        writeResults();
+      }
+    }
+
+    // ---- HTTP ------------------------------------------------------------------------------
+
+    void runHttp(String config) throws Exception {
+      boolean calibrate = config.equals("none") && !state.containsKey("capacity_http");
+      try (App app = App.start(config, sloMicros(), serverCore, classpath,
+          out.resolve("app-" + config + ".log"))) {
+        System.out.println(config + ": " + app.ready);
+        state.setProperty("service_line", app.ready);
+        h2loadClosed(app.httpPort, warm, config + "-warm");
+        double own = h2loadClosed(app.httpPort, seconds, config + "-closed");
+        System.out.printf(Locale.ROOT, "%s: closed-loop throughput %.0f rps (%d connections x %d "
+            + "streams)%n", config, own, H2LOAD_CONNECTIONS, CLOSED_STREAMS);
+        state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
+        if (config.equals("none")) {
+          state.setProperty("capacity_http", String.format(Locale.ROOT, "%.0f", own));
+        }
+        double capacity = need("capacity_http");
+        if (calibrate || !state.containsKey("slo_us")) {
+          pause();
+          OpenResult idle = h2loadOpen(app.httpPort, 0.05 * capacity, 6, config + "-unloaded",
+              Long.MAX_VALUE);
+          double mean = idle.ok.getMean() / 1e3;
+          state.setProperty("unloaded_mean_us", String.format(Locale.ROOT, "%.0f", mean));
+          state.setProperty("unloaded_p99_us", String.format(Locale.ROOT, "%.0f",
+              idle.ok.getValueAtPercentile(99) / 1e3));
+          if (!state.containsKey("slo_us")) {
+            long slo = (long) Math.ceil(10 * mean / 100.0) * 100;
+            state.setProperty("slo_us", Long.toString(slo));
+          }
+          System.out.printf(Locale.ROOT, "unloaded (0.05x) over HTTP: mean %.0f us, p99 %s us; SLO "
+              + "%s us%n", mean, state.getProperty("unloaded_p99_us"), state.getProperty("slo_us"));
+        }
+        long sloNanos = need("slo_us").longValue() * 1000;
+        for (double level : levels) {
+          pause();
+          OpenResult r = h2loadOpen(app.httpPort, level * capacity, seconds,
+              config + "-" + level + "x", sloNanos);
+          record(config, "http", level, capacity, r.offered, r.ok.getTotalCount() / seconds,
+              r.good / seconds, r.ok, r.rejects, r.errors, 0, "unanswered=" + r.unanswered);
+        }
+        if (config.equals("spillway")) {
+          saveActuator(app.httpPort, config);
+        }
+      }
+    }
+
+    /** The starter's own view after the run: /actuator/spillway and the rejects by reason. */
+    void saveActuator(int port, String config) {
+      java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+          .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+      StringBuilder text = new StringBuilder();
+      for (String path : List.of("/actuator/spillway", "/actuator/metrics/spillway.requests.rejected",
+          "/actuator/metrics/spillway.requests.admitted", "/actuator/metrics/spillway.budget.aborts")) {
+        try {
+          String body = http.send(java.net.http.HttpRequest.newBuilder(
+              java.net.URI.create("http://127.0.0.1:" + port + path)).build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+          text.append(path).append('\n').append(body).append("\n\n");
+        } catch (IOException | InterruptedException e) {
+          text.append(path).append(": ").append(e).append("\n\n");
+        }
+      }
+      try {
+        Files.writeString(out.resolve("actuator-" + config + ".txt"), text);
+      } catch (IOException e) {
+        System.out.println("could not write the actuator snapshot: " + e);
+      }
+    }
+
+    /**
+     * h2load with {@code CLOSED_STREAMS} requests always outstanding on each of its connections
+     * (the open-loop runs' connections); 2xx answers per second. Few outstanding: with dozens, as
+     * many Tomcat threads share the one core and preempt each other inside the inventory lock, and
+     * the unprotected server's throughput falls well below what it reaches at lower concurrency.
+     */
+    double h2loadClosed(int port, double secs, String label) throws Exception {
+      List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
+          "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs), "-H", ":method: POST", url(port));
+      String summary = runTool(cmd, label);
+      Matcher m = Pattern.compile("status codes: (\\d+) 2xx").matcher(summary);
+      if (!m.find()) {
+        throw new IOException("no status line from h2load (" + label + "): " + summary);
+      }
+      long ok = Long.parseLong(m.group(1));
+      if (ok == 0) {
+        throw new IOException("no 2xx answer from the application (" + label + "): " + summary);
+      }
+      return ok / secs;
+    }
+
+    /** What one open-loop h2load run saw inside its measured window. */
+    record OpenResult(double offered, Histogram ok, long good, long rejects, long errors,
+        long unanswered) { }
+
+    OpenResult h2loadOpen(int port, double rps, double measure, String label, long sloNanos)
+        throws Exception {
+      Path log = Files.createTempFile("spillway-h2load", ".log"); // every request: not a result
+      try {
+        double total = LEVEL_WARM_S + measure;
+        List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
+            "-m", Integer.toString(H2LOAD_STREAMS), "-t", "1", "--rps",
+            String.format(Locale.ROOT, "%.4f", rps / H2LOAD_CONNECTIONS), "-D", fmt(total),
+            "-H", ":method: POST", "--log-file", log.toString(), url(port));
+        Files.writeString(out.resolve("h2load-command.txt"), String.join(" ", cmd).replace(
+            log.toString(), "LOG") + "\n");
+        String summary = runTool(cmd, label);
+        Matcher m = Pattern.compile("requests: (\\d+) total, (\\d+) started, (\\d+) done, (\\d+) "
+            + "succeeded, (\\d+) failed, (\\d+) errored, (\\d+) timeout").matcher(summary);
+        if (!m.find()) {
+          throw new IOException("no request line from h2load (" + label + "): " + summary);
+        }
+        long started = Long.parseLong(m.group(2));
+        long done = Long.parseLong(m.group(3));
+        long errored = Long.parseLong(m.group(6)) + Long.parseLong(m.group(7));
+        List<long[]> rows = new ArrayList<>();
+        long first = Long.MAX_VALUE;
+        try (BufferedReader in = Files.newBufferedReader(log)) {
+          for (String line; (line = in.readLine()) != null; ) {
+            String[] f = line.split("\t");
+            if (f.length < 3) {
+              continue;
+            }
+            long at = Long.parseLong(f[0].trim());
+            rows.add(new long[] {at, Long.parseLong(f[1].trim()), Long.parseLong(f[2].trim())});
+            first = Math.min(first, at);
+          }
+        }
+        long from = first + (long) (LEVEL_WARM_S * 1e6);
+        long to = from + (long) (measure * 1e6);
+        Histogram ok = new Histogram(3_600_000_000_000L, 3);
+        long good = 0;
+        long rejects = 0;
+        long errors = 0;
+        for (long[] r : rows) {
+          if (r[0] < from || r[0] >= to) {
+            continue;
+          }
+          long latencyNanos = r[2] * 1000;
+          if (r[1] >= 200 && r[1] < 300) {
+            ok.recordValue(Math.max(1, latencyNanos));
+            if (latencyNanos <= sloNanos) {
+              good++;
+            }
+          } else if (r[1] == 503 || r[1] == 429) {
+            rejects++;
+          } else {
+            errors++;
+          }
+        }
+        // Errors h2load does not log (a reset connection): counted over the whole run.
+        return new OpenResult(started / total, ok, good, rejects, errors + errored,
+            started - done);
+      } finally {
+        Files.deleteIfExists(log);
+      }
+    }
+
+    String runTool(List<String> cmd, String label) throws Exception {
+      Path log = out.resolve("h2load-" + label + ".txt");
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      if (!p.waitFor(600, TimeUnit.SECONDS)) {
+        p.destroyForcibly().waitFor();
+        throw new IOException("h2load did not finish: " + label);
+      }
+      String text = Files.readString(log);
+      // Only the summaries of measured runs are worth keeping beside the results.
+      if (label.endsWith("-warm")) {
+        Files.deleteIfExists(log);
+      }
+      return text;
+    }
+
+    // ---- gRPC ------------------------------------------------------------------------------
+
+    void runGrpc(String config) throws Exception {
+      String profile = config.equals("grpc-none") ? "none" : "spillway";
+      DemoLoad.Kind kind = config.equals("grpc-spillway-credits") ? DemoLoad.Kind.AWARE
+          : DemoLoad.Kind.PLAIN;
+      long sloNanos = need("slo_us").longValue() * 1000;
+      try (App app = App.start(profile, sloMicros(), serverCore, classpath,
+          out.resolve("app-" + config + ".log"));
+          DemoLoad load = new DemoLoad(List.of(app.grpcPort), GRPC_CHANNELS, kind, sloNanos,
+              GRPC_METHOD)) {
+        System.out.println(config + ": " + app.ready);
+        double own = load.closedLoop(GRPC_OUTSTANDING, (long) (warm * 1e9), (long) (seconds * 1e9));
+        System.out.printf(Locale.ROOT, "%s: closed-loop throughput %.0f rps (%d outstanding)%n",
+            config, own, GRPC_OUTSTANDING);
+        state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
+        if (config.equals("grpc-none")) {
+          state.setProperty("capacity_grpc", String.format(Locale.ROOT, "%.0f", own));
+        }
+        double capacity = need("capacity_grpc");
+        for (double level : levels) {
+          pause();
+          DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
+              (long) (seconds * 1e9), 1 + Math.round(level * 100));
+          record(config, "grpc", level, capacity, r.issued() / seconds, r.throughputRps(),
+              r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
+              r.rejectsByReason());
+        }
+      }
+    }
+
+    // ---- results ---------------------------------------------------------------------------
+
+    Long sloMicros() {
+      String v = state.getProperty("slo_us");
+      return v == null ? null : Long.parseLong(v);
+    }
+
+    Double need(String key) {
+      String v = state.getProperty(key);
+      if (v == null) {
+        throw new IllegalStateException(key + " is not known yet: run the "
+            + (key.contains("grpc") ? "grpc-none" : "none") + " configuration first (same --out)");
+      }
+      return Double.parseDouble(v);
+    }
+
+    void record(String config, String endpoint, double level, double capacity, double offered,
+        double throughput, double goodput, Histogram ok, long rejects, long errors,
+        long clientRejects, String note) throws IOException {
+      double p50 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(50) / 1e3;
+      double p99 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(99) / 1e3;
+      long received = ok.getTotalCount() + rejects + errors;
+      String json = String.format(Locale.ROOT, "{\"scheme\": \"%s\", \"endpoint\": \"%s\", "
+          + "\"demand\": %.2f, \"capacity_rps\": %.0f, \"offered_rps\": %.0f, \"throughput_rps\": "
+          + "%.0f, \"goodput_rps\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %d, "
+          + "\"drop_rate\": %.4f, \"rejects\": %d, \"errors\": %d, \"client_rejects\": %d, "
+          + "\"note\": \"%s\"}", config, endpoint, level, capacity, offered, throughput, goodput,
+          p50, p99, need("slo_us").longValue(), received == 0 ? 0 : (double) rejects / received,
+          rejects, errors, clientRejects, note);
+      Files.writeString(records, json + "\n", StandardCharsets.UTF_8,
+          java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+      System.out.println(row(config, level, offered, goodput / capacity, p50, p99, rejects, errors,
+          clientRejects, note));
+    }
+
+    static String header() {
+      return String.format(Locale.ROOT, "%-22s %6s %9s %8s %9s %9s %8s %7s %9s  %s",
+          "configuration", "load", "offered", "good/cap", "p50_ms", "p99_ms", "rejects", "errors",
+          "client_rj", "note");
+    }
+
+    static String row(String config, double level, double offered, double norm, double p50,
+        double p99, long rejects, long errors, long clientRejects, String note) {
+      return String.format(Locale.ROOT, "%-22s %5.1fx %9.0f %8.3f %9.2f %9.2f %8d %7d %9d  %s",
+          config, level, offered, norm, p50 / 1e3, p99 / 1e3, rejects, errors, clientRejects, note);
+    }
+
+    void saveState() throws IOException {
+      try (Writer w = Files.newBufferedWriter(stateFile)) {
+        state.store(w, "spring-demo: capacities, SLO and closed-loop throughputs of this run");
+      }
+    }
+
+    /** results.json from every record so far, the latest per configuration and level. */
+    void writeResults() throws IOException {
+      Map<String, String> latest = new LinkedHashMap<>();
+      Map<String, double[]> numbers = new LinkedHashMap<>();
+      Map<String, String[]> texts = new LinkedHashMap<>();
+      Pattern num = Pattern.compile("\"(\\w+)\": (-?[0-9.]+)");
+      Pattern str = Pattern.compile("\"(scheme|note)\": \"([^\"]*)\"");
+      for (String line : Files.readAllLines(records)) {
+        Map<String, Double> n = new LinkedHashMap<>();
+        Matcher m = num.matcher(line);
+        while (m.find()) {
+          n.put(m.group(1), Double.parseDouble(m.group(2)));
+        }
+        Matcher s = str.matcher(line);
+        String scheme = null;
+        String note = "";
+        while (s.find()) {
+          if (s.group(1).equals("scheme")) {
+            scheme = s.group(2);
+          } else {
+            note = s.group(2);
+          }
+        }
+        String key = scheme + "@" + n.get("demand");
+        latest.remove(key); // keeps the order of the latest run
+        latest.put(key, line);
+        numbers.put(key, new double[] {n.get("demand"), n.get("offered_rps"),
+            n.get("goodput_rps") / n.get("capacity_rps"), n.get("p50_us"), n.get("p99_us"),
+            n.get("rejects"), n.get("errors"), n.get("client_rejects")});
+        texts.put(key, new String[] {scheme, note});
+      }
+      List<String> table = new ArrayList<>();
+      table.add(header());
+      for (String key : latest.keySet()) {
+        double[] v = numbers.get(key);
+        table.add(row(texts.get(key)[0], v[0], v[1], v[2], v[3], v[4], (long) v[5], (long) v[6],
+            (long) v[7], texts.get(key)[1]));
+      }
+      StringBuilder json = new StringBuilder("{\n  \"scenario\": {\"name\": \"spring-demo\", "
+          + "\"description\": \"examples-spring's inventory service (Spring Boot 4.0.7, Tomcat, "
+          + "Spring gRPC) on core 0, flooded from core 1\"");
+      for (String k : state.stringPropertyNames().stream().sorted().toList()) {
+        json.append(", \"").append(k).append("\": \"").append(state.getProperty(k).replace("\"", "'"))
+            .append('"');
+      }
+      json.append(String.format(Locale.ROOT, ", \"java\": \"%s\", \"cores\": \"%d\"},%n",
+          System.getProperty("java.version"), nproc()));
+      json.append("  \"records\": [\n    ").append(String.join(",\n    ", latest.values()))
+          .append("\n  ]\n}\n");
+      Path results = out.resolve(ReportWriter.RESULTS_FILE);
+      Files.writeString(results, json);
+      Files.writeString(out.resolve("table.txt"), String.join("\n", table) + "\n");
+      ReportWriter.write(results, out);
+      System.out.println(String.join("\n", table));
+    }
+
+    static String url(int port) {
+      return "http://127.0.0.1:" + port + "/reservations";
+    }
+
+    static String fmt(double seconds) {
+      return String.format(Locale.ROOT, "%.0f", seconds);
+    }
+
+    static void pause() throws InterruptedException {
+      Thread.sleep((long) (PAUSE_S * 1000)); // lets a flooded server drain between levels
+    }
+  }
+
+  static int nproc() {
+    try {
+      Process p = new ProcessBuilder("nproc", "--all").start();
+      String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+      p.waitFor();
+      return Integer.parseInt(s);
+    } catch (IOException | InterruptedException | NumberFormatException e) {
+      return 1;
+    }
+  }
+
+  /** The inventory application in its own JVM, pinned to {@code core} where that is possible. */
+  private static final class App implements AutoCloseable {
+    final Process process;
+    final int httpPort;
+    final int grpcPort;
+    final String ready;
+
+    private App(Process process, int httpPort, int grpcPort, String ready) {
+      this.process = process;
+      this.httpPort = httpPort;
+      this.grpcPort = grpcPort;
+      this.ready = ready;
+    }
+
+    /** {@code config} {@code spillway} runs the default profile: the starter as it ships. */
+    static App start(String config, Long sloMicros, int core, String classpath, Path log)
+        throws Exception {
+      int http = freePort();
+      int grpc = freePort();
+      List<String> cmd = new ArrayList<>();
+      if (core >= 0) {
+        cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
+      }
+      cmd.add(ProcessHandle.current().info().command().orElse("java"));
+      cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m",
+          "-XX:+AlwaysPreTouch", "-cp", classpath, MAIN, "--server.port=" + http,
+          "--spring.grpc.server.port=" + grpc));
+      String profile = config.startsWith("spillway") ? null : config;
+      if (profile != null) {
+        cmd.add("--spring.profiles.active=" + profile);
+      }
+      if (sloMicros != null) {
+        cmd.add("--spillway.slo=" + sloMicros + "us");
+      }
+      ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true);
+      // The launcher's SPILLWAY_PINNED would reach Spring as the property spillway.pinned.
+      builder.environment().remove("SPILLWAY_PINNED");
+      Process p = builder.start();
+      CountDownLatch started = new CountDownLatch(1);
+      String[] readyLine = new String[1];
+      Thread copier = Thread.ofPlatform().daemon().name("app-log").start(() -> {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(),
+            StandardCharsets.UTF_8)); PrintStream file = new PrintStream(log.toFile(), StandardCharsets.UTF_8)) {
+          file.println(String.join(" ", cmd));
+          for (String line; (line = in.readLine()) != null; ) {
+            file.println(line);
+            if (line.startsWith("inventory ready")) {
+              readyLine[0] = line;
+              started.countDown();
+            }
+          }
+        } catch (IOException e) {
+          // the process ended: start() sees the latch unreleased
+        } finally {
+          started.countDown();
+        }
+      });
+      if (!started.await(180, TimeUnit.SECONDS) || readyLine[0] == null) {
+        p.destroyForcibly().waitFor();
+        copier.join(5_000);
+        throw new IOException("the inventory application did not start (see " + log + ")");
+      }
+      return new App(p, http, grpc, readyLine[0]);
+    }
+
+    static int freePort() throws IOException {
+      try (ServerSocket s = new ServerSocket(0)) {
+        return s.getLocalPort();
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      process.destroy();
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor();
+      }
+    }
+  }
+}
