@@ -85,6 +85,21 @@ public final class GrpcDemoMain {
   }
 
   /** One demo run. */
+  /**
+   * The machine's cores, as {@code nproc --all} counts them: this JVM may be pinned to one, so
+   * {@link Runtime#availableProcessors} would say 1 where the server could have a core of its own.
+   */
+  static int cores() {
+    try {
+      Process p = new ProcessBuilder("nproc", "--all").start();
+      String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+      p.waitFor();
+      return Integer.parseInt(s);
+    } catch (IOException | InterruptedException | NumberFormatException e) {
+      return 1;
+    }
+  }
+
   private static final class Run {
     final Path out;
     final Map<String, String> keys;
@@ -123,16 +138,6 @@ public final class GrpcDemoMain {
       }
     }
 
-    static int cores() {
-      try {
-        Process p = new ProcessBuilder("nproc", "--all").start();
-        String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
-        p.waitFor();
-        return Integer.parseInt(s);
-      } catch (IOException | InterruptedException | NumberFormatException e) {
-        return 1;
-      }
-    }
 
     void run() throws Exception {
       String ghz = findGhz();

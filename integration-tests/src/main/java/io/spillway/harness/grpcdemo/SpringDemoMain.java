@@ -150,7 +150,7 @@ public final class SpringDemoMain {
         state.setProperty("slo_us", Long.toString(sloMicros));
       }
       // The launcher pins this JVM (and so h2load) to core 1; the application takes core 0.
-      serverCore = nproc() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
+      serverCore = GrpcDemoMain.cores() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
     }
 
     void run(List<String> configs) throws Exception {
@@ -470,7 +470,7 @@ public final class SpringDemoMain {
             .append('"');
       }
       json.append(String.format(Locale.ROOT, ", \"java\": \"%s\", \"cores\": \"%d\"},%n",
-          System.getProperty("java.version"), nproc()));
+          System.getProperty("java.version"), GrpcDemoMain.cores()));
       json.append("  \"records\": [\n    ").append(String.join(",\n    ", latest.values()))
           .append("\n  ]\n}\n");
       Path results = out.resolve(ReportWriter.RESULTS_FILE);
@@ -490,17 +490,6 @@ public final class SpringDemoMain {
 
     static void pause() throws InterruptedException {
       Thread.sleep((long) (PAUSE_S * 1000)); // lets a flooded server drain between levels
-    }
-  }
-
-  static int nproc() {
-    try {
-      Process p = new ProcessBuilder("nproc", "--all").start();
-      String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
-      p.waitFor();
-      return Integer.parseInt(s);
-    } catch (IOException | InterruptedException | NumberFormatException e) {
-      return 1;
     }
   }
 
