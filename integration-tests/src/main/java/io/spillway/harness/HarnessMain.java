@@ -317,7 +317,7 @@ public final class HarnessMain {
               MINUTE_NANOS, recorder, scenario.seed() * 1_000_003L + m)
               .get(MINUTE_NANOS / 1_000_000 + 60_000, TimeUnit.MILLISECONDS);
           // every call of the minute, including those that ended after it (the future waits for them)
-          Tally t = recorder.sum(0, (long) recorder.windowCount() * recorder.windowNanos());
+          Tally t = recorder.total();
           ResultRecord r = Experiment.steadyRecord(scenario, name, SOAK_LEVEL, capacity, recorder, 0, MINUTE_NANOS);
           long lost = t.offered - t.completed - t.dropped - t.expired;
           lostTotal += lost;

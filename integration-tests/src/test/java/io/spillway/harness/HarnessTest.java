@@ -35,14 +35,6 @@ class HarnessTest {
         "rtt_us", "50", "slo_us", "5000", "schemes", schemes, "window_ms", "20"));
   }
 
-  private static Tally total(Recorder r) {
-    Tally t = new Tally();
-    for (int i = 0; i < r.windowCount(); i++) {
-      t.add(r.window(i));
-    }
-    return t;
-  }
-
   @Test
   void everyOfferedRequestEndsExactlyOnceUnderOverload() throws Exception {
     for (String name : List.of("none", "breakwater")) {
@@ -57,7 +49,7 @@ class HarnessTest {
         // Offered well past what one 20 µs carrier can serve (50k rps).
         LoadGenerator.openLoop(client, s, List.of(new Scenario.DemandStep(2.0, 0)), 60_000,
             300_000_000L, recorder, 7).get(60, TimeUnit.SECONDS);
-        Tally t = total(recorder);
+        Tally t = recorder.total();
         assertTrue(t.offered > 1_000, name + ": offered " + t.offered);
         assertTrue(t.completed > 0, name + ": nothing completed");
         assertEquals(t.offered, t.completed + t.dropped + t.expired,
@@ -95,7 +87,7 @@ class HarnessTest {
         assertEquals("0.50", f[1]);
         completed += Long.parseLong(f[4]);
       }
-      assertEquals(total(recorder).completed, completed);
+      assertEquals(recorder.total().completed, completed);
       assertTrue(java.util.Arrays.stream(gaps).anyMatch(g -> g > 0), "the loop's turns were timed");
     }
   }
@@ -133,7 +125,7 @@ class HarnessTest {
              .sessions(4).sloNanos(TimeUnit.MINUTES.toNanos(1)).build().start()) {
       Recorder recorder = new Recorder(10_000_000L);
       LoadGenerator.closedLoop(client, s, 8, 200_000_000L, recorder, 3).get(60, TimeUnit.SECONDS);
-      Tally t = total(recorder);
+      Tally t = recorder.total();
       assertTrue(t.completed > 100, "completed " + t.completed);
       assertEquals(t.offered, t.completed, "a closed loop with no control loses nothing: expired "
           + t.expired + ", dropped " + t.dropped);

@@ -43,14 +43,6 @@ class SentinelSocketTest {
     return Scenario.of(keys);
   }
 
-  private static Tally total(Recorder r) {
-    Tally t = new Tally();
-    for (int i = 0; i < r.windowCount(); i++) {
-      t.add(r.window(i));
-    }
-    return t;
-  }
-
   @Test
   void theHarnessNamesSentinelWithItsDocumentedDefaultsAndTheSimulatorRefusesIt() {
     Scenario s = scenario(Map.of());
@@ -91,7 +83,7 @@ class SentinelSocketTest {
       client.session(0).call(TEN_MICROS).get(30, TimeUnit.SECONDS);
       Recorder recorder = new Recorder(light.windowNanos());
       LoadGenerator.closedLoop(client, light, 1, 300_000_000L, recorder, 11).get(60, TimeUnit.SECONDS);
-      Tally t = total(recorder);
+      Tally t = recorder.total();
       assertTrue(t.completed > 10, "completed " + t.completed);
       assertEquals(t.offered, t.completed, "light load is admitted in full: dropped " + t.dropped
           + ", expired " + t.expired);
@@ -112,7 +104,7 @@ class SentinelSocketTest {
       Recorder recorder = new Recorder(tripped.windowNanos());
       LoadGenerator.openLoop(client, tripped, List.of(new Scenario.DemandStep(2.0, 0)), 50_000,
           300_000_000L, recorder, 13).get(60, TimeUnit.SECONDS);
-      Tally t = total(recorder);
+      Tally t = recorder.total();
       assertTrue(t.offered > 1_000, "offered " + t.offered);
       assertEquals(t.offered, t.completed + t.dropped + t.expired, "every request ends once");
       assertEquals(0, anyCpu.checker().admitted(), "the tripped rule refuses every inbound request");

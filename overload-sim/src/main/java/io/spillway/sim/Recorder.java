@@ -62,6 +62,15 @@ public final class Recorder {
   }
 
   /** The sum of the windows that start at or after {@code fromNanos} and end by {@code toNanos}. */
+  /** Every window's counts, the last one's too if the run ended inside it. */
+  public Tally total() {
+    Tally total = new Tally();
+    for (Tally w : windows) {
+      total.add(w);
+    }
+    return total;
+  }
+
   public Tally sum(long fromNanos, long toNanos) {
     Tally total = new Tally();
     for (int i = 0; i < windows.size(); i++) {

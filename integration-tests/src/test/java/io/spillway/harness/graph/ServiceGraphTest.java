@@ -44,14 +44,6 @@ class ServiceGraphTest {
         "graph.reserve", "front 10 -> right; right 10"));
   }
 
-  private static Tally total(Recorder r) {
-    Tally t = new Tally();
-    for (int i = 0; i < r.windowCount(); i++) {
-      t.add(r.window(i));
-    }
-    return t;
-  }
-
   @Test
   void everyRequestCompletesAndReachesEveryCallee() throws Exception {
     Scenario s = scenario();
@@ -83,8 +75,8 @@ class ServiceGraphTest {
         recorders = run.done().get(60, TimeUnit.SECONDS);
         assertEquals(0, run.errors(), "errors: " + run.firstError());
       }
-      Tally search = total(recorders.get(g.iface("search").index()));
-      Tally reserve = total(recorders.get(g.iface("reserve").index()));
+      Tally search = recorders.get(g.iface("search").index()).total();
+      Tally reserve = recorders.get(g.iface("reserve").index()).total();
       assertTrue(search.offered > 50 && reserve.offered > 50,
           "offered search " + search.offered + ", reserve " + reserve.offered);
       for (Tally t : List.of(search, reserve)) {
@@ -121,7 +113,7 @@ class ServiceGraphTest {
           recorders = run.done().get(60, TimeUnit.SECONDS);
           errors = run.errors();
           firstError = run.firstError();
-          served = total(recorders.get(0)).completed + total(recorders.get(1)).completed;
+          served = recorders.get(0).total().completed + recorders.get(1).total().completed;
           // The scheme must serve again, not shed everything for good. Whether it serves during
           // the flood itself depends on how fast this JVM is (on a cold one Rajomon's prices, which
           // also see the flooded event loop, can outrun every client's tokens for the whole second:
@@ -131,11 +123,11 @@ class ServiceGraphTest {
                 List.of(List.of(new Scenario.DemandStep(1.0, 0)), List.of(new Scenario.DemandStep(1.0, 0))),
                 new double[] {200, 200}, 200_000_000L, s.windowNanos(), 17 + slice);
             List<Recorder> after = light.done().get(60, TimeUnit.SECONDS);
-            served = total(after.get(0)).completed + total(after.get(1)).completed;
+            served = after.get(0).total().completed + after.get(1).total().completed;
           }
         }
         for (Recorder r : recorders) {
-          Tally t = total(r);
+          Tally t = r.total();
           assertTrue(t.offered > 100, name + ": offered " + t.offered);
           assertEquals(t.offered, t.completed + t.dropped + t.expired + (errors > 0 ? errors : 0),
               name + ": every request ends once (served " + t.completed + ", rejected " + t.dropped
@@ -224,7 +216,7 @@ class ServiceGraphTest {
         recorders = run.done().get(60, TimeUnit.SECONDS);
         assertEquals(0, run.errors(), "errors: " + run.firstError());
       }
-      Tally search = total(recorders.get(g.iface("search").index()));
+      Tally search = recorders.get(g.iface("search").index()).total();
       assertTrue(search.offered > 20, "offered " + search.offered);
       assertEquals(search.offered, search.dropped, "every search is shed, and counted as a reject");
       assertEquals(search.dropped, search.rejectsReceived);
