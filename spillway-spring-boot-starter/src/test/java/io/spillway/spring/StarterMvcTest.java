@@ -150,6 +150,9 @@ class StarterMvcTest {
     HttpResponse<String> state = get("/actuator/spillway");
     assertEquals(200, state.statusCode());
     assertTrue(state.body().contains("\"tomcat-workers\""), state.body());
+    if (System.getProperty("os.name", "").toLowerCase().contains("linux")) {
+      assertTrue(state.body().contains("\"cpu-run-queue\""), state.body());
+    }
     assertTrue(state.body().contains("\"admitted\""), state.body());
     HttpResponse<String> admitted = get("/actuator/metrics/spillway.requests.admitted");
     assertEquals(200, admitted.statusCode(), admitted.body());

@@ -120,9 +120,16 @@ public class SpillwayAutoConfiguration {
   static class Servlet {
 
     @Bean
-    FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate) {
+    FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate,
+        ServerQueueDelay delay, Ticker ticker) {
+      // The kernel's run queue: where requests wait while fewer are in flight than the container
+      // has threads (RunQueueDelay). Combined with the worker queue by their maximum.
+      RunQueueDelay runQueue = RunQueueDelay.create(ticker).orElse(null);
+      if (runQueue != null) {
+        delay.addMeasured("cpu-run-queue", runQueue);
+      }
       FilterRegistrationBean<SpillwayServletFilter> registration =
-          new FilterRegistrationBean<>(new SpillwayServletFilter(gate));
+          new FilterRegistrationBean<>(new SpillwayServletFilter(gate, runQueue));
       registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
       registration.setAsyncSupported(true);
       registration.setName("spillway");

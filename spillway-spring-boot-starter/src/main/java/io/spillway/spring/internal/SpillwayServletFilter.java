@@ -25,15 +25,23 @@ import java.io.IOException;
  * (a {@code BudgetedLock} that would have outlasted the budget) becomes a fast {@code 503} if the
  * response is not committed yet, and the permit ends as aborted.
  *
+ * <p>Where the kernel's run queue is measured ({@link RunQueueDelay}), the filter samples an
+ * admitted request's wait for the CPU around the rest of the chain, on the thread that runs it.
+ *
  * <p>Only the request dispatch is decided on; error and async re-dispatches pass through.
  * Thread-safe.
  */
 public final class SpillwayServletFilter implements Filter {
 
   private final SpillwayHttpGate gate;
+  private final RunQueueDelay runQueue;
 
-  public SpillwayServletFilter(SpillwayHttpGate gate) {
+  /**
+   * @param runQueue the run-queue stage to sample, or {@code null} where it is not measured
+   */
+  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue) {
     this.gate = gate;
+    this.runQueue = runQueue;
   }
 
   @Override
@@ -58,6 +66,7 @@ public final class SpillwayServletFilter implements Filter {
       return;
     }
     Throwable failure = null;
+    long runQueueBegun = runQueue != null ? runQueue.begin() : -1;
     try {
       RequestBudget budget = admission.budget();
       if (budget == null) {
@@ -73,7 +82,12 @@ public final class SpillwayServletFilter implements Filter {
     } catch (Exception e) { // ScopedValue.call's checked type; the chain throws none other
       failure = new ServletException(e);
     } finally {
-      if (failure == null && request.isAsyncStarted()) {
+      boolean async = failure == null && request.isAsyncStarted();
+      if (runQueue != null) {
+        // an async request's wait goes on elsewhere: not sampled
+        admission.waitedForCpu(async ? -1 : runQueue.end(runQueueBegun));
+      }
+      if (async) {
         request.getAsyncContext().addListener(new End(admission));
       } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
           && !response.isCommitted()) {
