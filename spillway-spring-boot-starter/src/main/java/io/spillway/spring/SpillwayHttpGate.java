@@ -326,6 +326,11 @@ public final class SpillwayHttpGate implements AutoCloseable {
       return endpoint;
     }
 
+    /** When the request was decided on, by the gate's clock. */
+    public long decidedAtNanos() {
+      return at;
+    }
+
     /** The queueing budget to bind around the handler, or {@code null} for none. */
     public RequestBudget budget() {
       return budget;

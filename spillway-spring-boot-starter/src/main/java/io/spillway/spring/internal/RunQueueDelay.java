@@ -30,8 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * gate that refuses everything while the mean is high would never see it fall: a mean whose newest
  * sample is older than {@link #STALE_NANOS} reads zero.
  *
- * <p>Cost: two reads of a procfs file (about 1–2.5 µs each on this project's test machine) on one
- * admitted request in {@value #SAMPLE_EVERY}, chosen at random, none on the others. Virtual threads
+ * <p>Cost: two reads of a procfs file and of the thread's CPU clock (about 1–2.5 µs and 0.6 µs
+ * each on this project's test machine) on one admitted request in {@value #SAMPLE_EVERY}, chosen at
+ * random, none on the others. Virtual threads
  * are not sampled: {@code thread-self} is their carrier, which may change while the request runs;
  * their carrier queue is measured by the carrier dispatcher instead.
  *
@@ -47,10 +48,16 @@ public final class RunQueueDelay implements QueueDelaySignal {
   /** A mean with no sample this recent reads zero. */
   static final long STALE_NANOS = 20_000_000;
 
-  /** The calling thread's total run-queue wait in nanoseconds, or -1 if it cannot be read. */
+  /**
+   * The calling thread's totals: fills {@code into[0]} with its CPU time and {@code into[1]} with
+   * its run-queue wait, in nanoseconds; false if they cannot be read.
+   */
   interface Source {
-    long runDelayNanos();
+    boolean read(long[] into);
   }
+
+  /** Per thread: the totals at {@link #begin}, then at {@link #end}. */
+  private static final ThreadLocal<long[]> MARKS = ThreadLocal.withInitial(() -> new long[4]);
 
   private final Ticker ticker;
   private final Source source;
@@ -79,31 +86,37 @@ public final class RunQueueDelay implements QueueDelaySignal {
   }
 
   /**
-   * Starts a sample on the calling thread: its run-queue total now, or -1 if this request is not
-   * sampled. Pass a value other than -1 to {@link #end} on the same thread.
+   * Starts a sample on the calling thread, if this request is to be sampled: reads its totals and
+   * returns true. Call {@link #end} on the same thread if it did.
    */
-  public long begin() {
+  public boolean begin() {
     if (Thread.currentThread().isVirtual()
         || (sampleEvery > 1 && ThreadLocalRandom.current().nextInt(sampleEvery) != 0)) {
-      return -1;
+      return false;
     }
-    return source.runDelayNanos();
+    return source.read(MARKS.get());
   }
 
   /**
-   * Ends a sample {@link #begin} started on this thread: returns the request's wait for the CPU,
-   * or -1 if it was not sampled or could not be read.
+   * Ends the sample {@link #begin} started on this thread: returns the request's wait for the CPU
+   * since then, or -1 if it could not be read; {@link #cpuNanos} then tells its CPU time.
    */
-  public long end(long begun) {
-    if (begun < 0) {
+  public long end() {
+    long[] m = MARKS.get();
+    long cpu = m[0];
+    long wait = m[1];
+    if (!source.read(m) || m[0] < cpu || m[1] < wait) {
+      m[2] = -1;
       return -1;
     }
-    long now = source.runDelayNanos();
-    if (now < begun) {
-      return -1;
-    }
-    record(now - begun, ticker.read());
-    return now - begun;
+    m[2] = m[0] - cpu;
+    record(m[1] - wait, ticker.read());
+    return m[1] - wait;
+  }
+
+  /** The CPU time of the sample {@link #end} ended last on this thread, or -1. */
+  public long cpuNanos() {
+    return MARKS.get()[2];
   }
 
   /** Folds one request's run-queue wait, ended at {@code nowNanos}, into the mean. */
@@ -126,58 +139,79 @@ public final class RunQueueDelay implements QueueDelaySignal {
     return mean.get();
   }
 
-  /** Reads {@code /proc/thread-self/schedstat} through a file kept open per thread. */
+  /**
+   * The run-queue wait from {@code /proc/thread-self/schedstat}, through a file kept open per
+   * thread, and the CPU time from the JVM's thread CPU clock. Not schedstat's own CPU field: the
+   * kernel brings a running thread's total up to date only at scheduler events (a tick, a switch),
+   * so across a request of a few hundred microseconds it mostly does not move, while the CPU clock
+   * asks the scheduler for the current total. The run-queue wait has no such lag: it grows when a
+   * waiting thread is switched in, and a thread reading its own entry is running.
+   */
   static final class ProcSchedstat implements Source {
 
     /** One per platform thread; a thread's file is closed by its cleaner once the thread is gone. */
     private static final ThreadLocal<Reader> READER = ThreadLocal.withInitial(Reader::new);
+    private static final java.lang.management.ThreadMXBean THREADS =
+        java.lang.management.ManagementFactory.getThreadMXBean();
 
     /** Why run-queue waits cannot be read here, or {@code null} if they can. */
     static String unavailabilityCause() {
       if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
         return "not Linux";
       }
+      if (!THREADS.isCurrentThreadCpuTimeSupported() || !THREADS.isThreadCpuTimeEnabled()) {
+        return "the JVM does not measure thread CPU time";
+      }
       try (RandomAccessFile f = new RandomAccessFile(PATH, "r")) {
         byte[] b = new byte[128];
-        return parseRunDelay(b, f.read(b)) < 0 ? PATH + " has no run-queue field" : null;
+        return parseField(b, f.read(b), 1) < 0 ? PATH + " has no run-queue field" : null;
       } catch (IOException | SecurityException e) {
         return PATH + " cannot be read (" + e + ")";
       }
     }
 
     @Override
-    public long runDelayNanos() {
-      return READER.get().read();
+    public boolean read(long[] into) {
+      return READER.get().read(into);
     }
 
     private static final class Reader {
       private final byte[] buffer = new byte[128];
       private RandomAccessFile file;
 
-      long read() {
+      boolean read(long[] into) {
         try {
           if (file == null) {
             file = new RandomAccessFile(PATH, "r"); // this thread's own entry, from now on
           }
           file.seek(0);
-          return parseRunDelay(buffer, file.read(buffer));
+          long wait = parseField(buffer, file.read(buffer), 1);
+          long cpu = THREADS.getCurrentThreadCpuTime();
+          if (cpu < 0 || wait < 0) {
+            return false;
+          }
+          into[0] = cpu;
+          into[1] = wait;
+          return true;
         } catch (IOException e) {
-          return -1;
+          return false;
         }
       }
     }
   }
 
   /**
-   * The second space-separated decimal field of a schedstat line ({@code "cpu wait slices"}),
-   * or -1 if {@code b[0..n)} holds no such field.
+   * Field {@code index} (0: CPU time, 1: run-queue wait) of a schedstat line ({@code "cpu wait
+   * slices"}), or -1 if {@code b[0..n)} holds no such decimal field.
    */
-  static long parseRunDelay(byte[] b, int n) {
+  static long parseField(byte[] b, int n, int index) {
     int i = 0;
-    while (i < n && b[i] != ' ') {
+    for (int f = 0; f < index; f++) {
+      while (i < n && b[i] != ' ') {
+        i++;
+      }
       i++;
     }
-    i++;
     if (i >= n || b[i] < '0' || b[i] > '9') {
       return -1;
     }

@@ -121,15 +121,22 @@ public class SpillwayAutoConfiguration {
 
     @Bean
     FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate,
-        ServerQueueDelay delay, Ticker ticker) {
+        ServerQueueDelay delay, Ticker ticker, SpillwayProperties properties,
+        Environment environment) {
       // The kernel's run queue: where requests wait while fewer are in flight than the container
-      // has threads (RunQueueDelay). Combined with the worker queue by their maximum.
+      // has threads (RunQueueDelay); and the run slots that keep them in a queue of their own
+      // instead (RunSlots), sized from the same samples. Combined with the worker queue by their
+      // maximum.
       RunQueueDelay runQueue = RunQueueDelay.create(ticker).orElse(null);
+      RunSlots slots = null;
       if (runQueue != null) {
         delay.addMeasured("cpu-run-queue", runQueue);
+        int threads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
+        slots = new RunSlots(ticker, Math.min(properties.getParallelism(), threads), threads);
+        delay.addMeasured("servlet-run-slots", slots);
       }
       FilterRegistrationBean<SpillwayServletFilter> registration =
-          new FilterRegistrationBean<>(new SpillwayServletFilter(gate, runQueue));
+          new FilterRegistrationBean<>(new SpillwayServletFilter(gate, runQueue, slots));
       registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
       registration.setAsyncSupported(true);
       registration.setName("spillway");

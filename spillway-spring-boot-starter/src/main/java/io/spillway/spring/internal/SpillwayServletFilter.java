@@ -1,5 +1,6 @@
 package io.spillway.spring.internal;
 
+import io.spillway.api.BudgetExceededException;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestBudget;
 import io.spillway.spring.SpillwayHttpGate;
@@ -25,8 +26,11 @@ import java.io.IOException;
  * (a {@code BudgetedLock} that would have outlasted the budget) becomes a fast {@code 503} if the
  * response is not committed yet, and the permit ends as aborted.
  *
- * <p>Where the kernel's run queue is measured ({@link RunQueueDelay}), the filter samples an
- * admitted request's wait for the CPU around the rest of the chain, on the thread that runs it.
+ * <p>On a platform thread an admitted request then takes one of the {@link RunSlots} (waiting for
+ * it in arrival order; refused at once, as a budget abort, if the slots' queue is already longer
+ * than its budget), and the wait is charged to its budget. Where the kernel's run queue is measured
+ * ({@link RunQueueDelay}), the filter samples a request's CPU time and its wait for the CPU around
+ * the rest of the chain, on the thread that runs it, and the slots size themselves from that.
  *
  * <p>Only the request dispatch is decided on; error and async re-dispatches pass through.
  * Thread-safe.
@@ -35,13 +39,16 @@ public final class SpillwayServletFilter implements Filter {
 
   private final SpillwayHttpGate gate;
   private final RunQueueDelay runQueue;
+  private final RunSlots slots;
 
   /**
    * @param runQueue the run-queue stage to sample, or {@code null} where it is not measured
+   * @param slots the run slots of admitted requests on platform threads, or {@code null} for none
    */
-  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue) {
+  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue, RunSlots slots) {
     this.gate = gate;
     this.runQueue = runQueue;
+    this.slots = slots;
   }
 
   @Override
@@ -65,10 +72,28 @@ public final class SpillwayServletFilter implements Filter {
       admission.writeRejectHeaders(response::setHeader);
       return;
     }
+    RequestBudget budget = admission.budget();
+    boolean slotted = slots != null && !Thread.currentThread().isVirtual();
+    if (slotted) {
+      long waited = slots.acquire(admission.decidedAtNanos(),
+          budget == null ? Long.MAX_VALUE : budget.remainingNanos());
+      if (waited < 0) {
+        long now = gate.ticker().read();
+        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE, new BudgetExceededException(
+            slots.queueingDelayNanos(now), budget.remainingNanos()));
+        admission.writeAbortHeaders(response::setHeader);
+        return;
+      }
+      if (budget != null) {
+        budget.charge(waited);
+      }
+    }
+    long budgetAtStart = budget == null ? 0 : budget.remainingNanos();
+    boolean sampled = runQueue != null && runQueue.begin();
+    long startedAt = sampled ? gate.ticker().read() : 0;
     Throwable failure = null;
-    long runQueueBegun = runQueue != null ? runQueue.begin() : -1;
     try {
-      RequestBudget budget = admission.budget();
       if (budget == null) {
         chain.doFilter(request, response);
       } else {
@@ -83,9 +108,19 @@ public final class SpillwayServletFilter implements Filter {
       failure = new ServletException(e);
     } finally {
       boolean async = failure == null && request.isAsyncStarted();
-      if (runQueue != null) {
-        // an async request's wait goes on elsewhere: not sampled
-        admission.waitedForCpu(async ? -1 : runQueue.end(runQueueBegun));
+      if (sampled) {
+        long cpuWait = runQueue.end();
+        if (cpuWait >= 0 && slotted && !async) {
+          long blocked = budget == null ? 0 : budgetAtStart - budget.remainingNanos();
+          slots.observe(gate.ticker().read() - startedAt, blocked, runQueue.cpuNanos(), cpuWait);
+        }
+        // an async request's wait goes on elsewhere: not counted as this request's
+        admission.waitedForCpu(async ? -1 : cpuWait);
+      } else if (runQueue != null) {
+        admission.waitedForCpu(-1);
+      }
+      if (slotted) {
+        slots.release();
       }
       if (async) {
         request.getAsyncContext().addListener(new End(admission));

@@ -1,6 +1,7 @@
 package io.spillway.spring.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -8,7 +9,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -17,23 +17,41 @@ class RunQueueDelayTest {
   /** Starts near the end of the long range, so that elapsed times cross the wrap. */
   private final AtomicLong now = new AtomicLong(Long.MAX_VALUE - 5_000_000);
 
-  private static long parse(String line) {
+  private static long parse(String line, int field) {
     byte[] b = line.getBytes(StandardCharsets.US_ASCII);
-    return RunQueueDelay.parseRunDelay(b, b.length);
+    return RunQueueDelay.parseField(b, b.length, field);
   }
 
   @Test
-  void readsTheSecondFieldOfASchedstatLine() {
-    assertEquals(289_882_984L, parse("284134902 289882984 87\n"));
-    assertEquals(0L, parse("0 0 1\n"));
-    assertEquals(-1L, parse("284134902\n"));
-    assertEquals(-1L, parse(""));
-    assertEquals(-1L, parse("12 x 3\n"));
+  void readsTheCpuAndWaitFieldsOfASchedstatLine() {
+    assertEquals(284_134_902L, parse("284134902 289882984 87\n", 0));
+    assertEquals(289_882_984L, parse("284134902 289882984 87\n", 1));
+    assertEquals(0L, parse("0 0 1\n", 1));
+    assertEquals(-1L, parse("284134902\n", 1));
+    assertEquals(-1L, parse("", 0));
+    assertEquals(-1L, parse("12 x 3\n", 1));
+  }
+
+  /** A source that hands out scripted [cpu, wait] pairs; null for a failed read. */
+  private static RunQueueDelay.Source scripted(long[]... reads) {
+    Deque<long[]> q = new ArrayDeque<>();
+    for (long[] r : reads) {
+      q.add(r == null ? new long[0] : r);
+    }
+    return into -> {
+      long[] r = q.pop();
+      if (r.length == 0) {
+        return false;
+      }
+      into[0] = r[0];
+      into[1] = r[1];
+      return true;
+    };
   }
 
   @Test
   void theSignalIsAWeightedMeanOfTheWaitsOfEndedRequests() {
-    RunQueueDelay d = new RunQueueDelay(now::get, () -> 0, 1);
+    RunQueueDelay d = new RunQueueDelay(now::get, into -> true, 1);
     assertEquals(0, d.queueingDelayNanos(now.get()), "nothing sampled yet");
     d.record(8_000_000, now.get());
     assertEquals(8_000_000, d.queueingDelayNanos(now.get()), "the first wait is the mean");
@@ -45,7 +63,7 @@ class RunQueueDelayTest {
 
   @Test
   void aMeanWithNoRecentSampleReadsZeroSoAGateRefusingEverythingSeesItFall() {
-    RunQueueDelay d = new RunQueueDelay(now::get, () -> 0, 1);
+    RunQueueDelay d = new RunQueueDelay(now::get, into -> true, 1);
     d.record(8_000_000, now.get());
     now.addAndGet(RunQueueDelay.STALE_NANOS); // crosses Long.MAX_VALUE
     assertEquals(8_000_000, d.queueingDelayNanos(now.get()));
@@ -58,24 +76,29 @@ class RunQueueDelayTest {
 
   @Test
   void aSampleIsTheDifferenceOfTwoReadsOnTheSameThread() {
-    Deque<Long> reads = new ArrayDeque<>(List.of(1_000L, 3_001_000L, 5_000L, -1L, 9_000L, 8_000L));
-    RunQueueDelay d = new RunQueueDelay(now::get, reads::pop, 1);
-    assertEquals(3_000_000, d.end(d.begin()));
+    RunQueueDelay d = new RunQueueDelay(now::get, scripted(
+        new long[] {10_000, 1_000}, new long[] {410_000, 3_001_000},
+        new long[] {500_000, 5_000}, null,
+        new long[] {600_000, 9_000}, new long[] {700_000, 8_000}), 1);
+    assertTrue(d.begin());
+    assertEquals(3_000_000, d.end());
+    assertEquals(400_000, d.cpuNanos());
     assertEquals(3_000_000, d.queueingDelayNanos(now.get()));
-    assertEquals(-1, d.end(d.begin()), "the second read failed: no sample");
-    assertEquals(-1, d.end(d.begin()), "went backwards (another thread's file): no sample");
+    assertTrue(d.begin());
+    assertEquals(-1, d.end(), "the second read failed: no sample");
+    assertEquals(-1, d.cpuNanos());
+    assertTrue(d.begin());
+    assertEquals(-1, d.end(), "went backwards (another thread's file): no sample");
     assertEquals(3_000_000, d.queueingDelayNanos(now.get()));
-    assertEquals(-1, d.end(-1), "not sampled: reads nothing");
-    assertTrue(reads.isEmpty());
   }
 
   @Test
   void virtualThreadsAreNotSampled() throws Exception {
-    RunQueueDelay d = new RunQueueDelay(now::get, () -> { throw new AssertionError("read"); }, 1);
-    long[] begun = new long[1];
+    RunQueueDelay d = new RunQueueDelay(now::get, into -> { throw new AssertionError("read"); }, 1);
+    boolean[] begun = {true};
     Thread t = Thread.ofVirtual().start(() -> begun[0] = d.begin());
     t.join();
-    assertEquals(-1, begun[0]);
+    assertFalse(begun[0]);
   }
 
   @Test
@@ -83,8 +106,15 @@ class RunQueueDelayTest {
     assumeTrue(System.getProperty("os.name", "").toLowerCase().contains("linux"), "Linux only");
     assertNull(RunQueueDelay.ProcSchedstat.unavailabilityCause());
     RunQueueDelay.ProcSchedstat source = new RunQueueDelay.ProcSchedstat();
-    long first = source.runDelayNanos();
-    long second = source.runDelayNanos();
-    assertTrue(first >= 0 && second >= first, first + " then " + second);
+    long[] first = new long[2];
+    long[] second = new long[2];
+    assertTrue(source.read(first));
+    long spin = 0;
+    for (int i = 0; i < 1_000_000; i++) {
+      spin += i ^ spin;
+    }
+    assertTrue(source.read(second));
+    assertTrue(second[0] > first[0], "CPU time grew: " + first[0] + " then " + second[0] + " " + spin);
+    assertTrue(first[1] >= 0 && second[1] >= first[1], first[1] + " then " + second[1]);
   }
 }
