@@ -295,8 +295,8 @@ public final class SpillwayHttpGate implements AutoCloseable {
     final ResponseMetadata rejectResponse;
     final long at;
     private final RequestBudget budget;
-    /** See {@link #waitedForCpu}: unknown until told, then -1 (not measured) or the wait. */
-    private volatile long cpuWaitNanos = Long.MIN_VALUE;
+    /** See {@link #queuedAfterAdmission}: unknown until told, then -1 (not measured) or it. */
+    private volatile long queuedNanos = Long.MIN_VALUE;
     private final java.util.concurrent.atomic.AtomicBoolean ended =
         new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -337,16 +337,17 @@ public final class SpillwayHttpGate implements AutoCloseable {
     }
 
     /**
-     * Tells this admission how long its request waited for a CPU while it ran ({@code -1}: the
-     * wait was not measured for this request), before it {@link #end ends}. The endpoint's service
-     * time, whose p99 is subtracted from the budget target (protego-nsdi23 §3.2), is the time a
-     * request takes less its queueing: a request time-sliced with many others on a busy CPU
-     * queued for most of its wall time, and counting that as service would leave later requests
-     * no budget at all. Once a filter reports waits, only requests with a measured wait feed the
-     * service time; without any report, the wall time from admission to end does.
+     * Tells this admission how long its request queued after it was admitted — for a run slot,
+     * for a CPU while it ran — ({@code -1}: not measured for this request), before it {@link #end
+     * ends}. The endpoint's service time, whose p99 is subtracted from the budget target
+     * (protego-nsdi23 §3.2), is the time a request takes less its queueing: counting a request's
+     * wait in the server's own queues as service would leave later requests less budget the
+     * longer those queues grow, and refuse them for it. Once a filter reports, only requests with
+     * a measured wait feed the service time; without any report, the wall time from admission to
+     * end does.
      */
-    public void waitedForCpu(long nanos) {
-      cpuWaitNanos = Math.max(-1, nanos);
+    public void queuedAfterAdmission(long nanos) {
+      queuedNanos = Math.max(-1, nanos);
     }
 
     /** Writes a reject's headers: the response fields, {@code Retry-After}, the pushback. */
@@ -402,9 +403,9 @@ public final class SpillwayHttpGate implements AutoCloseable {
       }
       inFlight.decrement();
       long now = ticker.read();
-      long cpuWait = cpuWaitNanos;
-      if (outcome == Outcome.SUCCESS && cpuWait != -1) {
-        endpoint.serviceTimes.record(now - at - Math.max(0, cpuWait), now);
+      long queued = queuedNanos;
+      if (outcome == Outcome.SUCCESS && queued != -1) {
+        endpoint.serviceTimes.record(now - at - Math.max(0, queued), now);
       }
       ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
           .requestId(request.requestId());

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The service time whose p99 is taken from an unbudgeted request's budget target leaves out the
- * time a request waited for a CPU while it ran (virtual time).
+ * time a request queued after admission, for a run slot or a CPU (virtual time).
  */
 class HttpGateServiceTimeTest {
 
@@ -39,7 +39,7 @@ class HttpGateServiceTimeTest {
       assertTrue(a.isAdmitted());
       clock.advance(2_000_000);
       if (cpuWait != null) {
-        a.waitedForCpu(cpuWait);
+        a.queuedAfterAdmission(cpuWait);
       }
       a.end(200, null);
     }
@@ -54,7 +54,7 @@ class HttpGateServiceTimeTest {
   }
 
   @Test
-  void aMeasuredCpuWaitIsQueueingNotService() {
+  void aMeasuredWaitAfterAdmissionIsQueueingNotService() {
     long p99 = p99AfterRequests(1_800_000L);
     assertTrue(p99 > 50_000 && p99 <= 200_000, "p99 " + p99);
     assertEquals(10_000_000 - p99, admit().budget().remainingNanos());

@@ -74,6 +74,7 @@ public final class SpillwayServletFilter implements Filter {
     }
     RequestBudget budget = admission.budget();
     boolean slotted = slots != null && !Thread.currentThread().isVirtual();
+    long slotWait = 0;
     if (slotted) {
       long waited = slots.acquire(admission.decidedAtNanos(),
           budget == null ? Long.MAX_VALUE : budget.remainingNanos());
@@ -88,6 +89,7 @@ public final class SpillwayServletFilter implements Filter {
       if (budget != null) {
         budget.charge(waited);
       }
+      slotWait = waited;
     }
     long budgetAtStart = budget == null ? 0 : budget.remainingNanos();
     boolean sampled = runQueue != null && runQueue.begin();
@@ -115,9 +117,9 @@ public final class SpillwayServletFilter implements Filter {
           slots.observe(gate.ticker().read() - startedAt, blocked, runQueue.cpuNanos(), cpuWait);
         }
         // an async request's wait goes on elsewhere: not counted as this request's
-        admission.waitedForCpu(async ? -1 : cpuWait);
+        admission.queuedAfterAdmission(async || cpuWait < 0 ? -1 : slotWait + cpuWait);
       } else if (runQueue != null) {
-        admission.waitedForCpu(-1);
+        admission.queuedAfterAdmission(-1);
       }
       if (slotted) {
         slots.release();
