@@ -517,8 +517,12 @@ public final class SpringDemoMain {
         cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
       }
       cmd.add(ProcessHandle.current().info().command().orElse("java"));
+      // Each collection's pause, beside the application's log: a pause holds every request in
+      // flight, so it shows in the tail latency whatever the admission control does.
+      Path gcLog = log.resolveSibling(log.getFileName().toString().replaceFirst("^app-", "gc-"));
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m",
-          "-XX:+AlwaysPreTouch", "-cp", classpath, MAIN, "--server.port=" + http,
+          "-XX:+AlwaysPreTouch", "-Xlog:gc:file=" + gcLog, "-cp", classpath, MAIN,
+          "--server.port=" + http,
           "--spring.grpc.server.port=" + grpc));
       String profile = config.startsWith("spillway") ? null : config;
       if (profile != null) {
