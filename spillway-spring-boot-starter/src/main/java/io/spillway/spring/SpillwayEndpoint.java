@@ -11,7 +11,8 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 /**
  * {@code /actuator/spillway}: the live state of every gate (decisions by reason, outcomes, budget
  * aborts, credit pool, p99 service time), the queueing delay and its stages, how the workers are
- * measured, and the unknown {@code spillway.*} properties found at start-up. Expose it with
+ * measured, the servlet run slots (how many, running, waiting; absent where not used), and the
+ * unknown {@code spillway.*} properties found at start-up. Expose it with
  * {@code management.endpoints.web.exposure.include=spillway}.
  *
  * <p>Thread-safe.
@@ -22,13 +23,15 @@ public class SpillwayEndpoint {
   private final SpillwayHttpGate gate;
   private final ServerQueueDelay delay;
   private final Supplier<String> workers;
+  private final Supplier<Map<String, Object>> runSlots;
   private final List<String> unknownProperties;
 
   public SpillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay, Supplier<String> workers,
-      List<String> unknownProperties) {
+      Supplier<Map<String, Object>> runSlots, List<String> unknownProperties) {
     this.gate = gate;
     this.delay = delay;
     this.workers = workers;
+    this.runSlots = runSlots;
     this.unknownProperties = List.copyOf(unknownProperties);
   }
 
@@ -39,6 +42,10 @@ public class SpillwayEndpoint {
     m.put("queueDelayNanos", gate.queueDelay().queueingDelayNanos(now));
     m.put("queueStages", delay.stageNames());
     m.put("workers", workers.get());
+    Map<String, Object> slots = runSlots.get();
+    if (!slots.isEmpty()) {
+      m.put("runSlots", slots);
+    }
     List<Map<String, Object>> endpoints = new ArrayList<>();
     for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
       Map<String, Object> one = new LinkedHashMap<>();

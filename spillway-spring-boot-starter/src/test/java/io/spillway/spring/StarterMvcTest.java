@@ -152,6 +152,7 @@ class StarterMvcTest {
     assertTrue(state.body().contains("\"tomcat-workers\""), state.body());
     if (System.getProperty("os.name", "").toLowerCase().contains("linux")) {
       assertTrue(state.body().contains("\"cpu-run-queue\""), state.body());
+      assertTrue(state.body().contains("\"runSlots\""), state.body());
     }
     assertTrue(state.body().contains("\"admitted\""), state.body());
     HttpResponse<String> admitted = get("/actuator/metrics/spillway.requests.admitted");

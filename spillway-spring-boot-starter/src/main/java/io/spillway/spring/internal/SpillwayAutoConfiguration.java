@@ -119,24 +119,23 @@ public class SpillwayAutoConfiguration {
   @ConditionalOnClass(name = "jakarta.servlet.Filter")
   static class Servlet {
 
+    /**
+     * The kernel's run queue, where requests wait while fewer are in flight than the container has
+     * threads (RunQueueDelay), and the run slots that keep them in a queue of their own instead
+     * (RunSlots), sized from the same samples; combined with the worker queue by their maximum.
+     */
+    @Bean
+    ServletStages spillwayServletStages(ServerQueueDelay delay, Ticker ticker,
+        SpillwayProperties properties, Environment environment) {
+      return new ServletStages(ticker, delay, properties.getParallelism(),
+          environment.getProperty("server.tomcat.threads.max", Integer.class, 200));
+    }
+
     @Bean
     FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate,
-        ServerQueueDelay delay, Ticker ticker, SpillwayProperties properties,
-        Environment environment) {
-      // The kernel's run queue: where requests wait while fewer are in flight than the container
-      // has threads (RunQueueDelay); and the run slots that keep them in a queue of their own
-      // instead (RunSlots), sized from the same samples. Combined with the worker queue by their
-      // maximum.
-      RunQueueDelay runQueue = RunQueueDelay.create(ticker).orElse(null);
-      RunSlots slots = null;
-      if (runQueue != null) {
-        delay.addMeasured("cpu-run-queue", runQueue);
-        int threads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
-        slots = new RunSlots(ticker, Math.min(properties.getParallelism(), threads), threads);
-        delay.addMeasured("servlet-run-slots", slots);
-      }
-      FilterRegistrationBean<SpillwayServletFilter> registration =
-          new FilterRegistrationBean<>(new SpillwayServletFilter(gate, runQueue, slots));
+        ServletStages stages) {
+      FilterRegistrationBean<SpillwayServletFilter> registration = new FilterRegistrationBean<>(
+          new SpillwayServletFilter(gate, stages.runQueue(), stages.slots()));
       registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
       registration.setAsyncSupported(true);
       registration.setName("spillway");

@@ -32,11 +32,13 @@ public class SpillwayObservabilityAutoConfiguration {
     @Bean
     @ConditionalOnAvailableEndpoint(SpillwayEndpoint.class)
     SpillwayEndpoint spillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay,
-        ObjectProvider<TomcatWorkersCustomizer> tomcat, UnknownProperties unknown) {
+        ObjectProvider<TomcatWorkersCustomizer> tomcat, ObjectProvider<ServletStages> servlet,
+        UnknownProperties unknown) {
+      ServletStages stages = servlet.getIfAvailable();
       return new SpillwayEndpoint(gate, delay, () -> {
         TomcatWorkersCustomizer t = tomcat.getIfAvailable();
         return t != null ? t.route() : "event loops or an unmeasured server";
-      }, unknown.names());
+      }, stages != null ? stages::state : java.util.Map::of, unknown.names());
     }
   }
 }
