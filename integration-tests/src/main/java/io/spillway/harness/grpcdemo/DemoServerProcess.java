@@ -32,8 +32,11 @@ final class DemoServerProcess implements AutoCloseable {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
     }
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    // Each collection's pause, beside the server's log: a pause holds every call in flight.
+    Path gcLog = log.resolveSibling(
+        log.getFileName().toString().replaceFirst("\\.log$", "") + "-gc.log");
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m", "-XX:+AlwaysPreTouch",
-        "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+        "-Xlog:gc:file=" + gcLog, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
         DemoServer.class.getName(), mode, Long.toString(serviceMicros), Long.toString(sloMillis)));
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII));
