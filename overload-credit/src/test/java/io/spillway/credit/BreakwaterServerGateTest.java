@@ -280,6 +280,65 @@ class BreakwaterServerGateTest {
   }
 
   /**
+   * A refusal for credit costs its session one credit, once: the next answer to an admitted
+   * request takes one back (with the grace of any revocation, so the client, which has not read it
+   * yet, is not refused again for it), and the answer after that grows the window by eq. 5 again.
+   */
+  @Test
+  void aRefusalCostsOneCreditOnceAndTheWindowThenGrowsAgain() {
+    // Demand synchronisation: no overcommit, so the window is exactly pending + demand.
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 64);
+    assertEquals(2, complete(send(g, 1, 3, true), clock.read()), "window 3: demand 3");
+    List<ServerPermit> inFlight = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      ServerPermit p = send(g, 1, 3, false);
+      assertTrue(p.isAdmitted());
+      inFlight.add(p);
+    }
+    ServerPermit raced = send(g, 1, 3, false); // one beyond: the client's credit was still counted
+    assertEquals(Status.REJECTED_NO_CREDIT, raced.status());
+    assertEquals(0, complete(raced, clock.read()));
+    // without the debt, eq. 5 would grant pending 2 + demand 3 = 5 (+2); it takes one back instead
+    assertEquals(-1, complete(inFlight.remove(0), clock.read()));
+    assertEquals(2, g.windowOf(1));
+    // the client, which has not read that answer, still spends the window of 3 it knew
+    ServerPermit sentBeforeReading = send(g, 1, 3, false);
+    assertTrue(sentBeforeReading.isAdmitted(), "the cut keeps a revocation's grace");
+    inFlight.add(sentBeforeReading);
+    // paid: the next answer grows the window by eq. 5 again (pending 2 + demand 3)
+    assertEquals(3, complete(inFlight.remove(0), clock.read()));
+    assertEquals(5, g.windowOf(1));
+    inFlight.forEach(p -> complete(p, clock.read()));
+    assertEquals(g.windowOf(1), g.issuedCredits());
+  }
+
+  /**
+   * A session that keeps sending beyond its window owes at most the per-session cap: its window is
+   * taken back one credit per answer until it has none, it then gets explicit credits one at a time
+   * like any drained session, and once it has paid (sending only on credits), its window grows again.
+   */
+  @Test
+  void aSessionThatKeepsSendingBeyondItsWindowDrainsAndRecoversOnceItBehaves() {
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 64);
+    complete(send(g, 1, 20, true), clock.read());
+    assertEquals(8, g.windowOf(1), "the per-session cap");
+    List<ServerPermit> admitted = flood(g, 100, false); // 8 admitted, 92 refused
+    assertEquals(8, admitted.size());
+    credits.clear();
+    for (int i = 0; i < 8; i++) {
+      assertEquals(-1, complete(admitted.get(i), clock.read()), "answer " + i + " pays one credit");
+    }
+    assertEquals(0, g.windowOf(1), "92 refusals, a debt of at most 8: drained");
+    // it behaves now: it sends only on credit, and the control loop has open credits
+    clock.advance(10 * US);
+    assertEquals(1, credits.size(), "one explicit credit to the drained session");
+    ServerPermit p = send(g, 1, 20, false);
+    assertTrue(p.isAdmitted());
+    assertEquals(7, complete(p, clock.read()), "paid: eq. 5 grows the window again");
+    assertEquals(8, g.windowOf(1));
+  }
+
+  /**
    * The race between a revocation and the client's next requests, in virtual time: a response
    * shrinks a window of 64 to 10 while the client, which has not read it yet, spends the rest of
    * its old window. Every one of those requests is admitted; one more is not; and once the client
