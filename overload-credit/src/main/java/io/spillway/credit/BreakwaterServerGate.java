@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * Per request (admit), O(1): find the session (registering it on its first request), record its
- *   piggybacked demand, refuse it (REJECTED_NO_CREDIT, one credit owed) if the session already
- *   has its whole window in flight, else count it pending, and drop it at once if AQM is on and
+ *   piggybacked demand, refuse it (REJECTED_NO_CREDIT; one credit owed if credits are scarce) if
+ *   the session already has its whole window in flight, else count it pending, and drop it at once if AQM is on and
  *   the queueing delay is at or above the drop threshold (§3.2.3, "drop as early as possible").
  * Per response (permit completion), O(1): the request leaves pending, and the session's window is
  *   recomputed by eq. 5/6 (lazy distribution, §4), or cut by one if it owes a credit; the signed
@@ -53,17 +53,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * windows at the server", measures it). Breakwater's server admits only with explicit permission
  * (§2.4) and is free to take back credits (§3.2.1); a request refused for credit is proof that its
  * client sent without permission (a well-behaved client never is refused, but for a cancel that
- * races its request: the client frees a credit the server still counts). So each refusal is a debt
- * of one credit, paid on the session's next answered request, whose answer takes back at least one
- * credit: eq. 5 or 6, then at most the window less one (the step of eq. 6, {@code c_x ← c_x − 1},
- * for this session alone). The revocation keeps its grace ({@code Session.ceiling}), so an honest client refused
- * once loses one credit, once, and is never refused again through it. The debt is capped at the
- * per-session cap, so a client that behaves again has its window back, growing by eq. 5, after at
- * most that many answers; one that keeps resending drains to no window and waits among the drained
- * sessions for an explicit credit (§3.2.1), sending one request per credit. §6 ("Fairness")
- * suggests timing out over a longer timescale the clients that take the most credits; this times
- * out those that take credits they were not given. It costs the admission path one counter under
- * the session's monitor, already held.
+ * races its request: the client frees a credit the server still counts). So each refusal while
+ * credits are scarce (C_issued ≥ C_total, where a credit the greedy client keeps busy is one that
+ * another session waits for) is a debt of one credit, paid on the session's next answered request,
+ * whose answer takes back at least one credit: eq. 5 or 6, then at most the window less one (the
+ * step of eq. 6, {@code c_x ← c_x − 1}, for this session alone). A refusal while credits are open
+ * costs nothing: the session takes no one's credit, and its window may grow by eq. 5 to cover what
+ * it sends, after which it is no longer refused; a debt there would hold it below its window for
+ * good, each resend refused and adding to the debt, and answering those refusals costs the server
+ * more than serving the client would. The revocation keeps its grace ({@code Session.ceiling}), so
+ * an honest client refused once loses one credit, once, and is never refused again through it. The
+ * debt is capped at the per-session cap, so a client that behaves again has its window back,
+ * growing by eq. 5, after at most that many answers; one that keeps resending while credits are
+ * scarce drains to no window and waits among the drained sessions for an explicit credit (§3.2.1),
+ * sending one request per credit. §6 ("Fairness") suggests timing out over a longer timescale the
+ * clients that take the most credits; this times out those that take credits they were not given.
+ * It costs the refusal path a read of C_issued and a counter under the session's monitor, already
+ * held; the admission path nothing.
  *
  * <p>No operation scans the sessions: the per-request cost is independent of their number.
  *
@@ -168,7 +174,9 @@ public final class BreakwaterServerGate implements ServerGate {
         session.drained = false; // lazily removed from the drained queue
         if (session.pending >= Math.min(session.ceiling(), config.perSessionCap())) {
           decision = Status.REJECTED_NO_CREDIT;
-          session.refused(config.perSessionCap());
+          if (issued.get() >= total) { // credits are scarce: what it takes, another waits for
+            session.refused(config.perSessionCap());
+          }
         } else {
           session.pending++;
           if (config.aqm() && queueDelay.queueingDelayNanos(nowNanos) >= config.dropThresholdNanos()) {

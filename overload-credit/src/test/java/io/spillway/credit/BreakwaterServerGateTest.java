@@ -280,15 +280,16 @@ class BreakwaterServerGateTest {
   }
 
   /**
-   * A refusal for credit costs its session one credit, once: the next answer to an admitted
-   * request takes one back (with the grace of any revocation, so the client, which has not read it
-   * yet, is not refused again for it), and the answer after that grows the window by eq. 5 again.
+   * While credits are scarce (C_issued at C_total), a refusal for credit costs its session one
+   * credit, once: the next answer to an admitted request takes one back (with the grace of any
+   * revocation, so the client, which has not read it yet, is not refused again for it), and the
+   * answer after that applies eq. 5 again.
    */
   @Test
-  void aRefusalCostsOneCreditOnceAndTheWindowThenGrowsAgain() {
-    // Demand synchronisation: no overcommit, so the window is exactly pending + demand.
-    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 64);
-    assertEquals(2, complete(send(g, 1, 3, true), clock.read()), "window 3: demand 3");
+  void aRefusalWhileCreditsAreScarceCostsOneCreditOnce() {
+    // Demand synchronisation: no overcommit, so the window is pending + demand; a pool of 3
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 3);
+    assertEquals(2, complete(send(g, 1, 3, true), clock.read()), "window 3: the whole pool");
     List<ServerPermit> inFlight = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       ServerPermit p = send(g, 1, 3, false);
@@ -298,30 +299,47 @@ class BreakwaterServerGateTest {
     ServerPermit raced = send(g, 1, 3, false); // one beyond: the client's credit was still counted
     assertEquals(Status.REJECTED_NO_CREDIT, raced.status());
     assertEquals(0, complete(raced, clock.read()));
-    // without the debt, eq. 5 would grant pending 2 + demand 3 = 5 (+2); it takes one back instead
+    // with C_issued = C_total the window would stay at 3; it gives one back instead
     assertEquals(-1, complete(inFlight.remove(0), clock.read()));
     assertEquals(2, g.windowOf(1));
     // the client, which has not read that answer, still spends the window of 3 it knew
     ServerPermit sentBeforeReading = send(g, 1, 3, false);
     assertTrue(sentBeforeReading.isAdmitted(), "the cut keeps a revocation's grace");
     inFlight.add(sentBeforeReading);
-    // paid: the next answer grows the window by eq. 5 again (pending 2 + demand 3)
-    assertEquals(3, complete(inFlight.remove(0), clock.read()));
-    assertEquals(5, g.windowOf(1));
+    // paid: the next answer applies eq. 5 again, the credit that was given back is open
+    assertEquals(1, complete(inFlight.remove(0), clock.read()));
+    assertEquals(3, g.windowOf(1));
     inFlight.forEach(p -> complete(p, clock.read()));
     assertEquals(g.windowOf(1), g.issuedCredits());
   }
 
+  /** With credits open, a refusal takes nothing from another session and costs nothing. */
+  @Test
+  void aRefusalWhileCreditsAreOpenCostsNothing() {
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 64);
+    assertEquals(2, complete(send(g, 1, 3, true), clock.read()), "window 3: demand 3");
+    List<ServerPermit> inFlight = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      inFlight.add(send(g, 1, 3, false));
+    }
+    ServerPermit beyond = send(g, 1, 3, false);
+    assertEquals(Status.REJECTED_NO_CREDIT, beyond.status());
+    complete(beyond, clock.read());
+    assertEquals(2, complete(inFlight.remove(0), clock.read()), "eq. 5: pending 2 + demand 3");
+    inFlight.forEach(p -> complete(p, clock.read()));
+  }
+
   /**
-   * A session that keeps sending beyond its window owes at most the per-session cap: its window is
-   * taken back one credit per answer until it has none, it then gets explicit credits one at a time
-   * like any drained session, and once it has paid (sending only on credits), its window grows again.
+   * A session that keeps sending beyond its window while credits are scarce owes at most the
+   * per-session cap: its window is taken back one credit per answer until it has none, it then
+   * gets an explicit credit like any drained session, and once it has paid (sending only on
+   * credit), eq. 5 grows its window again.
    */
   @Test
   void aSessionThatKeepsSendingBeyondItsWindowDrainsAndRecoversOnceItBehaves() {
-    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 64);
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 8); // a pool of 8
     complete(send(g, 1, 20, true), clock.read());
-    assertEquals(8, g.windowOf(1), "the per-session cap");
+    assertEquals(8, g.windowOf(1), "the whole pool, the per-session cap");
     List<ServerPermit> admitted = flood(g, 100, false); // 8 admitted, 92 refused
     assertEquals(8, admitted.size());
     credits.clear();
