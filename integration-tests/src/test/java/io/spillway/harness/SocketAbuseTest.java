@@ -317,7 +317,7 @@ class SocketAbuseTest {
     try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(1)
         .handler(HarnessServer::spin).build().start();
         SpillwayClient client = SpillwayClient.builder().scheme(Spillway.forSloNanos(SLO_NANOS))
-            .port(server.port()).connections(2).sessions(HONEST_SESSIONS).sloNanos(SLO_NANOS)
+            .port(server.port()).connections(HONEST_SESSIONS).sessions(HONEST_SESSIONS).sloNanos(SLO_NANOS)
             .build().start()) {
       honest = new Honest(client);
       Thread.sleep(3_000); // warm-up: the JIT and the credit pool settle
