@@ -320,7 +320,7 @@ class SocketAbuseTest {
             .port(server.port()).connections(HONEST_SESSIONS).sessions(HONEST_SESSIONS).sloNanos(SLO_NANOS)
             .build().start()) {
       honest = new Honest(client);
-      Thread.sleep(3_000); // warm-up: the JIT and the credit pool settle
+      Thread.sleep(6_000); // warm-up: the JIT and the credit pool settle
       alone = measure(honest, () -> 0);
       try (Greedy g = new Greedy(server.port())) {
         greedy = g;

@@ -24,8 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>
  * Per request (admit), O(1): find the session (registering it on its first request), record its
  *   piggybacked demand, refuse it (REJECTED_NO_CREDIT; one credit owed if credits are scarce) if
- *   the session already has its whole window in flight, else count it pending, and drop it at once if AQM is on and
- *   the queueing delay is at or above the drop threshold (§3.2.3, "drop as early as possible").
+ *   the session already has its whole window in flight, else count it pending, and drop it at once
+ *   if AQM is on and the queueing delay is at or above the drop threshold (§3.2.3, "drop as early
+ *   as possible").
  * Per response (permit completion), O(1): the request leaves pending, and the session's window is
  *   recomputed by eq. 5/6 (lazy distribution, §4), or cut by one if it owes a credit; the signed
  *   difference rides on the response.
@@ -55,9 +56,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * client sent without permission (a well-behaved client never is refused, but for a cancel that
  * races its request: the client frees a credit the server still counts). So each refusal while
  * credits are scarce (C_issued ≥ C_total, where a credit the greedy client keeps busy is one that
- * another session waits for) is a debt of one credit, paid on the session's next answered request,
- * whose answer takes back at least one credit: eq. 5 or 6, then at most the window less one (the
- * step of eq. 6, {@code c_x ← c_x − 1}, for this session alone). A refusal while credits are open
+ * another session waits for) is a debt of one credit, paid on the session's next answered request
+ * that leaves it a credit not in flight: that answer takes back at least one credit, eq. 5 or 6
+ * and then at most the window less one (the step of eq. 6, {@code c_x ← c_x − 1}, for this session
+ * alone). A refusal while credits are open
  * costs nothing: the session takes no one's credit, and its window may grow by eq. 5 to cover what
  * it sends, after which it is no longer refused; a debt there would hold it below its window for
  * good, each resend refused and adding to the debt, and answering those refusals costs the server
@@ -444,7 +446,8 @@ public final class BreakwaterServerGate implements ServerGate {
    *     window, a client that resends every refusal at once would take each credit the moment it
    *     is free, ahead of every session that waits for its answers.
    * @param payDebt true for the answer to an admitted request: it pays one credit of the
-   *     session's {@code Session.debt}, if any, by taking the credit back (see the class comment)
+   *     session's {@code Session.debt}, if any, by taking back a credit not in flight (see the
+   *     class comment)
    */
   private int redistribute(Session session, boolean dropped, boolean mayGrow, boolean payDebt) {
     long poolTotal = total;
@@ -461,9 +464,9 @@ public final class BreakwaterServerGate implements ServerGate {
     if (!mayGrow) {
       next = Math.min(next, session.window);
     }
-    if (payDebt && session.debt > 0) {
-      session.debt--;
-      next = Math.max(session.pending, Math.min(next, session.window - 1)); // eq. 6's step
+    if (payDebt && session.debt > 0 && session.window > session.pending) {
+      session.debt--; // paid with a credit taken back, eq. 6's step; in-flight ones cannot be
+      next = Math.min(next, session.window - 1);
     }
     int delta = next - session.window;
     if (delta < 0) {
