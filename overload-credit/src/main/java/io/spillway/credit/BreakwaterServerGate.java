@@ -23,11 +23,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * Per request (admit), O(1): find the session (registering it on its first request), record its
- *   piggybacked demand, refuse it (REJECTED_NO_CREDIT) if the session already has its whole window
- *   in flight, else count it pending, and drop it at once if AQM is on and the queueing delay is
- *   at or above the drop threshold (§3.2.3, "drop as early as possible").
+ *   piggybacked demand, refuse it (REJECTED_NO_CREDIT; one credit owed if credits are scarce) if
+ *   the session already has its whole window in flight, else count it pending, and drop it at once
+ *   if AQM is on and the queueing delay is at or above the drop threshold (§3.2.3, "drop as early
+ *   as possible").
  * Per response (permit completion), O(1): the request leaves pending, and the session's window is
- *   recomputed by eq. 5/6 (lazy distribution, §4); the signed difference rides on the response.
+ *   recomputed by eq. 5/6 (lazy distribution, §4), or cut by one if it owes a credit; the signed
+ *   difference rides on the response.
  *   A session left with no window and nothing pending joins the drained queue.
  * Per control period (one RTT, on the injected scheduler): C_total by eq. 1–3, clamped to
  *   [parallelism, 64·n_c]; while credits are open, pop drained sessions and send each one credit
@@ -42,6 +44,34 @@ import java.util.concurrent.atomic.AtomicLong;
  * has certainly read it (one old window's worth of further requests; the reasoning is on
  * {@code Session.ceiling}). A well-behaved client is therefore never refused for credit, and one
  * that ignores its window is held to it.
+ *
+ * <p>Holding such a client to its window is not enough to hold it to an honest share. A client that
+ * resends each refused request at once always has one waiting at the server, so a credit of its
+ * is taken again the moment its request is answered; an honest client's credit spends a round trip
+ * on the way (the response to the client, the next request back) every time it is used. Where
+ * windows are small and the RTT is not far below the service time, that alone serves the greedy
+ * client more than the same client honouring its window (docs/results/reliability.md, "Credit
+ * windows at the server", measures it). Breakwater's server admits only with explicit permission
+ * (§2.4) and is free to take back credits (§3.2.1); a request refused for credit is proof that its
+ * client sent without permission (a well-behaved client never is refused, but for a cancel that
+ * races its request: the client frees a credit the server still counts). So each refusal while
+ * credits are scarce (C_issued ≥ C_total, where a credit the greedy client keeps busy is one that
+ * another session waits for) is a debt of one credit, paid on the session's next answered request
+ * that leaves it a credit not in flight: that answer takes back at least one credit, eq. 5 or 6
+ * and then at most the window less one (the step of eq. 6, {@code c_x ← c_x − 1}, for this session
+ * alone). A refusal while credits are open
+ * costs nothing: the session takes no one's credit, and its window may grow by eq. 5 to cover what
+ * it sends, after which it is no longer refused; a debt there would hold it below its window for
+ * good, each resend refused and adding to the debt, and answering those refusals costs the server
+ * more than serving the client would. The revocation keeps its grace ({@code Session.ceiling}), so
+ * an honest client refused once loses one credit, once, and is never refused again through it. The
+ * debt is capped at the per-session cap, so a client that behaves again has its window back,
+ * growing by eq. 5, after at most that many answers; one that keeps resending while credits are
+ * scarce drains to no window and waits among the drained sessions for an explicit credit (§3.2.1),
+ * sending one request per credit. §6 ("Fairness") suggests timing out over a longer timescale the
+ * clients that take the most credits; this times out those that take credits they were not given.
+ * It costs the refusal path a read of C_issued and a counter under the session's monitor, already
+ * held; the admission path nothing.
  *
  * <p>No operation scans the sessions: the per-request cost is independent of their number.
  *
@@ -146,6 +176,9 @@ public final class BreakwaterServerGate implements ServerGate {
         session.drained = false; // lazily removed from the drained queue
         if (session.pending >= Math.min(session.ceiling(), config.perSessionCap())) {
           decision = Status.REJECTED_NO_CREDIT;
+          if (issued.get() >= total) { // credits are scarce: what it takes, another waits for
+            session.refused(config.perSessionCap());
+          }
         } else {
           session.pending++;
           if (config.aqm() && queueDelay.queueingDelayNanos(nowNanos) >= config.dropThresholdNanos()) {
@@ -214,7 +247,7 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session.pending > 0) {
         return; // a response is coming and will carry the credits
       }
-      delta = redistribute(session, false, true);
+      delta = redistribute(session, false, true, false);
     }
     if (delta != 0) {
       metrics.onControlMessage();
@@ -412,8 +445,11 @@ public final class BreakwaterServerGate implements ServerGate {
    *     (a well-behaved one never is, see {@code Session.ceiling}); if its refusals could grow its
    *     window, a client that resends every refusal at once would take each credit the moment it
    *     is free, ahead of every session that waits for its answers.
+   * @param payDebt true for the answer to an admitted request: it pays one credit of the
+   *     session's {@code Session.debt}, if any, by taking back a credit not in flight (see the
+   *     class comment)
    */
-  private int redistribute(Session session, boolean dropped, boolean mayGrow) {
+  private int redistribute(Session session, boolean dropped, boolean mayGrow, boolean payDebt) {
     long poolTotal = total;
     long poolIssued = issued.get();
     int n = Math.max(1, sessionCount.get());
@@ -427,6 +463,10 @@ public final class BreakwaterServerGate implements ServerGate {
     }
     if (!mayGrow) {
       next = Math.min(next, session.window);
+    }
+    if (payDebt && session.debt > 0 && session.window > session.pending) {
+      session.debt--; // paid with a credit taken back, eq. 6's step; in-flight ones cannot be
+      next = Math.min(next, session.window - 1);
     }
     int delta = next - session.window;
     if (delta < 0) {
@@ -469,7 +509,7 @@ public final class BreakwaterServerGate implements ServerGate {
           }
           session.lastActive = nowNanos;
           delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED,
-              counted);
+              counted, counted);
         }
       }
       response.sessionId(session.id).creditDelta(delta);
@@ -497,6 +537,11 @@ public final class BreakwaterServerGate implements ServerGate {
      */
     int graceWindow;
     int graceArrivals;
+    /**
+     * Requests refused for credit and not yet paid for, at most the per-session cap: each answer
+     * to an admitted request takes back one credit while this is positive (see the class comment).
+     */
+    int debt;
 
     Session(long id, int window) {
       this.id = id;
@@ -533,6 +578,13 @@ public final class BreakwaterServerGate implements ServerGate {
       int before = ceiling();
       graceWindow = before;
       graceArrivals = Math.max(0, before - pending);
+    }
+
+    /** A request of this session was refused for credit: one more credit owed, up to {@code cap}. */
+    void refused(int cap) {
+      if (debt < cap) {
+        debt++;
+      }
     }
 
     /** A request of this session arrived (admitted or not). */

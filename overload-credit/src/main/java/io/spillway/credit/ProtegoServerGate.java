@@ -27,6 +27,10 @@ import java.util.concurrent.atomic.LongAdder;
  *   authors' rule the distribution takes the authors' one change ([A7] in {@link ProtegoPolicy}):
  *   a session keeps its last credit unless its request was dropped (bw2_server.c,
  *   srpc_update_credit), so C bounds the credits beyond one per session and drops drain sessions.
+ *   A session refused for credit while credits are scarce gives a credit back on a later answer,
+ *   its last included ({@link BreakwaterServerGate}): "a client only sends a request after it
+ *   receives a credit" (§3.1), and one that keeps its last credit busy by resending refusals would
+ *   otherwise be served more than the same client waiting for its answers.
  * Measures (Alg. 1 lines 4–6), per request, O(1), on LongAdders, as the authors count them
  *   (bw2_server.c: srpc_cm_in_cnt in srpc_recv_one before the drop check, srpc_cm_out_cnt in
  *   srpc_worker for requests not dropped):

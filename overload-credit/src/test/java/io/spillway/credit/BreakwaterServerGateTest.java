@@ -280,6 +280,83 @@ class BreakwaterServerGateTest {
   }
 
   /**
+   * While credits are scarce (C_issued at C_total), a refusal for credit costs its session one
+   * credit, once: the next answer to an admitted request takes one back (with the grace of any
+   * revocation, so the client, which has not read it yet, is not refused again for it), and the
+   * answer after that applies eq. 5 again.
+   */
+  @Test
+  void aRefusalWhileCreditsAreScarceCostsOneCreditOnce() {
+    // Demand synchronisation: no overcommit, so the window is pending + demand; a pool of 3
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 3);
+    assertEquals(2, complete(send(g, 1, 3, true), clock.read()), "window 3: the whole pool");
+    List<ServerPermit> inFlight = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      ServerPermit p = send(g, 1, 3, false);
+      assertTrue(p.isAdmitted());
+      inFlight.add(p);
+    }
+    ServerPermit raced = send(g, 1, 3, false); // one beyond: the client's credit was still counted
+    assertEquals(Status.REJECTED_NO_CREDIT, raced.status());
+    assertEquals(0, complete(raced, clock.read()));
+    // with C_issued = C_total the window would stay at 3; it gives one back instead
+    assertEquals(-1, complete(inFlight.remove(0), clock.read()));
+    assertEquals(2, g.windowOf(1));
+    // the client, which has not read that answer, still spends the window of 3 it knew
+    ServerPermit sentBeforeReading = send(g, 1, 3, false);
+    assertTrue(sentBeforeReading.isAdmitted(), "the cut keeps a revocation's grace");
+    inFlight.add(sentBeforeReading);
+    // paid: the next answer applies eq. 5 again, the credit that was given back is open
+    assertEquals(1, complete(inFlight.remove(0), clock.read()));
+    assertEquals(3, g.windowOf(1));
+    inFlight.forEach(p -> complete(p, clock.read()));
+    assertEquals(g.windowOf(1), g.issuedCredits());
+  }
+
+  /** With credits open, a refusal takes nothing from another session and costs nothing. */
+  @Test
+  void aRefusalWhileCreditsAreOpenCostsNothing() {
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 64);
+    assertEquals(2, complete(send(g, 1, 3, true), clock.read()), "window 3: demand 3");
+    List<ServerPermit> inFlight = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      inFlight.add(send(g, 1, 3, false));
+    }
+    ServerPermit beyond = send(g, 1, 3, false);
+    assertEquals(Status.REJECTED_NO_CREDIT, beyond.status());
+    complete(beyond, clock.read());
+    assertEquals(2, complete(inFlight.remove(0), clock.read()), "eq. 5: pending 2 + demand 3");
+    inFlight.forEach(p -> complete(p, clock.read()));
+  }
+
+  /**
+   * A session that keeps sending beyond its window while credits are scarce owes at most the
+   * per-session cap: its window is taken back one credit per answer until it has none, it then
+   * gets an explicit credit like any drained session, and once it has paid (sending only on
+   * credit), eq. 5 grows its window again.
+   */
+  @Test
+  void aSessionThatKeepsSendingBeyondItsWindowDrainsAndRecoversOnceItBehaves() {
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(8).build(), 8); // a pool of 8
+    complete(send(g, 1, 20, true), clock.read());
+    assertEquals(8, g.windowOf(1), "the whole pool, the per-session cap");
+    List<ServerPermit> admitted = flood(g, 100, false); // 8 admitted, 92 refused
+    assertEquals(8, admitted.size());
+    credits.clear();
+    for (int i = 0; i < 8; i++) {
+      assertEquals(-1, complete(admitted.get(i), clock.read()), "answer " + i + " pays one credit");
+    }
+    assertEquals(0, g.windowOf(1), "92 refusals, a debt of at most 8: drained");
+    // it behaves now: it sends only on credit, and the control loop has open credits
+    clock.advance(10 * US);
+    assertEquals(1, credits.size(), "one explicit credit to the drained session");
+    ServerPermit p = send(g, 1, 20, false);
+    assertTrue(p.isAdmitted());
+    assertEquals(7, complete(p, clock.read()), "paid: eq. 5 grows the window again");
+    assertEquals(8, g.windowOf(1));
+  }
+
+  /**
    * The race between a revocation and the client's next requests, in virtual time: a response
    * shrinks a window of 64 to 10 while the client, which has not read it yet, spends the rest of
    * its old window. Every one of those requests is admitted; one more is not; and once the client

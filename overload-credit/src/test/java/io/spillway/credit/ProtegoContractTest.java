@@ -21,12 +21,6 @@ class ProtegoContractTest {
       return Protego.of(ProtegoConfig.forSlo(sloNanos, rttNanos));
     }
 
-    @Override
-    protected String knownShareGap() {
-      return "the greedy session is served 670 to the honest heavy one's 633, 1.06x, with the"
-          + " authors' keep-the-last-credit distribution; cause not yet analysed";
-    }
-
     /**
      * Issue 5: with 1,000 sessions the pool must reach about one credit per session that has
      * requests, or requests wait for credits at the clients and expire. Half the capacity must be

@@ -64,6 +64,16 @@ public final class ContractWorld {
     int closedLoop;
     long servedOk;
     long good;
+    /** For {@link #accounting}: admissions within the window the server granted, and beyond it. */
+    long admittedWithin;
+    long admittedBeyond;
+    long refusedForCredit;
+    long grows;
+    long shrinks;
+    /** Time integrals (ns · count) of {@link #grantedByServer} and {@link #inServer}. */
+    long markedAt = Long.MIN_VALUE;
+    double windowIntegral;
+    double inServerIntegral;
 
     Client(long sessionId, ClientGate<Call> gate) {
       this.sessionId = sessionId;
@@ -211,8 +221,14 @@ public final class ContractWorld {
     }
     ServerPermit permit = gate.admit(header, clock.read());
     call.permit = permit;
+    mark(c);
     if (permit.isAdmitted()) {
       c.inServer++;
+      if (c.inServer > c.grantedByServer) {
+        c.admittedBeyond++;
+      } else {
+        c.admittedWithin++;
+      }
       if (scheme.issuesCredits() && c.inServer > c.peakGrantedByServer && serverViolations.size() < 10) {
         serverViolations.add("session " + c.sessionId + " admitted with " + c.inServer
             + " in the server, more than the " + c.peakGrantedByServer
@@ -222,6 +238,9 @@ public final class ContractWorld {
         && c.inServer < c.grantedByServer && serverViolations.size() < 10) {
       serverViolations.add("session " + c.sessionId + " refused for credit with " + c.inServer
           + " in the server and " + c.grantedByServer + " granted, at t=" + clock.elapsed());
+    }
+    if (permit.status() == Status.REJECTED_NO_CREDIT) {
+      c.refusedForCredit++;
     }
     if (!permit.isAdmitted()) {
       ResponseMetadata reject = new ResponseMetadata();
@@ -242,6 +261,7 @@ public final class ContractWorld {
     clock.schedule(() -> {
       ResponseMetadata response = new ResponseMetadata();
       call.permit.complete(Outcome.SUCCESS, clock.read(), response);
+      mark(call.client);
       call.client.inServer--;
       granted(call.client, response.creditDelta());
       clock.schedule(() -> clientReceive(call, response), halfRtt);
@@ -254,6 +274,12 @@ public final class ContractWorld {
   }
 
   private void granted(Client c, int delta) {
+    mark(c);
+    if (delta > 0) {
+      c.grows++;
+    } else if (delta < 0) {
+      c.shrinks++;
+    }
     c.grantedByServer += delta;
     c.peakGrantedByServer = Math.max(c.peakGrantedByServer, c.grantedByServer);
   }
@@ -355,6 +381,34 @@ public final class ContractWorld {
     c.inFlight++;
     RequestMetadata header = new RequestMetadata().sessionId(c.sessionId).requestId(issued);
     clock.schedule(() -> serverReceive(call, header), halfRtt);
+  }
+
+  /** Adds the time since the last change of its window or requests in the server to the integrals. */
+  private void mark(Client c) {
+    long now = clock.read();
+    if (c.markedAt != Long.MIN_VALUE) {
+      long span = now - c.markedAt;
+      c.windowIntegral += (double) span * c.grantedByServer;
+      c.inServerIntegral += (double) span * c.inServer;
+    }
+    c.markedAt = now;
+  }
+
+  /**
+   * How session {@code sessionId} was served, as the server's ledger saw it: its admissions within
+   * the window granted (credits on their way included) and beyond it (the allowance for
+   * revocations on their way), its refusals for credit, how often its window grew and shrank,
+   * and its mean window and mean requests in the server over the run so far.
+   */
+  public String accounting(long sessionId) {
+    Client c = clients.get((int) (sessionId - 1));
+    mark(c);
+    double elapsed = Math.max(1, clock.elapsed());
+    return String.format(java.util.Locale.ROOT,
+        "admitted %d within the window, %d beyond it; refused for credit %d; window grew %d times,"
+            + " shrank %d; mean window %.2f, mean in the server %.2f",
+        c.admittedWithin, c.admittedBeyond, c.refusedForCredit, c.grows, c.shrinks,
+        c.windowIntegral / elapsed, c.inServerIntegral / elapsed);
   }
 
   /** Responses served (status OK) to session {@code sessionId}. */
