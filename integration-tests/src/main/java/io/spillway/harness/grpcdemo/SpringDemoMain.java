@@ -25,8 +25,8 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
- * [--slo-us N]}: examples-spring's inventory service, a real Spring Boot process pinned to core 0,
- * flooded from core 1 at 1×, 2× and 3× of its capacity in each configuration
+ * [--slo-us N] [--app-arg ARG ...]}: examples-spring's inventory service, a real Spring Boot
+ * process pinned to core 0, flooded from core 1 at 1×, 2× and 3× of its capacity in each configuration
  * (docs/results/spring.md).
  *
  * <p>Configurations, each a fresh application process:
@@ -82,6 +82,13 @@ public final class SpringDemoMain {
   static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
       "spillway", "grpc-spillway-plain", "grpc-spillway-credits");
 
+  /**
+   * Arguments added to every application's command line ({@code --app-arg}, repeatable): a
+   * property a configuration is measured with beyond its defaults, which the results then no
+   * longer show as defaults.
+   */
+  private static final List<String> APP_ARGS = new java.util.ArrayList<>();
+
   private SpringDemoMain() { }
 
   public static void main(String[] args) throws Exception {
@@ -99,9 +106,11 @@ public final class SpringDemoMain {
         case "--configs" -> configs = List.of(args[++i].split(","));
         case "--levels" -> levels = List.of(args[++i].split(",")).stream().map(Double::parseDouble).toList();
         case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
+        case "--app-arg" -> APP_ARGS.add(args[++i]);
         case "-h", "--help" -> {
           System.out.println("./spillway spring-demo [--out DIR] [--seconds S] [--warm S] "
-              + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N]");
+              + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N] "
+              + "[--app-arg --spring.property=value ...]");
           return;
         }
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -531,6 +540,7 @@ public final class SpringDemoMain {
       if (sloMicros != null) {
         cmd.add("--spillway.slo=" + sloMicros + "us");
       }
+      cmd.addAll(APP_ARGS);
       ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true);
       // The launcher's SPILLWAY_PINNED would reach Spring as the property spillway.pinned.
       builder.environment().remove("SPILLWAY_PINNED");
