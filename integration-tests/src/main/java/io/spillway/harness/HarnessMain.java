@@ -405,31 +405,19 @@ public final class HarnessMain {
     private SteadyCapacity.Reading measureCapacity(String when) throws Exception {
       try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, "none", scenario.cores(), pin, out);
            SpillwayClient client = client(NoControl.INSTANCE, server.port())) {
-        List<Long> completed = new ArrayList<>();
-        List<Long> compiling = new ArrayList<>();
-        StringBuilder trace = new StringBuilder();
         // Both JVMs' compilers count: the server's takes its one core from the requests, and this
         // JVM's takes the load generator's core from it (a cold generator, not the server, then
         // bounds the closed loop).
-        long jit = jitMillis(server);
-        boolean settled = false;
-        while (!settled && completed.size() < CAPACITY_MAX_SLICES) {
+        SteadyCapacity.Measured m = SteadyCapacity.measure(index -> {
           Recorder recorder = new Recorder(100_000_000L);
           LoadGenerator.closedLoop(client, scenario, 64 * scenario.cores(), SteadyCapacity.SLICE_NANOS, recorder,
-                  scenario.seed() + completed.size())
+                  scenario.seed() + index)
               .get(SteadyCapacity.SLICE_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
-          completed.add(recorder.sum(0, SteadyCapacity.SLICE_NANOS).completed);
-          long now = jitMillis(server);
-          compiling.add(jit < 0 || now < 0 ? 0 : now - jit);
-          jit = now;
-          trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
-          settled = SteadyCapacity.steady(completed, compiling);
-        }
-        SteadyCapacity.Reading r = SteadyCapacity.Reading.of(completed, settled);
-        System.err.printf(Locale.ROOT, "harness: capacity %.0f rps%s (spread %.1f%%; per second, calls completed / "
-                + "ms the JITs compiled: %s)%s%n", r.rps(), when.isEmpty() ? "" : " " + when,
-            100 * r.spread(), trace.toString().strip(),
-            settled ? "" : " NOT steady after " + CAPACITY_MAX_SLICES + " s: may read low");
+          return recorder.sum(0, SteadyCapacity.SLICE_NANOS).completed;
+        }, () -> jitMillis(server), CAPACITY_MAX_SLICES);
+        SteadyCapacity.Reading r = m.reading();
+        System.err.println(m.describe("harness: capacity", when.isEmpty() ? "" : " " + when,
+            CAPACITY_MAX_SLICES));
         return r;
       }
     }

@@ -31,6 +31,54 @@ public final class SteadyCapacity {
 
   private SteadyCapacity() { }
 
+  /** One closed-loop slice of {@link #SLICE_NANOS}: the calls it completed. */
+  @FunctionalInterface
+  public interface Slice {
+    long run(int index) throws Exception;
+  }
+
+  /** The milliseconds the JITs concerned have compiled so far, or -1 where one does not say. */
+  @FunctionalInterface
+  public interface JitClock {
+    long millis() throws Exception;
+  }
+
+  /** A reading and its per-slice trace, {@code "completed/ms compiled"} per slice. */
+  public record Measured(Reading reading, String trace) {
+
+    /**
+     * The reading as the harnesses log it: {@code what}, the rate, {@code when}, then the spread
+     * and the trace (integration-tests/bench/demo-ten.sh parses this line).
+     */
+    public String describe(String what, String when, int maxSlices) {
+      return String.format(java.util.Locale.ROOT, "%s %.0f rps%s (spread %.1f%%; per second, calls "
+          + "completed / ms the JITs compiled: %s)%s", what, reading.rps(), when,
+          100 * reading.spread(), trace,
+          reading.settled() ? "" : " NOT steady after " + maxSlices + " s: may read low");
+    }
+  }
+
+  /**
+   * Runs slices until {@link #steady} or {@code maxSlices}, the JIT read around each, and returns
+   * the {@link Reading#of reading} with its trace.
+   */
+  public static Measured measure(Slice slice, JitClock jit, int maxSlices) throws Exception {
+    List<Long> completed = new java.util.ArrayList<>();
+    List<Long> compiling = new java.util.ArrayList<>();
+    StringBuilder trace = new StringBuilder();
+    long before = jit.millis();
+    boolean settled = false;
+    while (!settled && completed.size() < maxSlices) {
+      completed.add(slice.run(completed.size()));
+      long now = jit.millis();
+      compiling.add(before < 0 || now < 0 ? 0 : now - before);
+      before = now;
+      trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
+      settled = steady(completed, compiling);
+    }
+    return new Measured(Reading.of(completed, settled), trace.toString().strip());
+  }
+
   /**
    * Whether the last {@value #STEADY_SLICES} slices' completions agree within {@value
    * #STEADY_SPREAD} of the highest and the JIT was quiet in each ({@code compilingMillis} 0 where a

@@ -29,6 +29,30 @@ class SteadyCapacityTest {
   }
 
   @Test
+  void measureRunsSlicesUntilSteadyAndTracesThem() throws Exception {
+    // the same fresh server, its JIT clock read before the first slice and after each
+    long[] slices = {17_034, 24_100, 27_400, 27_900, 28_124, 27_800, 99_999};
+    long[] jitTotals = {1_000, 1_900, 2_600, 3_000, 3_120, 3_180, 3_220, 9_999};
+    int[] jitReads = {0};
+    SteadyCapacity.Measured m = SteadyCapacity.measure(i -> slices[i],
+        () -> jitTotals[jitReads[0]++], 30);
+    assertEquals(6, m.reading().slices(), "stops at the first steady slice");
+    assertTrue(m.reading().settled());
+    assertEquals((27_900 + 28_124 + 27_800) / 3.0, m.reading().rps(), 1e-9);
+    assertEquals("17034/900 24100/700 27400/400 27900/120 28124/60 27800/40", m.trace());
+    assertTrue(m.describe("harness: capacity", " before the run", 30)
+        .startsWith("harness: capacity 27941 rps before the run (spread 1.2%;"));
+  }
+
+  @Test
+  void aReadingThatNeverSettlesSaysSo() throws Exception {
+    SteadyCapacity.Measured m = SteadyCapacity.measure(i -> 10_000L + 2_000L * i, () -> -1, 4);
+    assertEquals(4, m.reading().slices());
+    assertFalse(m.reading().settled());
+    assertTrue(m.describe("capacity of none:", "", 4).endsWith(" NOT steady after 4 s: may read low"));
+  }
+
+  @Test
   void theReadingIsTheMeanOfTheLastThreeSlicesAndTheirSpread() {
     SteadyCapacity.Reading r = SteadyCapacity.Reading.of(List.of(10_000L, 27_900L, 28_100L, 28_000L), true);
     assertEquals(28_000, r.rps(), 1e-9);

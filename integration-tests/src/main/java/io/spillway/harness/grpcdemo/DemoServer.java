@@ -65,8 +65,17 @@ public final class DemoServer {
     }
     System.out.println("port " + server.getPort());
     System.out.flush();
-    while (System.in.read() >= 0) {
-      // runs until the harness closes our standard input
+    // Runs until the harness closes our standard input; "jit" asks for the milliseconds this JVM's
+    // compilers have spent so far (-1 if it does not say), for the harness's capacity reading.
+    java.io.BufferedReader in = new java.io.BufferedReader(
+        new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.US_ASCII));
+    for (String command; (command = in.readLine()) != null; ) {
+      if (command.strip().equals("jit")) {
+        var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        System.out.println("jit " + (jit != null && jit.isCompilationTimeMonitoringSupported()
+            ? jit.getTotalCompilationTime() : -1));
+        System.out.flush();
+      }
     }
     server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     if (spillway != null) {

@@ -18,10 +18,12 @@ import java.util.concurrent.TimeUnit;
 final class DemoServerProcess implements AutoCloseable {
 
   private final Process process;
+  private final BufferedReader stdout;
   private final int port;
 
-  private DemoServerProcess(Process process, int port) {
+  private DemoServerProcess(Process process, BufferedReader stdout, int port) {
     this.process = process;
+    this.stdout = stdout;
     this.port = port;
   }
 
@@ -45,11 +47,23 @@ final class DemoServerProcess implements AutoCloseable {
       p.destroyForcibly();
       throw new IOException("demo server did not start (see " + log + "): " + line);
     }
-    return new DemoServerProcess(p, Integer.parseInt(line.substring(5).trim()));
+    return new DemoServerProcess(p, out, Integer.parseInt(line.substring(5).trim()));
   }
 
   int port() {
     return port;
+  }
+
+  /** Milliseconds the server JVM's compilers have spent so far, or -1 if it does not say. */
+  long compileMillis() throws IOException {
+    var in = process.getOutputStream();
+    in.write("jit\n".getBytes(StandardCharsets.US_ASCII));
+    in.flush();
+    String line = stdout.readLine();
+    if (line == null || !line.startsWith("jit ")) {
+      throw new IOException("demo server answered " + line + " to jit");
+    }
+    return Long.parseLong(line.substring(4).trim());
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.spillway.harness.grpcdemo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.spillway.harness.SteadyCapacity;
 import io.spillway.report.ReportWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -173,12 +174,35 @@ public final class GrpcDemoMain {
       writeResults();
     }
 
+    /** The most one-second slices a capacity reading runs, as the socket harness's. */
+    static final int CAPACITY_MAX_SLICES = 30;
+
+    /**
+     * A fresh server's closed-loop throughput with 8 calls outstanding, read as the socket harness
+     * reads capacity ({@link SteadyCapacity}): one-second slices until the last three agree within
+     * 5 % and neither JVM's compiler ran for more than 15 % of any of them (at most {@value
+     * #CAPACITY_MAX_SLICES}); the mean of those three.
+     */
     double closedLoopCapacity(String serverMode) throws Exception {
       try (DemoServerProcess server = startServer(serverMode, "capacity-" + serverMode);
           DemoLoad load = new DemoLoad(server.port(), channels, false, sloNanos)) {
-        load.closedLoop(8, 5_000_000_000L, 1);
-        return load.closedLoop(8, 1_000_000_000L, 4_000_000_000L);
+        SteadyCapacity.Measured m = SteadyCapacity.measure(
+            index -> Math.round(load.closedLoop(8, 0, SteadyCapacity.SLICE_NANOS)
+                * SteadyCapacity.SLICE_NANOS / 1e9),
+            () -> jitMillis(server), CAPACITY_MAX_SLICES);
+        SteadyCapacity.Reading r = m.reading();
+        System.out.println(m.describe("capacity of " + serverMode + ":", "", CAPACITY_MAX_SLICES));
+        return r.rps();
       }
+    }
+
+    /** The server's and this JVM's compilers' milliseconds so far, or -1 if either does not say. */
+    private static long jitMillis(DemoServerProcess server) throws IOException {
+      long theirs = server.compileMillis();
+      var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+      long ours = jit != null && jit.isCompilationTimeMonitoringSupported()
+          ? jit.getTotalCompilationTime() : -1;
+      return theirs < 0 || ours < 0 ? -1 : theirs + ours;
     }
 
     DemoServerProcess startServer(String serverMode, String label) throws IOException {
