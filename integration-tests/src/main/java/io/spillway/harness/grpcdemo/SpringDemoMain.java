@@ -1,5 +1,6 @@
 package io.spillway.harness.grpcdemo;
 
+import io.spillway.harness.SteadyCapacity;
 import io.spillway.report.ReportWriter;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -42,7 +43,10 @@ import org.HdrHistogram.Histogram;
  * </ul>
  *
  * <p>Per configuration: start, warm-up under a closed loop ({@code warm} seconds), that
- * configuration's own closed-loop throughput, then each demand level open-loop for 2 s + {@code
+ * configuration's own closed-loop throughput read as the socket harness reads capacity ({@link
+ * SteadyCapacity}: one-second slices until the last three agree within 5 % and neither the
+ * application's compilers, read through the Actuator, nor this JVM's ran for more than 15 % of any
+ * of them; a Spring application compiles for tens of seconds), then each demand level open-loop for 2 s + {@code
  * seconds}, the last {@code seconds} counted, with a 3 s pause between levels. Capacity
  * (docs/design.md, "Measures": the highest throughput the server reaches with no control) is the
  * {@code none} configuration's closed-loop throughput over HTTP, and {@code grpc-none}'s over gRPC;
@@ -89,12 +93,18 @@ public final class SpringDemoMain {
    */
   private static final List<String> APP_ARGS = new java.util.ArrayList<>();
 
+  /**
+   * The most one-second slices a configuration's closed-loop reading runs: the socket harness's
+   * {@link SteadyCapacity} rule, with room for a Spring application's longer compilation.
+   */
+  static final int CLOSED_MAX_SLICES = 90;
+
   private SpringDemoMain() { }
 
   public static void main(String[] args) throws Exception {
     Path out = Path.of("results/spring-demo");
     double seconds = 8;
-    double warm = 15;
+    double warm = 5;
     List<String> configs = ALL;
     List<Double> levels = List.of(1.0, 2.0, 3.0);
     Long sloMicros = null;
@@ -186,9 +196,14 @@ public final class SpringDemoMain {
         System.out.println(config + ": " + app.ready);
         state.setProperty("service_line", app.ready);
         h2loadClosed(app.httpPort, warm, config + "-warm");
-        double own = h2loadClosed(app.httpPort, seconds, config + "-closed");
-        System.out.printf(Locale.ROOT, "%s: closed-loop throughput %.0f rps (%d connections x %d "
-            + "streams)%n", config, own, H2LOAD_CONNECTIONS, CLOSED_STREAMS);
+        SteadyCapacity.Measured steady = SteadyCapacity.measure(
+            index -> Math.round(h2loadClosed(app.httpPort, SteadyCapacity.SLICE_NANOS / 1e9,
+                config + "-closed")),
+            () -> jitMillis(app), CLOSED_MAX_SLICES);
+        double own = steady.reading().rps();
+        System.out.println(steady.describe(config + ": closed-loop throughput", " ("
+            + H2LOAD_CONNECTIONS + " connections x " + CLOSED_STREAMS + " streams)",
+            CLOSED_MAX_SLICES));
         state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
         if (config.equals("none")) {
           state.setProperty("capacity_http", String.format(Locale.ROOT, "%.0f", own));
@@ -252,6 +267,32 @@ public final class SpringDemoMain {
      * many Tomcat threads share the one core and preempt each other inside the inventory lock, and
      * the unprotected server's throughput falls well below what it reaches at lower concurrency.
      */
+    /**
+     * The application's compilers' milliseconds so far (Micrometer's {@code jvm.compilation.time},
+     * through the Actuator) plus this JVM's, or -1 where either does not say.
+     */
+    static long jitMillis(App app) {
+      long ours = -1;
+      var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+      if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
+        ours = jit.getTotalCompilationTime();
+      }
+      try (var client = java.net.http.HttpClient.newHttpClient()) {
+        var response = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                "http://127.0.0.1:" + app.httpPort + "/actuator/metrics/jvm.compilation.time"))
+                .timeout(java.time.Duration.ofSeconds(10)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        Matcher m = Pattern.compile("\"value\"\\s*:\\s*([0-9.]+)").matcher(response.body());
+        return response.statusCode() == 200 && m.find() && ours >= 0
+            ? ours + (long) Double.parseDouble(m.group(1)) : -1;
+      } catch (IOException e) {
+        return -1;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return -1;
+      }
+    }
+
     double h2loadClosed(int port, double secs, String label) throws Exception {
       List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
           "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs), "-H", ":method: POST", url(port));
@@ -361,9 +402,14 @@ public final class SpringDemoMain {
           DemoLoad load = new DemoLoad(List.of(app.grpcPort), GRPC_CHANNELS, kind, sloNanos,
               GRPC_METHOD)) {
         System.out.println(config + ": " + app.ready);
-        double own = load.closedLoop(GRPC_OUTSTANDING, (long) (warm * 1e9), (long) (seconds * 1e9));
-        System.out.printf(Locale.ROOT, "%s: closed-loop throughput %.0f rps (%d outstanding)%n",
-            config, own, GRPC_OUTSTANDING);
+        load.closedLoop(GRPC_OUTSTANDING, (long) (warm * 1e9), 1);
+        SteadyCapacity.Measured steady = SteadyCapacity.measure(
+            index -> Math.round(load.closedLoop(GRPC_OUTSTANDING, 0, SteadyCapacity.SLICE_NANOS)
+                * SteadyCapacity.SLICE_NANOS / 1e9),
+            () -> jitMillis(app), CLOSED_MAX_SLICES);
+        double own = steady.reading().rps();
+        System.out.println(steady.describe(config + ": closed-loop throughput", " ("
+            + GRPC_OUTSTANDING + " outstanding)", CLOSED_MAX_SLICES));
         state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
         if (config.equals("grpc-none")) {
           state.setProperty("capacity_grpc", String.format(Locale.ROOT, "%.0f", own));
