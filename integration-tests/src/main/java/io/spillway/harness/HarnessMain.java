@@ -391,10 +391,7 @@ public final class HarnessMain {
 
     /** Ms the server's JIT and this JVM's have compiled; -1 if either JVM does not say. */
     private static long jitMillis(ServerProcess server) throws IOException {
-      long theirs = server.compileMillis();
-      var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-      long ours = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
-      return theirs < 0 || ours < 0 ? -1 : theirs + ours;
+      return SteadyCapacity.withOwnJit(server.compileMillis());
     }
 
     /**

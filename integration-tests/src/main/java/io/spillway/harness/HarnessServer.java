@@ -15,8 +15,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -173,8 +171,7 @@ public final class HarnessServer {
 
   /** The time this JVM's JIT has spent compiling since it started, ms; -1 if the JVM does not say. */
   private static long compileMillis() {
-    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    return SteadyCapacity.ownJitMillis();
   }
 
   private static void reply(String text) {

@@ -31,6 +31,21 @@ public final class SteadyCapacity {
 
   private SteadyCapacity() { }
 
+  /** The milliseconds this JVM's compilers have spent so far, or -1 where the JVM does not say. */
+  public static long ownJitMillis() {
+    var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+  }
+
+  /**
+   * {@code theirs} (a server JVM's compilers' milliseconds) plus this JVM's, or -1 where either
+   * does not say: both count, as the class comment says.
+   */
+  public static long withOwnJit(long theirs) {
+    long ours = ownJitMillis();
+    return theirs < 0 || ours < 0 ? -1 : theirs + ours;
+  }
+
   /** One closed-loop slice of {@link #SLICE_NANOS}: the calls it completed. */
   @FunctionalInterface
   public interface Slice {

@@ -3,8 +3,6 @@ package io.spillway.harness.graph;
 import io.spillway.sim.Scenario;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -114,8 +112,7 @@ public final class GraphServer {
 
   /** The JIT's total compilation time so far, ms, or -1 where the JVM does not monitor it. */
   static long compileMillis() {
-    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    return io.spillway.harness.SteadyCapacity.ownJitMillis();
   }
 
   private static final String USAGE =

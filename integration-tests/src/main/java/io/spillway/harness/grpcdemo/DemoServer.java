@@ -71,9 +71,7 @@ public final class DemoServer {
         new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.US_ASCII));
     for (String command; (command = in.readLine()) != null; ) {
       if (command.strip().equals("jit")) {
-        var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        System.out.println("jit " + (jit != null && jit.isCompilationTimeMonitoringSupported()
-            ? jit.getTotalCompilationTime() : -1));
+        System.out.println("jit " + io.spillway.harness.SteadyCapacity.ownJitMillis());
         System.out.flush();
       }
     }

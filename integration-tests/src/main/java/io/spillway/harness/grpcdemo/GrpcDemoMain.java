@@ -198,11 +198,7 @@ public final class GrpcDemoMain {
 
     /** The server's and this JVM's compilers' milliseconds so far, or -1 if either does not say. */
     private static long jitMillis(DemoServerProcess server) throws IOException {
-      long theirs = server.compileMillis();
-      var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-      long ours = jit != null && jit.isCompilationTimeMonitoringSupported()
-          ? jit.getTotalCompilationTime() : -1;
-      return theirs < 0 || ours < 0 ? -1 : theirs + ours;
+      return SteadyCapacity.withOwnJit(server.compileMillis());
     }
 
     DemoServerProcess startServer(String serverMode, String label) throws IOException {

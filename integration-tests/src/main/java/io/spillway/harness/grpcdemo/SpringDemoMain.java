@@ -272,19 +272,14 @@ public final class SpringDemoMain {
      * through the Actuator) plus this JVM's, or -1 where either does not say.
      */
     static long jitMillis(App app) {
-      long ours = -1;
-      var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-      if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
-        ours = jit.getTotalCompilationTime();
-      }
       try (var client = java.net.http.HttpClient.newHttpClient()) {
         var response = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
                 "http://127.0.0.1:" + app.httpPort + "/actuator/metrics/jvm.compilation.time"))
                 .timeout(java.time.Duration.ofSeconds(10)).build(),
             java.net.http.HttpResponse.BodyHandlers.ofString());
         Matcher m = Pattern.compile("\"value\"\\s*:\\s*([0-9.]+)").matcher(response.body());
-        return response.statusCode() == 200 && m.find() && ours >= 0
-            ? ours + (long) Double.parseDouble(m.group(1)) : -1;
+        return response.statusCode() == 200 && m.find()
+            ? SteadyCapacity.withOwnJit((long) Double.parseDouble(m.group(1))) : -1;
       } catch (IOException e) {
         return -1;
       } catch (InterruptedException e) {

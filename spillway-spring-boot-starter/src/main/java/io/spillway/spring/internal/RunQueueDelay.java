@@ -56,8 +56,11 @@ public final class RunQueueDelay implements QueueDelaySignal {
     boolean read(long[] into);
   }
 
-  /** Per thread: the totals at {@link #begin}, then at {@link #end}. */
-  private static final ThreadLocal<long[]> MARKS = ThreadLocal.withInitial(() -> new long[4]);
+  /**
+   * Per thread: [0] CPU time and [1] run-queue wait at {@link #begin}, then at {@link #end}; [2]
+   * the CPU time of the sample {@link #end} ended last.
+   */
+  private static final ThreadLocal<long[]> MARKS = ThreadLocal.withInitial(() -> new long[3]);
 
   private final Ticker ticker;
   private final Source source;
