@@ -27,9 +27,10 @@ import org.HdrHistogram.Histogram;
  *       call admitted) under a closed loop (8 calls outstanding) after a warm-up, the highest
  *       throughput the same server reaches (docs/design.md, "Measures"); the unprotected
  *       server's own is printed beside it.
- *   <li>For each mode, a fresh server process on core 0: warmed at 0.7× capacity, then each demand
- *       level (× capacity) open-loop for {@code warm_s + measure_s}, the last {@code measure_s}
- *       counted. Modes: {@code none} (unprotected, plain clients), {@code spillway-plain}
+ *   <li>For each mode, a fresh server process on core 0: warmed until both JVMs' compilers are
+ *       quiet ({@code warmUntilSteady}, at most {@code steady_max_s} one-second slices), then each
+ *       demand level (× capacity) open-loop for {@code warm_s + measure_s}, the last {@code
+ *       measure_s} counted. Modes: {@code none} (unprotected, plain clients), {@code spillway-plain}
  *       (protected, clients without Spillway headers), {@code spillway-aware} (protected, one
  *       Spillway session per channel), and, where the {@code ghz} binary is found ({@code GHZ},
  *       {@code ~/go/bin/ghz} or the PATH), {@code ghz-none} and {@code ghz-spillway}.
@@ -38,7 +39,7 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code warm_s}
  * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
- * if absent), {@code seed} (1).
+ * if absent), {@code seed} (1), {@code steady_max_s} (40).
  */
 public final class GrpcDemoMain {
 
@@ -57,6 +58,7 @@ public final class GrpcDemoMain {
     keys.put("replica_service_us", "200, 200, 400");
     keys.put("replica_levels", "2");
     keys.put("seed", "1");
+    keys.put("steady_max_s", "40");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--out" -> out = Path.of(args[++i]);
@@ -118,6 +120,8 @@ public final class GrpcDemoMain {
     final List<String> table = new ArrayList<>();
     double capacity;
     double noneCapacity = Double.NaN;
+    /** Slices the current mode's server was warmed for ({@link #warmUntilSteady}); 0 if none. */
+    int warmSlices;
 
     Run(Path out, Map<String, String> keys) {
       this.out = out;
@@ -196,6 +200,37 @@ public final class GrpcDemoMain {
       }
     }
 
+    /**
+     * Warms a fresh server until both JVMs' compilers are quiet, by the rule capacity is read with
+     * ({@link SteadyCapacity#measure}): a fixed warm-up is not enough here, because a fresh server
+     * compiles for 10–30 s on its one core and a level measured while it does measures the
+     * compiler, not the admission. First {@value #WARM_FIRST_SLICES} open-loop slices at 0.7 ×
+     * capacity, which compile the serving path; then one-second slices at the highest demand
+     * level for a protected server (its refusal and expiry paths are hot only in overload) or at
+     * 0.7 × for an unprotected one (which would only queue), until the last three agree within
+     * 5 % in calls answered and neither JIT compiled for more than 15 % of any of them, at most
+     * {@code steady_max_s} slices. Prints the trace: calls answered / ms compiled per slice.
+     */
+    int warmUntilSteady(DemoServerProcess server, DemoLoad load, String mode, boolean overload)
+        throws Exception {
+      for (int i = 0; i < WARM_FIRST_SLICES; i++) {
+        load.openLoop(0.7 * capacity, 0, SteadyCapacity.SLICE_NANOS, seed + 1000 + i);
+      }
+      double level = overload ? levels.stream().mapToDouble(Double::doubleValue).max().orElse(1)
+          : 0.7;
+      int maxSlices = Integer.parseInt(keys.get("steady_max_s"));
+      SteadyCapacity.Measured m = SteadyCapacity.measure(
+          index -> load.openLoop(level * capacity, 0, SteadyCapacity.SLICE_NANOS,
+              seed + 2000 + index).ok(),
+          () -> jitMillis(server), maxSlices);
+      System.out.println(m.describe(String.format(Locale.ROOT, "%s warmed at %.1fx:", mode, level),
+          "", maxSlices));
+      return WARM_FIRST_SLICES + m.reading().slices();
+    }
+
+    /** Open-loop slices at 0.7 × capacity that begin every warm-up. */
+    static final int WARM_FIRST_SLICES = 3;
+
     /** The server's and this JVM's compilers' milliseconds so far, or -1 if either does not say. */
     private static long jitMillis(DemoServerProcess server) throws IOException {
       return SteadyCapacity.withOwnJit(server.compileMillis());
@@ -214,7 +249,7 @@ public final class GrpcDemoMain {
       }
       try (DemoServerProcess server = startServer(serverMode, mode);
           DemoLoad load = new DemoLoad(server.port(), channels, aware, sloNanos)) {
-        load.openLoop(0.7 * capacity, 3_000_000_000L, 1, seed); // JIT warm-up, not counted
+        warmSlices = warmUntilSteady(server, load, mode, !serverMode.equals("none"));
         for (double level : levels) {
           DemoLoad.Result r = load.openLoop(level * capacity, warmNanos, measureNanos,
               seed + Math.round(level * 100));
@@ -261,6 +296,7 @@ public final class GrpcDemoMain {
         }
       }
       System.out.printf(Locale.ROOT, "replicas: capacity of the three together %.0f rps%n", sum);
+      warmSlices = 0;
       List<DemoServerProcess> servers = new ArrayList<>();
       try {
         List<Integer> ports = new ArrayList<>();
@@ -298,6 +334,11 @@ public final class GrpcDemoMain {
       String serverMode = mode.equals("ghz-none") ? "none" : "spillway";
       Path proto = protoFile();
       try (DemoServerProcess server = startServer(serverMode, mode)) {
+        // The server's code path is the plain-client one whichever client sends: warmed by the
+        // Java plain clients until its JIT is quiet, then a short ghz warm-up for ghz's own.
+        try (DemoLoad load = new DemoLoad(server.port(), channels, false, sloNanos)) {
+          warmSlices = warmUntilSteady(server, load, mode, serverMode.equals("spillway"));
+        }
         Files.deleteIfExists(ghzRun(ghz, proto, server.port(), 0.7 * capacity, 3, mode + "-warm"));
         for (double level : levels) {
           double rps = level * capacity;
@@ -315,7 +356,7 @@ public final class GrpcDemoMain {
       Path json = out.resolve("ghz-" + label + ".json");
       List<String> cmd = List.of(ghz, "--insecure", "--proto", proto.toString(),
           "--call", "spillway.demo.Demo.Work", "-d", "{\"id\":1}",
-          "--rps", Long.toString(Math.round(rps)), "-c", "1000", "--connections",
+          "--rps", Long.toString(Math.round(rps)), "--async", "-c", "1000", "--connections",
           Integer.toString(channels), "-z", seconds + "s", "--timeout", DemoLoad.DEADLINE_MS + "ms",
           "--format", "json", "-o", json.toString(), "127.0.0.1:" + port);
       Files.writeString(out.resolve("ghz-command.txt"), String.join(" ", cmd) + "\n");
@@ -388,9 +429,10 @@ public final class GrpcDemoMain {
           + "\"capacity_rps\": %.0f, \"offered_rps\": %.0f, \"throughput_rps\": %.0f, "
           + "\"goodput_rps\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %d, "
           + "\"drop_rate\": %.4f, \"reject_delay_us\": %.1f, \"client_rejects\": %d, "
-          + "\"errors\": %d, \"issued\": %d, \"rejects_by_reason\": \"%s\"}", mode, level,
-          capacity, offered, throughput, goodput, p50, p99, sloMillis * 1000, dropRate, rejectP99,
-          clientRejects, errors, issued, reasons));
+          + "\"errors\": %d, \"issued\": %d, \"warm_slices\": %d, \"rejects_by_reason\": "
+          + "\"%s\"}", mode, level, capacity, offered, throughput, goodput, p50, p99,
+          sloMillis * 1000, dropRate, rejectP99, clientRejects, errors, issued, warmSlices,
+          reasons));
       String row = String.format(Locale.ROOT,
           "%-16s %5.1fx %9.0f %9.0f %7.3f %9.0f %9.0f %7.1f %8d %7d  %s", mode, level, offered,
           goodput, goodput / capacity, p50, p99, 100 * dropRate, clientRejects, errors, reasons);

@@ -21,13 +21,17 @@ class GrpcDemoTest {
   void runsEveryJavaModeAndWritesTheReport(@TempDir Path out) throws Exception {
     GrpcDemoMain.main(new String[] {"--out", out.toString(), "--set", "capacity=400",
         "--set", "levels=0.5", "--set", "warm_s=0.2", "--set", "measure_s=0.5",
-        "--set", "channels=2", "--set", "modes=spillway-plain, spillway-aware"});
+        "--set", "channels=2", "--set", "steady_max_s=3",
+        "--set", "modes=spillway-plain, spillway-aware"});
     JsonNode results = new ObjectMapper().readTree(out.resolve("results.json").toFile());
     JsonNode records = results.path("records");
     assertEquals(2, records.size(), results.toString());
     for (JsonNode r : records) {
       assertEquals(0, r.path("errors").asLong(), r.toString());
       assertTrue(r.path("issued").asLong() > 0, r.toString());
+      // Three first slices, then steady_max_s = 3 slices (steady needs three: it stops at three
+      // either way).
+      assertEquals(6, r.path("warm_slices").asInt(), "warmed until steady: " + r);
       assertTrue(r.path("goodput_rps").asDouble() > 0, "a half-loaded server serves: " + r);
     }
     assertTrue(Files.exists(out.resolve("report.md")));
