@@ -7,6 +7,7 @@
 # RUN_WITH, if set, is a command each run is wrapped in (a lock that gives the run the machine).
 set -euo pipefail
 repo=$1 out=$(realpath -m "$2") runs=${3:-10}
+here=$(cd "$(dirname "$0")" && pwd)
 clone=$(mktemp -d /tmp/spillway-demo-clone.XXXXXX)
 trap 'rm -rf "$clone"' EXIT
 git clone -q "$repo" "$clone"
@@ -16,35 +17,7 @@ for i in $(seq 1 "$runs"); do
   ${RUN_WITH:-} ./spillway demo --out "$out/run-$i" >"$out/run-$i.out" 2>"$out/run-$i.err"
   echo "run $i: $(grep -o '[0-9.]* s wall clock' "$out/run-$i.out")" >&2
 done
-python3 - "$out" "$runs" <<'PY'
-import json, re, sys, pathlib
-out, runs = pathlib.Path(sys.argv[1]), int(sys.argv[2])
-csv = ["run,breakwater_goodput_per_capacity,breakwater_p99_per_slo"]
-rows = ["| run | harness s | capacity before (rps, spread) | after | run again | none 1.4x p99 (us) | breakwater 1.4x goodput / cap | breakwater 1.4x p99 (us) | bars |",
-        "| ---: | ---: | --- | --- | --- | ---: | ---: | ---: | --- |"]
-met = 0
-for i in range(1, runs + 1):
-    err = (out / f"run-{i}.err").read_text()
-    reads = re.findall(r"harness: capacity (\d+) rps (before|after) the run \(spread ([\d.]+)%", err)
-    before = [f"{int(r):,} ({s}%)" for r, w, s in reads if w == "before"]
-    after = [f"{int(r):,} ({s}%)" for r, w, s in reads if w == "after"]
-    again = "yes" if "running again" in err else "no"
-    res = json.loads((out / f"run-{i}" / "results.json").read_text())
-    slo = float(res["scenario"]["slo_us"])
-    ph = {(p["scheme"], round(p["demand"], 2)): p for p in res.get("phases", []) if round(p["demand"], 2) == 1.4}
-    n, b = ph[("none", 1.4)], ph[("breakwater", 1.4)]
-    gp = b["goodput_rps"] / b["capacity_rps"]
-    ok = n["p99_us"] > slo and b["p99_us"] <= slo and 0.9 <= gp <= 1.05
-    met += ok
-    csv.append(f"{i},{gp:.4f},{b['p99_us'] / slo:.4f}")
-    wall = re.search(r"\(([\d.]+) s wall clock", (out / f"run-{i}.out").read_text()).group(1)
-    rows.append(f"| {i} | {wall} | {', '.join(before)} | {', '.join(after)} | {again} "
-                f"| {n['p99_us']:,.0f} | {gp:.3f} | {b['p99_us']:,.0f} | {'met' if ok else 'NOT met'} |")
-summary = "\n".join(rows) + f"\n\n{met} of {runs} runs meet all three bars (none's p99 over the {slo:.0f} us SLO, breakwater's within it, breakwater's goodput 0.9-1.05 x the capacity reading the run used).\n"
-(out / "summary.md").write_text(summary)
-(out / "summary.csv").write_text("\n".join(csv) + "\n")
-print(summary)
-PY
+python3 "$here/demo-summary.py" "$out" "$runs"
 java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 "$java" -Djava.awt.headless=true -cp "integration-tests/target/integration-tests-$version.jar:integration-tests/target/lib/*" \

@@ -42,11 +42,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HarnessMain {
 
-  /**
-   * The most one-second slices a capacity reading runs before it is taken as it stands (and said
-   * to be unsettled): {@link SteadyCapacity}.
-   */
-  static final int CAPACITY_MAX_SLICES = 30;
   /** How many times a run is made before its results are kept with rows over capacity marked. */
   static final int RUN_ATTEMPTS = 2;
   /**
@@ -59,10 +54,20 @@ public final class HarnessMain {
    * overload paths (AQM drops, client expiry, rejects) first became hot there and were compiled and
    * deoptimized then. The overload step compiles them here instead; the last step lets a scheme with
    * no control drain the backlog the overload step left (the warm-up ends when every call has).
+   *
+   * <p>These 8 s are the least warm-up, not all of it: a fresh server's JIT compiled for 10–30 s on
+   * a shared two-core machine, so the warm-up goes on in one-second slices at {@link #warmLevel}
+   * until both JVMs' compilers are quiet by {@link SteadyCapacity#warm}'s rule (the one a capacity
+   * reading waits for), at most the scenario's {@code steady_max_s} slices.
    */
   static final long SERVER_WARMUP_NANOS = 8_000_000_000L;
   static final long WARMUP_OVERLOAD_FROM_NANOS = 2_000_000_000L;
   static final long WARMUP_OVERLOAD_TO_NANOS = 5_000_000_000L;
+  /**
+   * The highest level the warm-up's slices run at: below capacity, so that a scheme with no control
+   * ends each slice with no backlog and the next slice starts where the measured levels would.
+   */
+  static final double WARM_LEVEL_CAP = 0.9;
 
   private HarnessMain() { }
 
@@ -196,7 +201,7 @@ public final class HarnessMain {
         OverloadScheme scheme = SocketSchemes.create(name, scenario);
         try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out);
              SpillwayClient client = client(scheme, server.port())) {
-          warm(client, capacity);
+          warm(client, server, name, capacity);
           if (scenario.schedule().isEmpty()) {
             List<Double> levels = scenario.demandLevels();
             for (int i = 0; i < levels.size(); i++) {
@@ -253,7 +258,7 @@ public final class HarnessMain {
       Recorder recorder = new Recorder(scenario.windowNanos());
       try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out, true);
            SpillwayClient client = client(scheme, server.port())) {
-        warm(client, capacity);
+        warm(client, server, name, capacity);
         server.command("jfr-start");
         LoadGenerator.openLoop(client, scenario, List.of(new Scenario.DemandStep(1.0, 0)), capacity, step,
             recorder, scenario.seed()).get(step / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
@@ -309,7 +314,7 @@ public final class HarnessMain {
       long lostTotal = 0;
       try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out);
            SpillwayClient client = client(scheme, server.port())) {
-        warm(client, capacity);
+        warm(client, server, name, capacity);
         server.command("gc-samples"); // forget the warm-up's
         for (int m = 1; m <= minutes; m++) {
           Recorder recorder = new Recorder(scenario.windowNanos());
@@ -377,16 +382,45 @@ public final class HarnessMain {
           .sessions(scenario.clients()).sloNanos(scenario.sloNanos()).build().start();
     }
 
-    private void warm(SpillwayClient client, double capacity) throws Exception {
-      double highest = scenario.schedule().isEmpty()
-          ? scenario.demandLevels().stream().mapToDouble(Double::doubleValue).max().orElse(1.0)
-          : scenario.schedule().stream().mapToDouble(Scenario.DemandStep::level).max().orElse(1.0);
+    /**
+     * Warms a scheme's fresh server: the fixed shape of {@link #SERVER_WARMUP_NANOS}, then
+     * one-second open-loop slices at {@link #warmLevel} until {@link SteadyCapacity#warm} (at most
+     * {@code steady_max_s} of them). Prints one line: the seconds it took and each slice's trace.
+     */
+    private void warm(SpillwayClient client, ServerProcess server, String name, double capacity)
+        throws Exception {
       List<Scenario.DemandStep> steps = List.of(new Scenario.DemandStep(0.5, 0),
-          new Scenario.DemandStep(Math.max(0.5, highest), WARMUP_OVERLOAD_FROM_NANOS),
+          new Scenario.DemandStep(Math.max(0.5, levels().max().orElse(1.0)), WARMUP_OVERLOAD_FROM_NANOS),
           new Scenario.DemandStep(0.5, WARMUP_OVERLOAD_TO_NANOS));
       LoadGenerator.openLoop(client, scenario, steps, capacity,
           SERVER_WARMUP_NANOS, new Recorder(scenario.windowNanos()), ~scenario.seed())
           .get(SERVER_WARMUP_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+      double level = warmLevel();
+      List<Scenario.DemandStep> steady = List.of(new Scenario.DemandStep(level, 0));
+      SteadyCapacity.Slices slices = SteadyCapacity.warm(index -> {
+        Recorder recorder = new Recorder(scenario.windowNanos());
+        LoadGenerator.openLoop(client, scenario, steady, capacity, SteadyCapacity.SLICE_NANOS, recorder,
+                ~scenario.seed() - 1 - index)
+            .get(SteadyCapacity.SLICE_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+        return recorder.total().completed;
+      }, () -> jitMillis(server), scenario.steadyMaxSlices());
+      System.err.println(SteadyCapacity.describeWarm(String.format(Locale.ROOT, "harness: %-12s warm-up", name),
+          SERVER_WARMUP_NANOS / 1e9, level, slices));
+    }
+
+    /** The demand levels the scenario measures: its steady levels, or its schedule's steps. */
+    private java.util.stream.DoubleStream levels() {
+      return scenario.schedule().isEmpty()
+          ? scenario.demandLevels().stream().mapToDouble(Double::doubleValue)
+          : scenario.schedule().stream().mapToDouble(Scenario.DemandStep::level);
+    }
+
+    /**
+     * The level the warm-up's slices run at: the lowest the scenario measures, where its first
+     * measured level usually starts, at most {@value #WARM_LEVEL_CAP}.
+     */
+    double warmLevel() {
+      return Math.min(WARM_LEVEL_CAP, levels().min().orElse(WARM_LEVEL_CAP));
     }
 
     /** Ms the server's JIT and this JVM's have compiled; -1 if either JVM does not say. */
@@ -396,8 +430,8 @@ public final class HarnessMain {
 
     /**
      * No control, closed loop with enough calls outstanding that the server never idles, in
-     * one-second slices on a fresh server until {@link SteadyCapacity#steady} (at most {@value
-     * #CAPACITY_MAX_SLICES} slices).
+     * one-second slices on a fresh server until {@link SteadyCapacity#steady} (at most the
+     * scenario's {@code steady_max_s} slices).
      */
     private SteadyCapacity.Reading measureCapacity(String when) throws Exception {
       try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, "none", scenario.cores(), pin, out);
@@ -411,10 +445,10 @@ public final class HarnessMain {
                   scenario.seed() + index)
               .get(SteadyCapacity.SLICE_NANOS / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
           return recorder.sum(0, SteadyCapacity.SLICE_NANOS).completed;
-        }, () -> jitMillis(server), CAPACITY_MAX_SLICES);
+        }, () -> jitMillis(server), scenario.steadyMaxSlices());
         SteadyCapacity.Reading r = m.reading();
         System.err.println(m.describe("harness: capacity", when.isEmpty() ? "" : " " + when,
-            CAPACITY_MAX_SLICES));
+            scenario.steadyMaxSlices()));
         return r;
       }
     }

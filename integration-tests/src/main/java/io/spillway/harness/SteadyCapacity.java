@@ -14,7 +14,12 @@ import java.util.List;
  *
  * <p>A reading's own spread, {@code (highest − lowest) ÷ mean} of those slices, is how far it can
  * be trusted: a run whose goodput exceeds the reading by more than that spread shows the reading
- * was low ({@link Reading#exceededBy}). Not thread-safe; plain values.
+ * was low ({@link Reading#exceededBy}).
+ *
+ * <p>The same JIT rule ends each scheme's warm-up ({@link #warm}): a measured level on a server
+ * still compiling reads low for the same reason a capacity reading does.
+ *
+ * <p>Not thread-safe; plain values.
  */
 public final class SteadyCapacity {
 
@@ -58,6 +63,63 @@ public final class SteadyCapacity {
     long millis() throws Exception;
   }
 
+  /** What ends a run of slices: the completions and the JIT's ms of every slice so far. */
+  @FunctionalInterface
+  public interface StopRule {
+    boolean met(List<Long> completed, List<Long> compilingMillis);
+  }
+
+  /**
+   * Slices run until a {@link StopRule} held or the bound ran out.
+   *
+   * @param completed each slice's completed calls
+   * @param compilingMillis the ms the JITs compiled during each slice (0 where one does not say)
+   * @param settled whether the rule held at the last slice (false: the bound ran out first)
+   */
+  public record Slices(List<Long> completed, List<Long> compilingMillis, boolean settled) {
+
+    public Slices {
+      completed = List.copyOf(completed);
+      compilingMillis = List.copyOf(compilingMillis);
+    }
+
+    public int count() {
+      return completed.size();
+    }
+
+    /** {@code "completed/ms compiled"} per slice, the harnesses' trace. */
+    public String trace() {
+      StringBuilder trace = new StringBuilder();
+      for (int i = 0; i < completed.size(); i++) {
+        trace.append(completed.get(i)).append('/').append(compilingMillis.get(i)).append(' ');
+      }
+      return trace.toString().strip();
+    }
+  }
+
+  /**
+   * Runs slices until {@code rule} holds or {@code maxSlices} ran, the JIT read before the first
+   * slice and after each. Capacity ({@link #measure}) and a server's warm-up ({@link #warm}) both
+   * run on this, so that "steady" is one rule, judged the same way, wherever the harnesses use it.
+   */
+  public static Slices runUntil(Slice slice, JitClock jit, int maxSlices, StopRule rule) throws Exception {
+    if (maxSlices < 1) {
+      throw new IllegalArgumentException("at least one slice, not " + maxSlices);
+    }
+    List<Long> completed = new java.util.ArrayList<>();
+    List<Long> compiling = new java.util.ArrayList<>();
+    long before = jit.millis();
+    boolean settled = false;
+    while (!settled && completed.size() < maxSlices) {
+      completed.add(slice.run(completed.size()));
+      long now = jit.millis();
+      compiling.add(before < 0 || now < 0 ? 0 : now - before);
+      before = now;
+      settled = rule.met(completed, compiling);
+    }
+    return new Slices(completed, compiling, settled);
+  }
+
   /** A reading and its per-slice trace, {@code "completed/ms compiled"} per slice. */
   public record Measured(Reading reading, String trace) {
 
@@ -78,20 +140,32 @@ public final class SteadyCapacity {
    * the {@link Reading#of reading} with its trace.
    */
   public static Measured measure(Slice slice, JitClock jit, int maxSlices) throws Exception {
-    List<Long> completed = new java.util.ArrayList<>();
-    List<Long> compiling = new java.util.ArrayList<>();
-    StringBuilder trace = new StringBuilder();
-    long before = jit.millis();
-    boolean settled = false;
-    while (!settled && completed.size() < maxSlices) {
-      completed.add(slice.run(completed.size()));
-      long now = jit.millis();
-      compiling.add(before < 0 || now < 0 ? 0 : now - before);
-      before = now;
-      trace.append(completed.getLast()).append('/').append(compiling.getLast()).append(' ');
-      settled = steady(completed, compiling);
-    }
-    return new Measured(Reading.of(completed, settled), trace.toString().strip());
+    Slices s = runUntil(slice, jit, maxSlices, SteadyCapacity::steady);
+    return new Measured(Reading.of(s.completed(), s.settled()), s.trace());
+  }
+
+  /**
+   * Warms a server in slices until {@link #jitQuiet} or {@code maxSlices}. A server whose JIT is
+   * still compiling when a measured level starts takes its core from the requests for as long as
+   * it compiles (class comment), and a fresh server compiled for 10–30 s on one shared core, longer
+   * than any fixed warm-up that is not wasteful on a quiet machine. Throughput is not judged: a
+   * warm-up's load is open loop, so its completions follow the offered rate, not the server.
+   */
+  public static Slices warm(Slice slice, JitClock jit, int maxSlices) throws Exception {
+    return runUntil(slice, jit, maxSlices, (completed, compiling) -> jitQuiet(compiling));
+  }
+
+  /**
+   * The warm-up as the harnesses log it: {@code what}, the seconds of load it took ({@code
+   * fixedSeconds} before the slices, then one per slice), the slices' {@code level} (× capacity)
+   * and their trace.
+   */
+  public static String describeWarm(String what, double fixedSeconds, double level, Slices s) {
+    return String.format(java.util.Locale.ROOT, "%s %.0f s (%.0f s fixed, then %d one-second slice(s) at "
+        + "%.2fx%s; per slice, calls completed / ms the JITs compiled: %s)%s", what,
+        fixedSeconds + s.count() * (SLICE_NANOS / 1e9), fixedSeconds, s.count(), level,
+        s.settled() ? " until the JITs were quiet" : "", s.trace(),
+        s.settled() ? "" : " NOT quiet after " + s.count() + " slices: may still compile in measured levels");
   }
 
   /**
@@ -107,8 +181,17 @@ public final class SteadyCapacity {
     List<Long> last = completed.subList(k - STEADY_SLICES, k);
     long lo = last.stream().mapToLong(Long::longValue).min().orElse(0);
     long hi = last.stream().mapToLong(Long::longValue).max().orElse(0);
-    boolean jitQuiet = compilingMillis.subList(k - STEADY_SLICES, k).stream().allMatch(ms -> ms <= JIT_QUIET_MILLIS);
-    return lo > 0 && hi - lo <= STEADY_SPREAD * hi && jitQuiet;
+    return lo > 0 && hi - lo <= STEADY_SPREAD * hi && jitQuiet(compilingMillis);
+  }
+
+  /**
+   * Whether the JITs compiled for at most {@value #JIT_QUIET} of each of the last {@value
+   * #STEADY_SLICES} slices (0 where a JVM does not report its JIT).
+   */
+  public static boolean jitQuiet(List<Long> compilingMillis) {
+    int k = compilingMillis.size();
+    return k >= STEADY_SLICES
+        && compilingMillis.subList(k - STEADY_SLICES, k).stream().allMatch(ms -> ms <= JIT_QUIET_MILLIS);
   }
 
   /**

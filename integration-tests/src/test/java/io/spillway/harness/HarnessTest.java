@@ -112,6 +112,17 @@ class HarnessTest {
     }
   }
 
+  /** The warm-up's slices run at the lowest level measured, kept below capacity. */
+  @Test
+  void theWarmUpsSlicesRunAtTheLowestLevelMeasuredAndBelowCapacity(@TempDir Path dir) {
+    Scenario spike = scenario("breakwater").with(Map.of("schedule", "0.5@0, 1.4@200, 0.5@400", "duration_ms", "600"));
+    Scenario overloadOnly = scenario("breakwater").with(Map.of("demand", "2.0, 1.5"));
+    Scenario steady = scenario("breakwater").with(Map.of("demand", "1.5, 0.7, 2.0"));
+    assertEquals(0.5, new HarnessMain.Harness(spike, dir, Map.of(), 1, dir).warmLevel());
+    assertEquals(HarnessMain.WARM_LEVEL_CAP, new HarnessMain.Harness(overloadOnly, dir, Map.of(), 1, dir).warmLevel());
+    assertEquals(0.7, new HarnessMain.Harness(steady, dir, Map.of(), 1, dir).warmLevel());
+  }
+
   @Test
   void closedLoopKeepsItsCallsOutstanding() throws Exception {
     Scenario s = scenario("none");

@@ -52,6 +52,81 @@ class SteadyCapacityTest {
     assertTrue(m.describe("capacity of none:", "", 4).endsWith(" NOT steady after 4 s: may read low"));
   }
 
+  /** A scripted JIT clock: the totals read before the first slice and after each. */
+  private static SteadyCapacity.JitClock jitTotals(long... totals) {
+    int[] reads = {0};
+    return () -> totals[reads[0]++];
+  }
+
+  /** JIT totals from each slice's ms compiled, starting from {@code start}. */
+  private static long[] totalsOf(long start, long... perSlice) {
+    long[] totals = new long[perSlice.length + 1];
+    totals[0] = start;
+    for (int i = 0; i < perSlice.length; i++) {
+      totals[i + 1] = totals[i] + perSlice[i];
+    }
+    return totals;
+  }
+
+  @Test
+  void aWarmUpWhoseJitIsQuietAtOnceStopsAfterThreeSlices() throws Exception {
+    int[] ran = {0};
+    // completions that would never pass as a capacity reading: a warm-up judges only the JIT
+    SteadyCapacity.Slices s = SteadyCapacity.warm(i -> {
+      ran[0]++;
+      return 5_000L * (i + 1);
+    }, jitTotals(totalsOf(40_000, 150, 20, 0, 999)), 30);
+    assertEquals(3, s.count());
+    assertEquals(3, ran[0], "no slice runs past the third");
+    assertTrue(s.settled());
+    assertEquals(List.of(150L, 20L, 0L), s.compilingMillis());
+    assertEquals("5000/150 10000/20 15000/0", s.trace());
+    assertEquals("harness: breakwater warm-up 11 s (8 s fixed, then 3 one-second slice(s) at 0.50x until the JITs"
+        + " were quiet; per slice, calls completed / ms the JITs compiled: 5000/150 10000/20 15000/0)",
+        SteadyCapacity.describeWarm("harness: breakwater warm-up", 8, 0.5, s));
+  }
+
+  @Test
+  void aWarmUpGoesOnWhileTheJitCompilesAndStopsOnceItIsQuiet() throws Exception {
+    // a fresh server compiling for seconds, one quiet second amid it, then quiet from the 7th
+    long[] perSlice = {900, 600, 140, 400, 160, 120, 90, 40, 0, 0};
+    SteadyCapacity.Slices s = SteadyCapacity.warm(i -> 14_000L, jitTotals(totalsOf(2_000, perSlice)), 30);
+    assertEquals(8, s.count(), "the last three slices (120, 90, 40 ms) are the first quiet three in a row");
+    assertTrue(s.settled());
+    assertEquals(List.of(900L, 600L, 140L, 400L, 160L, 120L, 90L, 40L), s.compilingMillis());
+  }
+
+  @Test
+  void aWarmUpWhoseJitNeverGoesQuietStopsAtTheBoundAndSaysSo() throws Exception {
+    int[] ran = {0};
+    SteadyCapacity.Slices s = SteadyCapacity.warm(i -> {
+      ran[0]++;
+      return 14_000L;
+    }, jitTotals(totalsOf(0, 300, 151, 151, 151, 151, 0)), 5);
+    assertEquals(5, s.count());
+    assertEquals(5, ran[0]);
+    assertFalse(s.settled());
+    String line = SteadyCapacity.describeWarm("harness: none warm-up", 8, 0.9, s);
+    assertTrue(line.startsWith("harness: none warm-up 13 s (8 s fixed, then 5 one-second slice(s) at 0.90x;"), line);
+    assertTrue(line.endsWith(" NOT quiet after 5 slices: may still compile in measured levels"), line);
+  }
+
+  @Test
+  void aJvmThatDoesNotReportItsJitLetsTheWarmUpEndAfterThreeSlices() throws Exception {
+    assertEquals(3, SteadyCapacity.warm(i -> 14_000L, () -> -1, 30).count());
+    assertThrows(IllegalArgumentException.class, () -> SteadyCapacity.warm(i -> 1L, () -> 0, 0));
+  }
+
+  @Test
+  void capacityAndWarmUpShareOneJitRule() {
+    List<Long> steadyCalls = List.of(28_000L, 28_100L, 27_900L);
+    assertTrue(SteadyCapacity.jitQuiet(List.of(150L, 150L, 150L)));
+    assertTrue(SteadyCapacity.steady(steadyCalls, List.of(150L, 150L, 150L)));
+    assertFalse(SteadyCapacity.jitQuiet(List.of(150L, 151L, 150L)));
+    assertFalse(SteadyCapacity.steady(steadyCalls, List.of(150L, 151L, 150L)));
+    assertFalse(SteadyCapacity.jitQuiet(List.of(0L, 0L)), "three slices at least");
+  }
+
   @Test
   void theReadingIsTheMeanOfTheLastThreeSlicesAndTheirSpread() {
     SteadyCapacity.Reading r = SteadyCapacity.Reading.of(List.of(10_000L, 27_900L, 28_100L, 28_000L), true);

@@ -59,6 +59,7 @@ public final class Scenario {
     keys.put("retry_share", "replicas: the retry budget's share of calls (RetryBudget: each call adds this share of a token, each retry spends one, 10 kept); default 1, every fast reject retried");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
+    keys.put("steady_max_s", "real-socket harness: the most one-second slices a capacity reading runs until steady, and a server's warm-up runs past its fixed shape until the JITs are quiet; default 30. The simulator ignores it");
     keys.put("graph.services", "call graph (rajomon-nsdi25 §5.1): services 'name[:workers], ...'; with graph.interfaces and one 'graph.<interface> = svc compute_us -> callee, ...; ...' per interface (optional graph.<interface>.slo_us, graph.<interface>.schedule); see CallGraph");
     keys.put("graph.core1", "call graph, real-socket harness only: services 'a, b, ...' (with every service they call) served by a second process on core 1, beside the load generator; the rest on core 0. Unset: one process. The simulator ignores it");
     keys.put("graph.stall_ms", "call graph: 'start_ms, length_ms': every service stops for length_ms at start_ms (a host hiccup): the simulator's cores, or, in the graph harness's schedule runs, its services processes (SIGSTOP); unset: none");
@@ -157,6 +158,7 @@ public final class Scenario {
       Map.entry("capacity_rps", "0"),
       Map.entry("time_origin_ns", "0"),
       Map.entry("threading", "dispatch"),
+      Map.entry("steady_max_s", "30"),
       Map.entry("sweep", ""),
       Map.entry("replicas", "1"),
       Map.entry("retry_share", "1"),
@@ -223,6 +225,7 @@ public final class Scenario {
   private void validate() {
     positive("clients", clients());
     positive("cores", cores());
+    positive("steady_max_s", steadyMaxSlices());
     positiveDouble("service_mean_us", doubleValue("service_mean_us"));
     positiveDouble("rtt_us", doubleValue("rtt_us"));
     positiveDouble("slo_us", doubleValue("slo_us"));
@@ -301,6 +304,15 @@ public final class Scenario {
       throw invalid("threading", "expected inline or dispatch, got '" + t + "'");
     }
     return t;
+  }
+
+  /**
+   * The real-socket harness's bound on one-second slices run until steady: a capacity reading's,
+   * and a server's warm-up past its fixed shape. Past it the harness goes on, saying the reading or
+   * the warm-up did not settle, rather than waiting for a machine that never quiets.
+   */
+  public int steadyMaxSlices() {
+    return intValue("steady_max_s");
   }
 
   public long rttNanos() {

@@ -37,6 +37,15 @@ class ScenarioTest {
   }
 
   @Test
+  void theHarnesssBoundOnSteadySlicesDefaultsTo30AndMustBePositive() {
+    assertEquals(30, Scenario.of(Map.of()).steadyMaxSlices());
+    assertEquals(4, Scenario.of(Map.of("steady_max_s", "4")).steadyMaxSlices());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("steady_max_s", "0")));
+    assertTrue(e.getMessage().contains("'steady_max_s'"), e.getMessage());
+  }
+
+  @Test
   void schedulesParseAndMustBeOrdered() {
     Scenario s = Scenario.of(Map.of("schedule", "0.5@0, 1.4@200ms, 0.5@400", "duration_ms", "600"));
     assertEquals(3, s.schedule().size());
