@@ -332,6 +332,7 @@ public final class KvServer implements AutoCloseable {
       return;
     }
     handlerFailures.increment();
+    lastHandlerFailure = cause;
     long now = System.nanoTime();
     long last = lastFailureLog.get();
     if (now - last >= 1_000_000_000L && lastFailureLog.compareAndSet(last, now)) {
@@ -342,6 +343,7 @@ public final class KvServer implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(KvServer.class.getName());
   private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+  private volatile Throwable lastHandlerFailure;
 
   /** A connection stopped reading because its client does not take its replies, or resumed. */
   void connectionPaused(boolean nowPaused) {
@@ -368,6 +370,11 @@ public final class KvServer implements AutoCloseable {
   /** Connections closed because handling their input threw something other than an I/O error. */
   long handlerFailures() {
     return handlerFailures.sum();
+  }
+
+  /** The latest of {@link #handlerFailures()}, or null: the log keeps at most one a second. */
+  Throwable lastHandlerFailure() {
+    return lastHandlerFailure;
   }
 
   /** Requests refused by the gate, and by budgets at locks. */

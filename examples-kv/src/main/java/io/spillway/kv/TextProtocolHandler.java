@@ -135,12 +135,20 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         unflushed = true;
       }
       if (!ctx.channel().isWritable()) {
+        if (!ctx.channel().isActive()) {
+          // Closed with input left (half a command): nothing can be answered, and what it holds
+          // is given back when the handler is removed. Not a pause: none would ever end.
+          return;
+        }
         // A client that sends and does not read: stop decoding and reading, as memcached stops
         // processing a connection it cannot write to, so the replies it has not taken stay
         // bounded by the water marks (plus one reply) instead of growing with its requests.
-        paused = true;
-        server.connectionPaused(true);
-        ctx.channel().config().setAutoRead(false);
+        // Counted once however often decoding is attempted while paused.
+        if (!paused) {
+          paused = true;
+          server.connectionPaused(true);
+          ctx.channel().config().setAutoRead(false);
+        }
         return;
       }
       if (swallow > 0) {

@@ -11,8 +11,9 @@ import io.spillway.api.ResponseMetadata;
  * stream: a frame is either refused with {@link FrameException} or read whole, never anything
  * else (no other exception, no read past the buffer). In the build Jazzer replays the corpus in
  * {@code FrameFuzzTestInputs/} (the inputs a fuzzing run kept for new coverage) and an empty
- * input; {@code JAZZER_FUZZ=1 ./mvnw -B -pl netty-native-transport test -Dtest=FrameFuzzTest}
- * fuzzes for {@code maxDuration} (about 480,000 inputs a second on one core here).
+ * input; {@code ./spillway fuzz frame --seconds N} fuzzes for N seconds (about 480,000 inputs a
+ * second on one core here), {@code JAZZER_FUZZ=1 ./mvnw -B -pl netty-native-transport -am test
+ * -Dtest=FrameFuzzTest -Dsurefire.failIfNoSpecifiedTests=false} for {@code maxDuration}.
  */
 class FrameFuzzTest {
 

@@ -11,7 +11,7 @@ import java.util.List;
  * The readers of Spillway's gRPC metadata against arbitrary values under every key they read, as
  * any client (or a proxy) may send them: a malformed value is reported and ignored, never thrown.
  * In the build Jazzer replays the corpus in {@code MetadataFuzzTestInputs/} and an empty input;
- * {@code JAZZER_FUZZ=1 ./mvnw -B -pl overload-grpc test -Dtest=MetadataFuzzTest} fuzzes.
+ * {@code ./spillway fuzz metadata --seconds N} fuzzes for N seconds.
  */
 class MetadataFuzzTest {
 

@@ -9,8 +9,8 @@ import java.util.List;
  * The scenario parser against arbitrary files: known and unknown keys with arbitrary values. A
  * scenario is either accepted whole or refused with an {@link IllegalArgumentException} naming
  * what is wrong (what {@code ./spillway sim} prints), never anything else. In the build Jazzer
- * replays the corpus in {@code ScenarioFuzzTestInputs/} and an empty input; {@code JAZZER_FUZZ=1
- * ./mvnw -B -pl overload-sim test -Dtest=ScenarioFuzzTest} fuzzes.
+ * replays the corpus in {@code ScenarioFuzzTestInputs/} and an empty input; {@code ./spillway fuzz
+ * scenario --seconds N} fuzzes for N seconds.
  */
 class ScenarioFuzzTest {
 

@@ -1,0 +1,340 @@
+package io.spillway.harness;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Status;
+import io.spillway.credit.Spillway;
+import io.spillway.transport.Frame;
+import io.spillway.transport.OverloadRejectedException;
+import io.spillway.transport.SpillwayClient;
+import io.spillway.transport.SpillwayServer;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A client that ignores its credit window, on real sockets, beside honest ones: the workload of
+ * {@code SocketAbuseTest} (driven by counts, asserting the server's ledger) and of
+ * {@link SocketAbuseMain} (timed windows, printing what each side was served).
+ *
+ * <p>The server is a {@link SpillwayServer} with the Spillway default for an SLO of
+ * {@value #SLO_NANOS} ns, one worker, {@value #SERVICE_NANOS} ns of spin per request. The honest
+ * sessions ({@link Honest}) are {@link SpillwayClient} sessions, each keeping
+ * {@value #HONEST_OUTSTANDING} calls issued through its gate. The greedy session ({@link Greedy})
+ * is a raw connection whose one session keeps {@value #GREEDY_OUTSTANDING} requests in flight
+ * whatever it is granted: it sends them in one write (the first registers the session, which
+ * holds one credit then) and resends at once on each answer, served or refused, reporting no
+ * demand.
+ */
+final class AbuseWorkload {
+
+  static final long SLO_NANOS = 10_000_000;
+  static final long SERVICE_NANOS = 50_000;
+  static final int HONEST_SESSIONS = 8;
+  static final int HONEST_OUTSTANDING = 16;
+  static final int GREEDY_OUTSTANDING = 16;
+  /** The greedy session's id; an honest session of the same appetite takes the next one. */
+  static final long GREEDY_SESSION = 1_000_000;
+  /** For {@link Honest}: replace every call that ends until {@link Honest#stop()}. */
+  static final long UNTIL_STOPPED = Long.MAX_VALUE;
+
+  private AbuseWorkload() { }
+
+  /** The server's scheme, the Spillway default; wrap it to watch the gate. */
+  static OverloadScheme scheme() {
+    return Spillway.forSloNanos(SLO_NANOS);
+  }
+
+  /** A started server running {@code scheme} on one worker, each request a spin of the service time. */
+  static SpillwayServer server(OverloadScheme scheme) throws InterruptedException {
+    return SpillwayServer.builder().scheme(scheme).parallelism(1).handler(HarnessServer::spin).build()
+        .start();
+  }
+
+  /** A started client with {@code sessions} sessions from {@code firstSessionId}, a connection each. */
+  static SpillwayClient client(int port, int sessions, long firstSessionId) throws InterruptedException {
+    return SpillwayClient.builder().scheme(scheme()).port(port).connections(sessions).sessions(sessions)
+        .firstSessionId(firstSessionId).sloNanos(SLO_NANOS).build().start();
+  }
+
+  private static byte[] payload() {
+    return ByteBuffer.allocate(8).putLong(SERVICE_NANOS).array();
+  }
+
+  /**
+   * Honest sessions, each keeping {@link #HONEST_OUTSTANDING} calls issued through its gate: a
+   * call that ends (served or refused) is replaced, until the session has issued its number of
+   * calls or, with {@link #UNTIL_STOPPED}, until {@link #stop()}. A call that fails with its
+   * connection is not replaced. Counts per session the calls served, and those served within the
+   * SLO (counted from the call).
+   */
+  static final class Honest {
+    final AtomicLongArray served;
+    final AtomicLongArray good;
+    final AtomicLong issued = new AtomicLong();
+    final AtomicLong ended = new AtomicLong();
+    final AtomicLong endedTwice = new AtomicLong();
+    final Map<Status, AtomicLong> refused = new ConcurrentHashMap<>();
+    final AtomicLong failed = new AtomicLong();
+    private final AtomicLongArray issuedBySession;
+    private final long callsPerSession;
+    private final long planned;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final CountDownLatch done = new CountDownLatch(1);
+    private final byte[] payload = payload();
+    private final long[] sessionIds;
+
+    /**
+     * Starts the calls of every session of {@code client}.
+     *
+     * @param callsPerSession calls each session issues in all, or {@link #UNTIL_STOPPED}
+     */
+    Honest(SpillwayClient client, long callsPerSession) {
+      int n = client.sessionCount();
+      this.callsPerSession = callsPerSession;
+      this.planned = callsPerSession == UNTIL_STOPPED ? UNTIL_STOPPED : callsPerSession * n;
+      served = new AtomicLongArray(n);
+      good = new AtomicLongArray(n);
+      issuedBySession = new AtomicLongArray(n);
+      sessionIds = new long[n];
+      for (int s = 0; s < n; s++) {
+        sessionIds[s] = client.session(s).id();
+      }
+      for (int s = 0; s < n; s++) {
+        for (int i = 0; i < HONEST_OUTSTANDING; i++) {
+          next(client.session(s), s);
+        }
+      }
+    }
+
+    /** The session ids, as the server's gate sees them. */
+    long[] sessionIds() {
+      return sessionIds.clone();
+    }
+
+    private void next(SpillwayClient.Session session, int index) {
+      if (stop.get() || issuedBySession.incrementAndGet(index) > callsPerSession) {
+        return;
+      }
+      issued.incrementAndGet();
+      long start = System.nanoTime();
+      AtomicBoolean once = new AtomicBoolean();
+      CompletableFuture<byte[]> call = session.call(payload, start);
+      call.whenComplete((r, e) -> {
+        if (!once.compareAndSet(false, true)) {
+          endedTwice.incrementAndGet();
+          return;
+        }
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        boolean failedNow = false;
+        if (cause == null) {
+          served.incrementAndGet(index);
+          if (System.nanoTime() - start <= SLO_NANOS) {
+            good.incrementAndGet(index);
+          }
+          next(session, index); // issued before this one counts as ended: see stop()
+        } else if (cause instanceof OverloadRejectedException rejected) {
+          refused.computeIfAbsent(rejected.status(), k -> new AtomicLong()).incrementAndGet();
+          next(session, index);
+        } else {
+          failed.incrementAndGet();
+          failedNow = true;
+        }
+        long endedNow = ended.incrementAndGet();
+        if (failedNow || endedNow == planned || (stop.get() && endedNow == issued.get())) {
+          done.countDown(); // a failure ends the wait: the calls it leaves would never end
+        }
+      });
+    }
+
+    long[] servedNow() {
+      long[] out = new long[served.length()];
+      Arrays.setAll(out, served::get);
+      return out;
+    }
+
+    long goodNow() {
+      long sum = 0;
+      for (int i = 0; i < good.length(); i++) {
+        sum += good.get(i);
+      }
+      return sum;
+    }
+
+    /** Stops replacing calls (with {@link #UNTIL_STOPPED}); {@link #awaitEnded} then waits for the rest. */
+    void stop() {
+      stop.set(true);
+      if (ended.get() == issued.get()) {
+        done.countDown(); // the last one ended before the stop was seen
+      }
+    }
+
+    /**
+     * Waits until every planned call has ended (or, after {@link #stop()}, every call issued), or
+     * one failed with its connection; false if {@code timeout} passed first.
+     */
+    boolean awaitEnded(long timeout, TimeUnit unit) throws InterruptedException {
+      return done.await(timeout, unit);
+    }
+
+    /** {@link #awaitEnded(long, TimeUnit)} without a bound. */
+    void awaitEnded() throws InterruptedException {
+      done.await();
+    }
+  }
+
+  /**
+   * The session that ignores its window, on a connection of its own: sends
+   * {@link #GREEDY_OUTSTANDING} requests at once (the first registers the session) and one more
+   * whenever an answer arrives, credit or not, until {@link #stop()}. Blocking socket I/O on one
+   * platform thread.
+   */
+  static final class Greedy implements AutoCloseable {
+    final AtomicLong served = new AtomicLong();
+    final AtomicLong refusedForCredit = new AtomicLong();
+    final AtomicLong refusedOther = new AtomicLong();
+    final AtomicLong controlFrames = new AtomicLong();
+    private final Socket socket;
+    private final OutputStream out;
+    private final DataInputStream in;
+    private final byte[] payload = payload();
+    private final long resendNanos;
+    private final CountDownLatch drained = new CountDownLatch(1);
+    private volatile boolean stop;
+    private volatile IOException failure;
+    private long requestId;
+    private final Thread reader;
+
+    /**
+     * Connects and sends the first burst.
+     *
+     * @param resendNanos how long to wait before each resend (0: at once); a paced variant weighs
+     *     what answering its refusals costs the server
+     */
+    Greedy(int port, long resendNanos) throws IOException {
+      this.resendNanos = resendNanos;
+      socket = new Socket("127.0.0.1", port);
+      socket.setTcpNoDelay(true);
+      out = socket.getOutputStream();
+      in = new DataInputStream(socket.getInputStream());
+      // all at once, in one write: they reach the server together, before the first is answered
+      ByteBuf burst = Unpooled.buffer();
+      try {
+        for (int i = 0; i < GREEDY_OUTSTANDING; i++) {
+          frame(burst, i == 0);
+        }
+        burst.readBytes(out, burst.readableBytes());
+      } finally {
+        burst.release();
+      }
+      out.flush();
+      reader = Thread.ofPlatform().name("greedy-reader").start(this::read);
+    }
+
+    /** CPU time of the thread that reads its answers and resends, in nanoseconds. */
+    long cpuNanos() {
+      return java.lang.management.ManagementFactory.getThreadMXBean().getThreadCpuTime(reader.threadId());
+    }
+
+    private void frame(ByteBuf buf, boolean register) {
+      Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(GREEDY_SESSION)
+          .requestId(++requestId).flags(register ? RequestMetadata.FLAG_REGISTER : 0),
+          payload.length);
+      buf.writeBytes(payload);
+    }
+
+    private void send() throws IOException {
+      ByteBuf buf = Unpooled.buffer(Frame.HEADER_SIZE + payload.length);
+      try {
+        frame(buf, false);
+        buf.readBytes(out, buf.readableBytes());
+      } finally {
+        buf.release();
+      }
+    }
+
+    private void read() {
+      byte[] header = new byte[Frame.HEADER_SIZE];
+      ResponseMetadata response = new ResponseMetadata();
+      int outstanding = GREEDY_OUTSTANDING;
+      try {
+        while (outstanding > 0) {
+          in.readFully(header);
+          ByteBuf h = Unpooled.wrappedBuffer(header);
+          int type = Frame.type(h);
+          in.skipNBytes(Frame.payloadLength(h));
+          if (type != Frame.TYPE_RESPONSE) {
+            controlFrames.incrementAndGet(); // explicit credits or revocations: ignored
+            continue;
+          }
+          Frame.readResponse(h, response);
+          switch (response.status()) {
+            case OK -> served.incrementAndGet();
+            case REJECTED_NO_CREDIT -> refusedForCredit.incrementAndGet();
+            default -> refusedOther.incrementAndGet();
+          }
+          if (stop) {
+            outstanding--;
+          } else {
+            if (resendNanos > 0) {
+              LockSupport.parkNanos(resendNanos);
+            }
+            send();
+            out.flush();
+          }
+        }
+      } catch (IOException e) {
+        failure = e; // the connection closed under it: nothing more to count
+      } finally {
+        drained.countDown();
+      }
+    }
+
+    /** Answers it has had, served or refused. */
+    long answered() {
+      return served.get() + refusedForCredit.get() + refusedOther.get();
+    }
+
+    /** Stops resending: each answer from now on takes one request out of flight. */
+    void stop() {
+      stop = true;
+    }
+
+    /** After {@link #stop()}: waits until every request it sent has been answered. */
+    void awaitDrained() throws InterruptedException {
+      drained.await();
+    }
+
+    /** {@link #awaitDrained()} with a bound; false if it passed first. */
+    boolean awaitDrained(long timeout, TimeUnit unit) throws InterruptedException {
+      return drained.await(timeout, unit);
+    }
+
+    /** Why its connection closed before it was drained, or null. */
+    IOException failure() {
+      return failure;
+    }
+
+    @Override
+    public void close() throws IOException {
+      stop = true;
+      socket.close();
+    }
+  }
+}
