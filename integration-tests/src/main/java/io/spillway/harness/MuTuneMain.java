@@ -50,7 +50,8 @@ import java.util.concurrent.TimeUnit;
  * admission control); {@code --slo-us} sets the SLO goodput is counted against (10 ms by default).
  *
  * <p>{@code --reps R} (3 by default) measures each load, or each run of the load steps, R times in a
- * row, and every CSV row carries its repetition ({@code rep}); the profile keeps every repetition.
+ * row, each with its own Poisson arrivals (the scenario's seed + the repetition), and every CSV row
+ * carries its repetition ({@code rep}); the profile keeps every repetition.
  * µTune averages five measurements per point (mutune-osdi18 §5); here a model's p99 at one load
  * varies by 1.2–5× from run to run (host stalls of a small VM), and the adaptation reads that spread
  * ({@link ThreadingProfile}). The plots draw the median of the repetitions.
@@ -227,7 +228,7 @@ public final class MuTuneMain {
         run.warm();
         for (int rep = 0; rep < reps; rep++) {
           long cpu0 = run.cpuTicks();
-          Recorder rec = run.load(schedule, 5 * phase);
+          Recorder rec = run.load(schedule, 5 * phase, rep);
           double cpu = (run.cpuTicks() - cpu0) / 100.0 / (5 * phase / 1e9);
           Tally all = rec.sum(0, 5 * phase);
           Tally lows = rec.sum(0, phase);
@@ -270,7 +271,7 @@ public final class MuTuneMain {
           long settle = 1_000_000_000L;
           long cpu0 = run.cpuTicks();
           java.util.concurrent.CompletableFuture<Recorder> running =
-              run.start(List.of(new Scenario.DemandStep(load, 0)), settle + measure);
+              run.start(List.of(new Scenario.DemandStep(load, 0)), settle + measure, rep);
           String estimate = config.startsWith("adaptive:") ? run.estimateWhile(running, settle, measure) : "";
           Recorder rec = running.get((settle + measure) / 1_000_000_000L + 60, TimeUnit.SECONDS);
           double cpu = (run.cpuTicks() - cpu0) / 100.0 / ((settle + measure) / 1e9);
@@ -369,12 +370,17 @@ public final class MuTuneMain {
     }
 
     Recorder load(List<Scenario.DemandStep> steps, long nanos) throws Exception {
-      return start(steps, nanos).get(nanos / 1_000_000_000L + 60, TimeUnit.SECONDS);
+      return load(steps, nanos, 0);
     }
 
-    java.util.concurrent.CompletableFuture<Recorder> start(List<Scenario.DemandStep> steps, long nanos) {
+    Recorder load(List<Scenario.DemandStep> steps, long nanos, int rep) throws Exception {
+      return start(steps, nanos, rep).get(nanos / 1_000_000_000L + 60, TimeUnit.SECONDS);
+    }
+
+    /** Starts the open-loop load; repetition {@code rep} draws its arrivals from the scenario's seed + rep. */
+    java.util.concurrent.CompletableFuture<Recorder> start(List<Scenario.DemandStep> steps, long nanos, int rep) {
       return LoadGenerator.openLoop(client, scenario, steps, 1.0, nanos, new Recorder(scenario.windowNanos()),
-          scenario.seed());
+          scenario.seed() + rep);
     }
 
     /**
