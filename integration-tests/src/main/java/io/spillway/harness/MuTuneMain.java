@@ -45,9 +45,21 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  *
  * <p>Usage: {@code MuTuneMain train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]
- * [--loads 50,500,...] [--seconds S] [--breakwater SLO_US] [--slo-us US]}: with {@code --breakwater}, the
- * generator's client and the mid-tier run Breakwater for that SLO (µTune under admission control);
- * {@code --slo-us} sets the SLO goodput is counted against (10 ms by default).
+ * [--loads 50,500,...] [--seconds S] [--reps R] [--breakwater SLO_US] [--slo-us US]}: with {@code
+ * --breakwater}, the generator's client and the mid-tier run Breakwater for that SLO (µTune under
+ * admission control); {@code --slo-us} sets the SLO goodput is counted against (10 ms by default).
+ *
+ * <p>{@code --reps R} (3 by default) measures each load, or each run of the load steps, R times in a
+ * row, each with its own Poisson arrivals (the scenario's seed + the repetition), and every CSV row
+ * carries its repetition ({@code rep}); the profile keeps every repetition.
+ * µTune averages five measurements per point (mutune-osdi18 §5); here a model's p99 at one load
+ * varies by 1.2–5× from run to run (host stalls of a small VM), and the adaptation reads that spread
+ * ({@link ThreadingProfile}). The plots draw the median of the repetitions.
+ *
+ * <p>The adaptive server's row notes its model, its switches so far and its arrival-rate estimate
+ * ({@code est=}, per second): the median of readings taken once a second during the measured
+ * interval, while the load runs. Read after the load has stopped, the estimate has already fallen
+ * with the silence ({@link io.spillway.threading.ArrivalRateEstimator}).
  */
 public final class MuTuneMain {
 
@@ -78,7 +90,7 @@ public final class MuTuneMain {
     }
     if (args.length < 1 || !List.of("train", "sweep", "steps").contains(args[0])) {
       System.err.println("usage: mutune train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]"
-          + " [--loads a,b,..] [--seconds S] [--breakwater SLO_US]");
+          + " [--loads a,b,..] [--seconds S] [--reps R] [--breakwater SLO_US] [--slo-us US]");
       System.exit(2);
     }
     Map<String, String> options = new LinkedHashMap<>();
@@ -115,9 +127,34 @@ public final class MuTuneMain {
         points.add(new io.spillway.sim.MuTunePlot.Point(f[config], Double.parseDouble(f[offered]),
             Double.parseDouble(f[p99])));
       }
-      io.spillway.sim.MuTunePlot.plot(points, "mid-tier with 4 leaves on sockets: p99 by load (" + what + ")",
-          dir.resolve(what + "-p99-by-load.png"));
+      io.spillway.sim.MuTunePlot.plot(medians(points), "mid-tier with 4 leaves on sockets: median p99 by load ("
+          + what + ")", dir.resolve(what + "-p99-by-load.png"));
     }
+  }
+
+  /** One point per configuration and load: the median p99 of its repetitions. */
+  static List<io.spillway.sim.MuTunePlot.Point> medians(List<io.spillway.sim.MuTunePlot.Point> points) {
+    Map<String, Map<Double, List<Double>>> byConfig = new LinkedHashMap<>();
+    for (io.spillway.sim.MuTunePlot.Point p : points) {
+      byConfig.computeIfAbsent(p.config(), c -> new java.util.TreeMap<>())
+          .computeIfAbsent(p.rps(), l -> new ArrayList<>()).add(p.p99us());
+    }
+    List<io.spillway.sim.MuTunePlot.Point> out = new ArrayList<>();
+    byConfig.forEach((config, loads) -> loads.forEach((rps, p99s) -> {
+      double[] sorted = p99s.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      int n = sorted.length;
+      out.add(new io.spillway.sim.MuTunePlot.Point(config, rps,
+          n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2));
+    }));
+    return out;
+  }
+
+  private int reps() {
+    int reps = Integer.parseInt(options.getOrDefault("reps", "3"));
+    if (reps < 1) {
+      throw new IllegalArgumentException("--reps must be at least 1, got " + reps);
+    }
+    return reps;
   }
 
   private List<String> staticModels() {
@@ -141,11 +178,11 @@ public final class MuTuneMain {
   }
 
   /** One row: a configuration at a load. */
-  record Row(String config, double offered, double achieved, double goodput, double p50us, double p90us,
-      double p99us, double p999us, double cpu, String note) {
+  record Row(String config, double offered, int rep, double achieved, double goodput, double p50us,
+      double p90us, double p99us, double p999us, double cpu, String note) {
     String csv() {
-      return String.format(Locale.ROOT, "%s,%.0f,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%.3f,%s", config, offered, achieved,
-          goodput, p50us, p90us, p99us, p999us, cpu, note);
+      return String.format(Locale.ROOT, "%s,%.0f,%d,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%.3f,%s", config, offered, rep,
+          achieved, goodput, p50us, p90us, p99us, p999us, cpu, note);
     }
   }
 
@@ -185,22 +222,25 @@ public final class MuTuneMain {
     List<Row> rows = new ArrayList<>();
     List<String> configs = new ArrayList<>(staticModels());
     configs.add("adaptive:" + profilePath());
+    int reps = reps();
     for (String config : configs) {
       try (Run run = new Run(config)) {
         run.warm();
-        long cpu0 = run.cpuTicks();
-        Recorder rec = run.load(schedule, 5 * phase);
-        double cpu = (run.cpuTicks() - cpu0) / 100.0 / (5 * phase / 1e9);
-        Tally all = rec.sum(0, 5 * phase);
-        Tally lows = rec.sum(0, phase);
-        lows.add(rec.sum(2 * phase, 3 * phase));
-        lows.add(rec.sum(4 * phase, 5 * phase));
-        Tally highs = rec.sum(phase, 2 * phase);
-        highs.add(rec.sum(3 * phase, 4 * phase));
-        rows.add(row(config, -1, all, 5 * phase, cpu, "whole run; " + run.model()));
-        rows.add(row(config, low, lows, 3 * phase, cpu, "low phases"));
-        rows.add(row(config, high, highs, 2 * phase, cpu, "high phases"));
-        System.err.println(rows.get(rows.size() - 3).csv());
+        for (int rep = 0; rep < reps; rep++) {
+          long cpu0 = run.cpuTicks();
+          Recorder rec = run.load(schedule, 5 * phase, rep);
+          double cpu = (run.cpuTicks() - cpu0) / 100.0 / (5 * phase / 1e9);
+          Tally all = rec.sum(0, 5 * phase);
+          Tally lows = rec.sum(0, phase);
+          lows.add(rec.sum(2 * phase, 3 * phase));
+          lows.add(rec.sum(4 * phase, 5 * phase));
+          Tally highs = rec.sum(phase, 2 * phase);
+          highs.add(rec.sum(3 * phase, 4 * phase));
+          rows.add(row(config, -1, rep, all, 5 * phase, cpu, "whole run; " + run.model()));
+          rows.add(row(config, low, rep, lows, 3 * phase, cpu, "low phases"));
+          rows.add(row(config, high, rep, highs, 2 * phase, cpu, "high phases"));
+          System.err.println(rows.get(rows.size() - 3).csv());
+        }
       }
     }
     write(rows, "steps");
@@ -214,30 +254,42 @@ public final class MuTuneMain {
     return Path.of(p).toAbsolutePath().toString();
   }
 
+  /**
+   * Each load {@code --reps} times in a row on one process, after one warm-up. A load whose p99
+   * passes 200 ms ends the configuration: it is saturated, and higher loads (and the rest of its
+   * repetitions) only queue more.
+   */
   private List<Row> runLevels(String config, List<Double> loads) throws Exception {
     List<Row> rows = new ArrayList<>();
+    int reps = reps();
     try (Run run = new Run(config)) {
       run.warm();
+      levels:
       for (double load : loads) {
-        long measure = measureNanos();
-        long settle = 1_000_000_000L;
-        long cpu0 = run.cpuTicks();
-        Recorder rec = run.load(List.of(new Scenario.DemandStep(load, 0)), settle + measure);
-        double cpu = (run.cpuTicks() - cpu0) / 100.0 / ((settle + measure) / 1e9);
-        Row r = row(config, load, rec.sum(settle, settle + measure), measure, cpu, run.model());
-        rows.add(r);
-        System.err.println(r.csv());
-        if (r.p99us() > 200_000) {
-          break; // saturated: higher loads only queue more
+        for (int rep = 0; rep < reps; rep++) {
+          long measure = measureNanos();
+          long settle = 1_000_000_000L;
+          long cpu0 = run.cpuTicks();
+          java.util.concurrent.CompletableFuture<Recorder> running =
+              run.start(List.of(new Scenario.DemandStep(load, 0)), settle + measure, rep);
+          String estimate = config.startsWith("adaptive:") ? run.estimateWhile(running, settle, measure) : "";
+          Recorder rec = running.get((settle + measure) / 1_000_000_000L + 60, TimeUnit.SECONDS);
+          double cpu = (run.cpuTicks() - cpu0) / 100.0 / ((settle + measure) / 1e9);
+          Row r = row(config, load, rep, rec.sum(settle, settle + measure), measure, cpu, run.model() + estimate);
+          rows.add(r);
+          System.err.println(r.csv());
+          if (r.p99us() > 200_000) {
+            break levels; // saturated: higher loads only queue more
+          }
         }
       }
     }
     return rows;
   }
 
-  private static Row row(String config, double offered, Tally t, long nanos, double cpu, String note) {
+  private static Row row(String config, double offered, int rep, Tally t, long nanos, double cpu, String note) {
     double p = t.latency.getTotalCount() == 0 ? Double.NaN : 0;
-    return new Row(config.startsWith("adaptive:") ? "mutune" : config, offered, t.completed / (nanos / 1e9),
+    return new Row(config.startsWith("adaptive:") ? "mutune" : config, offered, rep, t.completed / (nanos / 1e9),
         t.good / (nanos / 1e9),
         p + t.latency.getValueAtPercentile(50) / 1e3, p + t.latency.getValueAtPercentile(90) / 1e3,
         p + t.latency.getValueAtPercentile(99) / 1e3,
@@ -245,14 +297,15 @@ public final class MuTuneMain {
   }
 
   private void write(List<Row> rows, String what) throws IOException {
-    StringBuilder csv = new StringBuilder("config,offered_rps,achieved_rps,goodput_rps,p50_us,p90_us,p99_us,p999_us,midtier_cpu,note\n");
+    StringBuilder csv = new StringBuilder(
+        "config,offered_rps,rep,achieved_rps,goodput_rps,p50_us,p90_us,p99_us,p999_us,midtier_cpu,note\n");
     rows.forEach(r -> csv.append(r.csv()).append('\n'));
     Files.writeString(out.resolve(what + ".csv"), csv);
     System.out.print(csv);
     if (!what.equals("steps")) {
-      io.spillway.sim.MuTunePlot.plot(rows.stream().map(r -> new io.spillway.sim.MuTunePlot.Point(r.config(),
-          r.offered(), r.p99us())).toList(), "mid-tier with 4 leaves on sockets: p99 by load (" + what + ")",
-          out.resolve(what + "-p99-by-load.png"));
+      io.spillway.sim.MuTunePlot.plot(medians(rows.stream().map(r -> new io.spillway.sim.MuTunePlot.Point(
+          r.config(), r.offered(), r.p99us())).toList()), "mid-tier with 4 leaves on sockets: median p99 by load ("
+          + what + ")", out.resolve(what + "-p99-by-load.png"));
     }
   }
 
@@ -317,8 +370,47 @@ public final class MuTuneMain {
     }
 
     Recorder load(List<Scenario.DemandStep> steps, long nanos) throws Exception {
+      return load(steps, nanos, 0);
+    }
+
+    Recorder load(List<Scenario.DemandStep> steps, long nanos, int rep) throws Exception {
+      return start(steps, nanos, rep).get(nanos / 1_000_000_000L + 60, TimeUnit.SECONDS);
+    }
+
+    /** Starts the open-loop load; repetition {@code rep} draws its arrivals from the scenario's seed + rep. */
+    java.util.concurrent.CompletableFuture<Recorder> start(List<Scenario.DemandStep> steps, long nanos, int rep) {
       return LoadGenerator.openLoop(client, scenario, steps, 1.0, nanos, new Recorder(scenario.windowNanos()),
-          scenario.seed()).get(nanos / 1_000_000_000L + 60, TimeUnit.SECONDS);
+          scenario.seed() + rep);
+    }
+
+    /**
+     * The mid-tier's arrival-rate estimate while {@code running} offers its load: read once a second
+     * from {@code settle} on, for {@code measure}; {@code "/est=N"} with N the median reading (per
+     * second) and the readings' range, or {@code ""} if the run ended first.
+     */
+    String estimateWhile(java.util.concurrent.CompletableFuture<Recorder> running, long settle, long measure)
+        throws Exception {
+      long start = System.nanoTime();
+      List<Long> readings = new ArrayList<>();
+      for (long at = settle; at < settle + measure; at += 1_000_000_000L) {
+        long wait = start + at - System.nanoTime();
+        if (wait > 0) {
+          Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        }
+        if (running.isDone()) {
+          break;
+        }
+        String[] f = model().split("/");
+        if (f.length == 3) { // model=M/switches/estimate
+          readings.add(Long.parseLong(f[2]));
+        }
+      }
+      if (readings.isEmpty()) {
+        return "";
+      }
+      java.util.Collections.sort(readings);
+      return "/est=" + readings.get(readings.size() / 2) + "[" + readings.get(0) + "-"
+          + readings.get(readings.size() - 1) + "]";
     }
 
     /** The mid-tier's CPU time so far, in clock ticks (1/100 s). */

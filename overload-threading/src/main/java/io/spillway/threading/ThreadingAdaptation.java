@@ -4,21 +4,21 @@ import java.util.Objects;
 
 /**
  * How a server adapts its threading model to load (µTune, mutune-osdi18 §4): the trained profile and
- * the adaptation loop's settings. {@link #of} gives the paper's: a 5-entry arrival buffer (§5), with
- * the median of the last 9 disjoint windows' estimates (about 45 arrivals: at 2,000 rps a step is
- * seen within ~12 ms), a decision every millisecond when the estimate has changed; and the hysteresis the paper
- * leaves to tuning, made explicit ({@link ThreadingPolicy}): a move only when the predicted tail
- * improves by more than 10 %, the new model would still be no worse at 25 % more load, and it has
- * won 3 decisions in a row.
+ * the adaptation loop's settings. {@link #of} gives the paper's: a 5-entry arrival buffer (§5), the
+ * estimate spanning the last 9 windows of 5 arrivals (about 45 arrivals: at 2,000 rps a step is seen
+ * within ~12 ms; {@link ArrivalRateEstimator}), a decision every millisecond when the estimate has
+ * changed; and the hysteresis the paper leaves to tuning, made explicit ({@link ThreadingPolicy}): a
+ * move only when the candidate's slowest trained run, raised by 10 %, still beats the current model's
+ * fastest, it would still be no worse at 25 % more load, and it has won 3 decisions in a row.
  *
  * <p>Immutable and thread-safe.
  *
  * @param profile tail latency per model and load, from {@code ./spillway mutune train}
  * @param bufferSize arrival timestamps kept per network thread
- * @param smoothing estimates the median is taken over
+ * @param smoothing windows of {@code bufferSize} arrivals the estimate spans
  * @param periodNanos how often the loop decides
- * @param margin fraction by which the best model must beat the current one to move
- * @param headroom fraction of extra load at which the new model must still be no worse
+ * @param margin fraction by which the candidate's slowest run must beat the current model's fastest
+ * @param headroom fraction of extra load at which the candidate's slowest run must still be no worse
  * @param confirmations consecutive wins before a move
  */
 public record ThreadingAdaptation(ThreadingProfile profile, int bufferSize, int smoothing,

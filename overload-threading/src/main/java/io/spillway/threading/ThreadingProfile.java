@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,53 +14,133 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * µTune's trained model of tail latency (mutune-osdi18 §4, "Training phase"): for each threading
- * model, the 99th-percentile latency measured at a series of offered loads, and a piecewise-linear
- * interpolation between them that predicts the tail at any load. The adaptation picks the model
- * this predicts lowest for the load it estimates.
+ * model, the 99th-percentile latency measured at a series of offered loads, every repetition of
+ * each measurement kept, and a piecewise-linear interpolation that predicts the tail at any load.
+ *
+ * <p>Three curves per model, each taken point by point over the repetitions at a load ({@link
+ * Curve}): the median, the fastest run (lowest p99) and the slowest (highest p99). The paper
+ * averages five 30 s measurements per point (§5) and predicts from that one curve; here the spread
+ * between fastest and slowest is kept as well, because on a small virtual machine host stalls move
+ * one model's p99 at one load by 1.2–5× from run to run, and the policy ({@link ThreadingPolicy})
+ * needs to know which differences between models such noise can explain. The median rather than
+ * the mean, so that one stalled run does not drag the curve.
+ *
+ * <p>Each curve is made non-decreasing in load by isotonic regression (pool-adjacent-violators: a
+ * run of loads whose values fall is replaced by their mean, repeated until nothing falls): the tail
+ * latency of a fixed model cannot truly fall as its load rises, so a fall is noise, and left in it
+ * makes two models' curves cross back and forth where they only wobble.
  *
  * <p>Between two trained loads the prediction is the straight line through them; below the lowest
  * it is the lowest load's tail; above the highest it continues the last segment's slope (never
  * falling), so a model trained up to its saturation keeps predicting a growing tail past it
  * instead of a flat one it cannot deliver.
  *
- * <p>Written and read as CSV, {@code model,rps,p99_us} (what {@code ./spillway mutune train}
- * writes; see {@code docs/results/mutune.md}).
+ * <p>Written and read as CSV, {@code model,rps,rep,p99_us}, one row per repetition (what {@code
+ * ./spillway mutune train} writes; see {@code docs/results/mutune.md}); a file without the {@code
+ * rep} column, {@code model,rps,p99_us}, reads as one repetition per row.
  *
  * <p>Immutable and thread-safe once built.
  */
 public final class ThreadingProfile {
 
-  private final Map<ThreadingModel, double[][]> curves; // model -> {rps[], p99Nanos[]}, rps ascending
-
-  private ThreadingProfile(Map<ThreadingModel, double[][]> curves) {
-    this.curves = curves;
+  /** Which of a model's curves a prediction reads. */
+  public enum Curve {
+    /** The median of the repetitions at each load. */
+    MEDIAN,
+    /** The lowest p99 among the repetitions at each load: the model on its best run. */
+    FASTEST,
+    /** The highest p99 among the repetitions at each load: the model on its worst run. */
+    SLOWEST
   }
 
-  /** A builder; add each measured point. */
+  private final Map<ThreadingModel, Trained> models;
+
+  /** One model's measurements and its three fitted curves over the same ascending loads. */
+  private record Trained(double[] loads, double[][] reps, Map<Curve, double[]> fitted) { }
+
+  private ThreadingProfile(Map<ThreadingModel, Trained> models) {
+    this.models = models;
+  }
+
+  /** A builder; add each measured repetition. */
   public static Builder builder() {
     return new Builder();
   }
 
   /** The models this profile was trained on, in the order they were first added. */
   public Set<ThreadingModel> models() {
-    return Collections.unmodifiableSet(curves.keySet());
+    return Collections.unmodifiableSet(models.keySet());
+  }
+
+  /** The loads {@code model} was trained at, ascending. */
+  public double[] loads(ThreadingModel model) {
+    return trained(model).loads.clone();
+  }
+
+  /** The p99s measured for {@code model} at the trained load {@code rps}, in nanoseconds, in the order added. */
+  public double[] repetitions(ThreadingModel model, double rps) {
+    Trained t = trained(model);
+    int i = Arrays.binarySearch(t.loads, rps);
+    if (i < 0) {
+      throw new IllegalArgumentException(model + " was not trained at " + rps + " rps; loads: "
+          + Arrays.toString(t.loads));
+    }
+    return t.reps[i].clone();
   }
 
   /**
-   * The predicted 99th-percentile latency of {@code model} at {@code rps}, in nanoseconds.
+   * The predicted 99th-percentile latency of {@code model} at {@code rps} on its median curve, in
+   * nanoseconds.
    *
    * @throws IllegalArgumentException if the profile has no points for {@code model}
    */
   public double predictNanos(ThreadingModel model, double rps) {
-    double[][] c = curves.get(model);
-    if (c == null) {
-      throw new IllegalArgumentException("no training points for " + model + "; trained: " + curves.keySet());
+    return predictNanos(model, rps, Curve.MEDIAN);
+  }
+
+  /**
+   * The predicted 99th-percentile latency of {@code model} at {@code rps} on {@code curve}, in
+   * nanoseconds.
+   *
+   * @throws IllegalArgumentException if the profile has no points for {@code model}
+   */
+  public double predictNanos(ThreadingModel model, double rps, Curve curve) {
+    Trained t = trained(model);
+    return interpolate(t.loads, t.fitted.get(Objects.requireNonNull(curve, "curve")), rps);
+  }
+
+  /** The model whose median curve is lowest at {@code rps} (ties: the first trained). */
+  public ThreadingModel best(double rps) {
+    return best(rps, Curve.MEDIAN);
+  }
+
+  /** The model whose {@code curve} is lowest at {@code rps} (ties: the first trained). */
+  public ThreadingModel best(double rps, Curve curve) {
+    ThreadingModel best = null;
+    double bestNanos = Double.POSITIVE_INFINITY;
+    for (ThreadingModel m : models.keySet()) {
+      double p = predictNanos(m, rps, curve);
+      if (p < bestNanos) {
+        best = m;
+        bestNanos = p;
+      }
     }
-    double[] x = c[0];
-    double[] y = c[1];
+    return best;
+  }
+
+  private Trained trained(ThreadingModel model) {
+    Trained t = models.get(model);
+    if (t == null) {
+      throw new IllegalArgumentException("no training points for " + model + "; trained: " + models.keySet());
+    }
+    return t;
+  }
+
+  private static double interpolate(double[] x, double[] y, double rps) {
     int n = x.length;
     if (n == 1 || rps <= x[0]) {
       return y[0];
@@ -73,34 +154,57 @@ public final class ThreadingProfile {
     return y[n - 1] + slope * (rps - x[n - 1]);
   }
 
-  /** The model predicted lowest at {@code rps} (ties: the first trained). */
-  public ThreadingModel best(double rps) {
-    ThreadingModel best = null;
-    double bestNanos = Double.POSITIVE_INFINITY;
-    for (ThreadingModel m : curves.keySet()) {
-      double p = predictNanos(m, rps);
-      if (p < bestNanos) {
-        best = m;
-        bestNanos = p;
+  /**
+   * The non-decreasing sequence closest to {@code y} in squared error, all points weighted alike:
+   * pool-adjacent-violators. Blocks of equal fitted value are kept as (sum, count); a new point
+   * starts a block, and while a block's mean is below the one before it the two merge.
+   */
+  static double[] isotonic(double[] y) {
+    int n = y.length;
+    double[] sum = new double[n];
+    int[] count = new int[n];
+    int blocks = 0;
+    for (double v : y) {
+      sum[blocks] = v;
+      count[blocks] = 1;
+      blocks++;
+      while (blocks > 1 && sum[blocks - 2] * count[blocks - 1] > sum[blocks - 1] * count[blocks - 2]) {
+        sum[blocks - 2] += sum[blocks - 1];
+        count[blocks - 2] += count[blocks - 1];
+        blocks--;
       }
     }
-    return best;
+    double[] fit = new double[n];
+    int i = 0;
+    for (int b = 0; b < blocks; b++) {
+      Arrays.fill(fit, i, i + count[b], sum[b] / count[b]);
+      i += count[b];
+    }
+    return fit;
   }
 
-  /** Writes the profile as CSV ({@code model,rps,p99_us}). */
+  private static double median(double[] sorted) {
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  /** Writes the profile as CSV ({@code model,rps,rep,p99_us}), every repetition as measured. */
   public void write(Path file) throws IOException {
-    StringBuilder out = new StringBuilder("model,rps,p99_us\n");
-    for (Map.Entry<ThreadingModel, double[][]> e : curves.entrySet()) {
-      double[][] c = e.getValue();
-      for (int i = 0; i < c[0].length; i++) {
-        out.append(String.format(Locale.ROOT, "%s,%.1f,%.1f%n", e.getKey().name(), c[0][i], c[1][i] / 1e3));
+    StringBuilder out = new StringBuilder("model,rps,rep,p99_us\n");
+    for (Map.Entry<ThreadingModel, Trained> e : models.entrySet()) {
+      Trained t = e.getValue();
+      for (int i = 0; i < t.loads.length; i++) {
+        for (int r = 0; r < t.reps[i].length; r++) {
+          out.append(String.format(Locale.ROOT, "%s,%.1f,%d,%.1f%n", e.getKey().name(), t.loads[i], r,
+              t.reps[i][r] / 1e3));
+        }
       }
     }
     Files.writeString(file, out, StandardCharsets.UTF_8);
   }
 
   /**
-   * Reads a profile {@link #write} wrote.
+   * Reads a profile {@link #write} wrote, or one in the single-run form {@code model,rps,p99_us}.
    *
    * @throws IllegalArgumentException naming the file and line of a malformed row
    * @throws UncheckedIOException if the file cannot be read
@@ -115,16 +219,19 @@ public final class ThreadingProfile {
     Builder b = builder();
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i).strip();
-      if (line.isEmpty() || line.startsWith("#") || (i == 0 && line.startsWith("model"))) {
+      if (line.isEmpty() || line.startsWith("#") || line.startsWith("model")) {
         continue;
       }
       String[] f = line.split(",");
       try {
-        if (f.length != 3) {
-          throw new IllegalArgumentException("expected model,rps,p99_us");
+        if (f.length != 3 && f.length != 4) {
+          throw new IllegalArgumentException("expected model,rps,rep,p99_us or model,rps,p99_us");
+        }
+        if (f.length == 4 && Integer.parseInt(f[2].strip()) < 0) {
+          throw new IllegalArgumentException("a repetition is numbered from 0");
         }
         b.add(ThreadingModel.parse(f[0]), Double.parseDouble(f[1].strip()),
-            Double.parseDouble(f[2].strip()) * 1e3);
+            Double.parseDouble(f[f.length - 1].strip()) * 1e3);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(file + ":" + (i + 1) + ": " + e.getMessage() + ": '" + line + "'", e);
       }
@@ -132,14 +239,15 @@ public final class ThreadingProfile {
     return b.build();
   }
 
-  /** Collects measured points. Not thread-safe. */
+  /** Collects measured repetitions. Not thread-safe. */
   public static final class Builder {
-    private final Map<ThreadingModel, List<double[]>> points = new LinkedHashMap<>();
+    private final Map<ThreadingModel, Map<Double, List<Double>>> points = new LinkedHashMap<>();
 
     private Builder() { }
 
     /**
-     * Adds one measurement: {@code model} at {@code rps} offered had this 99th percentile.
+     * Adds one repetition: {@code model} at {@code rps} offered had this 99th percentile. Each call
+     * at a load already added is another repetition there.
      *
      * @throws IllegalArgumentException if a value is negative or not finite
      */
@@ -148,12 +256,14 @@ public final class ThreadingProfile {
       if (!(rps >= 0) || !(p99Nanos >= 0) || Double.isInfinite(rps) || Double.isInfinite(p99Nanos)) {
         throw new IllegalArgumentException("rps and p99 must be finite and >= 0: " + rps + ", " + p99Nanos);
       }
-      points.computeIfAbsent(model, m -> new ArrayList<>()).add(new double[] {rps, p99Nanos});
+      points.computeIfAbsent(model, m -> new TreeMap<>()).computeIfAbsent(rps + 0.0, l -> new ArrayList<>())
+          .add(p99Nanos);
       return this;
     }
 
     /**
-     * The profile; points at the same load are averaged (µTune averages five measurements, §5).
+     * The profile: per model and load the median, lowest and highest of the repetitions, each
+     * curve then fitted non-decreasing in load.
      *
      * @throws IllegalArgumentException if no point was added
      */
@@ -161,24 +271,32 @@ public final class ThreadingProfile {
       if (points.isEmpty()) {
         throw new IllegalArgumentException("a threading profile needs at least one measured point");
       }
-      Map<ThreadingModel, double[][]> curves = new LinkedHashMap<>();
-      for (Map.Entry<ThreadingModel, List<double[]>> e : points.entrySet()) {
-        Map<Double, double[]> byLoad = new java.util.TreeMap<>();
-        for (double[] p : e.getValue()) {
-          double[] sum = byLoad.computeIfAbsent(p[0], k -> new double[2]);
-          sum[0] += p[1];
-          sum[1]++;
-        }
-        double[] x = new double[byLoad.size()];
-        double[] y = new double[byLoad.size()];
+      Map<ThreadingModel, Trained> models = new LinkedHashMap<>();
+      for (Map.Entry<ThreadingModel, Map<Double, List<Double>>> e : points.entrySet()) {
+        int n = e.getValue().size();
+        double[] loads = new double[n];
+        double[][] reps = new double[n][];
+        double[] median = new double[n];
+        double[] fastest = new double[n];
+        double[] slowest = new double[n];
         int i = 0;
-        for (Map.Entry<Double, double[]> l : byLoad.entrySet()) {
-          x[i] = l.getKey();
-          y[i++] = l.getValue()[0] / l.getValue()[1];
+        for (Map.Entry<Double, List<Double>> l : e.getValue().entrySet()) {
+          loads[i] = l.getKey();
+          reps[i] = l.getValue().stream().mapToDouble(Double::doubleValue).toArray();
+          double[] sorted = reps[i].clone();
+          Arrays.sort(sorted);
+          median[i] = median(sorted);
+          fastest[i] = sorted[0];
+          slowest[i] = sorted[sorted.length - 1];
+          i++;
         }
-        curves.put(e.getKey(), new double[][] {x, y});
+        Map<Curve, double[]> fitted = new java.util.EnumMap<>(Curve.class);
+        fitted.put(Curve.MEDIAN, isotonic(median));
+        fitted.put(Curve.FASTEST, isotonic(fastest));
+        fitted.put(Curve.SLOWEST, isotonic(slowest));
+        models.put(e.getKey(), new Trained(loads, reps, fitted));
       }
-      return new ThreadingProfile(curves);
+      return new ThreadingProfile(models);
     }
   }
 }
