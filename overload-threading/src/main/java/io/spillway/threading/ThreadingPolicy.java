@@ -64,7 +64,8 @@ public final class ThreadingPolicy {
       candidate = null;
       return profile.best(rps);
     }
-    ThreadingModel best = robustBest(rps, current);
+    // the other model whose slowest run is predicted lowest
+    ThreadingModel best = profile.bestExcept(rps, Curve.SLOWEST, current);
     double higher = rps * (1 + headroom);
     if (best == null
         || profile.predictNanos(best, rps, Curve.SLOWEST) * (1 + margin)
@@ -85,23 +86,6 @@ public final class ThreadingPolicy {
     }
     candidate = null;
     wins = 0;
-    return best;
-  }
-
-  /** The model other than {@code current} whose slowest run is predicted lowest at {@code rps}; null if none. */
-  private ThreadingModel robustBest(double rps, ThreadingModel current) {
-    ThreadingModel best = null;
-    double bestNanos = Double.POSITIVE_INFINITY;
-    for (ThreadingModel m : profile.models()) {
-      if (m.equals(current)) {
-        continue;
-      }
-      double p = profile.predictNanos(m, rps, Curve.SLOWEST);
-      if (p < bestNanos) {
-        best = m;
-        bestNanos = p;
-      }
-    }
     return best;
   }
 }

@@ -120,9 +120,20 @@ public final class ThreadingProfile {
 
   /** The model whose {@code curve} is lowest at {@code rps} (ties: the first trained). */
   public ThreadingModel best(double rps, Curve curve) {
+    return bestExcept(rps, curve, null);
+  }
+
+  /**
+   * The model other than {@code excluded} whose {@code curve} is lowest at {@code rps} (ties: the
+   * first trained); null if there is none. {@code excluded} may be null.
+   */
+  ThreadingModel bestExcept(double rps, Curve curve, ThreadingModel excluded) {
     ThreadingModel best = null;
     double bestNanos = Double.POSITIVE_INFINITY;
     for (ThreadingModel m : models.keySet()) {
+      if (m.equals(excluded)) {
+        continue;
+      }
       double p = predictNanos(m, rps, curve);
       if (p < bestNanos) {
         best = m;
