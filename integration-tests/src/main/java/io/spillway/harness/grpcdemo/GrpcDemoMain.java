@@ -202,7 +202,7 @@ public final class GrpcDemoMain {
 
     /**
      * Warms a fresh server until both JVMs' compilers are quiet, by the rule capacity is read with
-     * ({@link SteadyCapacity#measure}): a fixed warm-up is not enough here, because a fresh server
+     * ({@link SteadyCapacity#steady}): a fixed warm-up is not enough here, because a fresh server
      * compiles for 10–30 s on its one core and a level measured while it does measures the
      * compiler, not the admission. First {@value #WARM_FIRST_SLICES} open-loop slices at 0.7 ×
      * capacity, which compile the serving path; then one-second slices at the highest demand
@@ -218,14 +218,14 @@ public final class GrpcDemoMain {
       }
       double level = overload ? levels.stream().mapToDouble(Double::doubleValue).max().orElse(1)
           : 0.7;
-      int maxSlices = Integer.parseInt(keys.get("steady_max_s"));
-      SteadyCapacity.Measured m = SteadyCapacity.measure(
+      SteadyCapacity.Slices slices = SteadyCapacity.runUntil(
           index -> load.openLoop(level * capacity, 0, SteadyCapacity.SLICE_NANOS,
               seed + 2000 + index).ok(),
-          () -> jitMillis(server), maxSlices);
-      System.out.println(m.describe(String.format(Locale.ROOT, "%s warmed at %.1fx:", mode, level),
-          "", maxSlices));
-      return WARM_FIRST_SLICES + m.reading().slices();
+          () -> jitMillis(server), Integer.parseInt(keys.get("steady_max_s")),
+          SteadyCapacity::steady);
+      System.out.println(SteadyCapacity.describeWarm(mode + " warm-up", WARM_FIRST_SLICES, level,
+          slices));
+      return WARM_FIRST_SLICES + slices.count();
     }
 
     /** Open-loop slices at 0.7 × capacity that begin every warm-up. */
