@@ -90,6 +90,8 @@ public final class BreakwaterServerGate implements ServerGate {
   private final boolean keepLastCredit;
   /** The pool's update interval when updates ride on admissions, or 0 (timer only). */
   private final long admissionUpdateNanos;
+  /** Eq. 1 grows the pool only while it is in use ({@link CreditPolicy#growOnlyIfUsed}). */
+  private final boolean growOnlyIfUsed;
   private final AtomicLong lastUpdate = new AtomicLong();
   private final java.util.concurrent.locks.ReentrantLock updating = new java.util.concurrent.locks.ReentrantLock();
 
@@ -126,6 +128,17 @@ public final class BreakwaterServerGate implements ServerGate {
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
       boolean keepLastCredit, long admissionUpdateNanos) {
+    this(config, environment, keepLastCredit, admissionUpdateNanos, false);
+  }
+
+  /**
+   * As above; with {@code growOnlyIfUsed} eq. 1 grows the pool only while it is in use, C_issued
+   * + n_c ≥ C_total ({@link CreditPolicy#growOnlyIfUsed}, which gives the reason). For {@link
+   * Spillway}; the paper's Breakwater grows on delay alone.
+   */
+  BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
+      boolean keepLastCredit, long admissionUpdateNanos, boolean growOnlyIfUsed) {
+    this.growOnlyIfUsed = growOnlyIfUsed;
     if (admissionUpdateNanos < 0) {
       throw new IllegalArgumentException("admissionUpdateNanos must not be negative: " + admissionUpdateNanos);
     }
@@ -319,6 +332,9 @@ public final class BreakwaterServerGate implements ServerGate {
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
         config.beta(), n);
+    if (growOnlyIfUsed) {
+      next = CreditPolicy.growOnlyIfUsed(total, next, issued.get(), n);
+    }
     next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
     resizePool(next, n);
   }

@@ -66,6 +66,35 @@ final class CreditPolicy {
   }
 
   /**
+   * Eq. 1's increase held back while the pool is not in use (for {@link Spillway}; the paper's
+   * Breakwater grows on delay alone): {@code next} if it does not grow the pool or if C_issued +
+   * n_c ≥ C_total, else {@code total}.
+   *
+   * <p>d_m &lt; d_t says that the credits in use load the server below the target, not that a larger
+   * pool would: credits the pool holds and no session holds are not measured by the delay. Where
+   * every session has a window, eq. 4 already overcommits one credit each (C_oc ≥ 1), so the pool
+   * may run ahead of C_issued by n_c credits and no more. Without this, a pool whose sessions'
+   * demand comes and goes (a few sessions of Poisson arrivals, not the paper's thousands, whose
+   * sum is smooth) grows by A every update through each lull, eq. 4 hands the surplus out as
+   * (C_total − C_issued)/n_c unused credits per session, and the next burst spends them at once:
+   * the queue overshoots past the AQM threshold (§3.2.3: overcommitment "may occasionally" do
+   * so), its drops cost the serving core, and late responses cost goodput. The rule is TCP's
+   * congestion-window validation (RFC 7661): a window that is not used is not validated by the
+   * absence of congestion. docs/results/grpc.md measures it.
+   *
+   * @param total the current C_total
+   * @param next eq. 1–3's C_total for this update
+   * @param issued C_issued
+   * @param sessions n_c
+   */
+  static long growOnlyIfUsed(long total, long next, long issued, int sessions) {
+    if (next <= total || issued + sessions >= total) {
+      return next;
+    }
+    return total;
+  }
+
+  /**
    * Keeps C_total in a sane range: at least {@code minimum} (the server's parallelism, so an idle
    * server can always fill its cores) and at most {@code perSessionCap · n_c} (no session can use
    * more), but never below the minimum.

@@ -33,8 +33,11 @@ import java.util.Objects;
  * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
  * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
  * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
- * measures the cost: about a third of capacity at 1.2× demand). {@link #of(BreakwaterConfig)}
- * keeps the paper's values (timer only, every period, fixed client queue timeout) reachable.
+ * measures the cost: about a third of capacity at 1.2× demand). The pool grows (eq. 1) only while
+ * it is in use ({@code CreditPolicy.growOnlyIfUsed}: C_total ≤ C_issued + n_c), so that a few
+ * sessions' lulls do not store credits their next burst spends at once (docs/results/grpc.md).
+ * {@link #of(BreakwaterConfig)} keeps the paper's values (timer only, every period, growth on
+ * delay alone, fixed client queue timeout) reachable.
  *
  * <p>Immutable and thread-safe.
  */
@@ -103,7 +106,8 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public ServerGate newServerGate(ServerEnvironment environment) {
-    return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos),
+    return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos,
+        poolUpdateNanos > 0), // the pool grows only while in use; of() keeps the paper's growth
         new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
             config.controlPeriodNanos(), config.beta(), environment));
   }

@@ -21,6 +21,16 @@ class CreditPolicyTest {
   }
 
   @Test
+  void eqOneGrowsThePoolOnlyWhileItIsInUse() {
+    // 8 sessions holding 12 credits: the pool may run ahead of C_issued by n_c = 8, to 20.
+    assertEquals(20, CreditPolicy.growOnlyIfUsed(20, 21, 11, 8), "12 unissued: held at 20");
+    assertEquals(21, CreditPolicy.growOnlyIfUsed(20, 21, 12, 8), "C_issued + n_c = C_total: grows");
+    assertEquals(21, CreditPolicy.growOnlyIfUsed(20, 21, 30, 8), "overissued: grows");
+    assertEquals(19, CreditPolicy.growOnlyIfUsed(20, 19, 0, 8), "a decrease (eq. 2) always applies");
+    assertEquals(20, CreditPolicy.growOnlyIfUsed(20, 20, 0, 8));
+  }
+
+  @Test
   void belowTargetThePoolGrowsAdditively() {
     // eq. 1: C_total ← C_total + A when d_m < d_t
     assertEquals(501, CreditPolicy.nextPoolSize(500, 79_999, TARGET, ALPHA, BETA, 1_000));

@@ -93,6 +93,45 @@ class SpillwayTest {
     timerOnly.close();
   }
 
+  /**
+   * Eight sessions with no demand on an idle server (queueing delay 0, below d_t all along): for
+   * Spillway the pool grows only while C_total ≤ C_issued + n_c, so after 200 ms it holds two
+   * credits a session (each session's one window credit, one more each for eq. 4's overcommit, and
+   * one step of A); the paper's growth on delay alone, the same parameters through {@link
+   * Spillway#of}, goes on storing A a period that no session holds (up to the 64 · n_c cap), which
+   * eq. 4 would hand out as overcommit for the next burst to spend at once.
+   */
+  @Test
+  void thePoolGrowsOnlyWhileItsCreditsAreInUse() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100_000_000L); // crosses the wrap
+    Spillway scheme = Spillway.forSlo(Duration.ofMillis(5));
+    Spillway paper = Spillway.of(scheme.config());
+    long[] pools = new long[2];
+    long[] issued = new long[2];
+    for (int s = 0; s < 2; s++) {
+      Spillway.MixedGate gate = (Spillway.MixedGate) (s == 0 ? scheme : paper).newServerGate(
+          new ServerEnvironment(clock, clock, now -> 0, ControlChannel.DISCARD,
+              OverloadMetrics.NONE, 1));
+      gate.start();
+      for (long id = 1; id <= 8; id++) {
+        ServerPermit p = gate.admit(new RequestMetadata().sessionId(id)
+            .flags(RequestMetadata.FLAG_REGISTER), clock.read());
+        assertTrue(p.isAdmitted());
+        p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+      }
+      for (int ms = 0; ms < 200; ms++) {
+        clock.advance(1_000_000); // the timer's runs, every 1 ms; drained sessions get a credit
+      }
+      pools[s] = gate.credits().poolSize();
+      issued[s] = gate.credits().issuedCredits();
+      gate.close();
+    }
+    assertEquals(8, issued[0], "every session holds one credit: " + pools[0]);
+    assertEquals(17, pools[0], "C_issued + n_c, and one step of A past it");
+    assertEquals(1 + 200, pools[1], "the paper's pool: A = 1 a period on delay alone, "
+        + issued[1] + " of it issued");
+  }
+
   /** Spillway-aware clients: the contract every scheme passes. */
   @Nested
   class Contract extends AdmissionContract {
