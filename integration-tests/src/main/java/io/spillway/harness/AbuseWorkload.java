@@ -2,6 +2,7 @@ package io.spillway.harness;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
@@ -63,8 +64,13 @@ final class AbuseWorkload {
 
   /** A started server running {@code scheme} on one worker, each request a spin of the service time. */
   static SpillwayServer server(OverloadScheme scheme) throws InterruptedException {
-    return SpillwayServer.builder().scheme(scheme).parallelism(1).handler(HarnessServer::spin).build()
-        .start();
+    return server(scheme, OverloadMetrics.NONE);
+  }
+
+  /** As above, its gate reporting to {@code metrics}. */
+  static SpillwayServer server(OverloadScheme scheme, OverloadMetrics metrics) throws InterruptedException {
+    return SpillwayServer.builder().scheme(scheme).parallelism(1).handler(HarnessServer::spin)
+        .metrics(metrics).build().start();
   }
 
   /** A started client with {@code sessions} sessions from {@code firstSessionId}, a connection each. */
