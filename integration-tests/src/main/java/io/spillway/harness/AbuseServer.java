@@ -1,11 +1,13 @@
 package io.spillway.harness;
 
 import io.spillway.api.OverloadMetrics;
+import io.spillway.api.Status;
 import io.spillway.transport.SpillwayServer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.Locale;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The server of {@link SocketAbuseMain} in a JVM of its own: {@link AbuseWorkload#server} with the
@@ -22,7 +24,9 @@ import java.util.Locale;
  *       request) and the count of window-rule violations; and the credit pool since the last such
  *       command: C_total's mean, least and most over the gate's pool updates, C_issued's mean, the
  *       sessions at the last update, and how many updates there were
- *       ({@link OverloadMetrics#onCreditPool}). Space-separated {@code key=value}.
+ *       ({@link OverloadMetrics#onCreditPool}); and the gate's decisions on every session's requests
+ *       so far, admitted, refused for credit and dropped by AQM ({@link OverloadMetrics#onAdmission}).
+ *       Space-separated {@code key=value}.
  *   <li>{@code ledger SESSION}: the ledger's account of SESSION as {@link GrantLedger.Account}
  *       prints it, or {@code none}.
  * </ul>
@@ -36,8 +40,8 @@ public final class AbuseServer {
   public static void main(String[] args) throws Exception {
     HarnessServer.quietStdout();
     GrantLedger ledger = new GrantLedger(AbuseWorkload.scheme());
-    PoolReadings pool = new PoolReadings();
-    try (SpillwayServer server = AbuseWorkload.server(ledger, pool)) {
+    GateReadings gate = new GateReadings();
+    try (SpillwayServer server = AbuseWorkload.server(ledger, gate)) {
       System.err.println("abuse server: " + AbuseWorkload.scheme() + ", transport " + server.transport()
           + ", threading " + server.threading() + ", " + Runtime.getRuntime().availableProcessors()
           + " processor(s) visible");
@@ -49,7 +53,7 @@ public final class AbuseServer {
         }
         long session = Long.parseLong(words[1]);
         return switch (words[0]) {
-          case "abuse-stats" -> cpu() + " " + account(ledger, session) + " " + pool.drain();
+          case "abuse-stats" -> cpu() + " " + account(ledger, session) + " " + gate.drain();
           case "ledger" -> String.valueOf(ledger.account(session));
           default -> null;
         };
@@ -87,14 +91,30 @@ public final class AbuseServer {
         + " refusedWithRoom=" + (a == null ? 0 : a.refusedWithRoom()) + " violations=" + ledger.violations().size();
   }
 
-  /** The credit pool as the gate reports its updates; thread-safe (updates are a few thousand a second). */
-  private static final class PoolReadings implements OverloadMetrics {
+  /**
+   * What the gate reports: its decisions, and the credit pool at each update. Thread-safe: the
+   * decisions are counted on adders, the pool's updates (a few thousand a second) under the monitor.
+   */
+  private static final class GateReadings implements OverloadMetrics {
+    private final LongAdder admitted = new LongAdder();
+    private final LongAdder refusedForCredit = new LongAdder();
+    private final LongAdder droppedByAqm = new LongAdder();
     private long updates;
     private long totalSum;
     private long totalMin = Long.MAX_VALUE;
     private long totalMax;
     private long issuedSum;
     private int sessions;
+
+    @Override
+    public void onAdmission(Status decision) {
+      switch (decision) {
+        case OK -> admitted.increment();
+        case REJECTED_NO_CREDIT -> refusedForCredit.increment();
+        case REJECTED_AQM -> droppedByAqm.increment();
+        default -> { }
+      }
+    }
 
     @Override
     public synchronized void onCreditPool(long total, long issued, int sessionCount) {
@@ -110,7 +130,9 @@ public final class AbuseServer {
     synchronized String drain() {
       String out = String.format(Locale.ROOT, "poolMean=%.1f poolMin=%d poolMax=%d issuedMean=%.1f sessions=%d"
               + " poolUpdates=%d", updates == 0 ? 0.0 : (double) totalSum / updates, updates == 0 ? 0 : totalMin,
-          totalMax, updates == 0 ? 0.0 : (double) issuedSum / updates, sessions, updates);
+          totalMax, updates == 0 ? 0.0 : (double) issuedSum / updates, sessions, updates)
+          + " gateAdmitted=" + admitted.sum() + " gateRefusedForCredit=" + refusedForCredit.sum()
+          + " gateDroppedByAqm=" + droppedByAqm.sum();
       updates = 0;
       totalSum = 0;
       totalMin = Long.MAX_VALUE;

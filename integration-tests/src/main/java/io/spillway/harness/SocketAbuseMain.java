@@ -32,10 +32,12 @@ import java.util.stream.Collectors;
  * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
  *
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
- * [--out DIR]}: each window N seconds (default 3); the greedy session waits that many microseconds
- * before each resend (default 0), to weigh what answering its refusals costs the server; the
- * warm-up (default 6 s) lets the JIT and the credit pool settle; the server's log goes to DIR
- * (default results/harness-abuse).
+ * [--honest-sessions N] [--out DIR]}: each window N seconds (default 3); the greedy session waits
+ * that many microseconds before each resend (default 0), to weigh what answering its refusals
+ * costs the server; the warm-up (default 6 s) lets the JIT and the credit pool settle; N honest
+ * sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a ninth session's
+ * fair share is a ninth of it, so the more sessions, the closer a fair ninth comes to costing the
+ * others nothing); the server's log goes to DIR (default results/harness-abuse).
  */
 public final class SocketAbuseMain {
 
@@ -69,6 +71,7 @@ public final class SocketAbuseMain {
     long seconds = 3;
     long resendMicros = 0;
     long warmupSeconds = 6;
+    int honestSessions = AbuseWorkload.HONEST_SESSIONS;
     Path out = Path.of("results", "harness-abuse");
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -76,6 +79,7 @@ public final class SocketAbuseMain {
         case "--seconds" -> seconds = positive(args[i], value);
         case "--resend-micros" -> resendMicros = positive(args[i], value);
         case "--warmup-seconds" -> warmupSeconds = positive(args[i], value);
+        case "--honest-sessions" -> honestSessions = (int) positive(args[i], value);
         case "--out" -> {
           if (value == null) {
             usage("--out needs a directory");
@@ -86,12 +90,12 @@ public final class SocketAbuseMain {
       }
       i++;
     }
-    if (seconds == 0) {
-      usage("--seconds must be at least 1");
+    if (seconds == 0 || honestSessions == 0) {
+      usage("--seconds and --honest-sessions must be at least 1");
     }
     Files.createDirectories(out);
     run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.MICROSECONDS.toNanos(resendMicros),
-        TimeUnit.SECONDS.toMillis(warmupSeconds), out);
+        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, out);
   }
 
   private static long positive(String name, String value) {
@@ -104,11 +108,12 @@ public final class SocketAbuseMain {
   private static void usage(String problem) {
     System.err.println("harness-abuse: " + problem);
     System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]"
-        + " [--out DIR]");
+        + " [--honest-sessions N] [--out DIR]");
     System.exit(2);
   }
 
-  private static void run(long windowNanos, long resendNanos, long warmupMillis, Path out) throws Exception {
+  private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions, Path out)
+      throws Exception {
     Window alone;
     Window beside;
     Window besideHonest;
@@ -125,7 +130,7 @@ public final class SocketAbuseMain {
     long heavyId = AbuseWorkload.GREEDY_SESSION + 1;
     try (HarnessMain.ServerProcess server = HarnessMain.ServerProcess.launch(List.of(),
             AbuseServer.class.getName(), List.of(), "abuse", pin, out);
-        SpillwayClient client = AbuseWorkload.client(server.port(), AbuseWorkload.HONEST_SESSIONS, 1)) {
+        SpillwayClient client = AbuseWorkload.client(server.port(), honestSessions, 1)) {
       System.err.println("harness-abuse: server " + (pin ? "on core 0" : "unpinned") + ", clients "
           + (System.getenv("SPILLWAY_PINNED") != null ? "on core 1" : "unpinned") + "; server log in "
           + out.resolve("server-abuse.log"));
@@ -161,6 +166,7 @@ public final class SocketAbuseMain {
     row.put("scheme", "spillway");
     row.put("seconds", windowNanos / 1_000_000_000);
     row.put("resendMicros", resendNanos / 1_000);
+    row.put("honestSessions", honestSessions);
     row.put("layout", pin && System.getenv("SPILLWAY_PINNED") != null ? "server:core0,clients:core1" : "unpinned");
     row.put("greedyServed", beside.besideServed());
     row.put("greedyRefusedForCredit", greedy.refusedForCredit.get());
@@ -182,6 +188,10 @@ public final class SocketAbuseMain {
     row.put("serverLoopCores", perWindow(three, w -> w.serverDelta("loopCpuNanos") / 1e9 / seconds));
     row.put("serverCarrierCores", perWindow(three, w -> w.serverDelta("carrierCpuNanos") / 1e9 / seconds));
     row.put("serverServedRps", perWindow(three, w -> (Arrays.stream(w.honestServed()).sum() + w.besideServed()) / seconds));
+    row.put("gateDecisionsPerSecond", perWindow(three, w -> (w.serverDelta("gateAdmitted")
+        + w.serverDelta("gateRefusedForCredit") + w.serverDelta("gateDroppedByAqm")) / seconds));
+    row.put("gateRefusedForCreditPerSecond", perWindow(three, w -> w.serverDelta("gateRefusedForCredit") / seconds));
+    row.put("gateDroppedByAqmPerSecond", perWindow(three, w -> w.serverDelta("gateDroppedByAqm") / seconds));
     row.put("greedyRefusedPerSecond", Math.round(beside.serverDelta("refusedForCredit") / seconds));
     row.put("greedyAdmittedPerSecond", Math.round(beside.serverDelta("admitted") / seconds));
     row.put("poolMean", perWindow(three, w -> Double.parseDouble(w.server("poolMean"))));
