@@ -2,6 +2,8 @@ package io.spillway.harness;
 
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.transport.SpillwayServer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
@@ -31,7 +33,9 @@ import java.util.concurrent.atomic.LongAdder;
  *       prints it, or {@code none}.
  * </ul>
  *
- * <p>Usage: {@code AbuseServer} (no arguments).
+ * <p>Usage: {@code AbuseServer [carrier]}: with {@code carrier}, requests run on one Loom carrier
+ * whose queue delay the gate sees ({@link CarrierDispatcher}), as the harness's servers run them;
+ * without, on the default dispatcher, whose queue the gate does not see.
  */
 public final class AbuseServer {
 
@@ -41,9 +45,12 @@ public final class AbuseServer {
     HarnessServer.quietStdout();
     GrantLedger ledger = new GrantLedger(AbuseWorkload.scheme());
     GateReadings gate = new GateReadings();
-    try (SpillwayServer server = AbuseWorkload.server(ledger, gate)) {
+    boolean carrier = args.length > 0 && args[0].equals("carrier");
+    try (CarrierDispatcher dispatcher = carrier ? CarrierDispatcher.create(1, Ticker.system()) : null;
+        SpillwayServer server = AbuseWorkload.server(ledger, gate, dispatcher)) {
       System.err.println("abuse server: " + AbuseWorkload.scheme() + ", transport " + server.transport()
-          + ", threading " + server.threading() + ", " + Runtime.getRuntime().availableProcessors()
+          + ", threading " + server.threading() + ", dispatcher " + (carrier ? dispatcher : "default (queue not seen)")
+          + ", " + Runtime.getRuntime().availableProcessors()
           + " processor(s) visible");
       HarnessServer.announce(server.port());
       HarnessServer.serveCommands(command -> {
@@ -74,10 +81,12 @@ public final class AbuseServer {
       }
       long nanos = Math.max(0, threads.getThreadCpuTime(t.getThreadId()));
       // Netty names its loops after the group class (multiThreadIoEventLoopGroup-N-M); the default
-      // virtual-thread scheduler's carriers are ForkJoinPool-N-worker-M
-      if (t.getThreadName().toLowerCase(Locale.ROOT).contains("eventloop")) {
+      // virtual-thread scheduler's carriers are ForkJoinPool-N-worker-M, CarrierDispatcher's
+      // spillway-carrier-N-M
+      String name = t.getThreadName();
+      if (name.toLowerCase(Locale.ROOT).contains("eventloop")) {
         loop += nanos;
-      } else if (t.getThreadName().startsWith("ForkJoinPool")) {
+      } else if (name.startsWith("ForkJoinPool") || name.startsWith("spillway-carrier")) {
         carriers += nanos;
       }
     }

@@ -32,12 +32,15 @@ import java.util.stream.Collectors;
  * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
  *
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
- * [--honest-sessions N] [--out DIR]}: each window N seconds (default 3); the greedy session waits
+ * [--honest-sessions N] [--carrier-dispatcher] [--out DIR]}: each window N seconds (default 3); the greedy session waits
  * that many microseconds before each resend (default 0), to weigh what answering its refusals
  * costs the server; the warm-up (default 6 s) lets the JIT and the credit pool settle; N honest
  * sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a ninth session's
  * fair share is a ninth of it, so the more sessions, the closer a fair ninth comes to costing the
- * others nothing); the server's log goes to DIR (default results/harness-abuse).
+ * others nothing); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
+ * queue delay its gate sees ({@link AbuseServer}), so the credit pool follows the queue, where the
+ * default dispatcher's queue is not seen and the pool grows to its ceiling; the server's log goes
+ * to DIR (default results/harness-abuse).
  */
 public final class SocketAbuseMain {
 
@@ -72,6 +75,7 @@ public final class SocketAbuseMain {
     long resendMicros = 0;
     long warmupSeconds = 6;
     int honestSessions = AbuseWorkload.HONEST_SESSIONS;
+    boolean carrier = false;
     Path out = Path.of("results", "harness-abuse");
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -80,6 +84,10 @@ public final class SocketAbuseMain {
         case "--resend-micros" -> resendMicros = positive(args[i], value);
         case "--warmup-seconds" -> warmupSeconds = positive(args[i], value);
         case "--honest-sessions" -> honestSessions = (int) positive(args[i], value);
+        case "--carrier-dispatcher" -> {
+          carrier = true;
+          i--; // a flag: no value
+        }
         case "--out" -> {
           if (value == null) {
             usage("--out needs a directory");
@@ -95,7 +103,7 @@ public final class SocketAbuseMain {
     }
     Files.createDirectories(out);
     run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.MICROSECONDS.toNanos(resendMicros),
-        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, out);
+        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, carrier, out);
   }
 
   private static long positive(String name, String value) {
@@ -108,12 +116,12 @@ public final class SocketAbuseMain {
   private static void usage(String problem) {
     System.err.println("harness-abuse: " + problem);
     System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]"
-        + " [--honest-sessions N] [--out DIR]");
+        + " [--honest-sessions N] [--carrier-dispatcher] [--out DIR]");
     System.exit(2);
   }
 
-  private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions, Path out)
-      throws Exception {
+  private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions,
+      boolean carrier, Path out) throws Exception {
     Window alone;
     Window beside;
     Window besideHonest;
@@ -129,7 +137,7 @@ public final class SocketAbuseMain {
     long greedyId = AbuseWorkload.GREEDY_SESSION;
     long heavyId = AbuseWorkload.GREEDY_SESSION + 1;
     try (HarnessMain.ServerProcess server = HarnessMain.ServerProcess.launch(List.of(),
-            AbuseServer.class.getName(), List.of(), "abuse", pin, out);
+            AbuseServer.class.getName(), carrier ? List.of("carrier") : List.of(), "abuse", pin, out);
         SpillwayClient client = AbuseWorkload.client(server.port(), honestSessions, 1)) {
       System.err.println("harness-abuse: server " + (pin ? "on core 0" : "unpinned") + ", clients "
           + (System.getenv("SPILLWAY_PINNED") != null ? "on core 1" : "unpinned") + "; server log in "
@@ -167,6 +175,7 @@ public final class SocketAbuseMain {
     row.put("seconds", windowNanos / 1_000_000_000);
     row.put("resendMicros", resendNanos / 1_000);
     row.put("honestSessions", honestSessions);
+    row.put("dispatcher", carrier ? "carrier" : "default");
     row.put("layout", pin && System.getenv("SPILLWAY_PINNED") != null ? "server:core0,clients:core1" : "unpinned");
     row.put("greedyServed", beside.besideServed());
     row.put("greedyRefusedForCredit", greedy.refusedForCredit.get());
