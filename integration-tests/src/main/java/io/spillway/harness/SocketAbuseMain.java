@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
+import java.util.stream.LongStream;
 
 /**
  * How much a client that ignores its credit window is served on real sockets, and what it costs
@@ -34,7 +35,8 @@ import java.util.stream.Collectors;
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
  * [--honest-sessions N] [--carrier-dispatcher] [--out DIR]}: each window N seconds (default 3); the greedy session waits
  * that many microseconds before each resend (default 0), to weigh what answering its refusals
- * costs the server; the warm-up (default 6 s) lets the JIT and the credit pool settle; N honest
+ * costs the server; the warm-up (default 6 s, then one-second slices until both JVMs' JITs are
+ * quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle; N honest
  * sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a ninth session's
  * fair share is a ninth of it, so the more sessions, the closer a fair ninth comes to costing the
  * others nothing); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
@@ -43,6 +45,9 @@ import java.util.stream.Collectors;
  * to DIR (default results/harness-abuse).
  */
 public final class SocketAbuseMain {
+
+  /** The most one-second slices the warm-up adds after its fixed part, waiting for the JITs. */
+  private static final int MAX_WARM_SLICES = 30;
 
   private SocketAbuseMain() { }
 
@@ -144,6 +149,14 @@ public final class SocketAbuseMain {
           + out.resolve("server-abuse.log"));
       honest = new AbuseWorkload.Honest(client, AbuseWorkload.UNTIL_STOPPED);
       Thread.sleep(warmupMillis);
+      // then until both JITs are quiet: a server JVM compiling on its one core serves less
+      AbuseWorkload.Honest load = honest;
+      SteadyCapacity.Slices warm = SteadyCapacity.warm(slice -> {
+        long before = LongStream.of(load.servedNow()).sum();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SteadyCapacity.SLICE_NANOS));
+        return LongStream.of(load.servedNow()).sum() - before;
+      }, () -> SteadyCapacity.withOwnJit(server.compileMillis()), MAX_WARM_SLICES);
+      System.err.println(SteadyCapacity.describeWarm("harness-abuse: warm-up", warmupMillis / 1e3, 0, warm));
       alone = measure(server, greedyId, honest, () -> 0, windowNanos);
       try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos)) {
         greedy = g;
