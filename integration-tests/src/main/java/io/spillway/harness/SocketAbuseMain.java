@@ -40,8 +40,8 @@ import java.util.stream.LongStream;
  * sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a ninth session's
  * fair share is a ninth of it, so the more sessions, the closer a fair ninth comes to costing the
  * others nothing); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
- * queue delay its gate sees ({@link AbuseServer}), so the credit pool follows the queue, where the
- * default dispatcher's queue is not seen and the pool grows to its ceiling; the server's log goes
+ * queue delay its gate sees ({@link AbuseServer}), so the credit pool follows that queue too, where
+ * with the default dispatcher it follows the event loop's backlog alone; the server's log goes
  * to DIR (default results/harness-abuse).
  */
 public final class SocketAbuseMain {
@@ -156,7 +156,9 @@ public final class SocketAbuseMain {
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SteadyCapacity.SLICE_NANOS));
         return LongStream.of(load.servedNow()).sum() - before;
       }, () -> SteadyCapacity.withOwnJit(server.compileMillis()), MAX_WARM_SLICES);
-      System.err.println(SteadyCapacity.describeWarm("harness-abuse: warm-up", warmupMillis / 1e3, 0, warm));
+      System.err.println("harness-abuse: warm-up " + (warmupMillis / 1000 + warm.count()) + " s ("
+          + (warm.settled() ? "until the JITs were quiet" : "NOT quiet: may still compile in the windows")
+          + "; per slice, calls served / ms the JITs compiled: " + warm.trace() + ")");
       alone = measure(server, greedyId, honest, () -> 0, windowNanos);
       try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos)) {
         greedy = g;
