@@ -107,7 +107,8 @@ public final class HarnessServer {
 
   /**
    * Sends everything printed to {@code System.out} from now on to standard error, keeping standard
-   * output for the protocol ({@link #PROTOCOL}). A server's main calls it first.
+   * output for the protocol ({@link #PROTOCOL}, taken when this class is initialised, which calling
+   * this does first). A server's main calls it before anything else prints.
    */
   static void quietStdout() {
     System.setOut(System.err);
@@ -154,8 +155,8 @@ public final class HarnessServer {
   }
 
   /**
-   * Reads commands from standard input until it closes: the ones above, and any that {@code more}
-   * answers (it returns null for a command it does not know).
+   * Reads commands from standard input until it closes: the class comment's, and any that {@code
+   * more} answers (it returns null for a command it does not know).
    */
   static void serveCommands(Function<String, String> more) throws IOException {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
