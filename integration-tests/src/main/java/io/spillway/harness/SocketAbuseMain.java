@@ -33,13 +33,13 @@ import java.util.stream.LongStream;
  * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
  *
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
- * [--honest-sessions N] [--carrier-dispatcher] [--out DIR]}: each window N seconds (default 3); the greedy session waits
- * that many microseconds before each resend (default 0), to weigh what answering its refusals
- * costs the server; the warm-up (default 6 s, then one-second slices until both JVMs' JITs are
- * quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle; N honest
- * sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a ninth session's
- * fair share is a ninth of it, so the more sessions, the closer a fair ninth comes to costing the
- * others nothing); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
+ * [--honest-sessions N] [--carrier-dispatcher] [--out DIR]}: each window N seconds (default 3);
+ * the greedy session waits that many microseconds before each resend (default 0), to weigh what
+ * answering its refusals costs the server; the warm-up (default 6 s, then one-second slices until
+ * both JVMs' JITs are quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle;
+ * N honest sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a
+ * session added to N takes a fair 1/(N+1) of what is served from them, so the more sessions, the
+ * less a fair one costs the others); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
  * queue delay its gate sees ({@link AbuseServer}), so the credit pool follows that queue too, where
  * with the default dispatcher it follows the event loop's backlog alone; the server's log goes
  * to DIR (default results/harness-abuse).
