@@ -2,10 +2,12 @@ package io.spillway.harness;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
+import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.credit.Spillway;
 import io.spillway.transport.Frame;
 import io.spillway.transport.OverloadRejectedException;
@@ -63,8 +65,22 @@ final class AbuseWorkload {
 
   /** A started server running {@code scheme} on one worker, each request a spin of the service time. */
   static SpillwayServer server(OverloadScheme scheme) throws InterruptedException {
-    return SpillwayServer.builder().scheme(scheme).parallelism(1).handler(HarnessServer::spin).build()
-        .start();
+    return server(scheme, OverloadMetrics.NONE, null);
+  }
+
+  /**
+   * As above, its gate reporting to {@code metrics}; with a {@code dispatcher}, requests run on it
+   * and its carrier queue's delay is a stage of the gate's signal (the default dispatcher's queue is
+   * not seen: {@link SpillwayServer}).
+   */
+  static SpillwayServer server(OverloadScheme scheme, OverloadMetrics metrics, CarrierDispatcher dispatcher)
+      throws InterruptedException {
+    SpillwayServer.Builder b = SpillwayServer.builder().scheme(scheme).parallelism(1)
+        .handler(HarnessServer::spin).metrics(metrics);
+    if (dispatcher != null) {
+      b.dispatcher(dispatcher, dispatcher.queueDelay());
+    }
+    return b.build().start();
   }
 
   /** A started client with {@code sessions} sessions from {@code firstSessionId}, a connection each. */

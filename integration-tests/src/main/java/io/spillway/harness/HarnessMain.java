@@ -135,10 +135,7 @@ public final class HarnessMain {
       this.overrides = overrides;
       this.connections = connections;
       this.out = out;
-      // This JVM may already be pinned to one core by the launcher, so ask the launcher, not it.
-      boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
-      this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"))
-          && System.getenv("SPILLWAY_NO_PIN") == null;
+      this.pin = ServerProcess.mayPin();
     }
 
     String serverPinning() {
@@ -474,37 +471,63 @@ public final class HarnessMain {
     /** As above; {@code platformThreads} dispatches on platform threads (for a lock profile). */
     static ServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme, int carriers,
         boolean pin, Path out, boolean platformThreads) throws IOException, InterruptedException {
+      List<String> options = new ArrayList<>();
+      String transport = System.getProperty(Transport.PROPERTY);
+      if (transport != null) {
+        options.add("-D" + Transport.PROPERTY + "=" + transport);
+      }
+      if (platformThreads) {
+        options.add("-D" + HarnessServer.PLATFORM_THREADS + "=true");
+      }
+      options.addAll(AheadOfTimeCache.serverOptions());
+      if (scheme.equals(SocketSchemes.SENTINEL)) {
+        // Sentinel writes its record log and per-second metric log under ~/logs/csp unless told
+        options.add("-Dcsp.sentinel.log.dir=" + out.toAbsolutePath().resolve("sentinel-logs"));
+      }
+      List<String> args = new ArrayList<>(List.of(scenarioFile.toString(), scheme, Integer.toString(carriers)));
+      overrides.forEach((k, v) -> args.add(k + "=" + v));
+      return launch(options, HarnessServer.class.getName(), args, scheme, pin, out);
+    }
+
+    /**
+     * Whether a harness may pin its server to core 0: the machine has two cores (asked of the
+     * launcher, which may already have pinned this JVM to one), {@code taskset} is there, and
+     * {@code SPILLWAY_NO_PIN} is not set.
+     */
+    static boolean mayPin() {
+      boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
+      return twoCores && Files.isExecutable(Path.of("/usr/bin/taskset")) && System.getenv("SPILLWAY_NO_PIN") == null;
+    }
+
+    /**
+     * Starts a server JVM running {@code mainClass} on this JVM's class path, pinned to core 0 if
+     * {@code pin}, its standard error in {@code out/server-NAME.log} and its collections in {@code
+     * out/gc-server-NAME.log}. The main class speaks {@link HarnessServer}'s protocol: its first line
+     * on standard output is {@link HarnessServer#PORT_LINE}, then it answers commands ({@link
+     * #command}) until its standard input closes.
+     *
+     * @param options JVM options before the common ones (system properties, caches)
+     */
+    static ServerProcess launch(List<String> options, String mainClass, List<String> args, String name,
+        boolean pin, Path out) throws IOException, InterruptedException {
       List<String> cmd = new ArrayList<>();
       if (pin) {
         cmd.addAll(List.of("/usr/bin/taskset", "-c", "0"));
       }
-      String java = ProcessHandle.current().info().command().orElse("java");
-      cmd.add(java);
-      String transport = System.getProperty(Transport.PROPERTY);
-      if (transport != null) {
-        cmd.add("-D" + Transport.PROPERTY + "=" + transport);
-      }
-      if (platformThreads) {
-        cmd.add("-D" + HarnessServer.PLATFORM_THREADS + "=true");
-      }
-      cmd.addAll(AheadOfTimeCache.serverOptions());
-      if (scheme.equals(SocketSchemes.SENTINEL)) {
-        // Sentinel writes its record log and per-second metric log under ~/logs/csp unless told
-        cmd.add("-Dcsp.sentinel.log.dir=" + out.toAbsolutePath().resolve("sentinel-logs"));
-      }
+      cmd.add(ProcessHandle.current().info().command().orElse("java"));
+      cmd.addAll(options);
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-XX:MetaspaceSize=256m",
-          "-Xlog:gc:file=" + out.resolve("gc-server-" + scheme + ".log"),
+          "-Xlog:gc:file=" + out.resolve("gc-server-" + name + ".log"),
           "--enable-native-access=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-          "-cp", System.getProperty("java.class.path"), HarnessServer.class.getName(),
-          scenarioFile.toString(), scheme, Integer.toString(carriers)));
-      overrides.forEach((k, v) -> cmd.add(k + "=" + v));
-      Path log = out.resolve("server-" + scheme + ".log");
+          "-cp", System.getProperty("java.class.path"), mainClass));
+      cmd.addAll(args);
+      Path log = out.resolve("server-" + name + ".log");
       Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
       BufferedReader stdout = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
       String line = stdout.readLine();
       if (line == null || !line.startsWith(HarnessServer.PORT_LINE)) {
         p.destroyForcibly().waitFor();
-        throw new IOException("server for " + scheme + " did not start (first line: " + line + "); see " + log);
+        throw new IOException("server for " + name + " did not start (first line: " + line + "); see " + log);
       }
       return new ServerProcess(p, stdout, Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip()));
     }

@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 import jdk.jfr.Recording;
 
 /**
@@ -75,7 +76,7 @@ public final class HarnessServer {
   private HarnessServer() { }
 
   public static void main(String[] args) throws Exception {
-    System.setOut(System.err);
+    quietStdout();
     if (args.length < 3) {
       System.err.println("usage: HarnessServer SCENARIO_FILE SCHEME CARRIERS [key=value ...]");
       System.exit(2);
@@ -99,10 +100,24 @@ public final class HarnessServer {
           + (handler instanceof MutexPathService s ? ", " + s : "")
           + (usesAsqm(schemeName) ? ", ASQM budget " + scenario.asqmBudgetNanos() / 1_000 + " us" : ""));
       GcSamples.start();
-      PROTOCOL.println(PORT_LINE + server.port());
-      PROTOCOL.flush();
-      serveCommands();
+      announce(server.port());
+      serveCommands(command -> null);
     }
+  }
+
+  /**
+   * Sends everything printed to {@code System.out} from now on to standard error, keeping standard
+   * output for the protocol ({@link #PROTOCOL}, taken when this class is initialised, which calling
+   * this does first). A server's main calls it before anything else prints.
+   */
+  static void quietStdout() {
+    System.setOut(System.err);
+  }
+
+  /** Tells the harness the port: the protocol's first line. */
+  static void announce(int port) {
+    PROTOCOL.println(PORT_LINE + port);
+    PROTOCOL.flush();
   }
 
   /** Schemes under which requests get a queueing budget and acquire within it: the simulator's rule. */
@@ -139,8 +154,11 @@ public final class HarnessServer {
     return b.scheme(overload).parallelism(parallelism).handler(handler);
   }
 
-  /** Reads commands from standard input until it closes. */
-  private static void serveCommands() throws IOException {
+  /**
+   * Reads commands from standard input until it closes: the class comment's, and any that {@code
+   * more} answers (it returns null for a command it does not know).
+   */
+  static void serveCommands(Function<String, String> more) throws IOException {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     Recording recording = null;
     for (String line = in.readLine(); line != null; line = in.readLine()) {
@@ -164,7 +182,8 @@ public final class HarnessServer {
       } else if (command.equals("jit")) {
         reply(Long.toString(compileMillis()));
       } else {
-        reply("error: unknown or out-of-order command '" + command + "'");
+        String answer = more.apply(command);
+        reply(answer != null ? answer : "error: unknown or out-of-order command '" + command + "'");
       }
     }
   }

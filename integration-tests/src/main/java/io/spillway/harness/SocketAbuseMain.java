@@ -1,14 +1,18 @@
 package io.spillway.harness;
 
 import io.spillway.transport.SpillwayClient;
-import io.spillway.transport.SpillwayServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
+import java.util.stream.LongStream;
 
 /**
  * How much a client that ignores its credit window is served on real sockets, and what it costs
@@ -18,21 +22,38 @@ import java.util.stream.Collectors;
  * own: the yardstick the admission contract uses); alone again. Prints one {@code ABUSE-ROW} line
  * (the rows of docs/results/reliability.md): what the greedy session was served against the
  * same-appetite honest one, the best and the median honest session, the honest sessions' goodput
- * (served within the SLO) in each window, the CPU the JVM used, and the server's ledger of the
- * greedy session ({@link GrantLedger}). Server and clients share this JVM and the machine's cores,
- * so these are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
+ * (served within the SLO) in each window, the CPU each process used, the greedy session's
+ * refusals a second and the credit pool as the server saw them, and the server's ledger of the
+ * greedy session ({@link GrantLedger}).
  *
- * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]}:
- * each window N seconds (default 3); the greedy session waits that many microseconds before each
- * resend (default 0), to weigh what answering its refusals costs the server; the warm-up
- * (default 6 s) lets the JIT and the credit pool settle.
+ * <p>The server runs in a JVM of its own ({@link AbuseServer}), pinned to core 0 where the machine
+ * has two, as every socket harness's server is ({@link HarnessMain.ServerProcess}); every client,
+ * honest and greedy, runs in this JVM, which the launcher pins to core 1. So a session added to the
+ * run costs the server's core only what the server does for it, not the client's own threads.
+ * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
+ *
+ * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
+ * [--honest-sessions N] [--carrier-dispatcher] [--out DIR]}: each window N seconds (default 3);
+ * the greedy session waits that many microseconds before each resend (default 0), to weigh what
+ * answering its refusals costs the server; the warm-up (default 6 s, then one-second slices until
+ * both JVMs' JITs are quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle;
+ * N honest sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a
+ * session added to N takes a fair 1/(N+1) of what is served from them, so the more sessions, the
+ * less a fair one costs the others); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
+ * queue delay its gate sees ({@link AbuseServer}), so the credit pool follows that queue too, where
+ * with the default dispatcher it follows the event loop's backlog alone; the server's log goes
+ * to DIR (default results/harness-abuse).
  */
 public final class SocketAbuseMain {
 
+  /** The most one-second slices the warm-up adds after its fixed part, waiting for the JITs. */
+  private static final int MAX_WARM_SLICES = 30;
+
   private SocketAbuseMain() { }
 
-  /** What one measured window saw. */
-  private record Window(long[] honestServed, long honestGood, long besideServed, long cpuNanos) {
+  /** What one measured window saw: from the clients, and from the server ({@link AbuseServer}). */
+  private record Window(long[] honestServed, long honestGood, long besideServed, long clientCpuNanos,
+      Map<String, String> serverBefore, Map<String, String> serverAfter) {
     long best() {
       return Arrays.stream(honestServed).max().orElse(0);
     }
@@ -42,27 +63,52 @@ public final class SocketAbuseMain {
       Arrays.sort(sorted);
       return (sorted[(sorted.length - 1) / 2] + sorted[sorted.length / 2]) / 2;
     }
+
+    /** How much a count the server keeps from its start grew in the window. */
+    long serverDelta(String key) {
+      return Long.parseLong(serverAfter.get(key)) - Long.parseLong(serverBefore.get(key));
+    }
+
+    /** A reading the server took over the window (the pool's, drained at its start). */
+    String server(String key) {
+      return serverAfter.get(key);
+    }
   }
 
   public static void main(String[] args) throws Exception {
     long seconds = 3;
     long resendMicros = 0;
     long warmupSeconds = 6;
+    int honestSessions = AbuseWorkload.HONEST_SESSIONS;
+    boolean carrier = false;
+    Path out = Path.of("results", "harness-abuse");
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
         case "--seconds" -> seconds = positive(args[i], value);
         case "--resend-micros" -> resendMicros = positive(args[i], value);
         case "--warmup-seconds" -> warmupSeconds = positive(args[i], value);
+        case "--honest-sessions" -> honestSessions = (int) positive(args[i], value);
+        case "--carrier-dispatcher" -> {
+          carrier = true;
+          i--; // a flag: no value
+        }
+        case "--out" -> {
+          if (value == null) {
+            usage("--out needs a directory");
+          }
+          out = Path.of(value);
+        }
         default -> usage("unknown argument '" + args[i] + "'");
       }
       i++;
     }
-    if (seconds == 0) {
-      usage("--seconds must be at least 1");
+    if (seconds == 0 || honestSessions == 0) {
+      usage("--seconds and --honest-sessions must be at least 1");
     }
+    Files.createDirectories(out);
     run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.MICROSECONDS.toNanos(resendMicros),
-        TimeUnit.SECONDS.toMillis(warmupSeconds));
+        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, carrier, out);
   }
 
   private static long positive(String name, String value) {
@@ -74,12 +120,13 @@ public final class SocketAbuseMain {
 
   private static void usage(String problem) {
     System.err.println("harness-abuse: " + problem);
-    System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]");
+    System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]"
+        + " [--honest-sessions N] [--carrier-dispatcher] [--out DIR]");
     System.exit(2);
   }
 
-  private static void run(long windowNanos, long resendNanos, long warmupMillis) throws Exception {
-    GrantLedger ledger = new GrantLedger(AbuseWorkload.scheme());
+  private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions,
+      boolean carrier, Path out) throws Exception {
     Window alone;
     Window beside;
     Window besideHonest;
@@ -89,38 +136,62 @@ public final class SocketAbuseMain {
     AbuseWorkload.Honest heavy;
     long greedyCpu;
     String greedyLedger;
-    try (SpillwayServer server = AbuseWorkload.server(ledger);
-        SpillwayClient client = AbuseWorkload.client(server.port(), AbuseWorkload.HONEST_SESSIONS, 1)) {
+    String heavyLedger;
+    Map<String, String> last;
+    boolean pin = HarnessMain.ServerProcess.mayPin();
+    long greedyId = AbuseWorkload.GREEDY_SESSION;
+    long heavyId = AbuseWorkload.GREEDY_SESSION + 1;
+    try (HarnessMain.ServerProcess server = HarnessMain.ServerProcess.launch(List.of(),
+            AbuseServer.class.getName(), carrier ? List.of("carrier") : List.of(), "abuse", pin, out);
+        SpillwayClient client = AbuseWorkload.client(server.port(), honestSessions, 1)) {
+      System.err.println("harness-abuse: server " + (pin ? "on core 0" : "unpinned") + ", clients "
+          + (System.getenv("SPILLWAY_PINNED") != null ? "on core 1" : "unpinned") + "; server log in "
+          + out.resolve("server-abuse.log"));
       honest = new AbuseWorkload.Honest(client, AbuseWorkload.UNTIL_STOPPED);
       Thread.sleep(warmupMillis);
-      alone = measure(honest, () -> 0, windowNanos);
+      // then until both JITs are quiet: a server JVM compiling on its one core serves less
+      AbuseWorkload.Honest load = honest;
+      SteadyCapacity.Slices warm = SteadyCapacity.warm(slice -> {
+        long before = LongStream.of(load.servedNow()).sum();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SteadyCapacity.SLICE_NANOS));
+        return LongStream.of(load.servedNow()).sum() - before;
+      }, () -> SteadyCapacity.withOwnJit(server.compileMillis()), MAX_WARM_SLICES);
+      System.err.println("harness-abuse: warm-up " + (warmupMillis / 1000 + warm.count()) + " s ("
+          + (warm.settled() ? "until the JITs were quiet" : "NOT quiet: may still compile in the windows")
+          + "; per slice, calls served / ms the JITs compiled: " + warm.trace() + ")");
+      alone = measure(server, greedyId, honest, () -> 0, windowNanos);
       try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos)) {
         greedy = g;
         long cpuBefore = g.cpuNanos();
-        beside = measure(honest, g.served::get, windowNanos);
+        beside = measure(server, greedyId, honest, g.served::get, windowNanos);
         greedyCpu = g.cpuNanos() - cpuBefore;
         g.stop();
         if (!g.awaitDrained(30, TimeUnit.SECONDS)) {
           System.err.println("harness-abuse: the greedy session's requests were not all answered in 30 s");
         }
-        greedyLedger = String.valueOf(ledger.account(AbuseWorkload.GREEDY_SESSION));
+        greedyLedger = server.command("ledger " + greedyId);
       }
       // the yardstick: the same appetite through an honest client's gate, on its own connection
-      try (SpillwayClient one = AbuseWorkload.client(server.port(), 1, AbuseWorkload.GREEDY_SESSION + 1)) {
+      try (SpillwayClient one = AbuseWorkload.client(server.port(), 1, heavyId)) {
         heavy = new AbuseWorkload.Honest(one, AbuseWorkload.UNTIL_STOPPED);
-        besideHonest = measure(honest, () -> heavy.served.get(0), windowNanos);
+        besideHonest = measure(server, heavyId, honest, () -> heavy.served.get(0), windowNanos);
         heavy.stop();
         heavy.awaitEnded(30, TimeUnit.SECONDS);
+        heavyLedger = server.command("ledger " + heavyId);
       }
-      aloneAgain = measure(honest, () -> 0, windowNanos);
+      aloneAgain = measure(server, greedyId, honest, () -> 0, windowNanos);
       honest.stop();
       honest.awaitEnded(30, TimeUnit.SECONDS);
+      last = stats(server, greedyId);
     }
     double seconds = windowNanos / 1e9;
     Map<String, Object> row = new LinkedHashMap<>();
     row.put("scheme", "spillway");
     row.put("seconds", windowNanos / 1_000_000_000);
     row.put("resendMicros", resendNanos / 1_000);
+    row.put("honestSessions", honestSessions);
+    row.put("dispatcher", carrier ? "carrier" : "default");
+    row.put("layout", pin && System.getenv("SPILLWAY_PINNED") != null ? "server:core0,clients:core1" : "unpinned");
     row.put("greedyServed", beside.besideServed());
     row.put("greedyRefusedForCredit", greedy.refusedForCredit.get());
     row.put("greedyRefusedOther", greedy.refusedOther.get());
@@ -134,41 +205,75 @@ public final class SocketAbuseMain {
     row.put("honestGoodRpsBesideHonest", Math.round(besideHonest.honestGood() / seconds));
     row.put("honestGoodRpsAlone", Math.round(alone.honestGood() / seconds));
     row.put("honestGoodRpsAloneAfter", Math.round(aloneAgain.honestGood() / seconds));
-    row.put("cpuCoresAloneBesideGreedyBesideHonest", String.format(Locale.ROOT,
-        "%.2f/%.2f/%.2f", alone.cpuNanos() / 1e9 / seconds, beside.cpuNanos() / 1e9 / seconds,
-        besideHonest.cpuNanos() / 1e9 / seconds));
+    Window[] three = {alone, beside, besideHonest};
+    row.put("clientCpuCoresAloneBesideGreedyBesideHonest", perWindow(three, w -> w.clientCpuNanos() / 1e9 / seconds));
+    row.put("serverCpuCoresAloneBesideGreedyBesideHonest",
+        perWindow(three, w -> w.serverDelta("cpuNanos") / 1e9 / seconds));
+    row.put("serverLoopCores", perWindow(three, w -> w.serverDelta("loopCpuNanos") / 1e9 / seconds));
+    row.put("serverCarrierCores", perWindow(three, w -> w.serverDelta("carrierCpuNanos") / 1e9 / seconds));
+    row.put("serverServedRps", perWindow(three, w -> (Arrays.stream(w.honestServed()).sum() + w.besideServed()) / seconds));
+    row.put("gateDecisionsPerSecond", perWindow(three, w -> (w.serverDelta("gateAdmitted")
+        + w.serverDelta("gateRefusedForCredit") + w.serverDelta("gateDroppedByAqm")) / seconds));
+    row.put("gateRefusedForCreditPerSecond", perWindow(three, w -> w.serverDelta("gateRefusedForCredit") / seconds));
+    row.put("gateDroppedByAqmPerSecond", perWindow(three, w -> w.serverDelta("gateDroppedByAqm") / seconds));
+    row.put("greedyRefusedPerSecond", Math.round(beside.serverDelta("refusedForCredit") / seconds));
+    row.put("greedyAdmittedPerSecond", Math.round(beside.serverDelta("admitted") / seconds));
+    row.put("poolMean", perWindow(three, w -> Double.parseDouble(w.server("poolMean"))));
+    row.put("poolMin", perWindow(three, w -> Double.parseDouble(w.server("poolMin"))));
+    row.put("issuedMean", perWindow(three, w -> Double.parseDouble(w.server("issuedMean"))));
     row.put("greedyThreadCpuCores", String.format(Locale.ROOT, "%.2f", greedyCpu / 1e9 / seconds));
     row.put("honestRefused", honest.refused.entrySet().stream()
         .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",", "{", "}")));
+    row.put("sameAppetiteHonestRefusedForCredit", besideHonest.serverDelta("refusedForCredit"));
     row.put("honestFailed", honest.failed.get() + heavy.failed.get());
     row.put("lost", honest.issued.get() - honest.ended.get() + heavy.issued.get() - heavy.ended.get());
     row.put("endedTwice", honest.endedTwice.get() + heavy.endedTwice.get());
-    row.put("windowRuleViolations", ledger.violations().size());
+    row.put("windowRuleViolations", last.get("violations"));
     System.out.println("ABUSE-ROW greedy-socket " + row.entrySet().stream()
         .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
     System.out.println("ABUSE-LEDGER greedy session " + greedyLedger);
+    System.out.println("ABUSE-LEDGER same-appetite honest session " + heavyLedger);
+  }
+
+  /** A value for each window, slash-separated, two decimals. */
+  private static String perWindow(Window[] windows, java.util.function.ToDoubleFunction<Window> value) {
+    return Arrays.stream(windows).map(w -> String.format(Locale.ROOT, "%.2f", value.applyAsDouble(w)))
+        .collect(Collectors.joining("/"));
   }
 
   /**
-   * One window of load: what the honest sessions and, beside them, session 1,000,000 (greedy, or
-   * honest with the same appetite, or absent) were served in it.
+   * One window of load: what the honest sessions and, beside them, {@code besideSession} (greedy,
+   * or honest with the same appetite, or absent) were served in it, and what the server counted.
    */
-  private static Window measure(AbuseWorkload.Honest honest, LongSupplier beside, long windowNanos)
-      throws InterruptedException {
+  private static Window measure(HarnessMain.ServerProcess server, long besideSession,
+      AbuseWorkload.Honest honest, LongSupplier beside, long windowNanos) throws Exception {
+    Map<String, String> serverBefore = stats(server, besideSession);
     long[] servedBefore = honest.servedNow();
     long goodBefore = honest.goodNow();
     long besideBefore = beside.getAsLong();
     long cpuBefore = processCpuNanos();
     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(windowNanos)); // the window is a span of load
     long[] served = honest.servedNow();
+    long good = honest.goodNow() - goodBefore;
+    long besideServed = beside.getAsLong() - besideBefore;
+    long cpu = processCpuNanos() - cpuBefore;
     for (int i = 0; i < served.length; i++) {
       served[i] -= servedBefore[i];
     }
-    return new Window(served, honest.goodNow() - goodBefore, beside.getAsLong() - besideBefore,
-        processCpuNanos() - cpuBefore);
+    return new Window(served, good, besideServed, cpu, serverBefore, stats(server, besideSession));
   }
 
-  /** CPU time of this JVM (server, clients and all), in nanoseconds. */
+  /** The server's {@code abuse-stats} for a session ({@link AbuseServer}), by key. */
+  private static Map<String, String> stats(HarnessMain.ServerProcess server, long session) throws IOException {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String pair : server.command("abuse-stats " + session).strip().split(" ")) {
+      int eq = pair.indexOf('=');
+      out.put(pair.substring(0, eq), pair.substring(eq + 1));
+    }
+    return out;
+  }
+
+  /** CPU time of this JVM (the clients), in nanoseconds. */
   private static long processCpuNanos() {
     return ((com.sun.management.OperatingSystemMXBean)
         java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
