@@ -90,6 +90,8 @@ public final class BreakwaterServerGate implements ServerGate {
   private final boolean keepLastCredit;
   /** The pool's update interval when updates ride on admissions, or 0 (timer only). */
   private final long admissionUpdateNanos;
+  /** Whether a decrease is measured from the credits out ({@link CreditPolicy#nextPoolSizeFromIssued}). */
+  private final boolean cutFromIssued;
   private final AtomicLong lastUpdate = new AtomicLong();
   private final java.util.concurrent.locks.ReentrantLock updating = new java.util.concurrent.locks.ReentrantLock();
 
@@ -126,6 +128,17 @@ public final class BreakwaterServerGate implements ServerGate {
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
       boolean keepLastCredit, long admissionUpdateNanos) {
+    this(config, environment, keepLastCredit, admissionUpdateNanos, false);
+  }
+
+  /**
+   * As above; with {@code cutFromIssued} the pool's decrease is measured from the credits out
+   * while earlier cuts are still being taken back ({@link CreditPolicy#nextPoolSizeFromIssued}),
+   * instead of compounding eq. 2 over every period. For {@link Spillway}.
+   */
+  BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
+      boolean keepLastCredit, long admissionUpdateNanos, boolean cutFromIssued) {
+    this.cutFromIssued = cutFromIssued;
     if (admissionUpdateNanos < 0) {
       throw new IllegalArgumentException("admissionUpdateNanos must not be negative: " + admissionUpdateNanos);
     }
@@ -317,8 +330,11 @@ public final class BreakwaterServerGate implements ServerGate {
   private void updatePoolSize(long nowNanos) {
     int n = sessionCount.get();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
-    long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
-        config.beta(), n);
+    long next = cutFromIssued
+        ? CreditPolicy.nextPoolSizeFromIssued(total, issued.get(), delay, config.targetDelayNanos(),
+            config.alpha(), config.beta(), n)
+        : CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
+            config.beta(), n);
     next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
     resizePool(next, n);
   }

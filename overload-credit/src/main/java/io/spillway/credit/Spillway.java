@@ -33,8 +33,27 @@ import java.util.Objects;
  * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
  * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
  * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
- * measures the cost: about a third of capacity at 1.2× demand). {@link #of(BreakwaterConfig)}
- * keeps the paper's values (timer only, every period, fixed client queue timeout) reachable.
+ * measures the cost: about a third of capacity at 1.2× demand).
+ *
+ * <p>The pool's decrease follows how fast a cut can take effect, which the server measures as the
+ * credits still out. Eq. 2 (breakwater-osdi20 §3.2.1) cuts C_total once a period, and the server
+ * takes credits back lazily, one per response to the session holding them (eq. 6, §4), so a cut
+ * lands only as those sessions send again: within an RTT when each session keeps requests in
+ * flight, but after about n_c ÷ throughput when sessions are many and each sends rarely (10,000
+ * clients at 850 k requests/s: 12 ms, about 1,200 periods). Compounded over those periods, eq. 2
+ * halves the pool before its first cut has landed; the queue then empties and the pool regrows by
+ * A = α·n_c a period (eq. 1 and 3): a saw-tooth in which the server idles while requests expire
+ * in client queues (exponential 10 µs, 10,000 clients, 1.2×: 0.885 of capacity with p99 at 0.91
+ * of the SLO, 25 % of requests expired where 17 % must). Spillway measures each decrease from the larger of
+ * C_total and C_issued instead ({@link CreditPolicy#nextPoolSizeFromIssued}): while earlier cuts
+ * are being taken back it cuts for the load actually out, once; where they land within a period,
+ * it is eq. 2. Over docs/results/robustness.md's matrix this raised the 10,000-client cells from
+ * 0.85–0.95 to 0.90–0.97 of capacity (exponential 10 µs at 1.2×: to 0.958). Scaling α down
+ * with n_c, which the paper's Fig. 6 discussion might suggest, made them worse (0.856 with α ten
+ * times smaller): the increase was never the fault.
+ *
+ * <p>{@link #of(BreakwaterConfig)} keeps the paper's values (timer only, every period, eq. 2 on
+ * C_total, fixed client queue timeout) reachable.
  *
  * <p>Immutable and thread-safe.
  */
@@ -48,10 +67,13 @@ public final class Spillway implements OverloadScheme {
   private final io.spillway.api.ServiceTimeTracker pathLatency = new io.spillway.api.ServiceTimeTracker();
   /** The pool's update interval on admissions, 0 for the timer alone. */
   private final long poolUpdateNanos;
+  /** Whether the pool's decrease is measured from the credits out (see the class comment). */
+  private final boolean cutFromIssued;
 
-  private Spillway(BreakwaterConfig config, long poolUpdateNanos) {
+  private Spillway(BreakwaterConfig config, long poolUpdateNanos, boolean cutFromIssued) {
     this.config = Objects.requireNonNull(config, "config");
     this.poolUpdateNanos = poolUpdateNanos;
+    this.cutFromIssued = cutFromIssued;
   }
 
   /** The defaults for an SLO: see the class comment. */
@@ -65,15 +87,16 @@ public final class Spillway implements OverloadScheme {
       throw new IllegalArgumentException("the SLO must be positive: " + sloNanos + " ns");
     }
     return new Spillway(BreakwaterConfig.forSlo(sloNanos, defaultPeriodNanos(sloNanos)).toBuilder()
-        .adaptiveClientTimeout(true).build(), poolUpdateNanos(sloNanos));
+        .adaptiveClientTimeout(true).build(), poolUpdateNanos(sloNanos), true);
   }
 
   /**
    * Spillway with Breakwater's parameters given in full (the paper's, or tuned ones): the pool is
-   * updated by the timer alone, every {@link BreakwaterConfig#controlPeriodNanos}.
+   * updated by the timer alone, every {@link BreakwaterConfig#controlPeriodNanos}, by eq. 1–3 as
+   * the paper states them.
    */
   public static Spillway of(BreakwaterConfig config) {
-    return new Spillway(config, 0);
+    return new Spillway(config, 0, false);
   }
 
   /** A twentieth of the SLO, at least 1 µs: how often admissions update the pool. */
@@ -84,6 +107,11 @@ public final class Spillway implements OverloadScheme {
   /** How often admissions update the pool; 0 when only the timer does ({@link #of}). */
   public long admissionUpdateNanos() {
     return poolUpdateNanos;
+  }
+
+  /** Whether the pool's decrease is measured from the credits out; false for {@link #of}. */
+  public boolean cutsFromIssued() {
+    return cutFromIssued;
   }
 
   /** A twentieth of the SLO, at least 1 ms and at most 10 ms. */
@@ -103,7 +131,8 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public ServerGate newServerGate(ServerEnvironment environment) {
-    return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos),
+    return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos,
+        cutFromIssued),
         new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
             config.controlPeriodNanos(), config.beta(), environment));
   }
@@ -120,7 +149,8 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public String toString() {
-    return "spillway " + config + (poolUpdateNanos > 0 ? ", poolUpdate=" + poolUpdateNanos / 1000.0 + "us on admissions" : "");
+    return "spillway " + config + (poolUpdateNanos > 0 ? ", poolUpdate=" + poolUpdateNanos / 1000.0 + "us on admissions" : "")
+        + (cutFromIssued ? ", decrease from credits out" : "");
   }
 
   /**

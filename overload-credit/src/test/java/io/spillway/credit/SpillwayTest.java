@@ -1,5 +1,6 @@
 package io.spillway.credit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -91,6 +92,48 @@ class SpillwayTest {
     clock.advance(700_000);
     assertEquals(start + 1, timerOnly.credits().poolSize(), "the timer's run");
     timerOnly.close();
+  }
+
+  @Test
+  void aCutIsNotCompoundedWhileItsCreditsAreStillOut() {
+    long[] delay = {0};
+    Spillway scheme = Spillway.forSloNanos(200_000); // d_t = 80 µs
+    Spillway paper = Spillway.of(BreakwaterConfig.forSlo(200_000, 10_000));
+    assertTrue(scheme.cutsFromIssued());
+    assertTrue(!paper.cutsFromIssued());
+    long[][] pools = new long[2][];
+    int k = 0;
+    for (Spillway s : new Spillway[] {scheme, paper}) {
+      VirtualClock clock = new VirtualClock();
+      BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(clock, clock,
+          now -> delay[0], ControlChannel.DISCARD, OverloadMetrics.NONE, 1))).credits();
+      gate.start(); // the clock never moves: no timer run, no update on admissions
+      delay[0] = 0;
+      ServerPermit[] permits = new ServerPermit[20];
+      for (int i = 0; i < 20; i++) {
+        permits[i] = gate.admit(new RequestMetadata().sessionId(i + 1).demand(4)
+            .flags(RequestMetadata.FLAG_REGISTER), clock.read());
+      }
+      for (int i = 0; i < 99; i++) {
+        gate.updatePool(clock.read()); // eq. 1: 1 + 99 · max(α·20, 1)
+      }
+      assertEquals(100, gate.poolSize());
+      for (ServerPermit p : permits) {
+        p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata()); // eq. 5 hands the pool out
+      }
+      assertEquals(100, gate.issuedCredits());
+      delay[0] = 160_000; // 100 % over d_t: eq. 2's factor 0.98, and no session sends meanwhile
+      long[] pool = new long[3];
+      for (int i = 0; i < 3; i++) {
+        gate.updatePool(clock.read());
+        pool[i] = gate.poolSize();
+      }
+      assertEquals(100, gate.issuedCredits(), "nothing taken back: no response was sent");
+      pools[k++] = pool;
+      gate.close();
+    }
+    assertArrayEquals(new long[] {98, 98, 98}, pools[0], "one cut for the 100 credits out");
+    assertArrayEquals(new long[] {98, 96, 94}, pools[1], "eq. 2 compounds on C_total every period");
   }
 
   /** Spillway-aware clients: the contract every scheme passes. */
