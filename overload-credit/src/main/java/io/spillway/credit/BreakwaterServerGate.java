@@ -90,8 +90,15 @@ public final class BreakwaterServerGate implements ServerGate {
   private final boolean keepLastCredit;
   /** The pool's update interval when updates ride on admissions, or 0 (timer only). */
   private final long admissionUpdateNanos;
-  /** Whether a decrease is measured from the credits out ({@link CreditPolicy#nextPoolSizeFromIssued}). */
-  private final boolean cutFromIssued;
+  /**
+   * Whether the pool follows the credits out (for {@link Spillway}): a decrease is measured from
+   * them ({@link CreditPolicy#nextPoolSizeFromIssued}), and the pool starts by doubling while all
+   * of it is out ({@link CreditPolicy#startUp}).
+   */
+  private final boolean followsCreditsOut;
+  /** The start-up's state; written under {@link #updating} or on the control loop's thread. */
+  private boolean startingUp = true;
+  private boolean doubled;
   private final AtomicLong lastUpdate = new AtomicLong();
   private final java.util.concurrent.locks.ReentrantLock updating = new java.util.concurrent.locks.ReentrantLock();
 
@@ -132,13 +139,15 @@ public final class BreakwaterServerGate implements ServerGate {
   }
 
   /**
-   * As above; with {@code cutFromIssued} the pool's decrease is measured from the credits out
-   * while earlier cuts are still being taken back ({@link CreditPolicy#nextPoolSizeFromIssued}),
-   * instead of compounding eq. 2 over every period. For {@link Spillway}.
+   * As above; with {@code followsCreditsOut} the pool's size follows the credits out: a decrease
+   * is measured from them while earlier cuts are still being taken back ({@link
+   * CreditPolicy#nextPoolSizeFromIssued}) instead of compounding eq. 2 over every period, and the
+   * pool starts from the server's parallelism by doubling while all of it is out ({@link
+   * CreditPolicy#startUp}) instead of growing by A an update. For {@link Spillway}.
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
-      boolean keepLastCredit, long admissionUpdateNanos, boolean cutFromIssued) {
-    this.cutFromIssued = cutFromIssued;
+      boolean keepLastCredit, long admissionUpdateNanos, boolean followsCreditsOut) {
+    this.followsCreditsOut = followsCreditsOut;
     if (admissionUpdateNanos < 0) {
       throw new IllegalArgumentException("admissionUpdateNanos must not be negative: " + admissionUpdateNanos);
     }
@@ -330,11 +339,25 @@ public final class BreakwaterServerGate implements ServerGate {
   private void updatePoolSize(long nowNanos) {
     int n = sessionCount.get();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
-    long next = cutFromIssued
-        ? CreditPolicy.nextPoolSizeFromIssued(total, issued.get(), delay, config.targetDelayNanos(),
-            config.alpha(), config.beta(), n)
-        : CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
-            config.beta(), n);
+    long next;
+    if (followsCreditsOut) {
+      long out = issued.get();
+      next = CreditPolicy.nextPoolSizeFromIssued(total, out, delay, config.targetDelayNanos(),
+          config.alpha(), config.beta(), n);
+      if (startingUp) {
+        switch (CreditPolicy.startUp(doubled, total, out, delay, config.targetDelayNanos())) {
+          case DOUBLE -> {
+            next = Math.max(next, 2 * total);
+            doubled = true;
+          }
+          case OVER -> startingUp = false;
+          case HOLD -> { }
+        }
+      }
+    } else {
+      next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
+          config.beta(), n);
+    }
     next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
     resizePool(next, n);
   }

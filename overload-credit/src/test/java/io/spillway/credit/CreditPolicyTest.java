@@ -59,6 +59,20 @@ class CreditPolicyTest {
   }
 
   @Test
+  void spillwaysStartDoublesWhileEveryCreditIsOutAndTheQueueIsShort() {
+    // d_t = 80 µs: the start-up stops at d_t/2 = 40 µs of queueing delay.
+    assertEquals(CreditPolicy.StartUp.DOUBLE, CreditPolicy.startUp(false, 10, 10, 0, TARGET));
+    assertEquals(CreditPolicy.StartUp.DOUBLE, CreditPolicy.startUp(true, 640, 700, 39_999, TARGET));
+    // Credits not all out before any doubling (sessions still registering): wait, eq. 1 meanwhile.
+    assertEquals(CreditPolicy.StartUp.HOLD, CreditPolicy.startUp(false, 10, 3, 0, TARGET));
+    // A doubling left credits unused: the pool covers the demand.
+    assertEquals(CreditPolicy.StartUp.OVER, CreditPolicy.startUp(true, 1_280, 1_000, 0, TARGET));
+    // The queue reached d_t/2, all credits out or not.
+    assertEquals(CreditPolicy.StartUp.OVER, CreditPolicy.startUp(true, 640, 700, 40_000, TARGET));
+    assertEquals(CreditPolicy.StartUp.OVER, CreditPolicy.startUp(false, 10, 3, 40_000, TARGET));
+  }
+
+  @Test
   void poolStaysBetweenParallelismAndThePerSessionCeiling() {
     assertEquals(10, CreditPolicy.clampPoolSize(3, 10, 64, 1_000));
     assertEquals(64_000, CreditPolicy.clampPoolSize(70_000, 10, 64, 1_000));

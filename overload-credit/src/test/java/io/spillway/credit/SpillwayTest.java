@@ -65,8 +65,9 @@ class SpillwayTest {
     Spillway scheme = Spillway.forSlo(Duration.ofMillis(5));
     assertEquals(250_000, scheme.admissionUpdateNanos(), "a twentieth of the SLO");
     assertTrue(scheme.config().adaptiveClientTimeout());
+    // A queue of 1 ms, between d_t/2 and d_t = 2 ms: eq. 1, the start-up's doubling over at once.
     Spillway.MixedGate gate = (Spillway.MixedGate) scheme.newServerGate(new ServerEnvironment(clock,
-        clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));
+        clock, now -> 1_000_000, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));
     gate.start();
     long pool = gate.credits().poolSize();
     gate.admit(new RequestMetadata().sessionId(1).flags(RequestMetadata.FLAG_REGISTER), clock.read());
@@ -99,8 +100,8 @@ class SpillwayTest {
     long[] delay = {0};
     Spillway scheme = Spillway.forSloNanos(200_000); // d_t = 80 µs
     Spillway paper = Spillway.of(BreakwaterConfig.forSlo(200_000, 10_000));
-    assertTrue(scheme.cutsFromIssued());
-    assertTrue(!paper.cutsFromIssued());
+    assertTrue(scheme.followsCreditsOut());
+    assertTrue(!paper.followsCreditsOut());
     long[][] pools = new long[2][];
     int k = 0;
     for (Spillway s : new Spillway[] {scheme, paper}) {
@@ -108,7 +109,7 @@ class SpillwayTest {
       BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(clock, clock,
           now -> delay[0], ControlChannel.DISCARD, OverloadMetrics.NONE, 1))).credits();
       gate.start(); // the clock never moves: no timer run, no update on admissions
-      delay[0] = 0;
+      delay[0] = 40_000; // d_t/2: eq. 1 for both (Spillway's start-up doubling is over at once)
       ServerPermit[] permits = new ServerPermit[20];
       for (int i = 0; i < 20; i++) {
         permits[i] = gate.admit(new RequestMetadata().sessionId(i + 1).demand(4)
@@ -134,6 +135,37 @@ class SpillwayTest {
     }
     assertArrayEquals(new long[] {98, 98, 98}, pools[0], "one cut for the 100 credits out");
     assertArrayEquals(new long[] {98, 96, 94}, pools[1], "eq. 2 compounds on C_total every period");
+  }
+
+  @Test
+  void thePoolStartsByDoublingWhileEveryCreditIsOut() {
+    long[] delay = {0};
+    long[][] pools = new long[2][];
+    int k = 0;
+    for (Spillway s : new Spillway[] {Spillway.forSloNanos(200_000),
+        Spillway.of(BreakwaterConfig.forSlo(200_000, 10_000))}) {
+      VirtualClock clock = new VirtualClock();
+      BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(clock, clock,
+          now -> delay[0], ControlChannel.DISCARD, OverloadMetrics.NONE, 1))).credits();
+      gate.start();
+      delay[0] = 0;
+      for (int i = 0; i < 20; i++) { // 20 sessions, each registered with its own credit: 20 out
+        gate.admit(new RequestMetadata().sessionId(i + 1).flags(RequestMetadata.FLAG_REGISTER), clock.read());
+      }
+      long[] pool = new long[8];
+      for (int i = 0; i < 8; i++) {
+        if (i == 7) {
+          delay[0] = 80_000; // d_t: eq. 2's factor 1, the pool holds
+        }
+        gate.updatePool(clock.read());
+        pool[i] = gate.poolSize();
+      }
+      pools[k++] = pool;
+      gate.close();
+    }
+    // 1 → 32 while all 20 are out; 32 leaves 12 unused: over, eq. 1 (+1) from then on.
+    assertArrayEquals(new long[] {2, 4, 8, 16, 32, 33, 34, 34}, pools[0]);
+    assertArrayEquals(new long[] {2, 3, 4, 5, 6, 7, 8, 8}, pools[1], "the paper's: eq. 1 from the start");
   }
 
   /** Spillway-aware clients: the contract every scheme passes. */
