@@ -53,10 +53,11 @@ import java.util.Objects;
  * Scaling α down instead (eq. 3 gives 10 credits an update at 10,000 clients) made it worse: 0.856
  * with α ten times smaller; the increase was not the fault.
  *
- * <p><b>Start.</b> The paper does not say where C_total starts; here at the server's parallelism,
- * growing by A = max(α·n_c, 1) an update, which is one credit every SLO/20 at 1,000 clients, so
- * that where the credits must cover a long RTT (RTT 500 µs: about 1,000 of them) the pool took
- * 250 ms to reach them and the ramp cell kept 0.87 of what could be served. Spillway starts the
+ * <p><b>Start.</b> The paper does not say where C_total starts (it measures from two seconds into
+ * a run, §5.1); here it starts at the server's parallelism, growing by A = max(α·n_c, 1) an
+ * update, which is one credit every SLO/20 at 1,000 clients, so that where the credits must cover
+ * a long RTT (RTT 500 µs: about 1,000 of them) the pool took 250 ms to reach them and the ramp
+ * cell kept 0.87 of what could be served. Spillway starts the
  * way TCP does: the pool doubles each update while every credit is out and the queue is below
  * d_t/2, and never again once the queue reaches d_t/2 or a doubling leaves credits unused ({@link
  * CreditPolicy#startUp}); eq. 1–3 from then on. Doubling without the second exit (while the queue

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A deterministic slice of the robustness matrix ({@code scenarios/robustness.conf}, full results
  * in docs/results/robustness.md): the centre workload and its heavy-tailed variant, steady 2× and
- * the step pattern, shortened, with the default scheme, Breakwater, CoDel and no control. It
- * asserts what the schemes at their defaults do there, failures included.
+ * the step pattern, shortened, with the default scheme, Breakwater, CoDel and no control, and one
+ * cell at 10,000 clients run as a subset of the matrix. It asserts what the schemes at their
+ * defaults do there, failures included.
  */
 class RobustnessMatrixTest {
 
@@ -115,13 +116,14 @@ class RobustnessMatrixTest {
       CellResult step = cell(service, "step", "spillway");
       assertTrue(step.goodputRatio() >= 0.93 && step.withinSlo(), step.toString());
     }
-    CellResult step = cell("exp", "step", "spillway");
-    assertTrue(step.convergenceMillis() >= 0 && step.convergenceMillis() <= 50, step.toString());
-    // Documented, not hidden: with the heavy tail, 20 ms windows of goodput spread past the 5 %
-    // band of the convergence definition; in this eight-window slice neither Spillway nor
-    // Breakwater settles (docs/results/robustness.md reports the full matrix's 12-window phases).
-    double settled = cell("lognormal", "step", "spillway").convergenceMillis();
-    assertTrue(settled < 0 || settled > 50, "settled after " + settled + " ms");
+    for (String service : new String[] {"exp", "lognormal"}) {
+      CellResult step = cell(service, "step", "spillway");
+      assertTrue(step.convergenceMillis() >= 0 && step.convergenceMillis() <= 50, step.toString());
+    }
+    // Documented, not hidden: with the heavy tail, Breakwater's 20 ms windows of goodput spread
+    // past the 5 % band of the convergence definition, and in this eight-window slice it never
+    // settles (docs/results/robustness.md reports the full matrix's 12-window phases).
+    assertTrue(cell("lognormal", "step", "breakwater").convergenceMillis() < 0);
   }
 
   @Test
