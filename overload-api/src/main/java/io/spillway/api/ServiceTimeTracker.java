@@ -67,12 +67,20 @@ public final class ServiceTimeTracker {
       p99Nanos = Math.max(serviceNanos, 1);
       return;
     }
-    long step = Math.max(e >> 4, MIN_STEP_NANOS);
+    long step = Math.max(e >> 4, MIN_STEP_NANOS); // stepNanos(), for this reading of the estimate
     p99Nanos = serviceNanos > e ? e + step * 99 / 100 : Math.max(0, e - Math.max(step / 100, 1));
   }
 
   /** The current estimate; zero before the first sample. */
   public long p99Nanos() {
     return p99Nanos;
+  }
+
+  /**
+   * How far one sample moves the current estimate up: a sixteenth of it, at least 1 µs; the width
+   * the estimate dithers in around the true p99 once it has settled.
+   */
+  public long stepNanos() {
+    return Math.max(p99Nanos >> 4, MIN_STEP_NANOS);
   }
 }

@@ -27,8 +27,9 @@ package io.spillway.credit;
  *     BreakwaterClientGate}.
  * @param adaptiveClientTimeout whether the client queue timeout follows the workload: the SLO
  *     minus the p99 of what a request still needs once it leaves the queue (from send to response,
- *     measured by the client on its responses), at most {@code clientQueueTimeoutNanos} and at
- *     least a tenth of the SLO. The paper fixes the timeout per workload (§5.1; the authors' client
+ *     measured by the client on its responses) and minus that estimate's step, a sixteenth of it
+ *     (see {@link BreakwaterClientGate}), at most {@code clientQueueTimeoutNanos} and at least a
+ *     tenth of the SLO. The paper fixes the timeout per workload (§5.1; the authors' client
  *     uses 100 µs for a 200 µs SLO); a fixed half of the SLO lets a request that waited that long
  *     still spend d_t to 2·d_t in the server's queue, its service time and an RTT, which together
  *     exceed the SLO wherever the service time's tail or the RTT is not small beside it

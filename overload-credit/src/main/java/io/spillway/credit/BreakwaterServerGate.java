@@ -92,6 +92,15 @@ public final class BreakwaterServerGate implements ServerGate {
   private final long admissionUpdateNanos;
   /** Eq. 1 grows the pool only while it is in use ({@link CreditPolicy#growOnlyIfUsed}). */
   private final boolean growOnlyIfUsed;
+  /**
+   * Whether the pool follows the credits out (for {@link Spillway}): a decrease is measured from
+   * them ({@link CreditPolicy#nextPoolSizeFromIssued}), and the pool starts by doubling while all
+   * of it is out ({@link CreditPolicy#startUp}).
+   */
+  private final boolean followsCreditsOut;
+  /** The start-up's state; written under {@link #updating} or on the control loop's thread. */
+  private boolean startingUp = true;
+  private boolean doubled;
   private final AtomicLong lastUpdate = new AtomicLong();
   private final java.util.concurrent.locks.ReentrantLock updating = new java.util.concurrent.locks.ReentrantLock();
 
@@ -128,16 +137,22 @@ public final class BreakwaterServerGate implements ServerGate {
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
       boolean keepLastCredit, long admissionUpdateNanos) {
-    this(config, environment, keepLastCredit, admissionUpdateNanos, false);
+    this(config, environment, keepLastCredit, admissionUpdateNanos, false, false);
   }
 
   /**
-   * As above; with {@code growOnlyIfUsed} eq. 1 grows the pool only while it is in use, C_issued
-   * + n_c ≥ C_total ({@link CreditPolicy#growOnlyIfUsed}, which gives the reason). For {@link
-   * Spillway}; the paper's Breakwater grows on delay alone.
+   * As above; with {@code followsCreditsOut} the pool's size follows the credits out: a decrease
+   * is measured from them while earlier cuts are still being taken back ({@link
+   * CreditPolicy#nextPoolSizeFromIssued}) instead of compounding eq. 2 over every period, and the
+   * pool starts from the server's parallelism by doubling while all of it is out ({@link
+   * CreditPolicy#startUp}) instead of growing by A an update. With {@code growOnlyIfUsed} eq. 1
+   * grows the pool only while it is in use, C_issued + n_c ≥ C_total ({@link
+   * CreditPolicy#growOnlyIfUsed}, which gives the reason). Both for {@link Spillway}; the paper's
+   * Breakwater has neither.
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
-      boolean keepLastCredit, long admissionUpdateNanos, boolean growOnlyIfUsed) {
+      boolean keepLastCredit, long admissionUpdateNanos, boolean followsCreditsOut, boolean growOnlyIfUsed) {
+    this.followsCreditsOut = followsCreditsOut;
     this.growOnlyIfUsed = growOnlyIfUsed;
     if (admissionUpdateNanos < 0) {
       throw new IllegalArgumentException("admissionUpdateNanos must not be negative: " + admissionUpdateNanos);
@@ -330,8 +345,25 @@ public final class BreakwaterServerGate implements ServerGate {
   private void updatePoolSize(long nowNanos) {
     int n = sessionCount.get();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
-    long next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
-        config.beta(), n);
+    long next;
+    if (followsCreditsOut) {
+      long out = issued.get();
+      next = CreditPolicy.nextPoolSizeFromIssued(total, out, delay, config.targetDelayNanos(),
+          config.alpha(), config.beta(), n);
+      if (startingUp) {
+        switch (CreditPolicy.startUp(doubled, total, out, delay, config.targetDelayNanos())) {
+          case DOUBLE -> {
+            next = Math.max(next, 2 * total);
+            doubled = true;
+          }
+          case OVER -> startingUp = false;
+          case HOLD -> { }
+        }
+      }
+    } else {
+      next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
+          config.beta(), n);
+    }
     if (growOnlyIfUsed) {
       next = CreditPolicy.growOnlyIfUsed(total, next, issued.get(), n);
     }

@@ -95,6 +95,53 @@ final class CreditPolicy {
   }
 
   /**
+   * As {@link #nextPoolSize}, but a decrease (eq. 2) is measured from the larger of C_total and
+   * C_issued and never raises the pool: {@code min(C_total, max(C_total, C_issued) · factor)}.
+   * C_issued exceeds C_total only while credits taken back by earlier decreases are still out
+   * (eq. 6 takes one back per response to its session, so a cut lands only as the sessions holding
+   * the credits send again). A decrease measured from C_total would compound over every period
+   * that passes before an earlier cut has landed; measured from C_issued it cuts once for the load
+   * that is actually out. Where revocations land within a period (C_issued ≤ C_total) it is eq. 2.
+   *
+   * @param issued C_issued, the credits held by sessions now
+   */
+  static long nextPoolSizeFromIssued(long total, long issued, long measuredDelayNanos,
+      long targetDelayNanos, double alpha, double beta, int sessions) {
+    if (measuredDelayNanos < targetDelayNanos) {
+      return total + additiveIncrease(alpha, sessions);
+    }
+    double factor = decreaseFactor(beta, measuredDelayNanos, targetDelayNanos);
+    return Math.min(total, (long) (Math.max(total, issued) * factor));
+  }
+
+  /** What the start-up ({@link #startUp}) does at one update. */
+  enum StartUp {
+    /** C_total ← 2·C_total: every credit is out and the queue is short. */
+    DOUBLE,
+    /** Eq. 1–3 this time: credits are not all out yet, but no doubling has left any unused. */
+    HOLD,
+    /** Eq. 1–3 from now on. */
+    OVER
+  }
+
+  /**
+   * Spillway's start-up, one update: double the pool while every credit is out (C_issued ≥
+   * C_total) and the queue is below half of d_t; it is over, for good, once the queue reaches d_t/2
+   * or a doubling has left credits unused (C_issued &lt; C_total after one). A doubling shows in the
+   * queue only a round trip later, so it stops at half the target to leave the other half for the
+   * last one; and credits left unused mean the pool already covers the demand.
+   *
+   * @param doubled whether an earlier update has doubled the pool
+   */
+  static StartUp startUp(boolean doubled, long total, long issued, long measuredDelayNanos,
+      long targetDelayNanos) {
+    if (measuredDelayNanos >= targetDelayNanos / 2 || (doubled && issued < total)) {
+      return StartUp.OVER;
+    }
+    return issued >= total ? StartUp.DOUBLE : StartUp.HOLD;
+  }
+
+  /**
    * Keeps C_total in a sane range: at least {@code minimum} (the server's parallelism, so an idle
    * server can always fill its cores) and at most {@code perSessionCap · n_c} (no session can use
    * more), but never below the minimum.

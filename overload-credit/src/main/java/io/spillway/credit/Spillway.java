@@ -33,11 +33,44 @@ import java.util.Objects;
  * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
  * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
  * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
- * measures the cost: about a third of capacity at 1.2× demand). The pool grows (eq. 1) only while
- * it is in use ({@code CreditPolicy.growOnlyIfUsed}: C_total ≤ C_issued + n_c), so that a few
- * sessions' lulls do not store credits their next burst spends at once (docs/results/grpc.md).
- * {@link #of(BreakwaterConfig)} keeps the paper's values (timer only, every period, growth on
- * delay alone, fixed client queue timeout) reachable.
+ * measures the cost: about a third of capacity at 1.2× demand).
+ *
+ * <p>The pool follows the credits out (C_issued), which the server counts, in two places where the
+ * paper's rules assume that a change of C_total takes effect within a period.
+ *
+ * <p><b>Decrease.</b> Eq. 2 (breakwater-osdi20 §3.2.1) cuts C_total once a period, and the server
+ * takes credits back lazily, one per response to the session holding them (eq. 6, §4), so a cut
+ * lands only as those sessions send again: within an RTT when each session keeps requests in
+ * flight, but after about n_c ÷ throughput when sessions are many and each sends rarely (10,000
+ * clients at 850 k requests/s: 12 ms, about 1,200 periods). Compounded over those periods, eq. 2
+ * halves the pool before its first cut has landed; the queue then empties and the pool regrows by
+ * A = α·n_c a period (eq. 1 and 3): a saw-tooth in which the server idles while requests expire in
+ * client queues (exponential 10 µs, 10,000 clients, 1.2×: 0.885 of capacity with p99 at 0.91 of
+ * the SLO, 25 % of requests expired where 17 % must). Spillway measures each decrease from the
+ * larger of C_total and C_issued instead ({@link CreditPolicy#nextPoolSizeFromIssued}): while
+ * earlier cuts are being taken back it cuts for the load actually out, once; where they land within
+ * a period, it is eq. 2. On docs/results/robustness.md's matrix this raised that cell to 0.96.
+ * Scaling α down instead (eq. 3 gives 10 credits an update at 10,000 clients) made it worse: 0.856
+ * with α ten times smaller; the increase was not the fault.
+ *
+ * <p><b>Start.</b> The paper does not say where C_total starts (it measures from two seconds into
+ * a run, §5.1); here it starts at the server's parallelism, growing by A = max(α·n_c, 1) an
+ * update, which is one credit every SLO/20 at 1,000 clients, so that where the credits must cover
+ * a long RTT (RTT 500 µs: about 1,000 of them) the pool took 250 ms to reach them and the ramp
+ * cell kept 0.87 of what could be served. Spillway starts the
+ * way TCP does: the pool doubles each update while every credit is out and the queue is below
+ * d_t/2, and never again once the queue reaches d_t/2 or a doubling leaves credits unused ({@link
+ * CreditPolicy#startUp}); eq. 1–3 from then on. Doubling without the second exit (while the queue
+ * stayed short) grew the pool through a light first phase to its ceiling, and the step up after it
+ * overshot (RTT 500 µs step cell: p99 1.34 × the SLO); with it, that cell keeps p99 within the SLO.
+ *
+ * <p><b>Growth.</b> The pool grows (eq. 1) only while it is in use ({@code
+ * CreditPolicy.growOnlyIfUsed}: C_total ≤ C_issued + n_c), so that a few sessions' lulls do not
+ * store credits their next burst spends at once (docs/results/grpc.md).
+ *
+ * <p>{@link #of(BreakwaterConfig)} keeps the paper's values (timer only, every period, eq. 1–3 on
+ * C_total from the server's parallelism, growth on delay alone, fixed client queue timeout)
+ * reachable.
  *
  * <p>Immutable and thread-safe.
  */
@@ -51,10 +84,13 @@ public final class Spillway implements OverloadScheme {
   private final io.spillway.api.ServiceTimeTracker pathLatency = new io.spillway.api.ServiceTimeTracker();
   /** The pool's update interval on admissions, 0 for the timer alone. */
   private final long poolUpdateNanos;
+  /** Whether the pool follows the credits out: decrease and start (see the class comment). */
+  private final boolean followsCreditsOut;
 
-  private Spillway(BreakwaterConfig config, long poolUpdateNanos) {
+  private Spillway(BreakwaterConfig config, long poolUpdateNanos, boolean followsCreditsOut) {
     this.config = Objects.requireNonNull(config, "config");
     this.poolUpdateNanos = poolUpdateNanos;
+    this.followsCreditsOut = followsCreditsOut;
   }
 
   /** The defaults for an SLO: see the class comment. */
@@ -68,15 +104,16 @@ public final class Spillway implements OverloadScheme {
       throw new IllegalArgumentException("the SLO must be positive: " + sloNanos + " ns");
     }
     return new Spillway(BreakwaterConfig.forSlo(sloNanos, defaultPeriodNanos(sloNanos)).toBuilder()
-        .adaptiveClientTimeout(true).build(), poolUpdateNanos(sloNanos));
+        .adaptiveClientTimeout(true).build(), poolUpdateNanos(sloNanos), true);
   }
 
   /**
    * Spillway with Breakwater's parameters given in full (the paper's, or tuned ones): the pool is
-   * updated by the timer alone, every {@link BreakwaterConfig#controlPeriodNanos}.
+   * updated by the timer alone, every {@link BreakwaterConfig#controlPeriodNanos}, by eq. 1–3 as
+   * the paper states them.
    */
   public static Spillway of(BreakwaterConfig config) {
-    return new Spillway(config, 0);
+    return new Spillway(config, 0, false);
   }
 
   /** A twentieth of the SLO, at least 1 µs: how often admissions update the pool. */
@@ -87,6 +124,14 @@ public final class Spillway implements OverloadScheme {
   /** How often admissions update the pool; 0 when only the timer does ({@link #of}). */
   public long admissionUpdateNanos() {
     return poolUpdateNanos;
+  }
+
+  /**
+   * Whether the pool follows the credits out, its decrease measured from them and its start by
+   * doubling (see the class comment); false for {@link #of}.
+   */
+  public boolean followsCreditsOut() {
+    return followsCreditsOut;
   }
 
   /** A twentieth of the SLO, at least 1 ms and at most 10 ms. */
@@ -107,7 +152,7 @@ public final class Spillway implements OverloadScheme {
   @Override
   public ServerGate newServerGate(ServerEnvironment environment) {
     return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos,
-        poolUpdateNanos > 0), // the pool grows only while in use; of() keeps the paper's growth
+        followsCreditsOut, followsCreditsOut), // of() keeps the paper's pool rules
         new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
             config.controlPeriodNanos(), config.beta(), environment));
   }
@@ -124,7 +169,8 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public String toString() {
-    return "spillway " + config + (poolUpdateNanos > 0 ? ", poolUpdate=" + poolUpdateNanos / 1000.0 + "us on admissions" : "");
+    return "spillway " + config + (poolUpdateNanos > 0 ? ", poolUpdate=" + poolUpdateNanos / 1000.0 + "us on admissions" : "")
+        + (followsCreditsOut ? ", pool follows credits out" : "");
   }
 
   /**

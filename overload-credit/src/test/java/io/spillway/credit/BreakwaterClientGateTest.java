@@ -176,7 +176,7 @@ class BreakwaterClientGateTest {
   }
 
   @Test
-  void anAdaptiveTimeoutIsTheSloLessTheP99AfterSendingWithinItsBounds() {
+  void anAdaptiveTimeoutIsTheSloLessTheP99AfterSendingAndItsStepWithinItsBounds() {
     BreakwaterConfig fixed = BreakwaterConfig.forSlo(200 * US, 10 * US);
     assertEquals(false, fixed.adaptiveClientTimeout(), "the paper's fixed timeout by default");
     BreakwaterConfig adaptive = fixed.toBuilder().adaptiveClientTimeout(true).build();
@@ -186,8 +186,9 @@ class BreakwaterClientGateTest {
     g.offer("a", T0);
     g.poll(T0, new RequestMetadata());
     g.onResponse(credit(0), T0, T0 + 150 * US); // 150 us from send to response
-    assertEquals(50 * US, g.queueTimeoutNanos(), "200 - 150");
-    assertEquals(T0 + 50 * US + 20 * US, withQueued(g, T0 + 20 * US).nextWakeupNanos());
+    // SLO − p99 − the estimate's step (a sixteenth of it): 200 − 150 − 9.375 µs
+    assertEquals(40_625, g.queueTimeoutNanos(), "200 - 150 - 150/16");
+    assertEquals(T0 + 40_625 + 20 * US, withQueued(g, T0 + 20 * US).nextWakeupNanos());
     g.onResponse(credit(0), T0, T0 + 400 * US);
     assertTrue(g.queueTimeoutNanos() >= 20 * US, "never below a tenth of the SLO");
     g.onResponse(new ResponseMetadata().status(io.spillway.api.Status.REJECTED_AQM), T0, T0 + 5 * US);

@@ -52,6 +52,37 @@ class CreditPolicyTest {
   }
 
   @Test
+  void spillwaysDecreaseIsMeasuredFromTheCreditsOutAndDoesNotCompound() {
+    // d_m = 100 µs is 25 % over d_t: factor 1 − 0.02·0.25 = 0.995.
+    // The first cut: C_issued = C_total = 8,000, as eq. 2: 8,000 · 0.995 = 7,960.
+    assertEquals(7_960, CreditPolicy.nextPoolSizeFromIssued(8_000, 8_000, 100_000, TARGET, ALPHA, BETA, 10_000));
+    assertEquals(7_960, CreditPolicy.nextPoolSize(8_000, 100_000, TARGET, ALPHA, BETA, 10_000));
+    // A period later none of the 40 credits cut has come back (C_issued still 8,000): the pool holds
+    // at min(7,960, 8,000 · 0.995), where eq. 2 on C_total would cut again, to 7,920.
+    assertEquals(7_960, CreditPolicy.nextPoolSizeFromIssued(7_960, 8_000, 100_000, TARGET, ALPHA, BETA, 10_000));
+    assertEquals(7_920, CreditPolicy.nextPoolSize(7_960, 100_000, TARGET, ALPHA, BETA, 10_000));
+    // A deeper overshoot cuts from what is out: d_m = 160 µs, 8,000 · 0.98 = 7,840.
+    assertEquals(7_840, CreditPolicy.nextPoolSizeFromIssued(7_960, 8_000, 160_000, TARGET, ALPHA, BETA, 10_000));
+    // Once the cuts have landed (C_issued ≤ C_total) it is eq. 2 again; below d_t, eq. 1 and 3.
+    assertEquals(7_920, CreditPolicy.nextPoolSizeFromIssued(7_960, 7_900, 100_000, TARGET, ALPHA, BETA, 10_000));
+    assertEquals(7_970, CreditPolicy.nextPoolSizeFromIssued(7_960, 8_000, 79_999, TARGET, ALPHA, BETA, 10_000));
+  }
+
+  @Test
+  void spillwaysStartDoublesWhileEveryCreditIsOutAndTheQueueIsShort() {
+    // d_t = 80 µs: the start-up stops at d_t/2 = 40 µs of queueing delay.
+    assertEquals(CreditPolicy.StartUp.DOUBLE, CreditPolicy.startUp(false, 10, 10, 0, TARGET));
+    assertEquals(CreditPolicy.StartUp.DOUBLE, CreditPolicy.startUp(true, 640, 700, 39_999, TARGET));
+    // Credits not all out before any doubling (sessions still registering): wait, eq. 1 meanwhile.
+    assertEquals(CreditPolicy.StartUp.HOLD, CreditPolicy.startUp(false, 10, 3, 0, TARGET));
+    // A doubling left credits unused: the pool covers the demand.
+    assertEquals(CreditPolicy.StartUp.OVER, CreditPolicy.startUp(true, 1_280, 1_000, 0, TARGET));
+    // The queue reached d_t/2, all credits out or not.
+    assertEquals(CreditPolicy.StartUp.OVER, CreditPolicy.startUp(true, 640, 700, 40_000, TARGET));
+    assertEquals(CreditPolicy.StartUp.OVER, CreditPolicy.startUp(false, 10, 3, 40_000, TARGET));
+  }
+
+  @Test
   void poolStaysBetweenParallelismAndThePerSessionCeiling() {
     assertEquals(10, CreditPolicy.clampPoolSize(3, 10, 64, 1_000));
     assertEquals(64_000, CreditPolicy.clampPoolSize(70_000, 10, 64, 1_000));

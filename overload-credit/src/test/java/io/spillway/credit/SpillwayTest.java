@@ -1,5 +1,6 @@
 package io.spillway.credit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -64,8 +65,9 @@ class SpillwayTest {
     Spillway scheme = Spillway.forSlo(Duration.ofMillis(5));
     assertEquals(250_000, scheme.admissionUpdateNanos(), "a twentieth of the SLO");
     assertTrue(scheme.config().adaptiveClientTimeout());
+    // A queue of 1 ms, between d_t/2 and d_t = 2 ms: eq. 1, the start-up's doubling over at once.
     Spillway.MixedGate gate = (Spillway.MixedGate) scheme.newServerGate(new ServerEnvironment(clock,
-        clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));
+        clock, now -> 1_000_000, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));
     gate.start();
     long pool = gate.credits().poolSize();
     gate.admit(new RequestMetadata().sessionId(1).flags(RequestMetadata.FLAG_REGISTER), clock.read());
@@ -130,6 +132,81 @@ class SpillwayTest {
     assertEquals(17, pools[0], "C_issued + n_c, and one step of A past it");
     assertEquals(1 + 200, pools[1], "the paper's pool: A = 1 a period on delay alone, "
         + issued[1] + " of it issued");
+  }
+
+  @Test
+  void aCutIsNotCompoundedWhileItsCreditsAreStillOut() {
+    long[] delay = {0};
+    Spillway scheme = Spillway.forSloNanos(200_000); // d_t = 80 µs
+    Spillway paper = Spillway.of(BreakwaterConfig.forSlo(200_000, 10_000));
+    assertTrue(scheme.followsCreditsOut());
+    assertTrue(!paper.followsCreditsOut());
+    long[][] pools = new long[2][];
+    int k = 0;
+    for (Spillway s : new Spillway[] {scheme, paper}) {
+      VirtualClock clock = new VirtualClock();
+      BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(clock, clock,
+          now -> delay[0], ControlChannel.DISCARD, OverloadMetrics.NONE, 1))).credits();
+      gate.start(); // the clock never moves: no timer run, no update on admissions
+      delay[0] = 40_000; // d_t/2: eq. 1 for both (Spillway's start-up doubling is over at once)
+      // 100 sessions, each holding its registration credit: C_issued = 100, so Spillway's pool may
+      // grow (it grows only while C_total ≤ C_issued + n_c) as the paper's does
+      ServerPermit[] permits = new ServerPermit[100];
+      for (int i = 0; i < permits.length; i++) {
+        permits[i] = gate.admit(new RequestMetadata().sessionId(i + 1).demand(4)
+            .flags(RequestMetadata.FLAG_REGISTER), clock.read());
+      }
+      for (int i = 0; i < 99; i++) {
+        gate.updatePool(clock.read()); // eq. 1: 1 + 99 · max(α·100, 1)
+      }
+      assertEquals(100, gate.poolSize());
+      for (ServerPermit p : permits) {
+        p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata()); // eq. 5 hands the pool out
+      }
+      assertEquals(100, gate.issuedCredits());
+      delay[0] = 160_000; // 100 % over d_t: eq. 2's factor 0.98, and no session sends meanwhile
+      long[] pool = new long[3];
+      for (int i = 0; i < 3; i++) {
+        gate.updatePool(clock.read());
+        pool[i] = gate.poolSize();
+      }
+      assertEquals(100, gate.issuedCredits(), "nothing taken back: no response was sent");
+      pools[k++] = pool;
+      gate.close();
+    }
+    assertArrayEquals(new long[] {98, 98, 98}, pools[0], "one cut for the 100 credits out");
+    assertArrayEquals(new long[] {98, 96, 94}, pools[1], "eq. 2 compounds on C_total every period");
+  }
+
+  @Test
+  void thePoolStartsByDoublingWhileEveryCreditIsOut() {
+    long[] delay = {0};
+    long[][] pools = new long[2][];
+    int k = 0;
+    for (Spillway s : new Spillway[] {Spillway.forSloNanos(200_000),
+        Spillway.of(BreakwaterConfig.forSlo(200_000, 10_000))}) {
+      VirtualClock clock = new VirtualClock();
+      BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(clock, clock,
+          now -> delay[0], ControlChannel.DISCARD, OverloadMetrics.NONE, 1))).credits();
+      gate.start();
+      delay[0] = 0;
+      for (int i = 0; i < 20; i++) { // 20 sessions, each registered with its own credit: 20 out
+        gate.admit(new RequestMetadata().sessionId(i + 1).flags(RequestMetadata.FLAG_REGISTER), clock.read());
+      }
+      long[] pool = new long[8];
+      for (int i = 0; i < 8; i++) {
+        if (i == 7) {
+          delay[0] = 80_000; // d_t: eq. 2's factor 1, the pool holds
+        }
+        gate.updatePool(clock.read());
+        pool[i] = gate.poolSize();
+      }
+      pools[k++] = pool;
+      gate.close();
+    }
+    // 1 → 32 while all 20 are out; 32 leaves 12 unused: over, eq. 1 (+1) from then on.
+    assertArrayEquals(new long[] {2, 4, 8, 16, 32, 33, 34, 34}, pools[0]);
+    assertArrayEquals(new long[] {2, 3, 4, 5, 6, 7, 8, 8}, pools[1], "the paper's: eq. 1 from the start");
   }
 
   /** Spillway-aware clients: the contract every scheme passes. */

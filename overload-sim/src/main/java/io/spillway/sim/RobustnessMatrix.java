@@ -45,7 +45,9 @@ import java.util.concurrent.Future;
  * that expired in client queues. {@link RobustnessSummary} reduces them per scheme.
  *
  * <p>Runs are independent and deterministic for their seeds; every scheme sees the same arrivals
- * in a cell. Not thread-safe: one instance per run of the matrix.
+ * in a cell. {@code matrix.workloads} and {@code matrix.patterns} pick a subset of the cells by
+ * label and name; a cell's seed does not depend on the subset, so its results are the full
+ * matrix's. Not thread-safe: one instance per run of the matrix.
  */
 public final class RobustnessMatrix {
 
@@ -64,6 +66,8 @@ public final class RobustnessMatrix {
     scenario.schemes().forEach(name -> SchemeRegistry.create(name, scenario));
     workloads(); // fail on a malformed matrix before any time is spent
     patterns();
+    selectedWorkloads();
+    selectedPatterns();
   }
 
   /** Whether {@code scenario} describes a robustness matrix (sets any {@code matrix.*} key). */
@@ -239,10 +243,48 @@ public final class RobustnessMatrix {
     return patterns;
   }
 
-  /** Runs every cell with every scheme; results in the order of workloads, patterns, schemes. */
+  /**
+   * The workloads {@link #run} runs: {@link #workloads()}, or those {@code matrix.workloads} names
+   * by label. A subset to iterate on; each cell's seed is its own, so its results are those of the
+   * full matrix.
+   */
+  public List<Workload> selectedWorkloads() {
+    List<String> names = selection("matrix.workloads");
+    List<Workload> all = workloads();
+    if (names.isEmpty()) {
+      return all;
+    }
+    for (String name : names) {
+      if (all.stream().noneMatch(w -> w.label().equals(name))) {
+        throw Scenario.invalid("matrix.workloads", "no workload '" + name + "' in the matrix");
+      }
+    }
+    return all.stream().filter(w -> names.contains(w.label())).toList();
+  }
+
+  /** The indices into {@link #patterns()} that {@link #run} runs: all, or those {@code matrix.patterns} names. */
+  List<Integer> selectedPatterns() {
+    List<String> names = selection("matrix.patterns");
+    List<Pattern> all = patterns();
+    for (String name : names) {
+      if (all.stream().noneMatch(p -> p.name().equals(name))) {
+        throw Scenario.invalid("matrix.patterns", "no pattern '" + name + "' in the matrix");
+      }
+    }
+    List<Integer> indices = new ArrayList<>();
+    for (int i = 0; i < all.size(); i++) {
+      if (names.isEmpty() || names.contains(all.get(i).name())) {
+        indices.add(i);
+      }
+    }
+    return indices;
+  }
+
+  /** Runs every selected cell with every scheme; results in the order of workloads, patterns, schemes. */
   public List<CellResult> run() throws InterruptedException {
-    List<Workload> workloads = workloads();
+    List<Workload> workloads = selectedWorkloads();
     List<Pattern> patterns = patterns();
+    List<Integer> patternIndices = selectedPatterns();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       List<Future<Prepared>> prepared = new ArrayList<>();
@@ -253,9 +295,9 @@ public final class RobustnessMatrix {
       Experiment.collect(prepared, ready);
       List<Future<CellResult>> runs = new ArrayList<>();
       for (Prepared p : ready) {
-        for (int i = 0; i < patterns.size(); i++) {
+        for (int i : patternIndices) {
           Pattern pattern = patterns.get(i);
-          long seed = p.scenario().seed() * 1_000_003L + i;
+          long seed = p.scenario().seed() * 1_000_003L + i; // the index in the full list: a subset keeps the seeds
           for (String name : scenario.schemes()) {
             runs.add(pool.submit(() -> runCell(p, pattern, name, seed)));
           }
@@ -374,6 +416,15 @@ public final class RobustnessMatrix {
       return List.of();
     }
     return java.util.Arrays.stream(v.split(",")).map(String::strip).filter(x -> !x.isEmpty()).toList();
+  }
+
+  /** A list separated by ';' (labels and pattern names hold commas and spaces). */
+  private List<String> selection(String key) {
+    String v = scenario.get(key);
+    if (v == null || v.isBlank()) {
+      return List.of();
+    }
+    return java.util.Arrays.stream(v.split(";")).map(String::strip).filter(x -> !x.isEmpty()).toList();
   }
 
   private List<Double> doubles(String key) {

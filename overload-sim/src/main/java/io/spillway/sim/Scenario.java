@@ -127,6 +127,8 @@ public final class Scenario {
     keys.put("matrix.step_windows", "robustness matrix: windows per step phase; default 12");
     keys.put("matrix.ramp", "robustness matrix: the ramp 'from, to, steps' (two windows a step, then four at the top); empty: none");
     keys.put("matrix.oscillation", "robustness matrix: 'low, high, windows' alternating every that many windows, four periods; empty: none");
+    keys.put("matrix.workloads", "robustness matrix: run only these workloads, by label ('exp 10us c10000 rtt10 s1; const 10us c100 rtt10 s1', separated by ';'); empty: all. A cell's results do not change with the subset");
+    keys.put("matrix.patterns", "robustness matrix: run only these demand patterns, by name ('steady 1.2x; ramp 0.5-3x', separated by ';'); empty: all. A cell's results do not change with the subset");
     keys.put("matrix.warmup_windows", "robustness matrix: steady runs' windows before measuring; default 8");
     keys.put("matrix.measure_windows", "robustness matrix: steady runs' windows measured; default 10");
     keys.put("matrix.window_completions", "robustness matrix: a window lasts 20 ms or the time for this many completions at capacity, whichever is longer; default 5000");

@@ -74,7 +74,7 @@ public final class SimulatorMain {
     long started = System.nanoTime();
     RobustnessMatrix matrix = new RobustnessMatrix(scenario, threads);
     System.out.printf(Locale.ROOT, "robustness matrix %s: %d workloads x %d patterns x %d schemes%n",
-        scenario.name(), matrix.workloads().size(), matrix.patterns().size(), scenario.schemes().size());
+        scenario.name(), matrix.selectedWorkloads().size(), matrix.selectedPatterns().size(), scenario.schemes().size());
     RobustnessSummary summary = new RobustnessSummary(matrix.run());
     double wall = (System.nanoTime() - started) / 1e9;
     summary.write(scenario, out, wall, threads);

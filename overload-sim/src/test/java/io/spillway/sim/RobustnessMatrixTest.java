@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A deterministic slice of the robustness matrix ({@code scenarios/robustness.conf}, full results
  * in docs/results/robustness.md): the centre workload and its heavy-tailed variant, steady 2× and
- * the step pattern, shortened, with the default scheme, Breakwater, CoDel and no control. It
- * asserts what the schemes at their defaults do there, failures included.
+ * the step pattern, shortened, with the default scheme, Breakwater, CoDel and no control, and one
+ * cell at 10,000 clients run as a subset of the matrix. It asserts what the schemes at their
+ * defaults do there, failures included.
  */
 class RobustnessMatrixTest {
 
@@ -117,10 +118,46 @@ class RobustnessMatrixTest {
     }
     CellResult step = cell("exp", "step", "spillway");
     assertTrue(step.convergenceMillis() >= 0 && step.convergenceMillis() <= 50, step.toString());
-    // Not asserted, and documented: with the heavy tail, 20 ms windows of goodput spread past the
-    // 5 % band of the convergence definition; in this eight-window slice Spillway settles after
-    // 100 ms and Breakwater never (docs/results/robustness.md reports the full matrix's).
-    assertTrue(cell("lognormal", "step", "spillway").convergenceMillis() > 50);
+    // Documented, not hidden: with the heavy tail Spillway's pool, which grows only while its
+    // credits are in use, takes longer than 50 ms to settle after the step (200 ms in the full
+    // matrix's 12-window phases, docs/results/robustness.md), and not within this slice's eight.
+    // With the heavy tail, Breakwater's 20 ms windows of goodput spread
+    // past the 5 % band of the convergence definition, and in this eight-window slice it never
+    // settles (docs/results/robustness.md reports the full matrix's 12-window phases).
+    assertTrue(cell("lognormal", "step", "breakwater").convergenceMillis() < 0);
+  }
+
+  @Test
+  void theDefaultSchemeHoldsTenThousandClients() throws Exception {
+    // A cell the full matrix had Spillway trail in (docs/results/robustness.md): 10,000 clients,
+    // each sending about once in 10 ms, so a cut of the pool lands only as they send again. Eq. 2
+    // compounded on C_total (Breakwater's rule) halves the pool first and idles the server; measured
+    // from the credits out (Spillway's), it holds. Run as a subset of the matrix (matrix.workloads,
+    // matrix.patterns), with the full matrix's seeds, shortened to 6 + 5 windows.
+    RobustnessSummary tenThousand = new RobustnessSummary(new RobustnessMatrix(slice(Map.of(
+        "schemes", "spillway, breakwater", "matrix.service", "", "matrix.clients", "10000",
+        "matrix.workloads", "exp 10us c10000 rtt10 s1", "matrix.patterns", "steady 1.2x",
+        "matrix.steady", "1.2", "matrix.step", "")), 2).run());
+    CellResult spillway = tenThousand.results().stream().filter(r -> r.scheme().equals("spillway")).findFirst().orElseThrow();
+    CellResult breakwater = tenThousand.results().stream().filter(r -> r.scheme().equals("breakwater")).findFirst().orElseThrow();
+    System.out.println(spillway + "\n" + breakwater);
+    assertEquals(10_000, spillway.workload().clients());
+    assertTrue(spillway.goodputRatio() >= 0.93 && spillway.withinSlo(), spillway.toString());
+    assertTrue(breakwater.goodputRatio() < spillway.goodputRatio() - 0.02, breakwater.toString());
+  }
+
+  @Test
+  void aSubsetKeepsTheFullMatrixsOrderAndSeeds() throws Exception {
+    RobustnessMatrix m = new RobustnessMatrix(Scenario.load(Path.of("..", "scenarios", "robustness.conf"),
+        Map.of("matrix.workloads", "const 10us c100 rtt10 s1; exp 10us c10000 rtt10 s1",
+            "matrix.patterns", "ramp 0.5-3x; steady 3x")), 1);
+    assertEquals(List.of("exp 10us c10000 rtt10 s1", "const 10us c100 rtt10 s1"),
+        m.selectedWorkloads().stream().map(RobustnessMatrix.Workload::label).toList());
+    assertEquals(List.of(2, 4), m.selectedPatterns(), "indices into the full list: a cell's seed is the same");
+    assertThrows(IllegalArgumentException.class, () -> new RobustnessMatrix(Scenario.load(
+        Path.of("..", "scenarios", "robustness.conf"), Map.of("matrix.workloads", "exp 10us c5 rtt10 s1")), 1));
+    assertThrows(IllegalArgumentException.class, () -> new RobustnessMatrix(Scenario.load(
+        Path.of("..", "scenarios", "robustness.conf"), Map.of("matrix.patterns", "steady 9x")), 1));
   }
 
   @Test
