@@ -67,7 +67,7 @@ public final class ServiceTimeTracker {
       p99Nanos = Math.max(serviceNanos, 1);
       return;
     }
-    long step = Math.max(e >> 4, MIN_STEP_NANOS); // stepNanos(), for this reading of the estimate
+    long step = step(e);
     p99Nanos = serviceNanos > e ? e + step * 99 / 100 : Math.max(0, e - Math.max(step / 100, 1));
   }
 
@@ -81,6 +81,11 @@ public final class ServiceTimeTracker {
    * the estimate dithers in around the true p99 once it has settled.
    */
   public long stepNanos() {
-    return Math.max(p99Nanos >> 4, MIN_STEP_NANOS);
+    return step(p99Nanos);
+  }
+
+  /** The step at estimate {@code e}: a sixteenth of it, at least {@link #MIN_STEP_NANOS}. */
+  private static long step(long e) {
+    return Math.max(e >> 4, MIN_STEP_NANOS);
   }
 }
