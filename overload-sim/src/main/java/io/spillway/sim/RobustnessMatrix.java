@@ -249,31 +249,31 @@ public final class RobustnessMatrix {
    * full matrix.
    */
   public List<Workload> selectedWorkloads() {
-    List<String> names = selection("matrix.workloads");
     List<Workload> all = workloads();
-    if (names.isEmpty()) {
-      return all;
-    }
-    for (String name : names) {
-      if (all.stream().noneMatch(w -> w.label().equals(name))) {
-        throw Scenario.invalid("matrix.workloads", "no workload '" + name + "' in the matrix");
-      }
-    }
-    return all.stream().filter(w -> names.contains(w.label())).toList();
+    return selected("matrix.workloads", all.stream().map(Workload::label).toList()).stream().map(all::get).toList();
   }
 
   /** The indices into {@link #patterns()} that {@link #run} runs: all, or those {@code matrix.patterns} names. */
   List<Integer> selectedPatterns() {
-    List<String> names = selection("matrix.patterns");
-    List<Pattern> all = patterns();
-    for (String name : names) {
-      if (all.stream().noneMatch(p -> p.name().equals(name))) {
-        throw Scenario.invalid("matrix.patterns", "no pattern '" + name + "' in the matrix");
+    return selected("matrix.patterns", patterns().stream().map(Pattern::name).toList());
+  }
+
+  /**
+   * The indices of {@code names} that {@code key} selects: every one if it is empty, else those it
+   * lists.
+   *
+   * @throws IllegalArgumentException naming {@code key} if it lists a name that is not there
+   */
+  private List<Integer> selected(String key, List<String> names) {
+    List<String> wanted = selection(key);
+    for (String name : wanted) {
+      if (!names.contains(name)) {
+        throw Scenario.invalid(key, "no '" + name + "' in the matrix");
       }
     }
     List<Integer> indices = new ArrayList<>();
-    for (int i = 0; i < all.size(); i++) {
-      if (names.isEmpty() || names.contains(all.get(i).name())) {
+    for (int i = 0; i < names.size(); i++) {
+      if (wanted.isEmpty() || wanted.contains(names.get(i))) {
         indices.add(i);
       }
     }
