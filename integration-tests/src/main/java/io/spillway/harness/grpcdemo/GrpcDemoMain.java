@@ -108,7 +108,6 @@ public final class GrpcDemoMain {
         issued, warmSlices, reasons);
   }
 
-  /** One demo run. */
   /**
    * The machine's cores, as {@code nproc --all} counts them: this JVM may be pinned to one, so
    * {@link Runtime#availableProcessors} would say 1 where the server could have a core of its own.

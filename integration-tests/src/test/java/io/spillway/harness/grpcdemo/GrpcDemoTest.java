@@ -32,7 +32,9 @@ class GrpcDemoTest {
       // Three first slices, then steady_max_s = 3 slices (steady needs three: it stops at three
       // either way).
       assertEquals(6, r.path("warm_slices").asInt(), "warmed until steady: " + r);
-      assertTrue(r.path("goodput_rps").asDouble() > 0, "a half-loaded server serves: " + r);
+      // Responses, not goodput: whether they land within the SLO depends on what else the
+      // machine runs, and this test counts, it does not time.
+      assertTrue(r.path("throughput_rps").asDouble() > 0, "a half-loaded server answers: " + r);
     }
     assertTrue(Files.exists(out.resolve("report.md")));
     assertTrue(Files.exists(out.resolve("goodput.png")));
