@@ -148,20 +148,13 @@ public final class SocketAbuseMain {
           + (System.getenv("SPILLWAY_PINNED") != null ? "on core 1" : "unpinned") + "; server log in "
           + out.resolve("server-abuse.log"));
       honest = new AbuseWorkload.Honest(client, AbuseWorkload.UNTIL_STOPPED);
-      Thread.sleep(warmupMillis);
-      // then until both JITs are quiet: a server JVM compiling on its one core serves less
       AbuseWorkload.Honest load = honest;
-      SteadyCapacity.Slices warm = SteadyCapacity.warm(slice -> {
-        long before = LongStream.of(load.servedNow()).sum();
-        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SteadyCapacity.SLICE_NANOS));
-        return LongStream.of(load.servedNow()).sum() - before;
-      }, () -> SteadyCapacity.withOwnJit(server.compileMillis()), MAX_WARM_SLICES);
-      System.err.println("harness-abuse: warm-up " + (warmupMillis / 1000 + warm.count()) + " s ("
-          + (warm.settled() ? "until the JITs were quiet" : "NOT quiet: may still compile in the windows")
-          + "; per slice, calls served / ms the JITs compiled: " + warm.trace() + ")");
+      settle(server, "the honest sessions alone", () -> LongStream.of(load.servedNow()).sum(), warmupMillis);
       alone = measure(server, greedyId, honest, () -> 0, windowNanos);
       try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos)) {
         greedy = g;
+        // each window's own paths (refusals, holds) compile before it, not inside it
+        settle(server, "beside the greedy session", () -> LongStream.of(load.servedNow()).sum() + g.answered(), 0);
         long cpuBefore = g.cpuNanos();
         beside = measure(server, greedyId, honest, g.served::get, windowNanos);
         greedyCpu = g.cpuNanos() - cpuBefore;
@@ -174,6 +167,9 @@ public final class SocketAbuseMain {
       // the yardstick: the same appetite through an honest client's gate, on its own connection
       try (SpillwayClient one = AbuseWorkload.client(server.port(), 1, heavyId)) {
         heavy = new AbuseWorkload.Honest(one, AbuseWorkload.UNTIL_STOPPED);
+        AbuseWorkload.Honest ninth = heavy;
+        settle(server, "beside an honest ninth",
+            () -> LongStream.of(load.servedNow()).sum() + ninth.served.get(0), 0);
         besideHonest = measure(server, heavyId, honest, () -> heavy.served.get(0), windowNanos);
         heavy.stop();
         heavy.awaitEnded(30, TimeUnit.SECONDS);
@@ -233,6 +229,24 @@ public final class SocketAbuseMain {
         .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
     System.out.println("ABUSE-LEDGER greedy session " + greedyLedger);
     System.out.println("ABUSE-LEDGER same-appetite honest session " + heavyLedger);
+  }
+
+  /**
+   * Runs the load as it is for {@code fixedMillis}, then in one-second slices until both JVMs' JITs
+   * are quiet ({@link SteadyCapacity#warm}): a server JVM compiling on its one core serves less, and
+   * each window brings paths of its own (the greedy session's refusals, a ninth session's grants).
+   */
+  private static void settle(HarnessMain.ServerProcess server, String what, LongSupplier answered,
+      long fixedMillis) throws Exception {
+    Thread.sleep(fixedMillis);
+    SteadyCapacity.Slices warm = SteadyCapacity.warm(slice -> {
+      long before = answered.getAsLong();
+      Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SteadyCapacity.SLICE_NANOS));
+      return answered.getAsLong() - before;
+    }, () -> SteadyCapacity.withOwnJit(server.compileMillis()), MAX_WARM_SLICES);
+    System.err.println("harness-abuse: settled " + what + " for " + (fixedMillis / 1000 + warm.count()) + " s ("
+        + (warm.settled() ? "until the JITs were quiet" : "NOT quiet: may still compile in the window")
+        + "; per slice, calls answered / ms the JITs compiled: " + warm.trace() + ")");
   }
 
   /** A value for each window, slash-separated, two decimals. */

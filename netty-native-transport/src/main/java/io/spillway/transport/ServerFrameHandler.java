@@ -28,6 +28,27 @@ import java.util.concurrent.RejectedExecutionException;
  * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
  * then. When the connection closes, its sessions are deregistered and their credits return.
  *
+ * <p>A request refused for want of credit ({@link Status#REJECTED_NO_CREDIT}) stops the reading
+ * of its connection until the connection is next answered or credited. The gate refuses so only
+ * a session with its whole window in the server (Breakwater §3.2: a client sends only with a
+ * credit in hand), and nothing can open that window before one of the requests it holds is
+ * answered or the control loop sends credit; what the session sends in between could only be
+ * refused too, and on sockets each such refusal costs the server's core several microseconds of
+ * reading, deciding and writing (docs/results/reliability.md). Held, the unread frames stay in
+ * the kernel's buffers and TCP's window pushes back on the sender. A client that keeps to its
+ * window is refused for credit only when it cancels a call already on its way (the gate keeps a
+ * revoked window as the limit until the client has read the revocation), and is then held for at
+ * most the time to its connection's next answer. A request of a session the connection may not
+ * add is held the same way.
+ *
+ * <p>A connection with nothing owed has no answer to wait for: its session's window is empty and
+ * only a credit frame (§3.2.1, sent to drained sessions that report demand) can open it. Its hold
+ * ends with that frame or after a timeout that starts at {@value #FIRST_IDLE_HOLD_NANOS} ns and
+ * doubles with each such hold in a row, up to {@value #MAX_IDLE_HOLD_NANOS} ns, as TCP backs off
+ * its retransmissions (RFC 6298 §5.5); an answer or a credit starts it again from the first. A
+ * client caught once by a race loses tens of microseconds; one that keeps sending without credit
+ * costs the server at most one refusal per {@value #MAX_IDLE_HOLD_NANOS} ns once backed off.
+ *
  * <p>Confined to the channel's event loop, except {@link Dispatch#run()} which runs on the
  * dispatcher and hands back to the loop.
  */
@@ -46,7 +67,18 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private boolean flushScheduled;
   /** Decoding and reading stopped until the peer drains its responses. */
   private boolean paused;
+  /** Decoding and reading stopped after a refusal for want of credit, until an answer or a credit. */
+  private boolean heldForCredit;
+  /** Requests of this connection admitted and not yet answered. */
+  private int answersOwed;
+  /** Holds in a row with nothing owed, each ended by its timeout (see the class comment). */
+  private int idleHolds;
+  /** Counts holds, so a timeout ends only the hold it was set for. */
+  private long holdCount;
+  static final long FIRST_IDLE_HOLD_NANOS = 50_000;
+  static final long MAX_IDLE_HOLD_NANOS = 10_000_000;
   private final Runnable flush = this::flushNow;
+  private final Runnable decodeAfterHold = this::decodeAfterHold;
 
   ServerFrameHandler(SpillwayServer server) {
     this.server = server;
@@ -57,15 +89,17 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     if (paused && ctx.channel().isWritable()) {
       paused = false;
       server.pausedConnections.decrementAndGet();
-      ctx.channel().config().setAutoRead(true);
-      channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode the frames read before the pause
+      if (!heldForCredit) {
+        ctx.channel().config().setAutoRead(true);
+        channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode the frames read before the pause
+      }
     }
     super.channelWritabilityChanged(ctx);
   }
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
-    if (paused) {
+    if (paused || heldForCredit) {
       // not super's: with auto-read off and no message decoded it would ask for another read
       ctx.fireChannelReadComplete();
       return;
@@ -84,6 +118,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
     while (in.readableBytes() >= Frame.HEADER_SIZE) {
+      if (heldForCredit) {
+        return;
+      }
       if (!ctx.channel().isWritable()) {
         // A client that sends and does not read: stop decoding and reading until it drains its
         // responses, so what the server holds for it stays bounded by the write-buffer water
@@ -147,6 +184,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       return;
     }
     in.skipBytes(Frame.HEADER_SIZE);
+    answersOwed++;
     ByteBuf payload = in.readRetainedSlice(length);
     Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
     if (threading != null) {
@@ -195,6 +233,54 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     Frame.writeResponse(head, Frame.TYPE_RESPONSE, response, 0);
     ctx.write(head, ctx.voidPromise());
     scheduleFlush();
+    holdForCredit();
+  }
+
+  /**
+   * Stops decoding and reading after a refusal for want of credit, if an answer is owed on this
+   * connection (its arrival, or a credit frame, resumes them); see the class comment.
+   */
+  private void holdForCredit() {
+    if (heldForCredit) {
+      return;
+    }
+    heldForCredit = true;
+    long hold = ++holdCount;
+    server.heldConnections.incrementAndGet();
+    ctx.channel().config().setAutoRead(false);
+    if (answersOwed == 0) {
+      long timeout = Math.min(MAX_IDLE_HOLD_NANOS, FIRST_IDLE_HOLD_NANOS << Math.min(idleHolds, 16));
+      idleHolds++;
+      ctx.executor().schedule(() -> {
+        if (hold == holdCount) {
+          releaseHold();
+        }
+      }, timeout, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** Resumes what {@link #holdForCredit} stopped, decoding the frames already read on a later turn of the loop. */
+  private void releaseHold() {
+    if (heldForCredit) {
+      heldForCredit = false;
+      server.heldConnections.decrementAndGet();
+      if (!paused) {
+        ctx.channel().config().setAutoRead(true);
+        // not from here: an answer can be written from inside decode (in-line threading)
+        ctx.executor().execute(decodeAfterHold);
+      }
+    }
+  }
+
+  private void decodeAfterHold() {
+    if (heldForCredit || paused || !ctx.channel().isActive()) {
+      return;
+    }
+    try {
+      channelRead(ctx, Unpooled.EMPTY_BUFFER);
+    } catch (Exception e) {
+      exceptionCaught(ctx, e);
+    }
   }
 
   /** Completes the permit and writes the answer. On the event loop. */
@@ -207,6 +293,10 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       ReferenceCountUtil.release(payload);
       return;
     }
+    boolean refusedForCredit = response.status() == Status.REJECTED_NO_CREDIT;
+    if (outcome != Outcome.DROPPED) { // an admitted request's answer: a window may have opened
+      answersOwed--;
+    }
     ByteBuf head = ctx.alloc().buffer(Frame.HEADER_SIZE);
     Frame.writeResponse(head, Frame.TYPE_RESPONSE, response, payload.readableBytes());
     ctx.write(head, ctx.voidPromise());
@@ -216,6 +306,12 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       payload.release();
     }
     scheduleFlush();
+    if (refusedForCredit) {
+      holdForCredit();
+    } else if (outcome != Outcome.DROPPED) {
+      idleHolds = 0;
+      releaseHold();
+    }
   }
 
   /** Sends an explicit credit frame from any thread (the gate's control loop). */
@@ -241,6 +337,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     Frame.writeResponse(head, Frame.TYPE_CREDIT, m, 0);
     ctx.write(head, ctx.voidPromise());
     scheduleFlush();
+    idleHolds = 0;
+    releaseHold();
   }
 
   private void scheduleFlush() {
@@ -257,6 +355,14 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    if (heldForCredit) {
+      heldForCredit = false;
+      server.heldConnections.decrementAndGet();
+    }
+    if (paused) {
+      paused = false;
+      server.pausedConnections.decrementAndGet();
+    }
     try {
       long now = server.ticker().read();
       for (long session : sessions.keySet()) {

@@ -59,6 +59,8 @@ public final class SpillwayServer implements AutoCloseable {
       new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
   /** Connections whose reading is stopped until their client drains its responses (tests). */
   final java.util.concurrent.atomic.AtomicInteger pausedConnections = new java.util.concurrent.atomic.AtomicInteger();
+  /** Connections whose reading is stopped after a refusal for want of credit (tests, harness). */
+  final java.util.concurrent.atomic.AtomicInteger heldConnections = new java.util.concurrent.atomic.AtomicInteger();
   private EventLoopGroup group;
   private ThreadingSwitch threadingSwitch; // null unless built with a ThreadingModel or adaptation
   private WorkerPool workers;

@@ -442,6 +442,135 @@ class ServerClientTest {
     }
   }
 
+  /**
+   * A session that sends its whole burst at once, ignoring its window: while the request it was
+   * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
+   * for want of credit) and reads nothing else from that connection; once answers flow, each
+   * refusal waits for the next answer, so refusals never outnumber what was served by more than
+   * one. Every request is answered exactly once. Without the hold the server decides on the whole
+   * burst as soon as it is read.
+   */
+  @Test
+  void aSessionRefusedForCreditIsNotReadUntilItsConnectionIsAnswered() throws Exception {
+    int burst = 200;
+    CountDownLatch release = new CountDownLatch(1);
+    java.util.Map<Status, java.util.concurrent.atomic.AtomicInteger> decided = new java.util.concurrent.ConcurrentHashMap<>();
+    io.spillway.api.OverloadMetrics counting = new io.spillway.api.OverloadMetrics() {
+      @Override
+      public void onAdmission(Status decision) {
+        decided.computeIfAbsent(decision, d -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+      }
+    };
+    java.util.function.ToIntFunction<Status> count = st -> {
+      var c = decided.get(st);
+      return c == null ? 0 : c.get();
+    };
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(2).metrics(counting)
+        .handler((req, alloc) -> {
+          release.await();
+          return req.retainedDuplicate();
+        }).build().start();
+         Socket raw = new Socket("127.0.0.1", server.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS)); // a bug fails, not hangs
+      var buf = Unpooled.buffer();
+      for (int i = 0; i < burst; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(42).requestId(i)
+            .flags(i == 0 ? RequestMetadata.FLAG_REGISTER : 0), 1);
+        buf.writeByte(i);
+      }
+      OutputStream out = raw.getOutputStream();
+      buf.readBytes(out, buf.readableBytes());
+      out.flush();
+      buf.release();
+      java.io.DataInputStream in = new java.io.DataInputStream(raw.getInputStream());
+      ResponseMetadata answer = new ResponseMetadata();
+      // The first answer is a refusal (the admitted request is held in its handler); the server
+      // flushes after the batch it decoded, so by now it has decided on all it will before an answer.
+      readResponse(in, answer);
+      assertEquals(Status.REJECTED_NO_CREDIT, answer.status(), "only a refusal can come first");
+      int served = 0;
+      int refused = 1;
+      assertTrue(count.applyAsInt(Status.OK) >= 1, "the registering request was admitted: " + decided);
+      assertEquals(1, count.applyAsInt(Status.REJECTED_NO_CREDIT),
+          "decided on more than its window and one refusal while nothing was answered: " + decided);
+      assertEquals(1, server.heldConnections.get());
+      release.countDown();
+      while (served + refused < burst) {
+        readResponse(in, answer);
+        if (answer.status() == Status.OK) {
+          served++;
+        } else {
+          assertEquals(Status.REJECTED_NO_CREDIT, answer.status());
+          refused++;
+        }
+      }
+      assertEquals(burst, count.applyAsInt(Status.OK) + count.applyAsInt(Status.REJECTED_NO_CREDIT),
+          "every request decided once: " + decided);
+      assertTrue(refused <= served + 1, "a refusal per answer at most: " + served + " served, " + refused + " refused");
+      waitUntil(() -> scheme.leakChecked.get().outstanding() == 0);
+      scheme.leakChecked.get().assertNoLeaks();
+      assertEquals(0, server.heldConnections.get());
+    }
+  }
+
+  /**
+   * A refusal with nothing owed on its connection (here: sessions beyond the connection's cap, each
+   * refused) has no answer to wait for; its hold ends by its timeout, so every refused request is
+   * still answered, in order, and the registered session's request behind them is served.
+   */
+  @Test
+  void aHoldWithNothingOwedEndsWithoutAnAnswer() throws Exception {
+    int refusedCount = 20;
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).parallelism(2)
+        .maxSessionsPerConnection(1).handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         Socket raw = new Socket("127.0.0.1", server.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS)); // a hold that never ends fails
+      OutputStream out = raw.getOutputStream();
+      java.io.DataInputStream in = new java.io.DataInputStream(raw.getInputStream());
+      var buf = Unpooled.buffer();
+      Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1).requestId(0), 1);
+      buf.writeByte(0);
+      buf.readBytes(out, buf.readableBytes());
+      out.flush();
+      ResponseMetadata answer = new ResponseMetadata();
+      readResponse(in, answer);
+      assertEquals(Status.OK, answer.status());
+      for (int i = 1; i <= refusedCount; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(2).requestId(i), 1);
+        buf.writeByte(i);
+      }
+      Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1).requestId(99), 1);
+      buf.writeByte(99);
+      buf.readBytes(out, buf.readableBytes());
+      out.flush();
+      buf.release();
+      for (int i = 1; i <= refusedCount; i++) {
+        readResponse(in, answer);
+        assertEquals(Status.REJECTED_NO_CREDIT, answer.status());
+        assertEquals(i, answer.requestId());
+      }
+      readResponse(in, answer);
+      assertEquals(Status.OK, answer.status());
+      assertEquals(99, answer.requestId());
+      waitUntil(() -> server.heldConnections.get() == 0);
+    }
+  }
+
+  /** Reads response frames from a raw connection until one of type response, into {@code into}. */
+  private static void readResponse(java.io.DataInputStream in, ResponseMetadata into) throws java.io.IOException {
+    byte[] header = new byte[Frame.HEADER_SIZE];
+    while (true) {
+      in.readFully(header);
+      var h = Unpooled.wrappedBuffer(header);
+      in.skipNBytes(Frame.payloadLength(h));
+      if (Frame.type(h) == Frame.TYPE_RESPONSE) {
+        Frame.readResponse(h, into);
+        return;
+      }
+    }
+  }
+
   @Test
   void explicitCreditsReachADrainedSession() throws Exception {
     // Demand synchronisation: after each response a session with no demand keeps no credit, so its
