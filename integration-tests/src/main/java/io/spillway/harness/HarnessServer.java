@@ -91,10 +91,11 @@ public final class HarnessServer {
     int carriers = Integer.parseInt(args[2]);
     Ticker ticker = Ticker.system();
     RequestHandler handler = handler(scenario, schemeName, ticker);
+    Decisions decisions = new Decisions();
     try (CarrierDispatcher dispatcher = Boolean.getBoolean(PLATFORM_THREADS)
              ? CarrierDispatcher.platform(carriers, ticker) : CarrierDispatcher.create(carriers, ticker);
          SpillwayServer server = builder(scenario, schemeName, handler, dispatcher, carriers)
-             .ticker(ticker).build().start()) {
+             .ticker(ticker).metrics(decisions).build().start()) {
       System.err.println("harness server: scheme " + schemeName + ", transport " + server.transport()
           + ", threading " + scenario.threading() + (server.threading() == Threading.LOOP_QUEUE ? "" : ", " + dispatcher)
           + (handler instanceof MutexPathService s ? ", " + s : "")
@@ -102,6 +103,50 @@ public final class HarnessServer {
       GcSamples.start();
       announce(server.port());
       serveCommands(command -> null);
+      System.err.println("harness server: the gate's decisions over its life: " + decisions);
+    }
+  }
+
+  /**
+   * The gate's decisions by status and how the admitted requests ended, counted for the server's
+   * log: a request can be admitted and still end without running (its budget spent in the queue).
+   * Thread-safe.
+   */
+  private static final class Decisions implements io.spillway.api.OverloadMetrics {
+    private final java.util.concurrent.atomic.LongAdder[] byStatus = adders(io.spillway.api.Status.values().length);
+    private final java.util.concurrent.atomic.LongAdder[] byOutcome = adders(io.spillway.api.Outcome.values().length);
+
+    private static java.util.concurrent.atomic.LongAdder[] adders(int n) {
+      java.util.concurrent.atomic.LongAdder[] a = new java.util.concurrent.atomic.LongAdder[n];
+      java.util.Arrays.setAll(a, i -> new java.util.concurrent.atomic.LongAdder());
+      return a;
+    }
+
+    @Override
+    public void onAdmission(io.spillway.api.Status decision) {
+      byStatus[decision.ordinal()].increment();
+    }
+
+    @Override
+    public void onCompletion(io.spillway.api.Outcome outcome) {
+      byOutcome[outcome.ordinal()].increment();
+    }
+
+    @Override
+    public String toString() {
+      return count(io.spillway.api.Status.values(), byStatus) + "; ended: "
+          + count(io.spillway.api.Outcome.values(), byOutcome);
+    }
+
+    private static String count(Enum<?>[] keys, java.util.concurrent.atomic.LongAdder[] counts) {
+      StringBuilder out = new StringBuilder();
+      for (Enum<?> k : keys) {
+        long n = counts[k.ordinal()].sum();
+        if (n > 0) {
+          out.append(out.isEmpty() ? "" : ", ").append(k).append('=').append(n);
+        }
+      }
+      return out.isEmpty() ? "none" : out.toString();
     }
   }
 
