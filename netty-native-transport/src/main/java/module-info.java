@@ -2,6 +2,7 @@
 module io.spillway.transport {
   requires transitive io.spillway.api;
   requires transitive io.spillway.threading;
+  requires io.spillway.asqm;
   requires io.netty.common;
   requires io.netty.buffer;
   requires transitive io.netty.transport;

@@ -2,13 +2,13 @@ package io.spillway.harness;
 
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.Status;
-import io.spillway.api.Ticker;
-import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.transport.SpillwayServer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -33,9 +33,9 @@ import java.util.concurrent.atomic.LongAdder;
  *       prints it, or {@code none}.
  * </ul>
  *
- * <p>Usage: {@code AbuseServer [carrier]}: with {@code carrier}, requests run on one Loom carrier
- * whose queue delay the gate sees ({@link CarrierDispatcher}), as the harness's servers run them;
- * without, on the default dispatcher, whose queue the gate does not see.
+ * <p>Usage: {@code AbuseServer [jdk]}: requests run on the server's default dispatcher, one Loom
+ * carrier whose queue delay the gate sees (the harness starts this JVM opened for it); with {@code
+ * jdk}, on the JDK's virtual-thread scheduler, whose queue the gate does not see.
  */
 public final class AbuseServer {
 
@@ -45,11 +45,11 @@ public final class AbuseServer {
     HarnessServer.quietStdout();
     GrantLedger ledger = new GrantLedger(AbuseWorkload.scheme());
     GateReadings gate = new GateReadings();
-    boolean carrier = args.length > 0 && args[0].equals("carrier");
-    try (CarrierDispatcher dispatcher = carrier ? CarrierDispatcher.create(1, Ticker.system()) : null;
+    boolean jdk = args.length > 0 && args[0].equals("jdk");
+    try (ExecutorService dispatcher = jdk ? Executors.newVirtualThreadPerTaskExecutor() : null;
         SpillwayServer server = AbuseWorkload.server(ledger, gate, dispatcher)) {
       System.err.println("abuse server: " + AbuseWorkload.scheme() + ", transport " + server.transport()
-          + ", threading " + server.threading() + ", dispatcher " + (carrier ? dispatcher : "default (queue not seen)")
+          + ", threading " + server.threading() + ", dispatcher " + (jdk ? "the JDK's virtual-thread scheduler (queue not seen)" : "default")
           + ", " + Runtime.getRuntime().availableProcessors()
           + " processor(s) visible");
       HarnessServer.announce(server.port());

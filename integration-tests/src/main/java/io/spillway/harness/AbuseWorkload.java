@@ -7,7 +7,6 @@ import io.spillway.api.OverloadScheme;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
-import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.credit.Spillway;
 import io.spillway.transport.Frame;
 import io.spillway.transport.OverloadRejectedException;
@@ -70,15 +69,15 @@ final class AbuseWorkload {
 
   /**
    * As above, its gate reporting to {@code metrics}; with a {@code dispatcher}, requests run on it
-   * and its carrier queue's delay is a stage of the gate's signal (the default dispatcher's queue is
-   * not seen: {@link SpillwayServer}).
+   * and the gate does not see its queue (without one, on the server's default: {@link
+   * SpillwayServer}).
    */
-  static SpillwayServer server(OverloadScheme scheme, OverloadMetrics metrics, CarrierDispatcher dispatcher)
+  static SpillwayServer server(OverloadScheme scheme, OverloadMetrics metrics, java.util.concurrent.Executor dispatcher)
       throws InterruptedException {
     SpillwayServer.Builder b = SpillwayServer.builder().scheme(scheme).parallelism(1)
         .handler(HarnessServer::spin).metrics(metrics);
     if (dispatcher != null) {
-      b.dispatcher(dispatcher, dispatcher.queueDelay());
+      b.dispatcher(dispatcher, io.spillway.api.QueueDelaySignal.NONE);
     }
     return b.build().start();
   }

@@ -33,16 +33,17 @@ import java.util.stream.LongStream;
  * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
  *
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
- * [--honest-sessions N] [--carrier-dispatcher] [--out DIR]}: each window N seconds (default 3);
+ * [--honest-sessions N] [--jdk-scheduler] [--out DIR]}: each window N seconds (default 3);
  * the greedy session waits that many microseconds before each resend (default 0), to weigh what
  * answering its refusals costs the server; the warm-up (default 6 s, then one-second slices until
  * both JVMs' JITs are quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle;
  * N honest sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a
  * session added to N takes a fair 1/(N+1) of what is served from them, so the more sessions, the
- * less a fair one costs the others); {@code --carrier-dispatcher} runs the server's requests on one Loom carrier whose
- * queue delay its gate sees ({@link AbuseServer}), so the credit pool follows that queue too, where
- * with the default dispatcher it follows the event loop's backlog alone; the server's log goes
- * to DIR (default results/harness-abuse).
+ * less a fair one costs the others); the server runs its requests on its default dispatcher, one
+ * Loom carrier whose queue delay its gate sees, and with {@code --jdk-scheduler} on the JDK's own
+ * virtual-thread scheduler, whose queue it does not see (the server's default where the JVM is not
+ * opened for the carrier dispatcher: {@link AbuseServer}), so the credit pool follows the event
+ * loop's backlog alone; the server's log goes to DIR (default results/harness-abuse).
  */
 public final class SocketAbuseMain {
 
@@ -80,7 +81,7 @@ public final class SocketAbuseMain {
     long resendMicros = 0;
     long warmupSeconds = 6;
     int honestSessions = AbuseWorkload.HONEST_SESSIONS;
-    boolean carrier = false;
+    boolean jdkScheduler = false;
     Path out = Path.of("results", "harness-abuse");
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -89,8 +90,8 @@ public final class SocketAbuseMain {
         case "--resend-micros" -> resendMicros = positive(args[i], value);
         case "--warmup-seconds" -> warmupSeconds = positive(args[i], value);
         case "--honest-sessions" -> honestSessions = (int) positive(args[i], value);
-        case "--carrier-dispatcher" -> {
-          carrier = true;
+        case "--jdk-scheduler" -> {
+          jdkScheduler = true;
           i--; // a flag: no value
         }
         case "--out" -> {
@@ -108,7 +109,7 @@ public final class SocketAbuseMain {
     }
     Files.createDirectories(out);
     run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.MICROSECONDS.toNanos(resendMicros),
-        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, carrier, out);
+        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, jdkScheduler, out);
   }
 
   private static long positive(String name, String value) {
@@ -121,12 +122,12 @@ public final class SocketAbuseMain {
   private static void usage(String problem) {
     System.err.println("harness-abuse: " + problem);
     System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]"
-        + " [--honest-sessions N] [--carrier-dispatcher] [--out DIR]");
+        + " [--honest-sessions N] [--jdk-scheduler] [--out DIR]");
     System.exit(2);
   }
 
   private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions,
-      boolean carrier, Path out) throws Exception {
+      boolean jdkScheduler, Path out) throws Exception {
     Window alone;
     Window beside;
     Window besideHonest;
@@ -142,7 +143,7 @@ public final class SocketAbuseMain {
     long greedyId = AbuseWorkload.GREEDY_SESSION;
     long heavyId = AbuseWorkload.GREEDY_SESSION + 1;
     try (HarnessMain.ServerProcess server = HarnessMain.ServerProcess.launch(List.of(),
-            AbuseServer.class.getName(), carrier ? List.of("carrier") : List.of(), "abuse", pin, out);
+            AbuseServer.class.getName(), jdkScheduler ? List.of("jdk") : List.of(), "abuse", pin, out);
         SpillwayClient client = AbuseWorkload.client(server.port(), honestSessions, 1)) {
       System.err.println("harness-abuse: server " + (pin ? "on core 0" : "unpinned") + ", clients "
           + (System.getenv("SPILLWAY_PINNED") != null ? "on core 1" : "unpinned") + "; server log in "
@@ -186,7 +187,7 @@ public final class SocketAbuseMain {
     row.put("seconds", windowNanos / 1_000_000_000);
     row.put("resendMicros", resendNanos / 1_000);
     row.put("honestSessions", honestSessions);
-    row.put("dispatcher", carrier ? "carrier" : "default");
+    row.put("dispatcher", jdkScheduler ? "jdk-scheduler" : "default");
     row.put("layout", pin && System.getenv("SPILLWAY_PINNED") != null ? "server:core0,clients:core1" : "unpinned");
     row.put("greedyServed", beside.besideServed());
     row.put("greedyRefusedForCredit", greedy.refusedForCredit.get());

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.api.BudgetExceededException;
 import io.spillway.api.ControlChannel;
 import io.spillway.api.ExecutorBacklogProbe;
@@ -39,9 +40,16 @@ import java.util.concurrent.TimeUnit;
  * <p>The gate's queueing-delay signal is the sum of every event loop's backlog
  * ({@link ExecutorBacklogProbe}, one per loop, fed by the frames it decodes) and the dispatcher's
  * queue (Breakwater §3.1: the sum over stages).
- * Give the server a dispatcher whose queue delay is measured, such as the Loom carrier-delay
- * dispatcher; the default runs each request on a new virtual thread of the JDK's scheduler, whose
- * queue is not visible (its stage then reads 0).
+ * By default each request runs on its own virtual thread scheduled on {@code parallelism} carrier
+ * threads whose queue is that stage ({@code CarrierDispatcher}: every mount is stamped, so a
+ * request waking after a lock or I/O counts again; docs/design.md, "Carrier-queue delay"). That
+ * needs {@code --add-opens java.base/java.lang=ALL-UNNAMED}; without it requests run on the JDK's
+ * own virtual-thread scheduler, whose queue the signal cannot see (its stage reads 0, and a
+ * warning says so once), rather than on the platform pool {@code CarrierDispatcher.create} falls
+ * back to: that pool holds a thread for every request that blocks, so a handler waiting on I/O
+ * would cap the server at {@code parallelism} requests at once, where docs/design.md's fallback
+ * is meant for handlers known to compute. A dispatcher given to {@link Builder#dispatcher}
+ * replaces both.
  *
  * <p>Thread-safe. Build with {@link #builder()}, {@link #start()}, {@link #close()}.
  */
@@ -67,6 +75,11 @@ public final class SpillwayServer implements AutoCloseable {
   private ThreadingAdapter adapter;
   private io.spillway.api.Cancellable adapting;
   private ExecutorService ownedDispatcher;
+  private CarrierDispatcher ownedCarriers;
+  private static final int CARRIER_CLOSE_SECONDS = 2;
+  private static final java.util.concurrent.atomic.AtomicBoolean UNMEASURED_WARNED =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private static final System.Logger LOG = System.getLogger(SpillwayServer.class.getName());
   private Executor dispatcher;
   private ServerGate gate;
   private Channel listener;
@@ -136,15 +149,31 @@ public final class SpillwayServer implements AutoCloseable {
     if (workers != null) {
       loopQueues.add(workers);
     }
+    QueueDelaySignal dispatcherDelay = config.dispatcherDelay;
     if (config.dispatcher != null) {
       dispatcher = config.dispatcher;
-    } else {
-      ownedDispatcher = Executors.newVirtualThreadPerTaskExecutor();
+    } else if (config.threading != Threading.DISPATCH || threadingSwitch != null) {
+      ownedDispatcher = Executors.newVirtualThreadPerTaskExecutor(); // requests run elsewhere
       dispatcher = ownedDispatcher;
+    } else {
+      ownedCarriers = CarrierDispatcher.onVirtualThreads(config.parallelism, config.ticker).orElse(null);
+      if (ownedCarriers != null) {
+        dispatcher = ownedCarriers;
+        dispatcherDelay = ownedCarriers.queueDelay();
+      } else {
+        if (UNMEASURED_WARNED.compareAndSet(false, true)) {
+          LOG.log(System.Logger.Level.WARNING, "requests run on the JDK's virtual-thread scheduler,"
+              + " whose queue the overload signal cannot see: start the JVM with --add-opens"
+              + " java.base/java.lang=ALL-UNNAMED (or =io.spillway.asqm) for a dispatcher whose queue"
+              + " it measures, or give the builder one (Builder#dispatcher)");
+        }
+        ownedDispatcher = Executors.newVirtualThreadPerTaskExecutor();
+        dispatcher = ownedDispatcher;
+      }
     }
     List<QueueDelaySignal> stages = new ArrayList<>(probes);
     stages.addAll(loopQueues);
-    stages.add(config.dispatcherDelay);
+    stages.add(dispatcherDelay);
     QueueDelaySignal delay = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
     ControlChannel control = this::sendCredit;
     EventLoop controlLoop = (EventLoop) group.next();
@@ -212,6 +241,24 @@ public final class SpillwayServer implements AutoCloseable {
     }
     if (ownedDispatcher != null) {
       ownedDispatcher.shutdown();
+    }
+    if (ownedCarriers != null) {
+      closeCarriers(ownedCarriers);
+    }
+  }
+
+  /**
+   * Closes the owned carrier dispatcher, waiting up to {@value #CARRIER_CLOSE_SECONDS} s for the
+   * requests still running (as long as the event loops are given): {@link CarrierDispatcher#close}
+   * waits for every one, and a handler blocked for good must not hold this thread with it. Its
+   * carriers are daemon threads.
+   */
+  private static void closeCarriers(CarrierDispatcher carriers) {
+    Thread closer = Thread.ofPlatform().daemon(true).name("spillway-carrier-close").start(carriers::close);
+    try {
+      closer.join(java.time.Duration.ofSeconds(CARRIER_CLOSE_SECONDS));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -571,6 +571,61 @@ class ServerClientTest {
     }
   }
 
+  /**
+   * With no dispatcher given and the JVM opened for it (this module's tests run with {@code
+   * --add-opens java.base/java.lang}), requests run on the carrier dispatcher, and a request waiting
+   * for the one carrier, which another holds by spinning, is in the gate's signal: the server's
+   * ticker moves 5 ms while it waits and the signal reads at least that.
+   */
+  @Test
+  void theDefaultDispatchersQueueIsAStageOfTheGatesSignal() throws Exception {
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+    AtomicReference<io.spillway.api.QueueDelaySignal> signal = new AtomicReference<>();
+    OverloadScheme watching = new OverloadScheme() {
+      @Override
+      public String name() {
+        return "watching";
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        signal.set(environment.queueDelay());
+        return NoControl.INSTANCE.newServerGate(environment);
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return NoControl.INSTANCE.newClientGate(environment);
+      }
+    };
+    java.util.concurrent.atomic.AtomicBoolean spin = new java.util.concurrent.atomic.AtomicBoolean(true);
+    CountDownLatch spinning = new CountDownLatch(1);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(watching).parallelism(1).ticker(clock::get)
+        .handler((req, alloc) -> {
+          if (req.getByte(req.readerIndex()) == 0) {
+            spinning.countDown();
+            while (spin.get()) {
+              Thread.onSpinWait(); // holds the carrier: a spinning virtual thread does not yield it
+            }
+          }
+          return req.retainedDuplicate();
+        }).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1)) {
+      CompletableFuture<byte[]> first = client.session(0).call(new byte[] {0});
+      assertTrue(spinning.await(WAIT_SECONDS, TimeUnit.SECONDS));
+      CompletableFuture<byte[]> second = client.session(0).call(new byte[] {1});
+      io.spillway.asqm.CarrierDispatcher carriers =
+          assertInstanceOf(io.spillway.asqm.CarrierDispatcher.class, server.dispatcher());
+      waitUntil(() -> carriers.queued() == 1); // the second waits for the one carrier
+      clock.addAndGet(5_000_000);
+      assertTrue(signal.get().queueingDelayNanos(clock.get()) >= 5_000_000,
+          "the carrier queue's wait is not in the signal: " + signal.get().queueingDelayNanos(clock.get()));
+      spin.set(false);
+      assertArrayEquals(new byte[] {0}, first.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertArrayEquals(new byte[] {1}, second.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+  }
+
   @Test
   void explicitCreditsReachADrainedSession() throws Exception {
     // Demand synchronisation: after each response a session with no demand keeps no credit, so its

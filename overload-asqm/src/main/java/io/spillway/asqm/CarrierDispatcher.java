@@ -134,19 +134,56 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
         FORCED_REASON, 0);
   }
 
+  /**
+   * A dispatcher on the virtual-thread route only (see the class comment), or empty, with nothing
+   * left running and nothing logged, if this JDK or JVM configuration does not allow it: for a
+   * caller whose alternative is not the platform pool (which holds a thread for every blocked
+   * task) but the JDK's own virtual-thread scheduler.
+   *
+   * @throws IllegalArgumentException if {@code carriers < 1}
+   */
+  public static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker) {
+    return onVirtualThreads(carriers, ticker, VirtualSchedulerRoute.BUILDER_CLASS);
+  }
+
+  /** {@link #onVirtualThreads(int, Ticker)} with the builder class named, for tests. */
+  static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker, String builderClassName) {
+    Objects.requireNonNull(ticker, "ticker");
+    CarrierPool pool = new CarrierPool(carriers, ticker, "carrier");
+    Object routed = virtualRoute(pool, builderClassName);
+    if (routed instanceof CarrierDispatcher d) {
+      return Optional.of(d);
+    }
+    pool.shutdown();
+    if (pool.awaitCarriers(false)) {
+      Thread.currentThread().interrupt();
+    }
+    return Optional.empty();
+  }
+
+  /** The dispatcher on the virtual route over {@code pool}, or why that route is closed. */
+  private static Object virtualRoute(CarrierPool pool, String builderClassName) {
+    VirtualSchedulerRoute.Outcome route = VirtualSchedulerRoute.open(builderClassName, pool);
+    if (route.builder() == null) {
+      return route.unavailabilityReason();
+    }
+    String reason = probe(route.builder(), pool);
+    if (reason != null) {
+      return reason;
+    }
+    ExecutorService threads = Executors.newThreadPerTaskExecutor(route.builder().factory());
+    return new CarrierDispatcher(pool, threads, null, pool.submitted());
+  }
+
   /** {@link #create} with the builder class named, so tests can make the route unavailable. */
   static CarrierDispatcher create(int carriers, Ticker ticker, String builderClassName) {
     Objects.requireNonNull(ticker, "ticker");
     CarrierPool pool = new CarrierPool(carriers, ticker, "carrier");
-    VirtualSchedulerRoute.Outcome route = VirtualSchedulerRoute.open(builderClassName, pool);
-    String reason = route.unavailabilityReason();
-    if (route.builder() != null) {
-      reason = probe(route.builder(), pool);
-      if (reason == null) {
-        ExecutorService threads = Executors.newThreadPerTaskExecutor(route.builder().factory());
-        return new CarrierDispatcher(pool, threads, null, pool.submitted());
-      }
+    Object routed = virtualRoute(pool, builderClassName);
+    if (routed instanceof CarrierDispatcher d) {
+      return d;
     }
+    String reason = (String) routed;
     if (WARNED.add(reason)) {
       LOGGER.log(Level.WARNING, "Virtual threads with a custom carrier scheduler are unavailable ("
           + reason + "); dispatching on " + carriers + " platform thread"
