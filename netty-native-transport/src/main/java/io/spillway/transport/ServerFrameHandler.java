@@ -237,8 +237,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   }
 
   /**
-   * Stops decoding and reading after a refusal for want of credit, if an answer is owed on this
-   * connection (its arrival, or a credit frame, resumes them); see the class comment.
+   * Stops decoding and reading after a refusal for want of credit, until this connection's next
+   * answer to an admitted request or credit frame, or, with no answer owed, the backed-off
+   * timeout; see the class comment.
    */
   private void holdForCredit() {
     if (heldForCredit) {

@@ -52,6 +52,7 @@ class ServerClientTest {
     final OverloadScheme inner;
     final AtomicReference<LeakCheckingServerGate> leakChecked = new AtomicReference<>();
     final AtomicReference<ServerGate> raw = new AtomicReference<>();
+    final AtomicReference<ServerEnvironment> environment = new AtomicReference<>();
 
     Capturing(OverloadScheme inner) {
       this.inner = inner;
@@ -64,6 +65,7 @@ class ServerClientTest {
 
     @Override
     public ServerGate newServerGate(ServerEnvironment environment) {
+      this.environment.set(environment);
       ServerGate g = inner.newServerGate(environment);
       raw.set(g);
       LeakCheckingServerGate checked = new LeakCheckingServerGate(g);
@@ -580,24 +582,7 @@ class ServerClientTest {
   @Test
   void theDefaultDispatchersQueueIsAStageOfTheGatesSignal() throws Exception {
     java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
-    AtomicReference<io.spillway.api.QueueDelaySignal> signal = new AtomicReference<>();
-    OverloadScheme watching = new OverloadScheme() {
-      @Override
-      public String name() {
-        return "watching";
-      }
-
-      @Override
-      public ServerGate newServerGate(ServerEnvironment environment) {
-        signal.set(environment.queueDelay());
-        return NoControl.INSTANCE.newServerGate(environment);
-      }
-
-      @Override
-      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-        return NoControl.INSTANCE.newClientGate(environment);
-      }
-    };
+    Capturing watching = new Capturing(NoControl.INSTANCE);
     java.util.concurrent.atomic.AtomicBoolean spin = new java.util.concurrent.atomic.AtomicBoolean(true);
     CountDownLatch spinning = new CountDownLatch(1);
     try (SpillwayServer server = SpillwayServer.builder().scheme(watching).parallelism(1).ticker(clock::get)
@@ -618,8 +603,9 @@ class ServerClientTest {
           assertInstanceOf(io.spillway.asqm.CarrierDispatcher.class, server.dispatcher());
       waitUntil(() -> carriers.queued() == 1); // the second waits for the one carrier
       clock.addAndGet(5_000_000);
-      assertTrue(signal.get().queueingDelayNanos(clock.get()) >= 5_000_000,
-          "the carrier queue's wait is not in the signal: " + signal.get().queueingDelayNanos(clock.get()));
+      io.spillway.api.QueueDelaySignal signal = watching.environment.get().queueDelay();
+      assertTrue(signal.queueingDelayNanos(clock.get()) >= 5_000_000,
+          "the carrier queue's wait is not in the signal: " + signal.queueingDelayNanos(clock.get()));
       spin.set(false);
       assertArrayEquals(new byte[] {0}, first.get(WAIT_SECONDS, TimeUnit.SECONDS));
       assertArrayEquals(new byte[] {1}, second.get(WAIT_SECONDS, TimeUnit.SECONDS));

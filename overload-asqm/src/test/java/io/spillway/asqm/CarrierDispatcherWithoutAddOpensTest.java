@@ -1,5 +1,6 @@
 package io.spillway.asqm;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -34,5 +35,23 @@ class CarrierDispatcherWithoutAddOpensTest {
       dispatcher.execute(ran::countDown);
       Await.await(ran);
     }
+  }
+
+  /**
+   * The virtual route alone is refused here, and leaves no carrier running: a caller falls back to
+   * what it chooses (SpillwayServer: the JDK's own scheduler), not to the platform pool.
+   */
+  @Test
+  void theVirtualRouteAloneIsEmptyAndLeavesNoCarrier() {
+    assumeTrue(Boolean.getBoolean("spillway.asqm.withoutAddOpens"),
+        "runs in surefire's without-add-opens execution");
+    long carriersBefore = carrierThreads();
+    assertTrue(CarrierDispatcher.onVirtualThreads(2, System::nanoTime).isEmpty());
+    assertEquals(carriersBefore, carrierThreads(), "a carrier thread outlived the refused route");
+  }
+
+  private static long carrierThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("spillway-carrier")).count();
   }
 }

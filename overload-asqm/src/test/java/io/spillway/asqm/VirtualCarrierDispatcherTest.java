@@ -56,6 +56,15 @@ class VirtualCarrierDispatcherTest extends CarrierDispatcherContract {
     }
   }
 
+  /** Where the JVM is opened, the virtual route alone is taken (SpillwayServer's default). */
+  @Test
+  void theVirtualRouteAloneIsTakenWhenOpen() {
+    try (CarrierDispatcher dispatcher = CarrierDispatcher.onVirtualThreads(1, ticker).orElseThrow()) {
+      assertTrue(dispatcher.usesVirtualThreads());
+      assertEquals(Optional.empty(), dispatcher.fallbackReason());
+    }
+  }
+
   /**
    * The reason the custom scheduler exists: a virtual thread woken after waiting for a lock goes
    * back through the carrier queue, is stamped again, and its wait there shows in the delay.
