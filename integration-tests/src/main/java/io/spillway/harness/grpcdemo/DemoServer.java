@@ -2,7 +2,18 @@ package io.spillway.harness.grpcdemo;
 
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.spillway.api.AbstractServerPermit;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
 import io.spillway.api.NoControl;
+import io.spillway.api.Outcome;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
 import java.io.IOException;
@@ -17,12 +28,14 @@ import java.util.concurrent.TimeUnit;
  * when its standard input closes (the harness holds it open), so it never outlives the harness.
  *
  * <pre>
- * DemoServer none|nocontrol|spillway SERVICE_US SLO_MS
+ * DemoServer none|nocontrol|spillway|reject SERVICE_US SLO_MS
  * </pre>
  *
  * <p>{@code nocontrol} is the protected server's code path (install, its workers, the decision on
  * the transport thread) with a scheme that admits everything: the same server with no control,
- * whose throughput is the demo's capacity (docs/design.md, "Measures").
+ * whose throughput is the demo's capacity (docs/design.md, "Measures"). {@code reject} is the
+ * same path with a scheme that refuses every call at once (REJECTED_AQM, before the handler): what
+ * one refusal costs the serving core (integration-tests/bench/grpc-refusal-cost.sh).
  *
  * <p>Unprotected, the service runs on a fixed pool as large as the processors the process may use,
  * the same parallelism Spillway's default workers have, so the two differ in admission only.
@@ -31,10 +44,39 @@ public final class DemoServer {
 
   private DemoServer() { }
 
+  /** Refuses every call at the gate, as AQM would: the refusal path alone. */
+  private static final OverloadScheme REJECT_ALL = new OverloadScheme() {
+    @Override
+    public String name() {
+      return "reject-all";
+    }
+
+    @Override
+    public ServerGate newServerGate(ServerEnvironment environment) {
+      return new ServerGate() {
+        @Override
+        public ServerPermit admit(RequestMetadata request, long nowNanos) {
+          return new AbstractServerPermit(Status.REJECTED_AQM) {
+            @Override
+            protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
+          };
+        }
+
+        @Override
+        public void deregister(long sessionId, long nowNanos) { }
+      };
+    }
+
+    @Override
+    public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+      return NoControl.INSTANCE.newClientGate(environment);
+    }
+  };
+
   public static void main(String[] args) throws IOException, InterruptedException {
     if (args.length != 3 || !(args[0].equals("none") || args[0].equals("spillway")
-        || args[0].equals("nocontrol") || args[0].equals("nocontrol-pool"))) {
-      System.err.println("usage: DemoServer none|nocontrol|spillway SERVICE_US SLO_MS");
+        || args[0].equals("nocontrol") || args[0].equals("nocontrol-pool") || args[0].equals("reject"))) {
+      System.err.println("usage: DemoServer none|nocontrol|spillway|reject SERVICE_US SLO_MS");
       System.exit(2);
     }
     long serviceNanos = Long.parseLong(args[1]) * 1_000;
@@ -54,10 +96,10 @@ public final class DemoServer {
       spillway = SpillwayGrpc.server(NoControl.INSTANCE).slo(Duration.ofMillis(sloMillis))
           .executor(pool, n -> 0).install(builder);
       server = builder.build().start();
-    } else if (args[0].equals("nocontrol")) {
+    } else if (args[0].equals("nocontrol") || args[0].equals("reject")) {
       ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(service);
-      spillway = SpillwayGrpc.server(NoControl.INSTANCE).slo(Duration.ofMillis(sloMillis))
-          .install(builder);
+      spillway = SpillwayGrpc.server(args[0].equals("reject") ? REJECT_ALL : NoControl.INSTANCE)
+          .slo(Duration.ofMillis(sloMillis)).install(builder);
       server = builder.build().start();
     } else {
       pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
