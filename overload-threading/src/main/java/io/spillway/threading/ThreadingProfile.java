@@ -32,7 +32,11 @@ import java.util.TreeMap;
  * <p>Each curve is made non-decreasing in load by isotonic regression (pool-adjacent-violators: a
  * run of loads whose values fall is replaced by their mean, repeated until nothing falls): the tail
  * latency of a fixed model cannot truly fall as its load rises, so a fall is noise, and left in it
- * makes two models' curves cross back and forth where they only wobble.
+ * makes two models' curves cross back and forth where they only wobble. The mean is weighted by
+ * the load: every load is measured for the same time, so a point's p99 comes from a number of
+ * requests proportional to its load, and an empirical quantile's variance falls as one over that
+ * number; a p99 of a few hundred requests at the lowest load, far above the points after it, then
+ * moves their pooled value little instead of as much as each of them.
  *
  * <p>Between two trained loads the prediction is the straight line through them; below the lowest
  * it is the lowest load's tail; above the highest it continues the last segment's slope (never
@@ -165,31 +169,42 @@ public final class ThreadingProfile {
     return y[n - 1] + slope * (rps - x[n - 1]);
   }
 
-  /**
-   * The non-decreasing sequence closest to {@code y} in squared error, all points weighted alike:
-   * pool-adjacent-violators. Blocks of equal fitted value are kept as (sum, count); a new point
-   * starts a block, and while a block's mean is below the one before it the two merge.
-   */
+  /** {@link #isotonic(double[], double[])} with every point weighted alike. */
   static double[] isotonic(double[] y) {
+    double[] ones = new double[y.length];
+    Arrays.fill(ones, 1);
+    return isotonic(y, ones);
+  }
+
+  /**
+   * The non-decreasing sequence closest to {@code y} in squared error weighted by {@code w} (each
+   * weight positive): pool-adjacent-violators. Blocks of equal fitted value are kept as (weighted
+   * sum, weight, points); a new point starts a block, and while a block's weighted mean is below
+   * the one before it the two merge.
+   */
+  static double[] isotonic(double[] y, double[] w) {
     int n = y.length;
     double[] sum = new double[n];
-    int[] count = new int[n];
+    double[] weight = new double[n];
+    int[] points = new int[n];
     int blocks = 0;
-    for (double v : y) {
-      sum[blocks] = v;
-      count[blocks] = 1;
+    for (int k = 0; k < n; k++) {
+      sum[blocks] = y[k] * w[k];
+      weight[blocks] = w[k];
+      points[blocks] = 1;
       blocks++;
-      while (blocks > 1 && sum[blocks - 2] * count[blocks - 1] > sum[blocks - 1] * count[blocks - 2]) {
+      while (blocks > 1 && sum[blocks - 2] * weight[blocks - 1] > sum[blocks - 1] * weight[blocks - 2]) {
         sum[blocks - 2] += sum[blocks - 1];
-        count[blocks - 2] += count[blocks - 1];
+        weight[blocks - 2] += weight[blocks - 1];
+        points[blocks - 2] += points[blocks - 1];
         blocks--;
       }
     }
     double[] fit = new double[n];
     int i = 0;
     for (int b = 0; b < blocks; b++) {
-      Arrays.fill(fit, i, i + count[b], sum[b] / count[b]);
-      i += count[b];
+      Arrays.fill(fit, i, i + points[b], sum[b] / weight[b]);
+      i += points[b];
     }
     return fit;
   }
@@ -274,7 +289,7 @@ public final class ThreadingProfile {
 
     /**
      * The profile: per model and load the median, lowest and highest of the repetitions, each
-     * curve then fitted non-decreasing in load.
+     * curve then fitted non-decreasing in load, each load weighted by its rate.
      *
      * @throws IllegalArgumentException if no point was added
      */
@@ -301,10 +316,12 @@ public final class ThreadingProfile {
           slowest[i] = sorted[sorted.length - 1];
           i++;
         }
+        // the requests behind each point's p99 (see the class comment); a load of 0 counts as 1 rps
+        double[] weights = Arrays.stream(loads).map(l -> Math.max(1, l)).toArray();
         Map<Curve, double[]> fitted = new java.util.EnumMap<>(Curve.class);
-        fitted.put(Curve.MEDIAN, isotonic(median));
-        fitted.put(Curve.FASTEST, isotonic(fastest));
-        fitted.put(Curve.SLOWEST, isotonic(slowest));
+        fitted.put(Curve.MEDIAN, isotonic(median, weights));
+        fitted.put(Curve.FASTEST, isotonic(fastest, weights));
+        fitted.put(Curve.SLOWEST, isotonic(slowest, weights));
         models.put(e.getKey(), new Trained(loads, reps, fitted));
       }
       return new ThreadingProfile(models);

@@ -32,18 +32,33 @@ class ThreadingProfileTest {
   }
 
   @Test
+  void weightedPoolsTakeTheWeightedMean() {
+    // 4 with weight 1 and 1 with weight 3 fall: (4 + 3) / 4 = 1.75 for both.
+    assertArrayEquals(new double[] {1.75, 1.75},
+        ThreadingProfile.isotonic(new double[] {4, 1}, new double[] {1, 3}), 1e-12);
+    // 6 (w 1) and 1 (w 9) pool to 1.5; 2 (w 10) does not fall below it; 1 (w 10) pools with 2 to 1.5,
+    // which does not fall below the first block either.
+    assertArrayEquals(new double[] {1.5, 1.5, 1.5, 1.5},
+        ThreadingProfile.isotonic(new double[] {6, 1, 2, 1}, new double[] {1, 9, 10, 10}), 1e-12);
+    // equal weights: the unweighted fit
+    assertArrayEquals(ThreadingProfile.isotonic(new double[] {1, 3, 2, 4, 3.5, 3, 6}),
+        ThreadingProfile.isotonic(new double[] {1, 3, 2, 4, 3.5, 3, 6}, new double[] {2, 2, 2, 2, 2, 2, 2}), 1e-12);
+  }
+
+  @Test
   void aTrainedCurveThatFallsWithLoadIsFittedFlat() {
-    // IB's single-run training on sockets (µs): its p99 at 50 rps above its p99 at 500 rps.
+    // IB's single-run training on sockets (µs): its p99 at 50 rps above its p99 at 500 rps, pooled
+    // by the requests behind each, i.e. weighted by load: (1406.0·50 + 775.7·500) / 550 = 833.0 µs.
     ThreadingProfile p = ThreadingProfile.builder().add(IB, 50, 1_406_000).add(IB, 500, 775_700)
         .add(IB, 1_500, 1_508_400).add(IB, 3_000, 3_311_600).build();
-    assertEquals(1_090_850, p.predictNanos(IB, 50), 1e-6);  // (1406.0 + 775.7) / 2 µs
-    assertEquals(1_090_850, p.predictNanos(IB, 275), 1e-6);
-    assertEquals(1_090_850, p.predictNanos(IB, 500), 1e-6);
-    assertEquals(1_299_625, p.predictNanos(IB, 1_000), 1e-6); // halfway from 1090.85 to 1508.4 µs
+    assertEquals(833_000, p.predictNanos(IB, 50), 1e-6);
+    assertEquals(833_000, p.predictNanos(IB, 275), 1e-6);
+    assertEquals(833_000, p.predictNanos(IB, 500), 1e-6);
+    assertEquals(1_170_700, p.predictNanos(IB, 1_000), 1e-6); // halfway from 833.0 to 1508.4 µs
     assertEquals(3_311_600, p.predictNanos(IB, 3_000), 1e-6);
     // One run: the three curves are the same curve.
     for (Curve c : Curve.values()) {
-      assertEquals(1_090_850, p.predictNanos(IB, 50, c), 1e-6, c.name());
+      assertEquals(833_000, p.predictNanos(IB, 50, c), 1e-6, c.name());
     }
   }
 
@@ -55,16 +70,17 @@ class ThreadingProfileTest {
         .build();
     assertArrayEquals(new double[] {50, 100}, p.loads(IB), 0);
     assertArrayEquals(new double[] {40_000, 100_000, 60_000}, p.repetitions(IB, 100), 0); // as added
-    // Medians 115 µs at 50 rps and 60 µs at 100 rps fall: pooled to 87.5 µs.
-    assertEquals(87_500, p.predictNanos(IB, 50, Curve.MEDIAN), 1e-6);
-    assertEquals(87_500, p.predictNanos(IB, 100), 1e-6);
+    // Medians 115 µs at 50 rps and 60 µs at 100 rps fall: pooled, weighted by load, to
+    // (115·50 + 60·100) / 150 = 78.33 µs.
+    assertEquals(235_000.0 / 3, p.predictNanos(IB, 50, Curve.MEDIAN), 1e-6);
+    assertEquals(235_000.0 / 3, p.predictNanos(IB, 100), 1e-6);
     // Fastest 30 then 40 µs: already rising.
     assertEquals(30_000, p.predictNanos(IB, 50, Curve.FASTEST), 1e-6);
     assertEquals(35_000, p.predictNanos(IB, 75, Curve.FASTEST), 1e-6);
     assertEquals(40_000, p.predictNanos(IB, 100, Curve.FASTEST), 1e-6);
-    // Slowest 200 then 100 µs: pooled to 150.
-    assertEquals(150_000, p.predictNanos(IB, 50, Curve.SLOWEST), 1e-6);
-    assertEquals(150_000, p.predictNanos(IB, 100, Curve.SLOWEST), 1e-6);
+    // Slowest 200 then 100 µs: pooled to (200·50 + 100·100) / 150 = 133.33 µs.
+    assertEquals(400_000.0 / 3, p.predictNanos(IB, 50, Curve.SLOWEST), 1e-6);
+    assertEquals(400_000.0 / 3, p.predictNanos(IB, 100, Curve.SLOWEST), 1e-6);
     assertThrows(IllegalArgumentException.class, () -> p.repetitions(IB, 75));
   }
 
