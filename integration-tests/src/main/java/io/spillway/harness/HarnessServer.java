@@ -3,7 +3,10 @@ package io.spillway.harness;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
+import io.spillway.api.Outcome;
+import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.sim.Scenario;
@@ -18,8 +21,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import jdk.jfr.Recording;
 
@@ -112,33 +117,33 @@ public final class HarnessServer {
    * log: a request can be admitted and still end without running (its budget spent in the queue).
    * Thread-safe.
    */
-  private static final class Decisions implements io.spillway.api.OverloadMetrics {
-    private final java.util.concurrent.atomic.LongAdder[] byStatus = adders(io.spillway.api.Status.values().length);
-    private final java.util.concurrent.atomic.LongAdder[] byOutcome = adders(io.spillway.api.Outcome.values().length);
+  private static final class Decisions implements OverloadMetrics {
+    private final LongAdder[] byStatus = adders(Status.values().length);
+    private final LongAdder[] byOutcome = adders(Outcome.values().length);
 
-    private static java.util.concurrent.atomic.LongAdder[] adders(int n) {
-      java.util.concurrent.atomic.LongAdder[] a = new java.util.concurrent.atomic.LongAdder[n];
-      java.util.Arrays.setAll(a, i -> new java.util.concurrent.atomic.LongAdder());
+    private static LongAdder[] adders(int n) {
+      LongAdder[] a = new LongAdder[n];
+      Arrays.setAll(a, i -> new LongAdder());
       return a;
     }
 
     @Override
-    public void onAdmission(io.spillway.api.Status decision) {
+    public void onAdmission(Status decision) {
       byStatus[decision.ordinal()].increment();
     }
 
     @Override
-    public void onCompletion(io.spillway.api.Outcome outcome) {
+    public void onCompletion(Outcome outcome) {
       byOutcome[outcome.ordinal()].increment();
     }
 
     @Override
     public String toString() {
-      return count(io.spillway.api.Status.values(), byStatus) + "; ended: "
-          + count(io.spillway.api.Outcome.values(), byOutcome);
+      return count(Status.values(), byStatus) + "; ended: "
+          + count(Outcome.values(), byOutcome);
     }
 
-    private static String count(Enum<?>[] keys, java.util.concurrent.atomic.LongAdder[] counts) {
+    private static String count(Enum<?>[] keys, LongAdder[] counts) {
       StringBuilder out = new StringBuilder();
       for (Enum<?> k : keys) {
         long n = counts[k.ordinal()].sum();

@@ -295,7 +295,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       return;
     }
     boolean refusedForCredit = response.status() == Status.REJECTED_NO_CREDIT;
-    if (outcome != Outcome.DROPPED) { // an admitted request's answer: a window may have opened
+    boolean admitted = outcome != Outcome.DROPPED; // its answer may open a window
+    if (admitted) {
       answersOwed--;
     }
     ByteBuf head = ctx.alloc().buffer(Frame.HEADER_SIZE);
@@ -309,9 +310,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     scheduleFlush();
     if (refusedForCredit) {
       holdForCredit();
-    } else if (outcome != Outcome.DROPPED) {
-      idleHolds = 0;
-      releaseHold();
+    } else if (admitted) {
+      windowMayHaveOpened();
     }
   }
 
@@ -338,6 +338,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     Frame.writeResponse(head, Frame.TYPE_CREDIT, m, 0);
     ctx.write(head, ctx.voidPromise());
     scheduleFlush();
+    windowMayHaveOpened();
+  }
+
+  /** An answer to an admitted request or a credit went out: ends a hold and its back-off. */
+  private void windowMayHaveOpened() {
     idleHolds = 0;
     releaseHold();
   }

@@ -103,7 +103,7 @@ public final class SpillwayServer implements AutoCloseable {
           + " transport " + t.id() + " cannot: use epoll or nio");
     }
     Transport fallback = Transport.EPOLL.isAvailable() ? Transport.EPOLL : Transport.NIO;
-    System.getLogger(SpillwayServer.class.getName()).log(System.Logger.Level.INFO,
+    LOG.log(System.Logger.Level.INFO,
         "threading models poll: using transport {0} instead of {1}", fallback.id(), t.id());
     return fallback;
   }

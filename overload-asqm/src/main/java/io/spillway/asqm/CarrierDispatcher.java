@@ -150,9 +150,9 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
   static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker, String builderClassName) {
     Objects.requireNonNull(ticker, "ticker");
     CarrierPool pool = new CarrierPool(carriers, ticker, "carrier");
-    Object routed = virtualRoute(pool, builderClassName);
-    if (routed instanceof CarrierDispatcher d) {
-      return Optional.of(d);
+    VirtualSchedulerRoute.Outcome route = probedRoute(pool, builderClassName);
+    if (route.builder() != null) {
+      return Optional.of(onRoute(pool, route));
     }
     pool.shutdown();
     if (pool.awaitCarriers(false)) {
@@ -161,35 +161,36 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
     return Optional.empty();
   }
 
-  /** The dispatcher on the virtual route over {@code pool}, or why that route is closed. */
-  private static Object virtualRoute(CarrierPool pool, String builderClassName) {
-    VirtualSchedulerRoute.Outcome route = VirtualSchedulerRoute.open(builderClassName, pool);
-    if (route.builder() == null) {
-      return route.unavailabilityReason();
-    }
-    String reason = probe(route.builder(), pool);
-    if (reason != null) {
-      return reason;
-    }
-    ExecutorService threads = Executors.newThreadPerTaskExecutor(route.builder().factory());
-    return new CarrierDispatcher(pool, threads, null, pool.submitted());
-  }
-
   /** {@link #create} with the builder class named, so tests can make the route unavailable. */
   static CarrierDispatcher create(int carriers, Ticker ticker, String builderClassName) {
     Objects.requireNonNull(ticker, "ticker");
     CarrierPool pool = new CarrierPool(carriers, ticker, "carrier");
-    Object routed = virtualRoute(pool, builderClassName);
-    if (routed instanceof CarrierDispatcher d) {
-      return d;
+    VirtualSchedulerRoute.Outcome route = probedRoute(pool, builderClassName);
+    if (route.builder() != null) {
+      return onRoute(pool, route);
     }
-    String reason = (String) routed;
+    String reason = route.unavailabilityReason();
     if (WARNED.add(reason)) {
       LOGGER.log(Level.WARNING, "Virtual threads with a custom carrier scheduler are unavailable ("
           + reason + "); dispatching on " + carriers + " platform thread"
           + (carriers == 1 ? "" : "s") + " instead (the delay signal is then the dispatch queue's)");
     }
     return new CarrierDispatcher(pool, null, reason, pool.submitted());
+  }
+
+  /** The route to {@code pool} as a scheduler, its builder kept only if a probe thread ran on it. */
+  private static VirtualSchedulerRoute.Outcome probedRoute(CarrierPool pool, String builderClassName) {
+    VirtualSchedulerRoute.Outcome route = VirtualSchedulerRoute.open(builderClassName, pool);
+    if (route.builder() == null) {
+      return route;
+    }
+    String reason = probe(route.builder(), pool);
+    return reason == null ? route : new VirtualSchedulerRoute.Outcome(null, reason);
+  }
+
+  private static CarrierDispatcher onRoute(CarrierPool pool, VirtualSchedulerRoute.Outcome route) {
+    ExecutorService threads = Executors.newThreadPerTaskExecutor(route.builder().factory());
+    return new CarrierDispatcher(pool, threads, null, pool.submitted());
   }
 
   /** Starts one empty virtual thread and checks that it ran through {@code pool}. */
