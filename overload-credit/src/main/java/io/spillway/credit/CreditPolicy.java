@@ -108,10 +108,10 @@ final class CreditPolicy {
   static long nextPoolSizeFromIssued(long total, long issued, long measuredDelayNanos,
       long targetDelayNanos, double alpha, double beta, int sessions) {
     if (measuredDelayNanos < targetDelayNanos) {
-      return total + additiveIncrease(alpha, sessions);
+      return nextPoolSize(total, measuredDelayNanos, targetDelayNanos, alpha, beta, sessions);
     }
-    double factor = decreaseFactor(beta, measuredDelayNanos, targetDelayNanos);
-    return Math.min(total, (long) (Math.max(total, issued) * factor));
+    return Math.min(total, nextPoolSize(Math.max(total, issued), measuredDelayNanos, targetDelayNanos,
+        alpha, beta, sessions));
   }
 
   /** What the start-up ({@link #startUp}) does at one update. */
