@@ -263,7 +263,11 @@ public final class BreakwaterServerGate implements ServerGate {
     }
     Session session = sessions.get(sessionId);
     if (session == null) {
-      session = register(sessionId, nowNanos);
+      // A client reports demand only for a session it has registered with a request (§3.3), so
+      // this one left, was evicted, or was never registered: a stale message or an invented id.
+      // Registering it would hand out a credit no request brought, and a client could collect
+      // one for every id it makes up.
+      return;
     }
     int delta;
     synchronized (session) {

@@ -184,6 +184,19 @@ class BreakwaterServerGateTest {
   }
 
   @Test
+  void aDemandForASessionNeverRegisteredGrantsNothing() {
+    BreakwaterServerGate g = gate(config().toBuilder().demandSpeculation(false).build(), 4);
+    for (long id = 1; id <= 100; id++) {
+      g.onDemand(id, 8, clock.read()); // demand reports for ids no request has registered
+    }
+    clock.advance(10 * US);
+    assertEquals(0, g.sessionCount());
+    assertEquals(0, g.issuedCredits());
+    assertEquals(-1, g.windowOf(1));
+    assertTrue(credits.isEmpty(), "no credit for a session that never sent a request");
+  }
+
+  @Test
   void withSpeculationDrainedSessionsAreWokenByTheControlLoop() {
     BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(1).build(), 2);
     // Two sessions hold the whole pool (2), so a third one drains to zero when answered.
