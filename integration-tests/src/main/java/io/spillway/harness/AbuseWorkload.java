@@ -50,6 +50,9 @@ final class AbuseWorkload {
   static final int HONEST_SESSIONS = 8;
   static final int HONEST_OUTSTANDING = 16;
   static final int GREEDY_OUTSTANDING = 16;
+  /** The first of the session ids a client flooding sessions invents, one per request. */
+  static final long FLOOD_SESSIONS_FROM = 1L << 40;
+
   /** The greedy session's id; an honest session of the same appetite takes the next one. */
   static final long GREEDY_SESSION = 1_000_000;
   /** For {@link Honest}: replace every call that ends until {@link Honest#stop()}. */
@@ -218,7 +221,8 @@ final class AbuseWorkload {
    * The session that ignores its window, on a connection of its own: sends
    * {@link #GREEDY_OUTSTANDING} requests at once (the first registers the session) and one more
    * whenever an answer arrives, credit or not, until {@link #stop()}. Blocking socket I/O on one
-   * platform thread.
+   * platform thread. With {@code freshSessions} it floods sessions instead: every request
+   * registers a session id never used before, so no window of its own ever holds it.
    */
   static final class Greedy implements AutoCloseable {
     final AtomicLong served = new AtomicLong();
@@ -230,6 +234,7 @@ final class AbuseWorkload {
     private final DataInputStream in;
     private final byte[] payload = payload();
     private final long resendNanos;
+    private final boolean freshSessions;
     private final CountDownLatch drained = new CountDownLatch(1);
     private volatile boolean stop;
     private volatile IOException failure;
@@ -241,9 +246,12 @@ final class AbuseWorkload {
      *
      * @param resendNanos how long to wait before each resend (0: at once); a paced variant weighs
      *     what answering its refusals costs the server
+     * @param freshSessions each request registers a new session id ({@link #FLOOD_SESSIONS_FROM}
+     *     upwards) instead of the greedy session's
      */
-    Greedy(int port, long resendNanos) throws IOException {
+    Greedy(int port, long resendNanos, boolean freshSessions) throws IOException {
       this.resendNanos = resendNanos;
+      this.freshSessions = freshSessions;
       socket = new Socket("127.0.0.1", port);
       socket.setTcpNoDelay(true);
       out = socket.getOutputStream();
@@ -268,9 +276,13 @@ final class AbuseWorkload {
     }
 
     private void frame(ByteBuf buf, boolean register) {
-      Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(GREEDY_SESSION)
-          .requestId(++requestId).flags(register ? RequestMetadata.FLAG_REGISTER : 0),
-          payload.length);
+      long id = ++requestId;
+      RequestMetadata header = freshSessions
+          ? new RequestMetadata().sessionId(FLOOD_SESSIONS_FROM + id).requestId(id)
+              .flags(RequestMetadata.FLAG_REGISTER)
+          : new RequestMetadata().sessionId(GREEDY_SESSION).requestId(id)
+              .flags(register ? RequestMetadata.FLAG_REGISTER : 0);
+      Frame.writeRequest(buf, Frame.TYPE_REQUEST, header, payload.length);
       buf.writeBytes(payload);
     }
 

@@ -33,7 +33,9 @@ import java.util.stream.LongStream;
  * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
  *
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
- * [--honest-sessions N] [--jdk-scheduler] [--out DIR]}: each window N seconds (default 3);
+ * [--honest-sessions N] [--jdk-scheduler] [--flood-sessions] [--out DIR]}: each window N seconds
+ * (default 3); with {@code --flood-sessions} the ninth client floods sessions instead of ignoring
+ * its window (each request registers a new session id);
  * the greedy session waits that many microseconds before each resend (default 0), to weigh what
  * answering its refusals costs the server; the warm-up (default 6 s, then one-second slices until
  * both JVMs' JITs are quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle;
@@ -82,6 +84,7 @@ public final class SocketAbuseMain {
     long warmupSeconds = 6;
     int honestSessions = AbuseWorkload.HONEST_SESSIONS;
     boolean jdkScheduler = false;
+    boolean floodSessions = false;
     Path out = Path.of("results", "harness-abuse");
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -92,6 +95,10 @@ public final class SocketAbuseMain {
         case "--honest-sessions" -> honestSessions = (int) positive(args[i], value);
         case "--jdk-scheduler" -> {
           jdkScheduler = true;
+          i--; // a flag: no value
+        }
+        case "--flood-sessions" -> {
+          floodSessions = true;
           i--; // a flag: no value
         }
         case "--out" -> {
@@ -109,7 +116,7 @@ public final class SocketAbuseMain {
     }
     Files.createDirectories(out);
     run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.MICROSECONDS.toNanos(resendMicros),
-        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, jdkScheduler, out);
+        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, jdkScheduler, floodSessions, out);
   }
 
   private static long positive(String name, String value) {
@@ -122,12 +129,12 @@ public final class SocketAbuseMain {
   private static void usage(String problem) {
     System.err.println("harness-abuse: " + problem);
     System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]"
-        + " [--honest-sessions N] [--jdk-scheduler] [--out DIR]");
+        + " [--honest-sessions N] [--jdk-scheduler] [--flood-sessions] [--out DIR]");
     System.exit(2);
   }
 
   private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions,
-      boolean jdkScheduler, Path out) throws Exception {
+      boolean jdkScheduler, boolean floodSessions, Path out) throws Exception {
     Window alone;
     Window beside;
     Window besideHonest;
@@ -152,7 +159,7 @@ public final class SocketAbuseMain {
       AbuseWorkload.Honest load = honest;
       settle(server, "the honest sessions alone", () -> LongStream.of(load.servedNow()).sum(), warmupMillis);
       alone = measure(server, greedyId, honest, () -> 0, windowNanos);
-      try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos)) {
+      try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos, floodSessions)) {
         greedy = g;
         // each window's own paths (refusals, holds) compile before it, not inside it
         settle(server, "beside the greedy session", () -> LongStream.of(load.servedNow()).sum() + g.answered(), 0);
@@ -188,6 +195,7 @@ public final class SocketAbuseMain {
     row.put("resendMicros", resendNanos / 1_000);
     row.put("honestSessions", honestSessions);
     row.put("dispatcher", jdkScheduler ? "jdk-scheduler" : "default");
+    row.put("abuse", floodSessions ? "flood-sessions" : "ignores-window");
     row.put("layout", pin && System.getenv("SPILLWAY_PINNED") != null ? "server:core0,clients:core1" : "unpinned");
     row.put("greedyServed", beside.besideServed());
     row.put("greedyRefusedForCredit", greedy.refusedForCredit.get());

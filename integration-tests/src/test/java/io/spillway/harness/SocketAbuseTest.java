@@ -45,7 +45,7 @@ class SocketAbuseTest {
     long greedyAnswered;
     try (SpillwayServer server = AbuseWorkload.server(scheme);
         SpillwayClient client = AbuseWorkload.client(server.port(), HONEST_SESSIONS, 1);
-        AbuseWorkload.Greedy greedy = new AbuseWorkload.Greedy(server.port(), 0)) {
+        AbuseWorkload.Greedy greedy = new AbuseWorkload.Greedy(server.port(), 0, false)) {
       honest = new AbuseWorkload.Honest(client, CALLS_PER_SESSION);
       honestIds = honest.sessionIds();
       honest.awaitEnded();

@@ -39,7 +39,9 @@ import java.util.concurrent.RejectedExecutionException;
  * window is refused for credit only when it cancels a call already on its way (the gate keeps a
  * revoked window as the limit until the client has read the revocation), and is then held for at
  * most the time to its connection's next answer. A request of a session the connection may not
- * add is held the same way.
+ * add is held the same way, whether this handler refuses it (its cap of sessions) or the gate does
+ * (a credit gate bounds the sessions one connection has on probation: Breakwater's server gate,
+ * "Newcomers").
  *
  * <p>A connection with nothing owed has no answer to wait for: its session's window is empty and
  * only a credit frame (§3.2.1, sent to drained sessions that report demand) can open it. Its hold
@@ -59,6 +61,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   private final SpillwayServer server;
   private final RequestMetadata header = new RequestMetadata();
+  /** This connection, as the gate knows it ({@link RequestMetadata#origin}). */
+  private final long origin;
   private final LongObjectHashMap<Object> sessions = new LongObjectHashMap<>();
   private ChannelHandlerContext ctx;
   private ExecutorBacklogProbe probe;
@@ -82,6 +86,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   ServerFrameHandler(SpillwayServer server) {
     this.server = server;
+    this.origin = server.nextOrigin();
   }
 
   @Override
@@ -163,7 +168,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   }
 
   private void onRequest(ByteBuf in, int length) {
-    Frame.readRequest(in, header);
+    Frame.readRequest(in, header).origin(origin);
     long now = server.ticker().read();
     if (probe != null) {
       // The first frame of a batch stamps the loop's backlog probe with the reading the request

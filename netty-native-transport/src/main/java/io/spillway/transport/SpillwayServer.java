@@ -76,6 +76,7 @@ public final class SpillwayServer implements AutoCloseable {
   private io.spillway.api.Cancellable adapting;
   private ExecutorService ownedDispatcher;
   private CarrierDispatcher ownedCarriers;
+  private final java.util.concurrent.atomic.AtomicLong origins = new java.util.concurrent.atomic.AtomicLong();
   private static final int CARRIER_CLOSE_SECONDS = 2;
   private static final java.util.concurrent.atomic.AtomicBoolean UNMEASURED_WARNED =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -335,6 +336,16 @@ public final class SpillwayServer implements AutoCloseable {
 
   int maxPayload() {
     return config.maxPayload;
+  }
+
+  /**
+   * A number for a new connection, never 0 and never repeated while the server runs: its
+   * requests' {@link io.spillway.api.RequestMetadata#origin}, by which a credit gate bounds the
+   * sessions one connection has registered and not yet sent on again (Breakwater's server gate,
+   * "Newcomers").
+   */
+  long nextOrigin() {
+    return origins.incrementAndGet();
   }
 
   int maxSessionsPerConnection() {

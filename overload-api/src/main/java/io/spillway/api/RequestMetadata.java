@@ -24,6 +24,7 @@ public final class RequestMetadata {
   private long budgetNanos = Long.MAX_VALUE;
   private int priority;
   private int flags;
+  private long origin;
 
   /** Clears every field to its default, for reuse. */
   public RequestMetadata reset() {
@@ -36,6 +37,7 @@ public final class RequestMetadata {
     budgetNanos = Long.MAX_VALUE;
     priority = 0;
     flags = 0;
+    origin = 0;
     return this;
   }
 
@@ -129,6 +131,22 @@ public final class RequestMetadata {
     return this;
   }
 
+  /**
+   * What the request came through at the server, as its transport names it (a connection, for the
+   * native transport), or 0 where it does not say. Not carried on the wire: the server's transport
+   * sets it after decoding, so a client cannot choose it. A gate may hold what one origin takes
+   * where a session id, which the client chooses, cannot (the newcomers' line of Breakwater's
+   * server gate).
+   */
+  public long origin() {
+    return origin;
+  }
+
+  public RequestMetadata origin(long value) {
+    origin = value;
+    return this;
+  }
+
   public boolean isRegister() {
     return (flags & FLAG_REGISTER) != 0;
   }
@@ -142,6 +160,6 @@ public final class RequestMetadata {
     return "RequestMetadata[session=" + sessionId + ", request=" + requestId + ", demand=" + demand
         + ", creditId=" + creditId + ", tokens=" + tokens + ", interface=" + interfaceId
         + ", budget=" + (budgetNanos == Long.MAX_VALUE ? "none" : budgetNanos + "ns")
-        + ", priority=" + priority + ", flags=" + flags + "]";
+        + ", priority=" + priority + ", flags=" + flags + (origin == 0 ? "" : ", origin=" + origin) + "]";
   }
 }

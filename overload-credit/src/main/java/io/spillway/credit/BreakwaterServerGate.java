@@ -12,6 +12,7 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * §3.2, §4).
  *
  * <pre>
- * Per request (admit), O(1): find the session (registering it on its first request), record its
+ * Per request (admit), O(1): find the session (registering it on its first request, or
+ *   refusing it: "Newcomers" below), record its
  *   piggybacked demand, refuse it (REJECTED_NO_CREDIT; one credit owed if credits are scarce) if
  *   the session already has its whole window in flight, else count it pending, and drop it at once
  *   if AQM is on and the queueing delay is at or above the drop threshold (§3.2.3, "drop as early
@@ -42,7 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the client are counted in it from the moment they are granted. A revocation on its way is not
  * yet known to the client, so the window the client last knew stays the limit until the client
  * has certainly read it (one old window's worth of further requests; the reasoning is on
- * {@code Session.ceiling}). A well-behaved client is therefore never refused for credit, and one
+ * {@code Session.ceiling}). A well-behaved client is therefore never refused for credit (unless
+ * it starts more new sessions on one connection at once than "Newcomers" below allows), and one
  * that ignores its window is held to it.
  *
  * <p>Holding such a client to its window is not enough to hold it to an honest share. A client that
@@ -72,6 +75,36 @@ import java.util.concurrent.atomic.AtomicLong;
  * clients that take the most credits; this times out those that take credits they were not given.
  * It costs the refusal path a read of C_issued and a counter under the session's monitor, already
  * held; the admission path nothing.
+ *
+ * <p><b>Newcomers.</b> Breakwater's first request of a session rides on its register message with a
+ * credit of its own (§3): an overcommit that eq. 6 takes back later. That is harmless while
+ * sessions are few and long-lived, but the session id is the client's to choose, so a client that
+ * invents one for every request is admitted on every request and leaves a registered session behind
+ * each time, holding credits and counting in C_issued: in the contract world
+ * (docs/results/reliability.md, "Session floods") such a client left the other sessions 0–24 % of
+ * their goodput. So a session registered from a named origin ({@link RequestMetadata#origin}: the
+ * connection, which the client does not choose) is on probation until a later request of it is
+ * admitted, that is, until it comes back on the credit it registered with, which an invented id
+ * never does. On probation its window is that one credit, provisional: not in C_issued (nor the
+ * session in n_c), not grown or taken back by eq. 5–6 (its answers carry no change), so sessions
+ * that never come back take no credit from the others. When it comes back, the credit joins
+ * C_issued and eq. 4–6 apply from its next answer: an honest session reaches the paper's behaviour
+ * one request later. An origin may have at most {@link #NEWCOMERS_PER_ORIGIN} sessions on
+ * probation, and while a queue forms (queueing delay at or above d_t/2, the mark below which {@link
+ * CreditPolicy#startUp} counts the server idle) at most one session's share of the pool, {@code
+ * max(1, C_total / n_c)}, of their registering requests in the server, so that the next batch of
+ * invented ids cannot arrive as one burst; the registering request of a session beyond either is
+ * refused {@code REJECTED_NO_CREDIT} with no credit change, so the client keeps the credit it
+ * counted and its next request tries again. It is a refusal for credit, as for a session its
+ * connection may not add at all (the native transport's per-connection cap): the request came on no
+ * credit the server gave, and the native transport stops reading the connection until its next
+ * answer, so a client that keeps inventing ids costs the server a refusal per hold, not one per
+ * request. A session leaves probation when it comes back, leaves, or is evicted idle ({@link
+ * #SESSION_IDLE_TIMEOUT_NANOS}), so a client that invents ids is served that many requests per idle
+ * timeout and connection. Requests whose transport names no origin (0), as in the simulator, are
+ * registered as the paper does. A well-behaved client is refused here only if it starts more than
+ * that many sessions on one connection at once. The cost is on the path of new sessions only: a map
+ * update when one registers and one when it comes back.
  *
  * <p>No operation scans the sessions: the per-request cost is independent of their number.
  *
@@ -108,6 +141,23 @@ public final class BreakwaterServerGate implements ServerGate {
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
   private final AtomicLong issued = new AtomicLong();
   private final AtomicInteger sessionCount = new AtomicInteger();
+  /**
+   * Sessions on probation by origin (class comment, "Newcomers"); an entry exists only while its
+   * origin has one. Touched only when a session registers or leaves probation.
+   */
+  private final ConcurrentHashMap<Long, Newcomers> newcomers = new ConcurrentHashMap<>();
+  /** Sessions on probation, of all origins. */
+  private final AtomicInteger probationers = new AtomicInteger();
+  /**
+   * How many sessions one origin may have on probation: four times the per-session cap's default.
+   * A client that invents a session id for every request is served this many requests per
+   * connection and idle timeout (about 26 a second), and its sessions take no credit from the
+   * others (class comment, "Newcomers"). An honest client that starts more sessions than this on
+   * one connection at once has the rest refused until the first ones send again; the Spillway
+   * client spreads its sessions over its connections, and the harnesses here start at most 250 on
+   * one.
+   */
+  static final int NEWCOMERS_PER_ORIGIN = 4 * BreakwaterConfig.DEFAULT_PER_SESSION_CAP;
   private volatile long total;
   private volatile Cancellable controlLoop;
 
@@ -190,8 +240,37 @@ public final class BreakwaterServerGate implements ServerGate {
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     Session session = sessions.get(request.sessionId());
+    boolean registering = false;
     if (session == null) {
-      session = register(request.sessionId(), nowNanos);
+      long origin = request.origin();
+      if (origin != 0 && !enterNewcomerLine(origin,
+          2 * queueDelay.queueingDelayNanos(nowNanos) >= config.targetDelayNanos())) {
+        metrics.onAdmission(Status.REJECTED_NO_CREDIT);
+        return new Unregistered(request.sessionId());
+      }
+      // The registering request carries its own credit (Breakwater §3), so the session starts
+      // with a window of one; from a named origin the credit is provisional (see Newcomers).
+      Session fresh = new Session(request.sessionId(), 1);
+      fresh.lastActive = nowNanos;
+      fresh.probation = origin != 0;
+      fresh.origin = origin;
+      Session existing = sessions.putIfAbsent(request.sessionId(), fresh);
+      if (existing == null) {
+        if (!fresh.probation) {
+          issued.incrementAndGet();
+        }
+        sessionCount.incrementAndGet();
+        if (fresh.probation) {
+          probationers.incrementAndGet();
+        }
+        session = fresh;
+        registering = true;
+      } else { // registered meanwhile by another request
+        if (origin != 0) {
+          leaveNewcomerLine(origin, true, true);
+        }
+        session = existing;
+      }
     }
     Status decision = Status.OK;
     synchronized (session) {
@@ -209,6 +288,9 @@ public final class BreakwaterServerGate implements ServerGate {
           }
         } else {
           session.pending++;
+          if (session.probation && !registering) {
+            graduate(session); // it came back on the credit it was given: not an invented id
+          }
           if (config.aqm() && queueDelay.queueingDelayNanos(nowNanos) >= config.dropThresholdNanos()) {
             decision = Status.REJECTED_AQM;
           }
@@ -220,7 +302,52 @@ public final class BreakwaterServerGate implements ServerGate {
     if (admissionUpdateNanos > 0) {
       maybeUpdateOnAdmission(nowNanos);
     }
-    return new Permit(session, decision, decision != Status.REJECTED_NO_CREDIT);
+    return new Permit(session, decision, decision != Status.REJECTED_NO_CREDIT,
+        registering && request.origin() != 0);
+  }
+
+  /**
+   * Takes a place among the sessions on probation of {@code origin} for a session registering now,
+   * if the origin has fewer than {@link #NEWCOMERS_PER_ORIGIN}; and, while a queue forms (queueing
+   * delay at or above d_t/2), if fewer than one session's share of the pool, {@code max(1, C_total
+   * / n_c)}, of its registering requests are in the server (class comment, "Newcomers").
+   */
+  private boolean enterNewcomerLine(long origin, boolean queueForming) {
+    long share = Math.max(1, total / Math.max(1, activeSessions()));
+    boolean[] entered = new boolean[1];
+    newcomers.compute(origin, (key, line) -> {
+      Newcomers n = line == null ? new Newcomers() : line;
+      if (n.onProbation >= NEWCOMERS_PER_ORIGIN || (queueForming && n.inServer >= share)) {
+        return line;
+      }
+      n.onProbation++;
+      n.inServer++;
+      entered[0] = true;
+      return n;
+    });
+    return entered[0];
+  }
+
+  /**
+   * Gives back what {@link #enterNewcomerLine} took: a session's place when its probation ends,
+   * its registering request's when that is answered.
+   */
+  private void leaveNewcomerLine(long origin, boolean probationEnds, boolean requestEnds) {
+    newcomers.computeIfPresent(origin, (key, n) -> {
+      if (probationEnds) {
+        n.onProbation--;
+      }
+      if (requestEnds) {
+        n.inServer--;
+      }
+      return n.onProbation <= 0 && n.inServer <= 0 ? null : n;
+    });
+  }
+
+  /** One origin's newcomers; mutated only inside the map's per-key {@code compute}. */
+  private static final class Newcomers {
+    int onProbation;
+    int inServer;
   }
 
   /** Updates the pool if the admission interval has passed and no other thread is updating it. */
@@ -298,7 +425,13 @@ public final class BreakwaterServerGate implements ServerGate {
         return;
       }
       session.closed = true;
-      issued.addAndGet(-session.window);
+      if (session.probation) {
+        session.probation = false; // its credit was never in C_issued
+        probationers.decrementAndGet();
+        leaveNewcomerLine(session.origin, true, false);
+      } else {
+        issued.addAndGet(-session.window);
+      }
       session.window = 0;
       session.drained = false;
     }
@@ -315,7 +448,17 @@ public final class BreakwaterServerGate implements ServerGate {
     return issued.get();
   }
 
-  /** n_c, sessions currently registered. */
+  /**
+   * n_c as eq. 1–6 count it: sessions registered and off probation. A session on probation holds
+   * no credit of the pool's (class comment, "Newcomers"), so it takes no share of it either: counted,
+   * sessions that never come back would raise the pool's ceiling (64·n_c) and the room Spillway's
+   * pool may grow into (C_issued + n_c), and shrink everyone's C_oc.
+   */
+  int activeSessions() {
+    return sessionCount.get() - probationers.get();
+  }
+
+  /** Sessions currently registered, those on probation included. */
   public int sessionCount() {
     return sessionCount.get();
   }
@@ -347,7 +490,7 @@ public final class BreakwaterServerGate implements ServerGate {
 
   /** Eq. 1–3 and the explicit credits, without the idle-session sweep. */
   private void updatePoolSize(long nowNanos) {
-    int n = sessionCount.get();
+    int n = activeSessions();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long next;
     if (followsCreditsOut) {
@@ -431,10 +574,11 @@ public final class BreakwaterServerGate implements ServerGate {
       revoked = session.window - 1;
     }
     deregister(sessionId, nowNanos);
-    if (revoked > 0) {
+    if (revoked != 0) {
       // The client still counts its window; a returning session is registered with one credit
       // (its next request's), so the client is told to keep only that one and the two ledgers
-      // agree again.
+      // agree again. A drained session (no window) is given that one: waiting for an explicit
+      // credit from a server that no longer holds it, it would wait for ever.
       metrics.onControlMessage();
       control.sendCredit(sessionId, -revoked);
     }
@@ -474,18 +618,15 @@ public final class BreakwaterServerGate implements ServerGate {
     metrics.onCreditPool(next, issued.get(), n);
   }
 
-  private Session register(long sessionId, long nowNanos) {
-    // The registering request carries its own credit (Breakwater §3: the first request rides on
-    // the register message), so the session starts with a window of one.
-    Session fresh = new Session(sessionId, 1);
-    fresh.lastActive = nowNanos;
-    Session existing = sessions.putIfAbsent(sessionId, fresh);
-    if (existing != null) {
-      return existing;
-    }
-    issued.incrementAndGet();
-    sessionCount.incrementAndGet();
-    return fresh;
+  /**
+   * Ends a session's probation: its provisional credit joins C_issued and its place in its
+   * origin's line is freed. Caller holds its monitor.
+   */
+  private void graduate(Session session) {
+    session.probation = false;
+    probationers.decrementAndGet();
+    issued.addAndGet(session.window);
+    leaveNewcomerLine(session.origin, true, false);
   }
 
   /**
@@ -502,9 +643,12 @@ public final class BreakwaterServerGate implements ServerGate {
    *     class comment)
    */
   private int redistribute(Session session, boolean dropped, boolean mayGrow, boolean payDebt) {
+    if (session.probation) {
+      return 0; // it keeps the one provisional credit it registered with until it comes back
+    }
     long poolTotal = total;
     long poolIssued = issued.get();
-    int n = Math.max(1, sessionCount.get());
+    int n = Math.max(1, activeSessions());
     long overcommit = config.demandSpeculation()
         ? CreditPolicy.overcommit(poolTotal, poolIssued, n) : 0;
     int next = CreditPolicy.nextWindow(session.window, session.pending, session.demand, poolTotal,
@@ -544,15 +688,21 @@ public final class BreakwaterServerGate implements ServerGate {
   private final class Permit extends AbstractServerPermit {
     private final Session session;
     private final boolean counted;
+    /** The request that registered its session on probation: its origin's count of them. */
+    private final boolean registeringOnProbation;
 
-    Permit(Session session, Status status, boolean counted) {
+    Permit(Session session, Status status, boolean counted, boolean registeringOnProbation) {
       super(status);
       this.session = session;
       this.counted = counted;
+      this.registeringOnProbation = registeringOnProbation;
     }
 
     @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      if (registeringOnProbation) {
+        leaveNewcomerLine(session.origin, false, true);
+      }
       int delta = 0;
       synchronized (session) {
         if (!session.closed) {
@@ -569,12 +719,41 @@ public final class BreakwaterServerGate implements ServerGate {
     }
   }
 
+  /**
+   * A registering request refused, {@code REJECTED_NO_CREDIT}: its origin has its limit of
+   * sessions on probation, nothing was registered, and the client keeps the credit it counted for
+   * the request for its next one (delta 0; class comment, "Newcomers").
+   */
+  private final class Unregistered extends AbstractServerPermit {
+    private final long sessionId;
+
+    Unregistered(long sessionId) {
+      super(Status.REJECTED_NO_CREDIT);
+      this.sessionId = sessionId;
+    }
+
+    @Override
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      response.sessionId(sessionId).creditDelta(0);
+      metrics.onCompletion(outcome);
+    }
+  }
+
   /** Per-session credit state; fields guarded by the session's monitor. */
   private static final class Session {
     final long id;
     int window;
     int pending;
     int demand;
+    /**
+     * Registered from a named origin, and no request of it admitted since the one that registered
+     * it: it has not come back on the credit it was given (class comment, "Newcomers"). While it
+     * is, its window is its one provisional credit, not counted in C_issued, and it holds a place
+     * among its origin's sessions on probation.
+     */
+    boolean probation;
+    /** The {@link RequestMetadata#origin} of its registering request. */
+    long origin;
     /** Wants an explicit credit: no window, nothing pending. */
     boolean drained;
     /** Has an entry in the drained queue (possibly stale if {@link #drained} was cleared). */

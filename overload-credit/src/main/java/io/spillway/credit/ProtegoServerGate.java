@@ -233,7 +233,7 @@ public final class ProtegoServerGate implements ServerGate {
       double inCur = in.sum() * perNano;
       double outCur = out.sum() * perNano;
       double dropCur = drops.sum() * perNano;
-      int n = credits.sessionCount();
+      int n = credits.activeSessions();
       long pool = credits.poolSize();
       ProtegoPolicy.Decision decision;
       long next;

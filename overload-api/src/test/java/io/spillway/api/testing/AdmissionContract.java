@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  *   <li>a credit scheme's clients never have more in flight than they were granted; its server
  *       never refuses them for credit, even while it shrinks their windows, and holds a client
  *       that floods past its grant to exactly the window it granted, and one that ignores its
- *       window and resends every refusal to no more than it serves the same client honouring it;
+ *       window and resends every refusal to no more than it serves the same client honouring it,
+ *       and one that invents a session id for every request to no more than that either;
  *   <li>after an overload step ends, the scheme serves the reduced load in full again;
  *   <li>the results are the same with a clock started just before {@link Long#MAX_VALUE}.
  * </ul>
@@ -148,6 +149,52 @@ public abstract class AdmissionContract {
     assertTrue(greedy.goodExcept(1) >= 0.95 * without.goodExcept(1), summary);
     greedy.gate().assertNoLeaks();
     assertTrue(greedy.servedTo(1) <= heavy.servedTo(1), summary);
+  }
+
+  /**
+   * A client that floods the server with sessions (keeps 32 requests in flight, each registering a
+   * session id never used before, and sends the next at once whenever one is answered) beside 49
+   * honest sessions at 1.5× capacity is served no more than one honest session with the same
+   * appetite, and from 20 ms on, the other sessions' goodput is within 5 % of the world where it
+   * sends nothing. Breakwater's registering request carries its own credit (§3), so without a
+   * bound on what new sessions may take, each invented id is a credit the server never gave. The
+   * first 20 ms are left out of the goodput bar, not of the flood's count: a server cannot tell
+   * the first requests of invented sessions from those of honest ones starting together on one
+   * connection, so a bound admits one batch of them (BreakwaterServerGate, "Newcomers"), whose
+   * disturbance in an 80 ms world stands for one per idle timeout (10 s) on a server.
+   */
+  @Test
+  void aClientFloodingSessionsGetsNoMoreThanAnHonestShare() {
+    assumeTrue(scheme(SLO_NANOS, RTT_NANOS).issuesCredits(), "scheme issues no credits");
+    ContractWorld without = world(0);
+    ContractWorld heavy = world(0);
+    ContractWorld flood = world(0);
+    without.greedy(1, 0); // silent
+    heavy.closedLoop(1, 32);
+    flood.floodSessions(1, 32);
+    long[] goodAtStart = new long[3];
+    ContractWorld[] worlds = {without, heavy, flood};
+    for (int i = 0; i < worlds.length; i++) {
+      ContractWorld w = worlds[i];
+      w.setRate(1.5 * capacity() * (CLIENTS - 1) / CLIENTS);
+      w.runFor(20 * MS);
+      goodAtStart[i] = w.goodExcept(1);
+      w.runFor(60 * MS);
+      w.quiesce();
+      w.setRate(0);
+      w.runFor(20 * MS);
+    }
+    long goodWithout = without.goodExcept(1) - goodAtStart[0];
+    long goodBesideFlood = flood.goodExcept(1) - goodAtStart[2];
+    String summary = "the flood of sessions served " + flood.servedTo(1) + ", one honest session "
+        + "of the same appetite " + heavy.servedTo(1) + "; from 20 ms, the others' goodput "
+        + goodBesideFlood + " beside the flood, " + goodWithout + " alone (from 0 ms: "
+        + flood.goodExcept(1) + ", " + without.goodExcept(1) + ")";
+    System.out.println(getClass().getName() + ": " + summary);
+    assertTrue(goodBesideFlood >= 0.95 * goodWithout, summary);
+    assertTrue(flood.servedTo(1) <= heavy.servedTo(1), summary);
+    assertEquals(0, flood.unfinished(), "every request ends: " + flood.fingerprint());
+    flood.gate().assertNoLeaks();
   }
 
   @Test

@@ -60,6 +60,11 @@ public final class ContractWorld {
     /** Ignores its gate: keeps {@link #greedyOutstanding} requests in flight, whatever it is granted. */
     boolean greedy;
     int greedyOutstanding;
+    /**
+     * With {@link #greedy}: each request carries a session id never used before (a registering
+     * one), so the client never spends a window of its own ({@link #floodSessions}).
+     */
+    boolean freshSessions;
     /** Keeps this many requests of its own issued and not ended, through its gate (0: off). */
     int closedLoop;
     long servedOk;
@@ -190,7 +195,7 @@ public final class ContractWorld {
       RequestMetadata copy = new RequestMetadata().sessionId(header.sessionId())
           .requestId(issued).demand(header.demand()).flags(header.flags()).priority(header.priority())
           .tokens(header.tokens()).interfaceId(header.interfaceId())
-          .creditId(header.creditId());
+          .creditId(header.creditId()).origin(c.sessionId); // a connection per client
       clock.schedule(() -> serverReceive(sent, copy), halfRtt);
       header.reset();
     }
@@ -215,6 +220,19 @@ public final class ContractWorld {
 
   private void serverReceive(Call call, RequestMetadata header) {
     Client c = call.client;
+    if (header.sessionId() != c.sessionId) { // a fresh session of a flood: no ledger of its own
+      call.permit = gate.admit(header, clock.read());
+      if (!call.permit.isAdmitted()) {
+        ResponseMetadata reject = new ResponseMetadata();
+        call.permit.complete(Outcome.DROPPED, clock.read(), reject);
+        clock.schedule(() -> clientReceive(call, reject), halfRtt);
+      } else if (idleWorkers > 0) {
+        startService(call);
+      } else {
+        runQueue.offer(call, clock.read());
+      }
+      return;
+    }
     if (!c.knownToServer) {
       c.knownToServer = true;
       granted(c, 1); // the registering request carries its own credit
@@ -261,9 +279,11 @@ public final class ContractWorld {
     clock.schedule(() -> {
       ResponseMetadata response = new ResponseMetadata();
       call.permit.complete(Outcome.SUCCESS, clock.read(), response);
-      mark(call.client);
-      call.client.inServer--;
-      granted(call.client, response.creditDelta());
+      if (response.sessionId() == call.client.sessionId) {
+        mark(call.client);
+        call.client.inServer--;
+        granted(call.client, response.creditDelta());
+      }
       clock.schedule(() -> clientReceive(call, response), halfRtt);
       idleWorkers++;
       Call next = runQueue.poll();
@@ -285,6 +305,9 @@ public final class ContractWorld {
   }
 
   private void explicitCredit(long sessionId, int delta) {
+    if (sessionId > clients.size()) {
+      return; // a session of a flood: nobody reads its credits
+    }
     Client c = clients.get((int) (sessionId - 1));
     granted(c, delta);
     clock.schedule(() -> {
@@ -374,12 +397,28 @@ public final class ContractWorld {
     }
   }
 
+  /**
+   * Makes session {@code sessionId}'s client flood the server with sessions: as {@link #greedy},
+   * but each request registers a session id never used before, so no window of its own ever
+   * holds it. The world's arrivals no longer go to it; its answers count as session
+   * {@code sessionId}'s.
+   */
+  public void floodSessions(long sessionId, int outstanding) {
+    clients.get((int) (sessionId - 1)).freshSessions = true;
+    greedy(sessionId, outstanding);
+  }
+
+  private long nextFreshSession = 1L << 40;
+
   private void sendGreedy(Client c) {
     issued++;
     Call call = new Call(c, clock.read());
     call.sentAt = clock.read();
     c.inFlight++;
-    RequestMetadata header = new RequestMetadata().sessionId(c.sessionId).requestId(issued);
+    RequestMetadata header = c.freshSessions
+        ? new RequestMetadata().sessionId(nextFreshSession++).requestId(issued)
+            .flags(RequestMetadata.FLAG_REGISTER).origin(c.sessionId)
+        : new RequestMetadata().sessionId(c.sessionId).requestId(issued).origin(c.sessionId);
     clock.schedule(() -> serverReceive(call, header), halfRtt);
   }
 
@@ -436,7 +475,7 @@ public final class ContractWorld {
       call.sentAt = clock.read();
       c.inFlight++;
       RequestMetadata header = new RequestMetadata().sessionId(sessionId).requestId(issued)
-          .flags(i == 0 ? RequestMetadata.FLAG_REGISTER : 0);
+          .flags(i == 0 ? RequestMetadata.FLAG_REGISTER : 0).origin(sessionId);
       clock.schedule(() -> serverReceive(call, header), halfRtt);
     }
   }
