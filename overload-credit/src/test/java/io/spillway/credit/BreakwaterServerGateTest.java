@@ -37,7 +37,13 @@ class BreakwaterServerGateTest {
   }
 
   private ServerPermit send(BreakwaterServerGate g, long session, int demand, boolean register) {
-    return g.admit(new RequestMetadata().sessionId(session).demand(demand)
+    return sendFrom(g, 0, session, demand, register);
+  }
+
+  /** As {@link #send}, from a connection the transport numbered {@code origin}. */
+  private ServerPermit sendFrom(BreakwaterServerGate g, long origin, long session, int demand,
+      boolean register) {
+    return g.admit(new RequestMetadata().sessionId(session).demand(demand).origin(origin)
         .flags(register ? RequestMetadata.FLAG_REGISTER : 0), clock.read());
   }
 
@@ -248,33 +254,22 @@ class BreakwaterServerGateTest {
     complete(back, clock.read());
   }
 
-  private ServerPermit sendFrom(BreakwaterServerGate g, long origin, long session, boolean register) {
-    return g.admit(new RequestMetadata().sessionId(session).origin(origin)
-        .flags(register ? RequestMetadata.FLAG_REGISTER : 0), clock.read());
-  }
-
-  private static int answer(ServerPermit p, long now) {
-    ResponseMetadata r = new ResponseMetadata();
-    p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, now, r);
-    assertEquals(p.status(), r.status());
-    return r.creditDelta();
-  }
 
   @Test
   void aSessionFromANamedOriginHoldsOneProvisionalCreditUntilItComesBack() {
     BreakwaterServerGate g = gate(config(), 4);
-    ServerPermit first = sendFrom(g, 7, 1, true);
+    ServerPermit first = sendFrom(g, 7, 1, 0, true);
     assertTrue(first.isAdmitted(), "registered on its own credit, as the paper does");
     assertEquals(0, g.issuedCredits(), "the credit is provisional: not in C_issued");
-    assertEquals(0, answer(first, clock.read()), "on probation its answers change nothing");
+    assertEquals(0, complete(first, clock.read()), "on probation its answers change nothing");
     assertEquals(1, g.windowOf(1));
-    ServerPermit back = sendFrom(g, 7, 1, false);
+    ServerPermit back = sendFrom(g, 7, 1, 0, false);
     assertTrue(back.isAdmitted(), "it comes back on the credit it registered with");
     assertEquals(1, g.issuedCredits(), "its credit joins C_issued");
     // pool 4, issued 1, one session: C_oc = 3, window ← min(0 + 0 + 3, 1 + 3) = 3 (eq. 5)
-    assertEquals(2, answer(back, clock.read()), "eq. 5 from its next answer");
+    assertEquals(2, complete(back, clock.read()), "eq. 5 from its next answer");
     assertEquals(3, g.issuedCredits());
-    ServerPermit plain = sendFrom(g, 0, 2, true);
+    ServerPermit plain = sendFrom(g, 0, 2, 0, true);
     assertTrue(plain.isAdmitted());
     assertEquals(4, g.issuedCredits(), "no origin named: registered into C_issued as the paper does");
   }
@@ -283,20 +278,20 @@ class BreakwaterServerGateTest {
   void anOriginHasAtMostItsLimitOfSessionsOnProbation() {
     BreakwaterServerGate g = gate(config(), 4);
     for (long id = 1; id <= BreakwaterServerGate.NEWCOMERS_PER_ORIGIN; id++) {
-      assertTrue(sendFrom(g, 7, id, true).isAdmitted(), "newcomer " + id);
+      assertTrue(sendFrom(g, 7, id, 0, true).isAdmitted(), "newcomer " + id);
     }
-    ServerPermit over = sendFrom(g, 7, 100_000, true);
+    ServerPermit over = sendFrom(g, 7, 100_000, 0, true);
     assertEquals(Status.REJECTED_NO_CREDIT, over.status());
-    assertEquals(0, answer(over, clock.read()), "nothing registered: the client keeps its credit");
+    assertEquals(0, complete(over, clock.read()), "nothing registered: the client keeps its credit");
     assertEquals(-1, g.windowOf(100_000));
     assertEquals(0, g.issuedCredits(), "sessions that never come back take no credit");
-    assertTrue(sendFrom(g, 8, 200_000, true).isAdmitted(), "another origin has places of its own");
-    assertEquals(Status.REJECTED_NO_CREDIT, sendFrom(g, 7, 100_000, true).status());
-    ServerPermit one = sendFrom(g, 7, 1, false); // refused for credit: its request is still in
+    assertTrue(sendFrom(g, 8, 200_000, 0, true).isAdmitted(), "another origin has places of its own");
+    assertEquals(Status.REJECTED_NO_CREDIT, sendFrom(g, 7, 100_000, 0, true).status());
+    ServerPermit one = sendFrom(g, 7, 1, 0, false); // refused for credit: its request is still in
     assertEquals(Status.REJECTED_NO_CREDIT, one.status());
-    answer(one, clock.read());
+    complete(one, clock.read());
     g.deregister(1, clock.read()); // a session leaving frees its place
-    assertTrue(sendFrom(g, 7, 100_000, true).isAdmitted());
+    assertTrue(sendFrom(g, 7, 100_000, 0, true).isAdmitted());
     assertEquals(0, g.issuedCredits());
   }
 
