@@ -132,8 +132,9 @@ public final class RequestMetadata {
   }
 
   /**
-   * What the request came through at the server, as its transport names it (a connection, for the
-   * native transport), or 0 where it does not say. Not carried on the wire: the server's transport
+   * What the request came through at the server, as its transport names it (a connection: the
+   * native transport numbers them, the gRPC adapter hashes a socket's remote address), or 0 where
+   * it does not say. Not carried on the wire: the server's transport
    * sets it after decoding, so a client cannot choose it. A gate may hold what one origin takes
    * where a session id, which the client chooses, cannot (the newcomers' line of Breakwater's
    * server gate).

@@ -2,6 +2,7 @@ package io.spillway.grpc;
 
 import io.grpc.Context;
 import io.grpc.Deadline;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -23,6 +24,8 @@ import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -192,7 +195,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
           probe.arrived(now);
         }
         Context context = Context.current(); // gRPC runs this in the call's context
-        Decision d = decide(method.getFullMethodName(), headers, now, context.getDeadline());
+        Decision d = decide(method.getFullMethodName(), headers, now, context.getDeadline(),
+            originOf(call));
         d.context = context;
         d.headers = headers;
         decided.put(headers, d);
@@ -221,7 +225,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       }
     } else {
       d = decide(method.getFullMethodName(), headers, ticker.read(),
-          Context.current().getDeadline());
+          Context.current().getDeadline(), originOf(call));
     }
     if (!d.admitted()) {
       reject(call, d);
@@ -244,10 +248,23 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     return gated.listener(listener);
   }
 
+  /**
+   * The call's connection as the gate knows it ({@link RequestMetadata#origin}): its remote IP
+   * address and port, hashed, never 0; 0 for a transport without one (in-process), whose callers
+   * share a JVM and no connection. Two connections whose addresses hash alike share what the gate
+   * allows one connection (Breakwater's server gate, "Newcomers").
+   */
+  static long originOf(ServerCall<?, ?> call) {
+    SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    return remote instanceof InetSocketAddress ? ((long) remote.hashCode() << 1) | 1 : 0;
+  }
+
   /** Reads the headers, sets the budget, and asks the gate; a reject's permit is completed here. */
-  private Decision decide(String fullMethodName, Metadata headers, long now, Deadline deadline) {
+  private Decision decide(String fullMethodName, Metadata headers, long now, Deadline deadline,
+      long origin) {
     RequestMetadata request = new RequestMetadata();
     String problem = SpillwayMetadata.readRequest(headers, request);
+    request.origin(origin);
     if (problem != null) {
       LOG.log(Level.DEBUG, "{0}: {1}", fullMethodName, problem);
     }
