@@ -171,17 +171,21 @@ public final class GrantLedger implements OverloadScheme {
     @Override
     public ServerPermit admit(RequestMetadata request, long nowNanos) {
       long id = request.sessionId();
-      boolean[] created = new boolean[1];
-      Account a = accounts.computeIfAbsent(id, k -> {
+      Account a = accounts.get(id);
+      boolean created = false;
+      if (a == null) {
         Account fresh = new Account();
         grant(fresh, 1); // the registering request carries its own credit (Breakwater §3)
-        created[0] = true;
-        return fresh;
-      });
+        a = accounts.putIfAbsent(id, fresh);
+        created = a == null;
+        if (created) {
+          a = fresh;
+        }
+      }
       synchronized (a) {
         ServerPermit permit = inner.admit(request, nowNanos);
         boolean counted = permit.status() != Status.REJECTED_NO_CREDIT;
-        if (created[0] && !counted) {
+        if (created && !counted) {
           // A registration the gate declined (too many new sessions on the connection): nothing
           // was granted, so there is no account to keep.
           accounts.remove(id, a);

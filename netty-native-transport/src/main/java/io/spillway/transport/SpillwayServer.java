@@ -31,6 +31,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Spillway RPC server: frames in, an {@link OverloadScheme}'s server gate deciding on each request
@@ -76,7 +77,7 @@ public final class SpillwayServer implements AutoCloseable {
   private io.spillway.api.Cancellable adapting;
   private ExecutorService ownedDispatcher;
   private CarrierDispatcher ownedCarriers;
-  private final java.util.concurrent.atomic.AtomicLong origins = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong origins = new AtomicLong();
   private static final int CARRIER_CLOSE_SECONDS = 2;
   private static final java.util.concurrent.atomic.AtomicBoolean UNMEASURED_WARNED =
       new java.util.concurrent.atomic.AtomicBoolean();

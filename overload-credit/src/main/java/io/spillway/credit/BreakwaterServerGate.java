@@ -256,13 +256,12 @@ public final class BreakwaterServerGate implements ServerGate {
       fresh.origin = origin;
       Session existing = sessions.putIfAbsent(request.sessionId(), fresh);
       if (existing == null) {
-        if (!fresh.probation) {
+        if (fresh.probation) {
+          probationers.incrementAndGet();
+        } else {
           issued.incrementAndGet();
         }
         sessionCount.incrementAndGet();
-        if (fresh.probation) {
-          probationers.incrementAndGet();
-        }
         session = fresh;
         registering = true;
       } else { // registered meanwhile by another request

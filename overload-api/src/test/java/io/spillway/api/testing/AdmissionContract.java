@@ -134,11 +134,7 @@ public abstract class AdmissionContract {
     heavy.closedLoop(1, 32);
     greedy.greedy(1, 32);
     for (ContractWorld w : new ContractWorld[] {without, heavy, greedy}) {
-      w.setRate(1.5 * capacity() * (CLIENTS - 1) / CLIENTS);
-      w.runFor(60 * MS);
-      w.quiesce();
-      w.setRate(0);
-      w.runFor(20 * MS);
+      driveBesideSessionOne(w, 0);
     }
     String summary = "session 1 served " + greedy.servedTo(1) + " ignoring its window, "
         + heavy.servedTo(1) + " honouring it; the others' goodput " + greedy.goodExcept(1)
@@ -172,20 +168,11 @@ public abstract class AdmissionContract {
     without.greedy(1, 0); // silent
     heavy.closedLoop(1, 32);
     flood.floodSessions(1, 32);
-    long[] goodAtStart = new long[3];
-    ContractWorld[] worlds = {without, heavy, flood};
-    for (int i = 0; i < worlds.length; i++) {
-      ContractWorld w = worlds[i];
-      w.setRate(1.5 * capacity() * (CLIENTS - 1) / CLIENTS);
-      w.runFor(20 * MS);
-      goodAtStart[i] = w.goodExcept(1);
-      w.runFor(60 * MS);
-      w.quiesce();
-      w.setRate(0);
-      w.runFor(20 * MS);
-    }
-    long goodWithout = without.goodExcept(1) - goodAtStart[0];
-    long goodBesideFlood = flood.goodExcept(1) - goodAtStart[2];
+    long withoutAtSettle = driveBesideSessionOne(without, 20 * MS);
+    driveBesideSessionOne(heavy, 20 * MS);
+    long floodAtSettle = driveBesideSessionOne(flood, 20 * MS);
+    long goodWithout = without.goodExcept(1) - withoutAtSettle;
+    long goodBesideFlood = flood.goodExcept(1) - floodAtSettle;
     String summary = "the flood of sessions served " + flood.servedTo(1) + ", one honest session "
         + "of the same appetite " + heavy.servedTo(1) + "; from 20 ms, the others' goodput "
         + goodBesideFlood + " beside the flood, " + goodWithout + " alone (from 0 ms: "
@@ -195,6 +182,24 @@ public abstract class AdmissionContract {
     assertTrue(flood.servedTo(1) <= heavy.servedTo(1), summary);
     assertEquals(0, flood.unfinished(), "every request ends: " + flood.fingerprint());
     flood.gate().assertNoLeaks();
+  }
+
+  /**
+   * The other 49 sessions' arrivals at 1.5× capacity for {@code settleNanos} and 60 ms more, then
+   * session 1's client stops and the world drains for 20 ms. Returns the others' goodput at the
+   * end of {@code settleNanos}.
+   */
+  private static long driveBesideSessionOne(ContractWorld w, long settleNanos) {
+    w.setRate(1.5 * capacity() * (CLIENTS - 1) / CLIENTS);
+    if (settleNanos > 0) {
+      w.runFor(settleNanos);
+    }
+    long goodAtSettle = w.goodExcept(1);
+    w.runFor(60 * MS);
+    w.quiesce();
+    w.setRate(0);
+    w.runFor(20 * MS);
+    return goodAtSettle;
   }
 
   @Test

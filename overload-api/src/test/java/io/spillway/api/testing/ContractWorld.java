@@ -220,25 +220,34 @@ public final class ContractWorld {
 
   private void serverReceive(Call call, RequestMetadata header) {
     Client c = call.client;
-    if (header.sessionId() != c.sessionId) { // a fresh session of a flood: no ledger of its own
-      call.permit = gate.admit(header, clock.read());
-      if (!call.permit.isAdmitted()) {
-        ResponseMetadata reject = new ResponseMetadata();
-        call.permit.complete(Outcome.DROPPED, clock.read(), reject);
-        clock.schedule(() -> clientReceive(call, reject), halfRtt);
-      } else if (idleWorkers > 0) {
-        startService(call);
-      } else {
-        runQueue.offer(call, clock.read());
-      }
-      return;
-    }
-    if (!c.knownToServer) {
+    boolean ownSession = header.sessionId() == c.sessionId; // a flood's fresh ones keep no ledger
+    if (ownSession && !c.knownToServer) {
       c.knownToServer = true;
       granted(c, 1); // the registering request carries its own credit
     }
     ServerPermit permit = gate.admit(header, clock.read());
     call.permit = permit;
+    if (ownSession) {
+      account(c, permit);
+    }
+    if (!permit.isAdmitted()) {
+      ResponseMetadata reject = new ResponseMetadata();
+      permit.complete(Outcome.DROPPED, clock.read(), reject);
+      if (ownSession) {
+        granted(c, reject.creditDelta());
+      }
+      clock.schedule(() -> clientReceive(call, reject), halfRtt);
+      return;
+    }
+    if (idleWorkers > 0) {
+      startService(call);
+    } else {
+      runQueue.offer(call, clock.read());
+    }
+  }
+
+  /** The server's ledger of session {@code c} on a decision: {@link #accounting}, violations. */
+  private void account(Client c, ServerPermit permit) {
     mark(c);
     if (permit.isAdmitted()) {
       c.inServer++;
@@ -259,18 +268,6 @@ public final class ContractWorld {
     }
     if (permit.status() == Status.REJECTED_NO_CREDIT) {
       c.refusedForCredit++;
-    }
-    if (!permit.isAdmitted()) {
-      ResponseMetadata reject = new ResponseMetadata();
-      permit.complete(Outcome.DROPPED, clock.read(), reject);
-      granted(c, reject.creditDelta());
-      clock.schedule(() -> clientReceive(call, reject), halfRtt);
-      return;
-    }
-    if (idleWorkers > 0) {
-      startService(call);
-    } else {
-      runQueue.offer(call, clock.read());
     }
   }
 
