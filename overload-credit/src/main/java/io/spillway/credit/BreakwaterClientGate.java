@@ -41,6 +41,18 @@ import java.util.function.Consumer;
  *       low. Of the ten steady-overload cells at 10 and 100 clients whose p99 was 1.00–1.02 ×
  *       the SLO in docs/results/robustness.md's matrix, nine are within it with the margin
  *       (0.96–0.99 ×), and their goodput rose (bimodal 1 µs, 10 clients, 3×: 0.969 to 0.995).
+ *   <li>With an {@linkplain BreakwaterConfig#adaptiveRequestBudget adaptive request budget} (and
+ *       no fixed one), the budget a request starts with is the SLO less the p99 of what it needs
+ *       beyond the queues, and less the estimate's step; what is left after its wait in this queue
+ *       rides in its header, as a fixed budget's does. The client measures send-to-response times
+ *       (the tracker above), which include the server's queue; the pool steers that queue to d_t
+ *       (§3.2.1), so their p99 less d_t estimates the tail of the service time and network. Under
+ *       overload that is what the server's queue holds; at light load the queue is short, the
+ *       estimate low by up to d_t and the budget that much looser, so it then aborts only requests
+ *       a stall held far past their share. At least a tenth of the SLO, as the timeout. Why: the
+ *       timeout bounds the client queue and AQM (2·d_t) the server's, and the two together with a
+ *       service time's tail exceed the SLO (docs/results/harness.md: exponential 25 µs service,
+ *       SLO 750 µs, 2× demand, p99 910 µs in the simulator without it).
  * </ul>
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
@@ -54,6 +66,9 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   private final boolean demandSync;
   private final long requestBudgetNanos;
   private final long sloNanos;
+  private final long targetDelayNanos;
+  /** Whether requests carry {@link #adaptiveBudgetNanos}: adaptive and no fixed budget. */
+  private final boolean adaptiveBudget;
   /** p99 of send-to-response times, or {@code null} for the fixed timeout. */
   private final ServiceTimeTracker pathLatency;
   private final TimestampedQueue<R> queue = new TimestampedQueue<>();
@@ -78,6 +93,8 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
         config.requestBudgetNanos());
     this.demandSync = !config.demandSpeculation();
     this.requestBudgetNanos = config.requestBudgetNanos();
+    this.targetDelayNanos = config.targetDelayNanos();
+    this.adaptiveBudget = config.adaptiveRequestBudget() && !config.hasRequestBudget();
   }
 
   @Override
@@ -109,6 +126,11 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     header.sessionId(sessionId).demand(queue.size()).flags(flags);
     if (requestBudgetNanos != BreakwaterConfig.NO_REQUEST_BUDGET) {
       header.budgetNanos(Math.max(0, requestBudgetNanos - Math.max(0, nowNanos - queuedSince)));
+    } else if (adaptiveBudget) {
+      long budget = adaptiveBudgetNanos();
+      if (budget != Long.MAX_VALUE) {
+        header.budgetNanos(Math.max(0, budget - Math.max(0, nowNanos - queuedSince)));
+      }
     }
     return request;
   }
@@ -152,6 +174,20 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   @Override
   public long nextWakeupNanos() {
     return queue.oldestEnqueueNanos() + queueTimeoutNanos();
+  }
+
+  /**
+   * The queueing budget a request starts with now under {@link
+   * BreakwaterConfig#adaptiveRequestBudget}, or {@link Long#MAX_VALUE} (none) until a response has
+   * been seen: see the class comment.
+   */
+  public long adaptiveBudgetNanos() {
+    long p99 = pathLatency.p99Nanos();
+    if (p99 == 0) {
+      return Long.MAX_VALUE;
+    }
+    long beyondQueues = Math.max(0, p99 - targetDelayNanos);
+    return Math.max(sloNanos / 10, sloNanos - beyondQueues - pathLatency.stepNanos());
   }
 
   /** How long a request may queue here now: see the class comment. */

@@ -38,11 +38,16 @@ package io.spillway.credit;
  *     timeout, as the paper, and {@link #forSlo}'s: with 10,000 clients on four cores at 2× demand
  *     the shorter timeout raised Breakwater's p99 past the SLO (200.8 µs for 200), where the pool's
  *     overshoot, not the client queue, sets the tail; {@link Spillway} turns it on.
+ * @param adaptiveRequestBudget beyond the paper, with the adaptive timeout and no fixed {@code
+ *     requestBudgetNanos}: every request carries a queueing budget derived from what the client
+ *     measures, the SLO less the p99 of what a request needs beyond the queues (its send-to-response
+ *     p99 less d_t, the server queue the pool steers to) and less that estimate's step. See {@link
+ *     BreakwaterClientGate}; {@link Spillway} turns it on.
  */
 public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
     long dropThresholdNanos, long controlPeriodNanos, int perSessionCap,
     long clientQueueTimeoutNanos, boolean demandSpeculation, boolean aqm,
-    long requestBudgetNanos, boolean adaptiveClientTimeout) {
+    long requestBudgetNanos, boolean adaptiveClientTimeout, boolean adaptiveRequestBudget) {
 
   /** {@link #requestBudgetNanos} when requests carry no budget: the paper's Breakwater. */
   public static final long NO_REQUEST_BUDGET = Long.MAX_VALUE;
@@ -67,6 +72,20 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
       throw new IllegalArgumentException("requestBudgetNanos must be positive (or NO_REQUEST_BUDGET): "
           + requestBudgetNanos);
     }
+    if (adaptiveRequestBudget && !adaptiveClientTimeout) {
+      throw new IllegalArgumentException("an adaptive request budget needs the adaptive client timeout,"
+          + " whose estimate it uses");
+    }
+  }
+
+  /** As the canonical constructor, with no adaptive request budget. */
+  public BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
+      long dropThresholdNanos, long controlPeriodNanos, int perSessionCap,
+      long clientQueueTimeoutNanos, boolean demandSpeculation, boolean aqm,
+      long requestBudgetNanos, boolean adaptiveClientTimeout) {
+    this(alpha, beta, targetDelayNanos, dropThresholdNanos, controlPeriodNanos, perSessionCap,
+        clientQueueTimeoutNanos, demandSpeculation, aqm, requestBudgetNanos, adaptiveClientTimeout,
+        false);
   }
 
   /** As the canonical constructor, with a fixed client queue timeout (the paper's). */
@@ -123,6 +142,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
     private boolean aqm;
     private long requestBudgetNanos;
     private boolean adaptiveClientTimeout;
+    private boolean adaptiveRequestBudget;
 
     private Builder(BreakwaterConfig c) {
       alpha = c.alpha;
@@ -136,6 +156,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
       aqm = c.aqm;
       requestBudgetNanos = c.requestBudgetNanos;
       adaptiveClientTimeout = c.adaptiveClientTimeout;
+      adaptiveRequestBudget = c.adaptiveRequestBudget;
     }
 
     public Builder alpha(double value) { alpha = value; return this; }
@@ -155,15 +176,22 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
 
     public Builder perSessionCap(int value) { perSessionCap = value; return this; }
 
-    /** A fixed client queue timeout (the paper's way); turns {@link #adaptiveClientTimeout} off. */
+    /**
+     * A fixed client queue timeout (the paper's way); turns {@link #adaptiveClientTimeout} off, and
+     * with it {@link #adaptiveRequestBudget}.
+     */
     public Builder clientQueueTimeoutNanos(long value) {
       clientQueueTimeoutNanos = value;
       adaptiveClientTimeout = false;
+      adaptiveRequestBudget = false;
       return this;
     }
 
     /** See {@link BreakwaterConfig#adaptiveClientTimeout}; the timeout set is then its ceiling. */
     public Builder adaptiveClientTimeout(boolean value) { adaptiveClientTimeout = value; return this; }
+
+    /** See {@link BreakwaterConfig#adaptiveRequestBudget}; a fixed {@link #requestBudgetNanos} takes precedence. */
+    public Builder adaptiveRequestBudget(boolean value) { adaptiveRequestBudget = value; return this; }
 
     public Builder demandSpeculation(boolean value) { demandSpeculation = value; return this; }
 
@@ -176,7 +204,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
     public BreakwaterConfig build() {
       return new BreakwaterConfig(alpha, beta, targetDelayNanos, dropThresholdNanos,
           controlPeriodNanos, perSessionCap, clientQueueTimeoutNanos, demandSpeculation, aqm,
-          requestBudgetNanos, adaptiveClientTimeout);
+          requestBudgetNanos, adaptiveClientTimeout, adaptiveRequestBudget);
     }
   }
 
@@ -189,6 +217,7 @@ public record BreakwaterConfig(double alpha, double beta, long targetDelayNanos,
         + ", clientQueueTimeout=" + (adaptiveClientTimeout ? "adaptive, at most " : "")
         + clientQueueTimeoutNanos / 1000.0 + "us"
         + ", demandSpeculation=" + demandSpeculation + ", aqm=" + aqm
-        + (hasRequestBudget() ? ", requestBudget=" + requestBudgetNanos / 1000.0 + "us" : "") + "]";
+        + (hasRequestBudget() ? ", requestBudget=" + requestBudgetNanos / 1000.0 + "us"
+            : adaptiveRequestBudget ? ", requestBudget=adaptive" : "") + "]";
   }
 }

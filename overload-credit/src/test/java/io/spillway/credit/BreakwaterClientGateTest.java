@@ -2,6 +2,7 @@ package io.spillway.credit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.ClientEnvironment;
@@ -197,6 +198,46 @@ class BreakwaterClientGateTest {
     assertEquals(before, g.queueTimeoutNanos(), "rejects are not the path a served request takes");
     BreakwaterConfig set = adaptive.toBuilder().clientQueueTimeoutNanos(70 * US).build();
     assertEquals(false, set.adaptiveClientTimeout(), "a timeout given is fixed, as the paper's");
+  }
+
+  @Test
+  void anAdaptiveBudgetIsTheSloLessTheP99BeyondTheServersTargetQueueAndItsStep() {
+    // SLO 200 µs: d_t = 80 µs (40 %), the adaptive timeout's ceiling SLO/2 = 100 µs
+    BreakwaterConfig c = BreakwaterConfig.forSlo(200 * US, 10 * US).toBuilder()
+        .adaptiveClientTimeout(true).adaptiveRequestBudget(true).build();
+    BreakwaterClientGate<String> g = new BreakwaterClientGate<>(c,
+        new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
+    RequestMetadata first = new RequestMetadata();
+    g.offer("a", T0);
+    g.poll(T0, first);
+    assertEquals(Long.MAX_VALUE, first.budgetNanos(), "no response seen yet: no estimate, no budget");
+    g.onResponse(credit(1), T0, T0 + 150 * US); // 150 µs from send to response
+    // 200 − (150 − 80) − 150/16 = 120.625 µs, less the 30 µs the next request queued here
+    assertEquals(120_625, g.adaptiveBudgetNanos());
+    g.offer("b", T0 + 200 * US);
+    RequestMetadata second = new RequestMetadata();
+    assertEquals("b", g.poll(T0 + 230 * US, second));
+    assertEquals(90_625, second.budgetNanos());
+    BreakwaterClientGate<String> light = new BreakwaterClientGate<>(c,
+        new ClientEnvironment(10, 200 * US, OverloadMetrics.NONE));
+    light.onResponse(credit(0), T0, T0 + 60 * US); // below d_t: nothing beyond the queues counted
+    assertEquals(196_250, light.adaptiveBudgetNanos(), "200 - 0 - 60/16");
+    for (int i = 0; i < 200; i++) {
+      g.onResponse(credit(0), T0, T0 + 900 * US); // far past the SLO
+    }
+    assertEquals(20 * US, g.adaptiveBudgetNanos(), "never below a tenth of the SLO");
+    BreakwaterClientGate<String> fixed = new BreakwaterClientGate<>(
+        c.toBuilder().requestBudgetNanos(50 * US).build(),
+        new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
+    fixed.onResponse(credit(1), T0, T0 + 150 * US);
+    fixed.offer("c", T0);
+    RequestMetadata third = new RequestMetadata();
+    fixed.poll(T0, third);
+    assertEquals(50 * US, third.budgetNanos(), "a fixed budget given takes precedence");
+    assertThrows(IllegalArgumentException.class,
+        () -> c.toBuilder().adaptiveClientTimeout(false).build(), "the budget needs the timeout's estimate");
+    assertEquals(false, BreakwaterConfig.forSlo(200 * US, 10 * US).adaptiveRequestBudget(),
+        "the paper's Breakwater carries no budget");
   }
 
   private static BreakwaterClientGate<String> withQueued(BreakwaterClientGate<String> g, long at) {
