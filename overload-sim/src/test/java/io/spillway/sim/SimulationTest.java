@@ -85,6 +85,23 @@ class SimulationTest {
         "goodput " + with.goodputRps() + " with a budget, " + without.goodputRps() + " without");
   }
 
+  /**
+   * The same workload under the default a user gets, the SLO alone: its request budget is derived
+   * from what its clients measure (BreakwaterClientGate, "adaptive request budget"), so no budget
+   * is given, and p99 stays within the SLO (891 µs over this run without the derived budget) with
+   * goodput near capacity.
+   */
+  @Test
+  void theDefaultDerivesItsBudgetAndKeepsP99WithinTheSlo() throws Exception {
+    Experiment.Results r = new Experiment(Scenario.of(Map.of("clients", "100", "cores", "1",
+        "service", "exp", "service_mean_us", "25", "rtt_us", "50", "slo_us", "750",
+        "demand", "2.0", "warmup_ms", "200", "duration_ms", "300", "schemes", "spillway")), 2).run();
+    ResultRecord d = row(r, "spillway", 2.0);
+    assertTrue(d.p99Micros() <= 750, "p99 " + d.p99Micros());
+    assertTrue(d.goodputRps() >= 0.95 * d.capacityRps(),
+        "goodput " + d.goodputRps() + " of capacity " + d.capacityRps());
+  }
+
   @Test
   void headlineScenarioAtTwiceCapacity() throws Exception {
     // scenarios/breakwater-synthetic at 2× demand, measured for 300 ms after a 200 ms warm-up.
