@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ControlChannel;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
@@ -60,11 +61,30 @@ class SpillwayTest {
   }
 
   @Test
+  void theDefaultsDeriveARequestBudgetAndAFixedOneReplacesIt() {
+    Spillway scheme = Spillway.forSlo(Duration.ofMillis(1));
+    assertTrue(scheme.config().adaptiveRequestBudget(), "the default derives its budget");
+    assertEquals(false, scheme.config().hasRequestBudget());
+    Spillway fixed = scheme.withRequestBudgetNanos(400_000);
+    assertEquals(400_000, fixed.config().requestBudgetNanos());
+    assertEquals(scheme.admissionUpdateNanos(), fixed.admissionUpdateNanos(), "the other defaults kept");
+    assertTrue(fixed.followsCreditsOut());
+    var client = fixed.<String>newClientGate(new ClientEnvironment(3, 1_000_000,
+        OverloadMetrics.NONE));
+    client.offer("a", 0, 0);
+    RequestMetadata header = new RequestMetadata();
+    client.poll(50_000, header);
+    assertEquals(350_000, header.budgetNanos(), "the fixed budget less 50 µs in the client queue");
+    assertThrows(IllegalArgumentException.class, () -> scheme.withRequestBudgetNanos(0));
+  }
+
+  @Test
   void admissionsUpdateThePoolBetweenTheTimersRuns() {
     VirtualClock clock = new VirtualClock();
     Spillway scheme = Spillway.forSlo(Duration.ofMillis(5));
     assertEquals(250_000, scheme.admissionUpdateNanos(), "a twentieth of the SLO");
     assertTrue(scheme.config().adaptiveClientTimeout());
+    assertTrue(scheme.config().adaptiveRequestBudget());
     // A queue of 1 ms, between d_t/2 and d_t = 2 ms: eq. 1, the start-up's doubling over at once.
     Spillway.MixedGate gate = (Spillway.MixedGate) scheme.newServerGate(new ServerEnvironment(clock,
         clock, now -> 1_000_000, ControlChannel.DISCARD, OverloadMetrics.NONE, 1));

@@ -71,7 +71,7 @@ public final class Scenario {
     keys.put("breakwater.drop_us", "Breakwater AQM threshold; default 2·d_t");
     keys.put("breakwater.period_us", "Breakwater control period; default one RTT");
     keys.put("breakwater.client_timeout_us", "client queue timeout; default SLO/2");
-    keys.put("spillway.budget_us", "the default scheme (`spillway`) with an end-to-end queueing budget every request carries, as breakwater.budget_us; default none");
+    keys.put("spillway.budget_us", "the default scheme (`spillway`) with a fixed end-to-end queueing budget every request carries, as breakwater.budget_us; default a budget each client derives from its send-to-response times");
     keys.put("breakwater.budget_us", "beyond the paper: end-to-end queueing budget every request carries (client queue, then server queues); the server aborts a request unrun once it is spent (the Netty transport and the single-server simulator; over gRPC it only bounds budgeted locks); default none (the paper's Breakwater)");
     keys.put("breakwater.per_session_cap", "largest window per session; default 64");
     keys.put("codel.target_us", "CoDel target queueing delay; default 15% of the SLO");

@@ -39,7 +39,8 @@ public final class SchemeRegistry {
       new Entry("none", s -> NoControl.INSTANCE),
       // The scheme a user who names none gets: Spillway.forSlo with the SLO alone.
       new Entry("spillway", s -> s.isSet("spillway.budget_us")
-          ? Spillway.forSloNanos(s.sloNanos()).withRequestBudgetNanos(s.nanos("spillway.budget_us", 1_000))
+          ? Spillway.forSloNanos(s.sloNanos())
+              .withRequestBudgetNanos(s.nanos("spillway.budget_us", 1_000))
           : Spillway.forSloNanos(s.sloNanos())),
       new Entry("breakwater", s -> Breakwater.of(breakwaterConfig(s))),
       new Entry("breakwater-credit", s -> Breakwater.creditsOnly(breakwaterConfig(s))),
