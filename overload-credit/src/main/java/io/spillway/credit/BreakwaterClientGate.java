@@ -52,13 +52,12 @@ import java.util.function.Consumer;
  *       a stall held far past their share. At least a tenth of the SLO, as the timeout. Why a
  *       budget: the timeout bounds the client queue and AQM (2·d_t) the server's, and the two
  *       together with a service time's tail exceed the SLO (docs/results/harness.md: exponential
- *       25 µs service, SLO 750 µs, 2× demand, p99 910 µs in the simulator without it). Counting
- *       more of the p99 as queue (1.5·d_t, or AQM's 2·d_t) loosens the budget: on
- *       docs/results/robustness.md's matrix 1.5·d_t raised the worst steady-overload cell from
- *       0.907 to 0.943, but on sockets (the same harness runs, docs/results/harness.md) the longer
- *       server queue lengthened the p99 this timeout subtracts, more requests expired in the
- *       client queue, and goodput at 1.5× and 2× fell below Breakwater's in both runs where d_t
- *       kept it above; 2·d_t put the p99 over the SLO in 3 of the matrix's 150 cells.
+ *       25 µs service, SLO 750 µs, 2× demand, p99 910 µs in the simulator without it). Why d_t
+ *       and not more of the p99 (1.5·d_t, or AQM's 2·d_t): a looser budget lets the server's
+ *       queue run longer, which lengthens the p99 the timeout above subtracts, so more requests
+ *       expire in this queue; on sockets that cost goodput under overload, and 2·d_t let the p99
+ *       past the SLO where the service time is heavy-tailed (docs/results/harness.md, "Spillway's
+ *       default on sockets"; docs/results/robustness.md, the budget's variants).
  * </ul>
  *
  * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
