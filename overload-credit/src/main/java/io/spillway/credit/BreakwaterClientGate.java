@@ -129,13 +129,9 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     R request = queue.poll();
     inFlight++;
     header.sessionId(sessionId).demand(queue.size()).flags(flags);
-    if (requestBudgetNanos != BreakwaterConfig.NO_REQUEST_BUDGET) {
-      header.budgetNanos(Math.max(0, requestBudgetNanos - Math.max(0, nowNanos - queuedSince)));
-    } else if (adaptiveBudget) {
-      long budget = adaptiveBudgetNanos();
-      if (budget != Long.MAX_VALUE) {
-        header.budgetNanos(Math.max(0, budget - Math.max(0, nowNanos - queuedSince)));
-      }
+    long budget = adaptiveBudget ? adaptiveBudgetNanos() : requestBudgetNanos;
+    if (budget != Long.MAX_VALUE) { // NO_REQUEST_BUDGET, or no estimate yet
+      header.budgetNanos(Math.max(0, budget - Math.max(0, nowNanos - queuedSince)));
     }
     return request;
   }
