@@ -40,6 +40,9 @@ final class GatedServerCall<ReqT, RespT>
   private final long sessionId;
   private final Context context;
   private final RequestBudget budget;
+  /** The budget its deadline set; spent before the handler runs, the call is aborted unrun. */
+  private final long deadlineBudgetNanos;
+  private boolean abortedUnrun; // callbacks are serialised
   private final long admittedAt;
   private final long ticket;
   private boolean handlerReached; // callbacks are serialised
@@ -53,13 +56,14 @@ final class GatedServerCall<ReqT, RespT>
   private volatile boolean started;
 
   GatedServerCall(ServerCall<ReqT, RespT> delegate, ServerPermit permit, long sessionId,
-      Context context, RequestBudget budget, long admittedAt, long ticket,
+      Context context, RequestBudget budget, long deadlineBudgetNanos, long admittedAt, long ticket,
       SpillwayServerInterceptor owner) {
     super(delegate);
     this.permit = permit;
     this.sessionId = sessionId;
     this.context = context;
     this.budget = budget;
+    this.deadlineBudgetNanos = deadlineBudgetNanos;
     this.admittedAt = admittedAt;
     this.ticket = ticket;
     this.owner = owner;
@@ -206,15 +210,25 @@ final class GatedServerCall<ReqT, RespT>
         handlerReached = true; // the request's queueing ends as its handler gets the request
         owner.handlerStarted(ticket);
       }
+      if (abortedUnrun && event != CANCEL && event != COMPLETE) {
+        return; // closed before its handler saw it: nothing of it goes to the handler
+      }
       Context previous = context.attach();
       try {
         if (budget == null) {
           deliver(event, message);
         } else {
-          if (!budgetCharged) {
-            budgetCharged = true; // the wait for the server's executor is queueing
+          if (!budgetCharged && handlerReached) {
+            // Its wait for the server's executor, every crossing of it (UnstartedCalls), is
+            // queueing: charged once, as the handler gets the request.
+            budgetCharged = true;
             long now = owner.ticker().read();
-            budget.charge(now - admittedAt);
+            long waited = Math.max(0, now - admittedAt);
+            if (waited >= deadlineBudgetNanos) {
+              abortedUnrun = true;
+              throw new BudgetExceededException(waited, deadlineBudgetNanos);
+            }
+            budget.charge(waited);
             startedAt = now;
             started = true;
           }

@@ -61,7 +61,14 @@ import java.util.concurrent.TimeUnit;
  *       the network share is left in the deadline), or, without a deadline, from the server-side
  *       target given to the constructor. A call whose deadline is already too close to be met is
  *       refused at once ({@code REJECTED_BUDGET}), before the gate and before it queues. So a
- *       {@code BudgetedLock} in the handler works for any client.
+ *       {@code BudgetedLock} in the handler works for any client. A call that spends the budget
+ *       its deadline gave it waiting for a worker is aborted unrun (docs/design.md, "Request
+ *       budget": a budget shrinks by the time spent in each queue): its answer would come too late
+ *       for a client that gives up at the deadline, so its handler never sees it. A budget from the
+ *       header or the server-side target bounds only the handler's waits: a Spillway client
+ *       derives its header budget from its own send-to-response p99, which over gRPC holds
+ *       milliseconds of call overhead, and enforcing it on the wait for a worker refused calls
+ *       that would have met their SLO (docs/results/grpc.md, "Budgets").
  *   <li>Every reject carries {@code grpc-retry-pushback-ms}: the server's current queueing delay
  *       in milliseconds (at least 1), so a client's retry policy waits about as long as the queue
  *       needs to drain instead of retrying at once (gRFC A6).
@@ -234,7 +241,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     SpillwayContext spillway = new SpillwayContext(d.request, d.permit, callGraph, d.budget);
     Context context = Context.current().withValue(SpillwayContext.KEY, spillway);
     GatedServerCall<ReqT, RespT> gated = new GatedServerCall<>(call, d.permit,
-        d.request.sessionId(), context, d.budget, d.at, d.ticket, this);
+        d.request.sessionId(), context, d.budget, d.deadlineBudgetNanos, d.at, d.ticket, this);
     ServerCall.Listener<ReqT> listener;
     Context previous = context.attach();
     try {
@@ -270,6 +277,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     }
     request.interfaceId(interfaces.idOf(fullMethodName));
     long budget = request.budgetNanos();
+    long deadlineBudget = Long.MAX_VALUE; // from its deadline: spent unrun, the call is aborted
     if (budget == Long.MAX_VALUE) {
       long p99 = serviceTimes.p99Nanos(now); // decays while no call completes (ServiceTimeTracker)
       if (deadline != null) {
@@ -278,6 +286,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
           return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
         }
         request.budgetNanos(budget);
+        deadlineBudget = budget;
       } else if (targetBudgetNanos != NO_TARGET) {
         request.budgetNanos(Math.max(0, targetBudgetNanos - p99));
       }
@@ -289,6 +298,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     RequestBudget requestBudget = request.budgetNanos() == Long.MAX_VALUE
         ? null : RequestBudget.of(request.budgetNanos());
     Decision d = new Decision(request, permit, requestBudget, null, now);
+    d.deadlineBudgetNanos = deadlineBudget;
     if (unstarted != null) {
       d.ticket = unstarted.arrived(now);
     }
@@ -380,6 +390,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     Context context; // set before the decision is published
     Metadata headers;
     long ticket = -1; // in unstarted, if measured
+    /** The budget its deadline set (spent unrun: aborted), else {@code Long.MAX_VALUE}. */
+    long deadlineBudgetNanos = Long.MAX_VALUE;
 
     Decision(RequestMetadata request, ServerPermit permit, RequestBudget budget,
         ResponseMetadata rejectResponse, long at) {

@@ -6,8 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -23,6 +33,8 @@ import io.spillway.api.testing.LeakCheckingServerGate;
 import io.spillway.api.testing.VirtualClock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -182,6 +194,100 @@ class SpillwayServerInterceptorTest {
       abandoned.await();
 
       assertEquals(8, gate.issued(), "one permit per call, streaming or not");
+      gate.assertNoLeaks();
+    }
+  }
+
+  /**
+   * Stands for the wait for a worker: between the Spillway interceptor's admission and the first
+   * callback its listener gets, the virtual clock moves by {@code wait}.
+   */
+  private ServerInterceptor workerWait(AtomicLong wait) {
+    return new ServerInterceptor() {
+      @Override
+      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+          ServerCallHandler<Q, R> next) {
+        ServerCall.Listener<Q> admitted = next.startCall(call, headers);
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(admitted) {
+          private boolean waited;
+
+          @Override
+          public void onReady() {
+            waitOnce();
+            super.onReady();
+          }
+
+          @Override
+          public void onMessage(Q message) {
+            waitOnce();
+            super.onMessage(message);
+          }
+
+          private void waitOnce() {
+            if (!waited) {
+              waited = true;
+              clock.advance(wait.get());
+            }
+          }
+        };
+      }
+    };
+  }
+
+  @Test
+  void aCallThatSpendsItsDeadlinesBudgetWaitingForAWorkerIsAbortedUnrun() {
+    ScriptedGate scripted = new ScriptedGate();
+    LeakCheckingServerGate gate = new LeakCheckingServerGate(scripted);
+    List<String> handled = new ArrayList<>();
+    List<Long> budgets = new ArrayList<>();
+    Echo.Handler handler = (method, request, out) -> {
+      handled.add(request);
+      budgets.add(RequestBudget.currentOrNull().remainingNanos());
+      Echo.ECHO.handle(method, request, out);
+    };
+    AtomicLong wait = new AtomicLong(20_000_000_000L); // past a deadline 10 s away on the real clock
+    SpillwayServerInterceptor spillway = new SpillwayServerInterceptor(gate, clock,
+        InterfaceRegistry.of(Echo.DESCRIPTOR), ControlChannel.DISCARD, QueueDelaySignal.NONE, 5_000);
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(Echo.service(handler),
+        spillway, workerWait(wait)))) {
+      Channel withDeadline = ClientInterceptors.intercept(grpc.channel(), new ClientInterceptor() {
+        @Override
+        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method,
+            CallOptions options, Channel next) {
+          return next.newCall(method, options.withDeadlineAfter(10, TimeUnit.SECONDS));
+        }
+      });
+
+      Calls.Reply late = Calls.unary(withDeadline, Echo.UNARY, "late").await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, late.status().getCode(), late.toString());
+      assertEquals("spillway: rejected (budget)", late.status().getDescription());
+      assertEquals(String.valueOf(io.spillway.api.Status.REJECTED_BUDGET.code()), status(late));
+      assertNotNull(late.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS));
+
+      Calls.Handle stream = Calls.start(withDeadline, Echo.CHAT, new Metadata(), false, "a");
+      stream.call().sendMessage("b");
+      stream.call().halfClose();
+      Calls.Reply streamed = stream.await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, streamed.status().getCode(), streamed.toString());
+      assertEquals(List.of(), streamed.messages());
+      assertEquals(List.of(), handled, "no aborted call reached the handler");
+
+      wait.set(6_000);
+      Calls.Reply header = Calls.unary(grpc.channel(), Echo.UNARY,
+          Calls.headers(SpillwayMetadata.BUDGET, 5_000), "header").await();
+      assertEquals(Status.Code.OK, header.status().getCode(),
+          "a header's budget bounds the handler's waits; it does not abort the call");
+      Calls.Reply target = Calls.unary(grpc.channel(), Echo.UNARY, "target").await();
+      assertEquals(Status.Code.OK, target.status().getCode(), "nor does the server's own target");
+      Calls.Reply inTime = Calls.unary(withDeadline, Echo.UNARY, "in time").await();
+      assertEquals(Status.Code.OK, inTime.status().getCode(), inTime.toString());
+      assertEquals(List.of("header", "target", "in time"), handled);
+      assertEquals(0L, budgets.get(0), "the wait for a worker took all of the header's budget");
+      assertEquals(0L, budgets.get(1));
+      assertTrue(budgets.get(2) > 9_000_000_000L - 6_000 && budgets.get(2) <= 10_000_000_000L - 6_000,
+          "the deadline's budget less the wait: " + budgets.get(2));
+      assertEquals(List.of(Outcome.ABORTED, Outcome.ABORTED, Outcome.SUCCESS, Outcome.SUCCESS,
+          Outcome.SUCCESS), scripted.outcomes);
       gate.assertNoLeaks();
     }
   }
