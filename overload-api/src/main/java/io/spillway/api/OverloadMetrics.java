@@ -23,4 +23,10 @@ public interface OverloadMetrics {
 
   /** An explicit control message (credit, demand) was sent. */
   default void onControlMessage() { }
+
+  /**
+   * A price gate set its own price for the next interval (Rajomon's local price, rajomon-nsdi25
+   * §3.2): called once per price update, off the request path.
+   */
+  default void onPrice(long localPrice) { }
 }

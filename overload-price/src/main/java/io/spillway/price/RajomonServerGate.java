@@ -214,6 +214,7 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
       unwinding = true; // saturated: this price refuses every request of the last intervals
     }
     prices.localPrice(price);
+    metrics.onPrice(price);
     prices.decayStale(policy::lowestAfter);
     if (allPrices) {
       interfacePrices = snapshotPrices();

@@ -26,6 +26,7 @@ class RajomonServerGateTest {
   private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100 * US);
   private final Map<Status, Integer> decisions = new EnumMap<>(Status.class);
   private long delay;
+  private final java.util.List<Long> reportedPrices = new java.util.ArrayList<>();
 
   /**
    * θ = 50 µs, interval 25 µs (forSlo's for a 200 µs SLO), ±8 tokens per 50 µs away from θ, at
@@ -43,6 +44,11 @@ class RajomonServerGateTest {
       @Override
       public void onAdmission(Status decision) {
         decisions.merge(decision, 1, Integer::sum);
+      }
+
+      @Override
+      public void onPrice(long localPrice) {
+        reportedPrices.add(localPrice);
       }
     };
     RajomonServerGate g = new RajomonServerGate(config, new ServerEnvironment(clock, clock,
@@ -239,6 +245,18 @@ class RajomonServerGateTest {
     assertFalse(send(g, -5, 0).isAdmitted(), "negative tokens count as none");
     assertEquals(1, decisions.get(Status.OK), "metrics see every decision (since tick's last)");
     assertEquals(2, decisions.get(Status.REJECTED_PRICE));
+  }
+
+  @Test
+  void metricsHearTheLocalPriceOnceAnUpdate() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 3);
+    assertEquals(java.util.List.of(8L, 16L, 24L), reportedPrices, "one report per update");
+    delay = 0; // below θ: the price falls, at least 1 an update
+    tick(g);
+    assertEquals(4, reportedPrices.size());
+    assertTrue(reportedPrices.get(3) < 24, "the fall is reported: " + reportedPrices);
+    assertEquals(g.localPrice(), reportedPrices.get(3));
   }
 
   @Test

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What one endpoint's gate has done: decisions by status, completions by outcome, and the last
- * credit-pool report. It is the {@link OverloadMetrics} the gate reports to, and what the
+ * credit-pool and price reports. It is the {@link OverloadMetrics} the gate reports to, and what the
  * Micrometer binder and the Actuator endpoint read: counting costs one {@link LongAdder}
  * increment, no allocation, and readers see the counters without a registry in between.
  *
@@ -27,6 +27,7 @@ public final class GateStats implements OverloadMetrics {
   private volatile long poolTotal;
   private volatile long poolIssued;
   private volatile int sessions;
+  private volatile long price;
 
   /** @param endpoint the low-cardinality name meters and events carry */
   public GateStats(String endpoint) {
@@ -68,6 +69,11 @@ public final class GateStats implements OverloadMetrics {
     controlMessages.increment();
   }
 
+  @Override
+  public void onPrice(long localPrice) {
+    this.price = localPrice;
+  }
+
   /** Requests decided on with {@code status} ({@link Status#OK}: admitted). */
   public long decisions(Status status) {
     return decisions[status.ordinal()].sum();
@@ -103,6 +109,11 @@ public final class GateStats implements OverloadMetrics {
     return sessions;
   }
 
+  /** The price the gate last set for itself (0 for schemes without prices). */
+  public long price() {
+    return price;
+  }
+
   /** Explicit control messages sent. */
   public long controlMessages() {
     return controlMessages.sum();
@@ -131,6 +142,7 @@ public final class GateStats implements OverloadMetrics {
     m.put("creditPool", poolTotal);
     m.put("creditsIssued", poolIssued);
     m.put("sessions", sessions);
+    m.put("price", price);
     return m;
   }
 

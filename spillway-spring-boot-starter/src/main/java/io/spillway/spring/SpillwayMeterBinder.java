@@ -25,6 +25,8 @@ import java.util.Objects;
  *   <tr><td>{@code spillway.credits.pool}, {@code spillway.credits.issued}</td><td>gauge</td>
  *       <td>endpoint: the last pool report (for the default scheme, plain clients' concurrency
  *       limit and Breakwater's pool report to the same gauge, whichever reported last)</td></tr>
+ *   <tr><td>{@code spillway.price}</td><td>gauge</td><td>endpoint: the local price a price
+ *       scheme (Rajomon) last set, once per update interval; 0 for schemes without prices</td></tr>
  *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the server's
  *       measured queueing delay</td></tr>
  * </table>
@@ -70,6 +72,9 @@ public final class SpillwayMeterBinder implements MeterBinder {
       Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)
           .description("Credits issued (or requests in flight under a limit)").tags(tags)
           .register(registry);
+      Gauge.builder("spillway.price", stats, GateStats::price)
+          .description("The price the gate last set for itself (Rajomon; 0 without prices)")
+          .tags(tags).register(registry);
     }
     Gauge.builder("spillway.queue.delay", gate,
             g -> g.queueDelay().queueingDelayNanos(g.ticker().read()) / 1e9)

@@ -159,7 +159,8 @@ class StarterMvcTest {
     assertEquals(200, admitted.statusCode(), admitted.body());
     assertTrue(admitted.body().contains("\"endpoint\""), admitted.body());
     for (String meter : List.of("spillway.requests.rejected", "spillway.budget.aborts",
-        "spillway.queue.delay", "spillway.credits.pool", "spillway.requests.completed")) {
+        "spillway.queue.delay", "spillway.credits.pool", "spillway.requests.completed",
+        "spillway.price")) {
       assertEquals(200, get("/actuator/metrics/" + meter).statusCode(), meter);
     }
   }
