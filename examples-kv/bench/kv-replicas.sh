@@ -7,7 +7,7 @@
 # replica (KvReplicaClient: a fast reject is retried once on server 2). Each rate runs both ways in
 # turn, so drift hits both alike.
 # Usage: examples-kv/bench/kv-replicas.sh OUT_DIR "RATE1 RATE2 ..." [SECONDS] [TARGET_US] [SCHEME]
-# (SCHEME: the frame port's credits, protego (default), breakwater or none; the client uses the same)
+# (SCHEME: the frame port's credits, protego (default), breakwater, spillway or none; the client uses the same)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${1:?usage: kv-replicas.sh OUT_DIR RATES [SECONDS] [TARGET_US]}"

@@ -27,7 +27,7 @@ import org.HdrHistogram.Histogram;
  * such.
  *
  * <p>{@code kv-frame-load --ports P1[,P2] --rate R[,R2...] [--seconds S] [--warmup S] [--sessions N]
- * [--set-share X] [--slo-us U] [--target-us T] [--scheme protego|breakwater|none] [--retry-share F]
+ * [--set-share X] [--slo-us U] [--target-us T] [--scheme protego|breakwater|spillway|none] [--retry-share F]
  * [--no-preload]}: with two ports every request goes to P1 first and a fast reject is retried once
  * on P2. Run it on a core of its own. Not thread-safe: one run at a time.
  */

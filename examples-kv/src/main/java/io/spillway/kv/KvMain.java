@@ -21,7 +21,7 @@ public final class KvMain {
       String flag = args[i];
       if (flag.equals("-h") || flag.equals("--help")) {
         System.out.println("usage: spillway kv [--port N] [--memory MB] [--scheme asqm|spillway|none]"
-            + " [--cores N] [--target-us T] [--host H] [--frame-port N] [--frame-scheme protego|breakwater|none]");
+            + " [--cores N] [--target-us T] [--host H] [--frame-port N] [--frame-scheme protego|breakwater|spillway|none]");
         System.out.println("  --port -1 serves no text protocol; --frame-port N also serves the native frame (KvClient)");
         return;
       }

@@ -112,6 +112,14 @@ public final class KvServer implements AutoCloseable {
     PROTEGO,
     /** Breakwater's credits, demand speculation and delay-based AQM (breakwater-osdi20 §3). */
     BREAKWATER,
+    /**
+     * The library's default ({@link io.spillway.credit.Spillway#forSloNanos}): Breakwater's credits
+     * with the rules that follow what the server and its clients measure, and the request budget
+     * its clients derive. Spillway takes the end-to-end SLO, not a per-server target: twice the
+     * target, the SLO of Protego's memcached experiments (protego-nsdi23 §5.3, Fig. 8) and what
+     * {@code kv-frame-load} counts goodput within.
+     */
+    SPILLWAY,
     /** No admission control; the locks' budgets still refuse what would be late. */
     NONE;
 
@@ -126,11 +134,15 @@ public final class KvServer implements AutoCloseable {
         case PROTEGO -> io.spillway.credit.Protego.of(io.spillway.credit.ProtegoConfig.forSlo(targetNanos, rtt));
         case BREAKWATER -> io.spillway.credit.Breakwater.of(
             io.spillway.credit.BreakwaterConfig.forSlo(targetNanos, rtt));
+        case SPILLWAY -> io.spillway.credit.Spillway.forSloNanos(2 * targetNanos);
         case NONE -> NoControl.INSTANCE;
       };
     }
 
-    /** The scheme called {@code name} ({@code protego}, {@code breakwater}, {@code none}). */
+    /**
+     * The scheme called {@code name} ({@code protego}, {@code breakwater}, {@code spillway},
+     * {@code none}).
+     */
     public static FrameScheme parse(String name) {
       for (FrameScheme f : values()) {
         if (f.name().equalsIgnoreCase(name)) {
@@ -138,7 +150,7 @@ public final class KvServer implements AutoCloseable {
         }
       }
       throw new IllegalArgumentException("unknown frame scheme '" + name
-          + "'; known: protego (default), breakwater, none");
+          + "'; known: protego (default), breakwater, spillway, none");
     }
   }
 
