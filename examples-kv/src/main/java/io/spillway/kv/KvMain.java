@@ -5,7 +5,7 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code ./spillway kv [--port N] [--memory MB] [--scheme S] [--cores N] [--target-us T]
- * [--frame-port N] [--frame-scheme S]}: a memcached-protocol server in the foreground, and with
+ * [--frame-port N] [--frame-scheme S] [--frame-stats]}: a memcached-protocol server in the foreground, and with
  * {@code --frame-port} the same store over Spillway's native frame for {@link KvClient}. Prints
  * {@code frame-port N} (if any), then {@code port N} once it listens ({@code port -1} with {@code
  * --port -1}: no text protocol); stops on SIGTERM or Ctrl-C. Any memcached client can use the text
@@ -17,12 +17,20 @@ public final class KvMain {
 
   public static void main(String[] args) throws Exception {
     KvServer.Builder b = KvServer.builder();
+    FrameStats stats = null;
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
+      if (flag.equals("--frame-stats")) {
+        stats = new FrameStats();
+        b.frameMetrics(stats);
+        continue;
+      }
       if (flag.equals("-h") || flag.equals("--help")) {
         System.out.println("usage: spillway kv [--port N] [--memory MB] [--scheme asqm|spillway|none]"
-            + " [--cores N] [--target-us T] [--host H] [--frame-port N] [--frame-scheme protego|breakwater|spillway|none]");
+            + " [--cores N] [--target-us T] [--host H] [--frame-port N] [--frame-scheme protego|breakwater|spillway|none]"
+            + " [--frame-stats]");
         System.out.println("  --port -1 serves no text protocol; --frame-port N also serves the native frame (KvClient)");
+        System.out.println("  --frame-stats prints the frame gate's decisions and credit pool each second, on stderr");
         return;
       }
       if (i + 1 >= args.length) {
@@ -69,6 +77,19 @@ public final class KvMain {
     }
     System.out.println("port " + (b.hasTextPort() ? server.port() : -1));
     System.out.flush();
+    if (stats != null) {
+      FrameStats reading = stats;
+      Thread.ofPlatform().daemon().name("kv-frame-stats").start(() -> {
+        try {
+          while (true) {
+            Thread.sleep(1_000); // a reading a second for a person or a script to follow
+            System.err.println(reading.read());
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+    }
     stopped.await();
   }
 

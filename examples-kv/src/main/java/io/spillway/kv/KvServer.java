@@ -230,7 +230,7 @@ public final class KvServer implements AutoCloseable {
       frameServer = SpillwayServer.builder().host(config.host).port(config.framePort)
           .scheme(frameScheme).handler(new KvFrameHandler(this)).transport(transport)
           .ioThreads(config.cores).parallelism(config.cores).threading(Threading.LOOP_QUEUE)
-          .ticker(config.ticker).build().start();
+          .ticker(config.ticker).metrics(config.frameMetrics).build().start();
     }
     return this;
   }
@@ -476,7 +476,7 @@ public final class KvServer implements AutoCloseable {
 
   private record Config(String host, int port, long memoryBytes, int cores, Protection protection,
       long targetNanos, Ticker ticker, Transport transport, int framePort, FrameScheme frameScheme,
-      UnaryOperator<OverloadScheme> frameSchemeWrapper) { }
+      UnaryOperator<OverloadScheme> frameSchemeWrapper, io.spillway.api.OverloadMetrics frameMetrics) { }
 
   /** Builds a {@link KvServer}. Not thread-safe. */
   public static final class Builder {
@@ -491,8 +491,15 @@ public final class KvServer implements AutoCloseable {
     private int framePort = -1;
     private FrameScheme frameScheme = FrameScheme.PROTEGO;
     private UnaryOperator<OverloadScheme> frameSchemeWrapper = UnaryOperator.identity();
+    private io.spillway.api.OverloadMetrics frameMetrics = io.spillway.api.OverloadMetrics.NONE;
 
     private Builder() { }
+
+    /** Where the frame port's gate reports its decisions and its credit pool. */
+    public Builder frameMetrics(io.spillway.api.OverloadMetrics value) {
+      frameMetrics = Objects.requireNonNull(value);
+      return this;
+    }
 
     public Builder host(String value) { host = Objects.requireNonNull(value); return this; }
 
@@ -579,7 +586,7 @@ public final class KvServer implements AutoCloseable {
         throw new IllegalArgumentException("no port to serve: a text port, a frame port, or both");
       }
       return new KvServer(new Config(host, port, memoryBytes, cores, protection, targetNanos,
-          ticker, transport, framePort, frameScheme, frameSchemeWrapper));
+          ticker, transport, framePort, frameScheme, frameSchemeWrapper, frameMetrics));
     }
   }
 }
