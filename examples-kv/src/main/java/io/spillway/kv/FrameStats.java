@@ -6,10 +6,10 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What the frame port's gate did, as one line per reading ({@code ./spillway kv --frame-stats}):
- * requests admitted and refused by reason since the last reading, and the credit pool over that
- * time (lowest, highest and last target size, credits issued and sessions at the last report), so
- * that a run's refusals can be told apart: a pool too small for the demand, or credits slow to
- * come back while the pool is large.
+ * requests admitted and refused by reason since the last reading, the credit pool over that time
+ * (lowest, highest and last target size, credits issued and sessions at the last report), and the
+ * plain clients' concurrency limit at its last report, so that a run's refusals can be told apart:
+ * a pool too small for the demand, or credits slow to come back while the pool is large.
  *
  * <p>Thread-safe: the gate reports from its event loops and control loop, a reader reads from any
  * thread. Counting a decision is one {@link LongAdder} increment.
@@ -27,6 +27,8 @@ final class FrameStats implements OverloadMetrics {
   private long issued;
   private int sessions;
   private long poolReports;
+  private volatile long limit = -1;
+  private volatile long limitInFlight;
 
   FrameStats() {
     for (int i = 0; i < decisions.length; i++) {
@@ -49,6 +51,12 @@ final class FrameStats implements OverloadMetrics {
       this.sessions = sessions;
       poolReports++;
     }
+  }
+
+  @Override
+  public void onConcurrencyLimit(long limit, long inFlight) {
+    this.limitInFlight = inFlight;
+    this.limit = limit;
   }
 
   /** Decisions since the last reading and the pool over that time; starts the next interval. */
@@ -77,6 +85,9 @@ final class FrameStats implements OverloadMetrics {
       poolLow = Long.MAX_VALUE;
       poolHigh = Long.MIN_VALUE;
       poolReports = 0;
+    }
+    if (limit >= 0) {
+      line.append("; plain clients' limit ").append(limit).append(" in flight ").append(limitInFlight);
     }
     return line.toString();
   }

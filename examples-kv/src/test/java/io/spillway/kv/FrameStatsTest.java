@@ -20,7 +20,8 @@ class FrameStatsTest {
     assertEquals("frame-stats admitted 2 refused rejected_aqm=1; pool 9-16 last 12 issued 5"
         + " sessions 4 (3 reports)", stats.read());
     stats.onAdmission(Status.REJECTED_NO_CREDIT);
-    assertEquals("frame-stats admitted 0 refused rejected_no_credit=1; pool not reported",
-        stats.read());
+    stats.onConcurrencyLimit(2, 1);
+    assertEquals("frame-stats admitted 0 refused rejected_no_credit=1; pool not reported;"
+        + " plain clients' limit 2 in flight 1", stats.read(), "a limit is not a pool");
   }
 }

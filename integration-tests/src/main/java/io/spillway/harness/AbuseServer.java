@@ -26,7 +26,8 @@ import java.util.concurrent.atomic.LongAdder;
  *       request) and the count of window-rule violations; and the credit pool since the last such
  *       command: C_total's mean, least and most over the gate's pool updates, C_issued's mean, the
  *       sessions at the last update, and how many updates there were
- *       ({@link OverloadMetrics#onCreditPool}); and the gate's decisions on every session's requests
+ *       ({@link OverloadMetrics#onCreditPool}; the plain clients' limit reports elsewhere and is
+ *       not counted); and the gate's decisions on every session's requests
  *       so far, admitted, refused for credit and dropped by AQM ({@link OverloadMetrics#onAdmission}).
  *       Space-separated {@code key=value}.
  *   <li>{@code ledger SESSION}: the ledger's account of SESSION as {@link GrantLedger.Account}

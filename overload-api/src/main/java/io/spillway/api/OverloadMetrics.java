@@ -21,6 +21,13 @@ public interface OverloadMetrics {
   /** A credit pool was resized: its target size, credits currently issued, sessions registered. */
   default void onCreditPool(long total, long issued, int sessions) { }
 
+  /**
+   * A concurrency limit, for requests that carry no credit, was updated: the limit and the
+   * requests in flight under it. A scheme that runs both (credits for sessions, a limit for
+   * plain clients) reports each to its own callback, so neither reading is mistaken for the other.
+   */
+  default void onConcurrencyLimit(long limit, long inFlight) { }
+
   /** An explicit control message (credit, demand) was sent. */
   default void onControlMessage() { }
 

@@ -152,7 +152,7 @@ final class DelayLimitGate implements ServerGate {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
     limit = Math.max(floor(nowNanos), Math.min(next, Integer.MAX_VALUE));
-    metrics.onCreditPool(limit, inFlight.get(), 0);
+    metrics.onConcurrencyLimit(limit, inFlight.get());
   }
 
   /** parallelism + X · d_t, X the completion rate over the last periods. */

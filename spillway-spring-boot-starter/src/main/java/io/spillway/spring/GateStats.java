@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What one endpoint's gate has done: decisions by status, completions by outcome, and the last
- * credit-pool and price reports. It is the {@link OverloadMetrics} the gate reports to, and what the
+ * credit-pool, concurrency-limit and price reports. It is the {@link OverloadMetrics} the gate reports to, and what the
  * Micrometer binder and the Actuator endpoint read: counting costs one {@link LongAdder}
  * increment, no allocation, and readers see the counters without a registry in between.
  *
@@ -28,6 +28,8 @@ public final class GateStats implements OverloadMetrics {
   private volatile long poolIssued;
   private volatile int sessions;
   private volatile long price;
+  private volatile long limit;
+  private volatile long limitInFlight;
 
   /** @param endpoint the low-cardinality name meters and events carry */
   public GateStats(String endpoint) {
@@ -70,6 +72,12 @@ public final class GateStats implements OverloadMetrics {
   }
 
   @Override
+  public void onConcurrencyLimit(long limit, long inFlight) {
+    this.limit = limit;
+    this.limitInFlight = inFlight;
+  }
+
+  @Override
   public void onPrice(long localPrice) {
     this.price = localPrice;
   }
@@ -109,6 +117,16 @@ public final class GateStats implements OverloadMetrics {
     return sessions;
   }
 
+  /** The plain clients' concurrency limit at the last report (0 for schemes without one). */
+  public long concurrencyLimit() {
+    return limit;
+  }
+
+  /** Requests in flight under that limit at the last report. */
+  public long limitInFlight() {
+    return limitInFlight;
+  }
+
   /** The price the gate last set for itself (0 for schemes without prices). */
   public long price() {
     return price;
@@ -142,6 +160,8 @@ public final class GateStats implements OverloadMetrics {
     m.put("creditPool", poolTotal);
     m.put("creditsIssued", poolIssued);
     m.put("sessions", sessions);
+    m.put("concurrencyLimit", limit);
+    m.put("limitInFlight", limitInFlight);
     m.put("price", price);
     return m;
   }

@@ -23,8 +23,10 @@ import java.util.Objects;
  *   <tr><td>{@code spillway.requests.completed}</td><td>counter</td><td>endpoint, outcome</td></tr>
  *   <tr><td>{@code spillway.budget.aborts}</td><td>counter</td><td>endpoint</td></tr>
  *   <tr><td>{@code spillway.credits.pool}, {@code spillway.credits.issued}</td><td>gauge</td>
- *       <td>endpoint: the last pool report (for the default scheme, plain clients' concurrency
- *       limit and Breakwater's pool report to the same gauge, whichever reported last)</td></tr>
+ *       <td>endpoint: the credit pool and the credits its sessions hold, at the last report</td></tr>
+ *   <tr><td>{@code spillway.limit}, {@code spillway.limit.inflight}</td><td>gauge</td>
+ *       <td>endpoint: the concurrency limit for clients without credits and the requests in
+ *       flight under it, at the last report (the default scheme runs both)</td></tr>
  *   <tr><td>{@code spillway.price}</td><td>gauge</td><td>endpoint: the local price a price
  *       scheme (Rajomon) last set, once per update interval; 0 for schemes without prices</td></tr>
  *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the server's
@@ -68,9 +70,14 @@ public final class SpillwayMeterBinder implements MeterBinder {
           .description("Admitted requests aborted because a queue would outlast their budget")
           .tags(tags).register(registry);
       Gauge.builder("spillway.credits.pool", stats, GateStats::creditPool)
-          .description("The gate's credit pool or concurrency limit").tags(tags).register(registry);
+          .description("The gate's credit pool").tags(tags).register(registry);
       Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)
-          .description("Credits issued (or requests in flight under a limit)").tags(tags)
+          .description("Credits the gate's sessions hold").tags(tags).register(registry);
+      Gauge.builder("spillway.limit", stats, GateStats::concurrencyLimit)
+          .description("The concurrency limit for clients without credits").tags(tags)
+          .register(registry);
+      Gauge.builder("spillway.limit.inflight", stats, GateStats::limitInFlight)
+          .description("Requests in flight under the concurrency limit").tags(tags)
           .register(registry);
       Gauge.builder("spillway.price", stats, GateStats::price)
           .description("The price the gate last set for itself (Rajomon; 0 without prices)")

@@ -48,4 +48,31 @@ class GateStatsTest {
     assertEquals(1, stats.decisions(Status.REJECTED_PRICE), "a request below the price is refused");
     gate.close();
   }
+
+  @Test
+  void theDefaultSchemesPoolAndPlainClientsLimitLandInTheirOwnReadings() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000 * US);
+    GateStats stats = new GateStats("default");
+    ServerGate gate = io.spillway.credit.Spillway.forSloNanos(1_000 * US).newServerGate(
+        new ServerEnvironment(clock, clock, now -> 0, ControlChannel.DISCARD, stats, 4));
+    gate.start();
+    ServerPermit session = gate.admit(new RequestMetadata().sessionId(7), clock.read());
+    session.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    ServerPermit plain = gate.admit(new RequestMetadata(), clock.read()); // held in flight
+    for (int i = 0; i < 50; i++) {
+      clock.advance(100 * US);
+      if (stats.creditPool() > 0) { // reported since the first control period
+        assertEquals(1, stats.sessions(), "the limit's reports never count as the pool's");
+        assertTrue(stats.limitInFlight() == 1 && stats.creditsIssued() >= 2,
+            "issued " + stats.creditsIssued() + ", in flight under the limit " + stats.limitInFlight());
+      }
+    }
+    assertTrue(stats.creditPool() >= 4, "pool " + stats.creditPool());
+    assertTrue(stats.creditsIssued() >= 1, "issued " + stats.creditsIssued());
+    assertTrue(stats.concurrencyLimit() >= 4, "limit " + stats.concurrencyLimit());
+    assertEquals(1, stats.limitInFlight());
+    assertEquals(1L, stats.snapshot().get("limitInFlight"));
+    plain.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    gate.close();
+  }
 }
