@@ -41,6 +41,8 @@ class StarterMvcTest {
   TomcatWorkersCustomizer workers;
   @Autowired
   ManualTicker ticker;
+  @Autowired
+  io.spillway.spring.internal.ServletStages stages;
 
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -150,6 +152,7 @@ class StarterMvcTest {
     HttpResponse<String> state = get("/actuator/spillway");
     assertEquals(200, state.statusCode());
     assertTrue(state.body().contains("\"tomcat-workers\""), state.body());
+    assertEquals(1, stages.threads(), "the run slots' ceiling is Tomcat's thread count");
     if (System.getProperty("os.name", "").toLowerCase().contains("linux")) {
       assertTrue(state.body().contains("\"cpu-run-queue\""), state.body());
       assertTrue(state.body().contains("\"runSlots\""), state.body());

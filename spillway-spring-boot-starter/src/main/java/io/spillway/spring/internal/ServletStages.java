@@ -14,12 +14,14 @@ public final class ServletStages {
 
   private final RunQueueDelay runQueue;
   private final RunSlots slots;
+  private final int threads;
 
   /**
    * @param parallelism the CPUs requests share ({@code spillway.parallelism})
    * @param threads the container's request threads
    */
   public ServletStages(Ticker ticker, ServerQueueDelay delay, int parallelism, int threads) {
+    this.threads = threads;
     this.runQueue = RunQueueDelay.create(ticker).orElse(null);
     if (runQueue != null) {
       delay.addMeasured("cpu-run-queue", runQueue);
@@ -28,6 +30,11 @@ public final class ServletStages {
     } else {
       slots = null;
     }
+  }
+
+  /** The container's request threads: the most run slots. */
+  public int threads() {
+    return threads;
   }
 
   /** The run-queue stage, or {@code null} where it cannot be measured. */

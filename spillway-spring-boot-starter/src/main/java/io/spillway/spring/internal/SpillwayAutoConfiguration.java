@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -33,14 +34,16 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * Protects every Spring MVC and WebFlux endpoint with nothing but the starter on the class path:
  * the {@code spillway.*} properties, one gate per endpoint group, the server's measured queueing
- * delay, the servlet filter or WebFilter, and the Tomcat worker measurement. Backs off entirely
- * with {@code spillway.enabled=false}. Replace the scheme with an {@link OverloadScheme} bean, the
- * clock with a {@link Ticker} bean, the control loop's timer with a {@link Scheduler} bean; add a
- * queueing stage of the application's own with a {@link QueueDelaySignal} bean.
+ * delay, the servlet filter or WebFilter, and the measurement of Tomcat's or Jetty's workers.
+ * Backs off entirely with {@code spillway.enabled=false}. Replace the scheme with an {@link
+ * OverloadScheme} bean, the clock with a {@link Ticker} bean, the control loop's timer with a
+ * {@link Scheduler} bean; add a queueing stage of the application's own with a {@link
+ * QueueDelaySignal} bean.
  */
 @AutoConfiguration
 @ConditionalOnBooleanProperty(name = "spillway.enabled", matchIfMissing = true)
@@ -126,9 +129,25 @@ public class SpillwayAutoConfiguration {
      */
     @Bean
     ServletStages spillwayServletStages(ServerQueueDelay delay, Ticker ticker,
-        SpillwayProperties properties, Environment environment) {
+        SpillwayProperties properties, Environment environment,
+        ConfigurableListableBeanFactory beans) {
       return new ServletStages(ticker, delay, properties.getParallelism(),
-          environment.getProperty("server.tomcat.threads.max", Integer.class, 200));
+          containerThreads(beans, environment));
+    }
+
+    /**
+     * The request threads of the container that runs: {@code server.jetty.threads.max} when the
+     * application's web server factory is Jetty's, else {@code server.tomcat.threads.max} (200
+     * unless set, for both). Read from the factory bean's type, not from the class path, on which
+     * both containers may be; a deployed WAR has no factory bean and gets Tomcat's.
+     */
+    static int containerThreads(ConfigurableListableBeanFactory beans, Environment environment) {
+      ClassLoader loader = beans.getBeanClassLoader();
+      if (ClassUtils.isPresent(JETTY_FACTORY, loader) && beans.getBeanNamesForType(
+          ClassUtils.resolveClassName(JETTY_FACTORY, loader), true, false).length > 0) {
+        return JettyWorkersCustomizer.Threads.from(environment).max();
+      }
+      return environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
     }
 
     @Bean
@@ -140,6 +159,21 @@ public class SpillwayAutoConfiguration {
       registration.setAsyncSupported(true);
       registration.setName("spillway");
       return registration;
+    }
+
+    /** Jetty's servlet factory, whose bean tells that Jetty is the container. */
+    static final String JETTY_FACTORY =
+        "org.springframework.boot.jetty.servlet.JettyServletWebServerFactory";
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.eclipse.jetty.server.Server", JETTY_FACTORY})
+    static class JettyWorkers {
+      @Bean
+      JettyWorkersCustomizer spillwayJettyWorkers(ServerQueueDelay delay, Ticker ticker,
+          SpillwayProperties properties, Environment environment) {
+        return new JettyWorkersCustomizer(delay, ticker, Threading.VIRTUAL.isActive(environment),
+            properties.getParallelism(), JettyWorkersCustomizer.Threads.from(environment));
+      }
     }
 
     @Configuration(proxyBeanMethods = false)

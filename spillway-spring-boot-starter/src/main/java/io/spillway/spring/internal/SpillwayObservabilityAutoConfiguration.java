@@ -32,13 +32,14 @@ public class SpillwayObservabilityAutoConfiguration {
     @Bean
     @ConditionalOnAvailableEndpoint(SpillwayEndpoint.class)
     SpillwayEndpoint spillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay,
-        ObjectProvider<TomcatWorkersCustomizer> tomcat, ObjectProvider<ServletStages> servlet,
+        ObjectProvider<ServerWorkers> workers, ObjectProvider<ServletStages> servlet,
         UnknownProperties unknown) {
       ServletStages stages = servlet.getIfAvailable();
-      return new SpillwayEndpoint(gate, delay, () -> {
-        TomcatWorkersCustomizer t = tomcat.getIfAvailable();
-        return t != null ? t.route() : "event loops or an unmeasured server";
-      }, stages != null ? stages::state : java.util.Map::of, unknown.names());
+      // Tomcat and Jetty may both be on the class path; the one whose factory was customized runs.
+      return new SpillwayEndpoint(gate, delay, () -> workers.orderedStream()
+          .filter(ServerWorkers::customized).map(ServerWorkers::route).findFirst()
+          .orElse("event loops or an unmeasured server"),
+          stages != null ? stages::state : java.util.Map::of, unknown.names());
     }
   }
 }

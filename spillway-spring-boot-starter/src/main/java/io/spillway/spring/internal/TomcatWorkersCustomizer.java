@@ -37,7 +37,7 @@ import org.springframework.core.Ordered;
  */
 public final class TomcatWorkersCustomizer
     implements WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory>, Ordered,
-    DisposableBean {
+    DisposableBean, ServerWorkers {
 
   private static final System.Logger LOG = System.getLogger(TomcatWorkersCustomizer.class.getName());
 
@@ -47,6 +47,7 @@ public final class TomcatWorkersCustomizer
   private final int carriers;
   private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
   private volatile String route = "not customized";
+  private volatile boolean customized;
   private volatile MeasuredExecutor measured;
 
   private final int maxThreads;
@@ -72,9 +73,14 @@ public final class TomcatWorkersCustomizer
     return Ordered.LOWEST_PRECEDENCE;
   }
 
-  /** How the workers are measured, for the Actuator endpoint. */
+  @Override
   public String route() {
     return route;
+  }
+
+  @Override
+  public boolean customized() {
+    return customized;
   }
 
   /** The measured executor in front of Tomcat's workers, or {@code null} (carrier route). */
@@ -84,6 +90,7 @@ public final class TomcatWorkersCustomizer
 
   @Override
   public void customize(ConfigurableTomcatWebServerFactory factory) {
+    customized = true;
     factory.addProtocolHandlerCustomizers(this::customizeProtocol);
   }
 

@@ -15,9 +15,11 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * A Spring MVC application that only adds the starter: no {@code spillway.*} property, no bean of
  * Spillway's. Its one test hook is the clock: a {@link ManualTicker} bean, which the starter takes
- * instead of the system clock, so its handlers can spend virtual time.
+ * instead of the system clock, so its handlers can spend virtual time. It runs on Tomcat: the
+ * starter's tests have Jetty on the class path too, and Boot would pick Jetty first.
  */
-@SpringBootApplication
+@SpringBootApplication(excludeName =
+    "org.springframework.boot.jetty.autoconfigure.servlet.JettyServletWebServerAutoConfiguration")
 public class MvcTestApp {
 
   /** Armed by a test: the next {@code /work?hold=true} waits on it, after counting down entered. */

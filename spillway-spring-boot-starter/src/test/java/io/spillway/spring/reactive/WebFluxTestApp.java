@@ -13,8 +13,11 @@ import reactor.core.publisher.Mono;
 /**
  * A WebFlux application with the starter and its defaults, plus one queueing stage of its own (a
  * {@link QueueDelaySignal} bean the test sets), which the starter adds to the delay it steers by.
+ * It runs on Reactor Netty: the starter's tests have Jetty on the class path too, and Boot would
+ * pick Jetty first.
  */
-@SpringBootApplication
+@SpringBootApplication(excludeName =
+    "org.springframework.boot.jetty.autoconfigure.reactive.JettyReactiveWebServerAutoConfiguration")
 public class WebFluxTestApp {
 
   public static final AtomicLong STAGE_DELAY = new AtomicLong();
