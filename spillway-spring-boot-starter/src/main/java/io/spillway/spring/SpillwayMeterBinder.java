@@ -7,12 +7,14 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.spillway.api.Outcome;
 import io.spillway.api.Status;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
 /**
  * Spillway's meters, per endpoint group ({@code endpoint} tag: {@code default} or the name of a
- * {@code spillway.endpoints[i]} override, so the cardinality is the number of overrides plus one):
+ * {@code spillway.endpoints[i]} override for HTTP, {@code grpc} for the gRPC servers, so the
+ * cardinality is the number of overrides plus two):
  *
  * <table>
  *   <caption>Meters</caption>
@@ -29,8 +31,8 @@ import java.util.Objects;
  *       flight under it, at the last report (the default scheme runs both)</td></tr>
  *   <tr><td>{@code spillway.price}</td><td>gauge</td><td>endpoint: the local price a price
  *       scheme (Rajomon) last set, once per update interval; 0 for schemes without prices</td></tr>
- *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the server's
- *       measured queueing delay</td></tr>
+ *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the HTTP
+ *       server's measured queueing delay (the gRPC servers' is in the Actuator endpoint)</td></tr>
  * </table>
  *
  * <p>Counters and gauges read the gates' {@link GateStats} when the registry polls them: counting
@@ -44,48 +46,68 @@ public final class SpillwayMeterBinder implements MeterBinder {
       Status.REJECTED_NO_CREDIT, Status.REJECTED_PRICE, Status.REJECTED_BUDGET};
 
   private final SpillwayHttpGate gate;
+  private final List<GateStats> others;
 
+  /** The meters of {@code gate}'s endpoints. */
   public SpillwayMeterBinder(SpillwayHttpGate gate) {
-    this.gate = Objects.requireNonNull(gate, "gate");
+    this(Objects.requireNonNull(gate, "gate"), List.of());
+  }
+
+  /**
+   * The meters of {@code gate}'s endpoints, if there is an HTTP gate ({@code null} if not), and
+   * of {@code others} (the gRPC servers' gates), with the same names, tagged with each one's
+   * {@link GateStats#endpoint()}.
+   */
+  public SpillwayMeterBinder(SpillwayHttpGate gate, List<GateStats> others) {
+    this.gate = gate;
+    this.others = List.copyOf(others);
   }
 
   @Override
   public void bindTo(MeterRegistry registry) {
-    for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
-      GateStats stats = e.stats();
-      Tags tags = Tags.of("endpoint", e.name());
-      FunctionCounter.builder("spillway.requests.admitted", stats, GateStats::admitted)
-          .description("Requests a Spillway gate admitted").tags(tags).register(registry);
-      for (Status s : REJECTIONS) {
-        FunctionCounter.builder("spillway.requests.rejected", stats, g -> g.decisions(s))
-            .description("Requests a Spillway gate rejected, by reason")
-            .tags(tags.and("reason", GateStats.reason(s))).register(registry);
+    if (gate != null) {
+      for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
+        bind(registry, e.stats(), e.name());
       }
-      for (Outcome o : Outcome.values()) {
-        FunctionCounter.builder("spillway.requests.completed", stats, g -> g.completions(o))
-            .description("Admitted requests that ended, by outcome")
-            .tags(tags.and("outcome", o.name().toLowerCase(Locale.ROOT))).register(registry);
-      }
-      FunctionCounter.builder("spillway.budget.aborts", stats, GateStats::budgetAborts)
-          .description("Admitted requests aborted because a queue would outlast their budget")
-          .tags(tags).register(registry);
-      Gauge.builder("spillway.credits.pool", stats, GateStats::creditPool)
-          .description("The gate's credit pool").tags(tags).register(registry);
-      Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)
-          .description("Credits the gate's sessions hold").tags(tags).register(registry);
-      Gauge.builder("spillway.limit", stats, GateStats::concurrencyLimit)
-          .description("The concurrency limit for clients without credits").tags(tags)
+      Gauge.builder("spillway.queue.delay", gate,
+              g -> g.queueDelay().queueingDelayNanos(g.ticker().read()) / 1e9)
+          .description("The server's queueing delay, as the gates read it").baseUnit("seconds")
           .register(registry);
-      Gauge.builder("spillway.limit.inflight", stats, GateStats::limitInFlight)
-          .description("Requests in flight under the concurrency limit").tags(tags)
-          .register(registry);
-      Gauge.builder("spillway.price", stats, GateStats::price)
-          .description("The price the gate last set for itself (Rajomon; 0 without prices)")
-          .tags(tags).register(registry);
     }
-    Gauge.builder("spillway.queue.delay", gate,
-            g -> g.queueDelay().queueingDelayNanos(g.ticker().read()) / 1e9)
-        .description("The server's queueing delay, as the gates read it").baseUnit("seconds")
+    for (GateStats stats : others) {
+      bind(registry, stats, stats.endpoint());
+    }
+  }
+
+  private static void bind(MeterRegistry registry, GateStats stats, String endpoint) {
+    Tags tags = Tags.of("endpoint", endpoint);
+    FunctionCounter.builder("spillway.requests.admitted", stats, GateStats::admitted)
+        .description("Requests a Spillway gate admitted").tags(tags).register(registry);
+    for (Status s : REJECTIONS) {
+      FunctionCounter.builder("spillway.requests.rejected", stats, g -> g.decisions(s))
+          .description("Requests a Spillway gate rejected, by reason")
+          .tags(tags.and("reason", GateStats.reason(s))).register(registry);
+    }
+    for (Outcome o : Outcome.values()) {
+      FunctionCounter.builder("spillway.requests.completed", stats, g -> g.completions(o))
+          .description("Admitted requests that ended, by outcome")
+          .tags(tags.and("outcome", o.name().toLowerCase(Locale.ROOT))).register(registry);
+    }
+    FunctionCounter.builder("spillway.budget.aborts", stats, GateStats::budgetAborts)
+        .description("Admitted requests aborted because a queue would outlast their budget")
+        .tags(tags).register(registry);
+    Gauge.builder("spillway.credits.pool", stats, GateStats::creditPool)
+        .description("The gate's credit pool").tags(tags).register(registry);
+    Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)
+        .description("Credits the gate's sessions hold").tags(tags).register(registry);
+    Gauge.builder("spillway.limit", stats, GateStats::concurrencyLimit)
+        .description("The concurrency limit for clients without credits").tags(tags)
         .register(registry);
+    Gauge.builder("spillway.limit.inflight", stats, GateStats::limitInFlight)
+        .description("Requests in flight under the concurrency limit").tags(tags)
+        .register(registry);
+    Gauge.builder("spillway.price", stats, GateStats::price)
+        .description("The price the gate last set for itself (Rajomon; 0 without prices)")
+        .tags(tags).register(registry);
   }
 }

@@ -7,9 +7,12 @@ import io.spillway.api.Ticker;
 import io.spillway.grpc.SpillwayClientInterceptor;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
+import io.spillway.spring.GateStats;
 import io.spillway.spring.SpillwayProperties;
 import java.lang.System.Logger.Level;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
@@ -68,6 +71,8 @@ public class SpillwayGrpcAutoConfiguration {
     private final OverloadScheme scheme;
     private final List<AutoCloseable> created = new CopyOnWriteArrayList<>();
     private final List<SpillwayGrpcServer> servers = new CopyOnWriteArrayList<>();
+    /** What the gRPC servers' gates do, for the meters and the Actuator endpoint. */
+    private final GateStats stats = new GateStats("grpc");
 
     GrpcWiring(SpillwayProperties properties, Ticker ticker, OverloadScheme scheme) {
       this.properties = properties;
@@ -78,7 +83,7 @@ public class SpillwayGrpcAutoConfiguration {
     void install(ServerBuilder<?> builder) {
       SpillwayGrpcServer.Builder b = scheme != null ? SpillwayGrpc.server(scheme) : SpillwayGrpc.server();
       SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker)
-          .parallelism(properties.getParallelism()).install(builder);
+          .parallelism(properties.getParallelism()).metrics(stats).install(builder);
       servers.add(server);
       created.add(server);
     }
@@ -88,6 +93,35 @@ public class SpillwayGrpcAutoConfiguration {
       SpillwayClientInterceptor session = b.slo(properties.getSlo()).build();
       created.add(session);
       return session;
+    }
+
+    /**
+     * The gRPC servers' gate counters, one set for all of them (endpoint tag {@code grpc}: an
+     * application runs one gRPC server, so a tag per server would only add cardinality).
+     */
+    public GateStats stats() {
+      return stats;
+    }
+
+    /** The gRPC side's live state for the Actuator endpoint; empty while no server is built. */
+    public Map<String, Object> state() {
+      if (servers.isEmpty()) {
+        return Map.of();
+      }
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("name", stats.endpoint());
+      m.put("servers", servers.size());
+      long now = ticker.read();
+      long delay = 0;
+      long p99 = 0;
+      for (SpillwayGrpcServer server : servers) {
+        delay = Math.max(delay, server.queueDelay().queueingDelayNanos(now));
+        p99 = Math.max(p99, server.interceptor().p99ServiceNanos());
+      }
+      m.put("queueDelayNanos", delay);
+      m.put("p99ServiceNanos", p99);
+      m.putAll(stats.snapshot());
+      return m;
     }
 
     /** The protected gRPC servers, for diagnostics. */

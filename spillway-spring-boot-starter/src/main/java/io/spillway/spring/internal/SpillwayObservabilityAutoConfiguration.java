@@ -12,8 +12,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The Actuator endpoint and the Micrometer meters, each when its library is present. */
-@AutoConfiguration(after = SpillwayAutoConfiguration.class)
+/**
+ * The Actuator endpoint and the Micrometer meters, each when its library is present: of the HTTP
+ * endpoints, and of the gRPC servers Spring gRPC builds where it is on the class path.
+ */
+@AutoConfiguration(after = {SpillwayAutoConfiguration.class, SpillwayGrpcAutoConfiguration.class})
 @ConditionalOnBean(SpillwayHttpGate.class)
 public class SpillwayObservabilityAutoConfiguration {
 
@@ -21,8 +24,11 @@ public class SpillwayObservabilityAutoConfiguration {
   @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
   static class Meters {
     @Bean
-    SpillwayMeterBinder spillwayMeterBinder(SpillwayHttpGate gate) {
-      return new SpillwayMeterBinder(gate);
+    SpillwayMeterBinder spillwayMeterBinder(SpillwayHttpGate gate,
+        ObjectProvider<SpillwayGrpcAutoConfiguration.GrpcWiring> grpc) {
+      SpillwayGrpcAutoConfiguration.GrpcWiring wiring = grpc.getIfAvailable();
+      return new SpillwayMeterBinder(gate,
+          wiring == null ? java.util.List.of() : java.util.List.of(wiring.stats()));
     }
   }
 
@@ -33,13 +39,15 @@ public class SpillwayObservabilityAutoConfiguration {
     @ConditionalOnAvailableEndpoint(SpillwayEndpoint.class)
     SpillwayEndpoint spillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay,
         ObjectProvider<ServerWorkers> workers, ObjectProvider<ServletStages> servlet,
-        UnknownProperties unknown) {
+        UnknownProperties unknown, ObjectProvider<SpillwayGrpcAutoConfiguration.GrpcWiring> grpc) {
       ServletStages stages = servlet.getIfAvailable();
+      SpillwayGrpcAutoConfiguration.GrpcWiring wiring = grpc.getIfAvailable();
       // Tomcat and Jetty may both be on the class path; the one whose factory was customized runs.
       return new SpillwayEndpoint(gate, delay, () -> workers.orderedStream()
           .filter(ServerWorkers::customized).map(ServerWorkers::route).findFirst()
           .orElse("event loops or an unmeasured server"),
-          stages != null ? stages::state : java.util.Map::of, unknown.names());
+          stages != null ? stages::state : java.util.Map::of, unknown.names(),
+          wiring != null ? wiring::state : java.util.Map::of);
     }
   }
 }
