@@ -3,23 +3,18 @@ package io.spillway.spring.internal;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.spring.ServerQueueDelay;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.SynchronousQueue;
 import org.eclipse.jetty.util.BlockingArrayQueue;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
-import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jetty.autoconfigure.JettyServerProperties;
 import org.springframework.boot.jetty.servlet.JettyServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
-import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
 /**
@@ -52,11 +47,8 @@ import org.springframework.core.env.Environment;
  * <p>Thread-safe; the dispatcher it creates is closed with the application context, the pool is
  * stopped with the server.
  */
-public final class JettyWorkersCustomizer
-    implements WebServerFactoryCustomizer<JettyServletWebServerFactory>, Ordered, DisposableBean,
-    ServerWorkers {
-
-  private static final System.Logger LOG = System.getLogger(JettyWorkersCustomizer.class.getName());
+public final class JettyWorkersCustomizer extends ServerWorkers
+    implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {
 
   /**
    * Jetty's pool settings as Boot reads them ({@code server.jetty.threads.*}, with Boot's
@@ -84,14 +76,7 @@ public final class JettyWorkersCustomizer
     }
   }
 
-  private final ServerQueueDelay delay;
-  private final Ticker ticker;
-  private final boolean virtualThreads;
-  private final int carriers;
   private final Threads threads;
-  private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
-  private volatile String route = "not customized";
-  private volatile boolean customized;
   private volatile MeasuredQueuedThreadPool pool;
 
   /**
@@ -100,26 +85,8 @@ public final class JettyWorkersCustomizer
    */
   public JettyWorkersCustomizer(ServerQueueDelay delay, Ticker ticker, boolean virtualThreads,
       int carriers, Threads threads) {
-    this.delay = delay;
-    this.ticker = ticker;
-    this.virtualThreads = virtualThreads;
-    this.carriers = carriers;
+    super(delay, ticker, virtualThreads, carriers);
     this.threads = threads;
-  }
-
-  @Override
-  public int getOrder() {
-    return Ordered.LOWEST_PRECEDENCE;
-  }
-
-  @Override
-  public String route() {
-    return route;
-  }
-
-  @Override
-  public boolean customized() {
-    return customized;
   }
 
   /** The measured pool of Jetty's workers, or {@code null} (virtual threads, or not customized). */
@@ -129,14 +96,14 @@ public final class JettyWorkersCustomizer
 
   @Override
   public void customize(JettyServletWebServerFactory factory) {
-    customized = true;
+    customizing();
     ThreadPool current = factory.getThreadPool();
     if (virtualThreads) {
       customizeVirtual(factory, current);
       return;
     }
     if (current != null && current.getClass() != QueuedThreadPool.class) {
-      route = "application's " + current.getClass().getSimpleName() + ", not measured";
+      route("application's " + current.getClass().getSimpleName() + ", not measured");
       return;
     }
     MeasuredQueuedThreadPool measured = new MeasuredQueuedThreadPool(threads.max(),
@@ -145,46 +112,28 @@ public final class JettyWorkersCustomizer
     this.pool = measured;
     factory.setThreadPool(measured);
     delay.addMeasured("jetty-workers", measured.queueDelay());
-    route = "platform pool of " + threads.max() + " threads, measured";
+    route("platform pool of " + threads.max() + " threads, measured");
   }
 
   private void customizeVirtual(JettyServletWebServerFactory factory, ThreadPool current) {
-    CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
-    if (dispatcher.usesVirtualThreads()) {
-      owned.add(dispatcher);
+    String[] why = new String[1];
+    CarrierDispatcher dispatcher = measuredCarriers("jetty", why);
+    if (dispatcher != null) {
       QueuedThreadPool platform = new QueuedThreadPool(threads.max(),
           Math.min(threads.min(), threads.max()), threads.idleTimeoutMillis(), threads.queue());
       platform.setVirtualThreadsExecutor(dispatcher);
       factory.setThreadPool(platform);
-      delay.addMeasured("jetty-carriers", dispatcher.queueDelay());
-      route = "virtual threads on " + dispatcher.carriers() + " measured carriers";
       return;
     }
-    String why = dispatcher.fallbackReason().orElse("unknown");
-    dispatcher.close();
     if (current instanceof VirtualThreadPool virtual) {
       String name = virtual.getName();
       MeasuredExecutor measured = new MeasuredExecutor(name == null || name.isBlank()
           ? VirtualThreads.getDefaultVirtualThreadsExecutor()
           : VirtualThreads.getNamedVirtualThreadsExecutor(name), ticker, false);
       virtual.setVirtualThreadsExecutor(measured);
-      delay.addMeasured("jetty-virtual-threads", measured.queueDelay());
-      route = "virtual threads, first mount measured (" + why + ")";
-      LOG.log(Level.INFO, "Spillway measures Jetty's virtual threads at their first mount only: "
-          + why);
+      firstMountOnly("jetty", "Jetty", measured, why[0]);
       return;
     }
-    route = "virtual threads, not measured (" + why + ")";
-  }
-
-  @Override
-  public void destroy() {
-    for (AutoCloseable c : owned) {
-      try {
-        c.close();
-      } catch (Exception e) {
-        LOG.log(Level.WARNING, "closing " + c, e);
-      }
-    }
+    route("virtual threads, not measured (" + why[0] + ")");
   }
 }

@@ -3,9 +3,6 @@ package io.spillway.spring.internal;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.spring.ServerQueueDelay;
-import java.lang.System.Logger.Level;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.coyote.AbstractProtocol;
@@ -13,10 +10,8 @@ import org.apache.coyote.ProtocolHandler;
 import org.apache.tomcat.util.threads.TaskQueue;
 import org.apache.tomcat.util.threads.TaskThreadFactory;
 import org.apache.tomcat.util.threads.ThreadPoolExecutor;
-import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
-import org.springframework.core.Ordered;
 
 /**
  * Makes Tomcat's request workers a measured queueing stage. Runs after Spring Boot's own
@@ -35,19 +30,9 @@ import org.springframework.core.Ordered;
  *
  * <p>Thread-safe; the executors it creates are shut down with the application context.
  */
-public final class TomcatWorkersCustomizer
-    implements WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory>, Ordered,
-    DisposableBean, ServerWorkers {
+public final class TomcatWorkersCustomizer extends ServerWorkers
+    implements WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> {
 
-  private static final System.Logger LOG = System.getLogger(TomcatWorkersCustomizer.class.getName());
-
-  private final ServerQueueDelay delay;
-  private final Ticker ticker;
-  private final boolean virtualThreads;
-  private final int carriers;
-  private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
-  private volatile String route = "not customized";
-  private volatile boolean customized;
   private volatile MeasuredExecutor measured;
 
   private final int maxThreads;
@@ -60,27 +45,9 @@ public final class TomcatWorkersCustomizer
    */
   public TomcatWorkersCustomizer(ServerQueueDelay delay, Ticker ticker, boolean virtualThreads,
       int carriers, int maxThreads, int minSpareThreads) {
-    this.delay = delay;
-    this.ticker = ticker;
-    this.virtualThreads = virtualThreads;
-    this.carriers = carriers;
+    super(delay, ticker, virtualThreads, carriers);
     this.maxThreads = maxThreads;
     this.minSpareThreads = minSpareThreads;
-  }
-
-  @Override
-  public int getOrder() {
-    return Ordered.LOWEST_PRECEDENCE;
-  }
-
-  @Override
-  public String route() {
-    return route;
-  }
-
-  @Override
-  public boolean customized() {
-    return customized;
   }
 
   /** The measured executor in front of Tomcat's workers, or {@code null} (carrier route). */
@@ -90,31 +57,24 @@ public final class TomcatWorkersCustomizer
 
   @Override
   public void customize(ConfigurableTomcatWebServerFactory factory) {
-    customized = true;
+    customizing();
     factory.addProtocolHandlerCustomizers(this::customizeProtocol);
   }
 
   private void customizeProtocol(ProtocolHandler protocol) {
     Executor current = protocol.getExecutor();
     if (virtualThreads) {
-      CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
-      if (dispatcher.usesVirtualThreads()) {
-        owned.add(dispatcher);
+      String[] why = new String[1];
+      CarrierDispatcher dispatcher = measuredCarriers("tomcat", why);
+      if (dispatcher != null) {
         protocol.setExecutor(dispatcher);
-        delay.addMeasured("tomcat-carriers", dispatcher.queueDelay());
-        route = "virtual threads on " + dispatcher.carriers() + " measured carriers";
         return;
       }
-      String why = dispatcher.fallbackReason().orElse("unknown");
-      dispatcher.close();
       if (current != null) {
         MeasuredExecutor measured = new MeasuredExecutor(current, ticker, false);
         this.measured = measured;
         protocol.setExecutor(measured);
-        delay.addMeasured("tomcat-virtual-threads", measured.queueDelay());
-        route = "virtual threads, first mount measured (" + why + ")";
-        LOG.log(Level.INFO, "Spillway measures Tomcat's virtual threads at their first mount only: "
-            + why);
+        firstMountOnly("tomcat", "Tomcat", measured, why[0]);
         return;
       }
     }
@@ -127,20 +87,9 @@ public final class TomcatWorkersCustomizer
     queue.setParent(pool);
     MeasuredExecutor measured = new MeasuredExecutor(pool, ticker, true);
     this.measured = measured;
-    owned.add(measured);
+    own(measured);
     protocol.setExecutor(measured);
     delay.addMeasured("tomcat-workers", measured.queueDelay());
-    route = "platform pool of " + max + " threads, measured";
-  }
-
-  @Override
-  public void destroy() {
-    for (AutoCloseable c : owned) {
-      try {
-        c.close();
-      } catch (Exception e) {
-        LOG.log(Level.WARNING, "closing " + c, e);
-      }
-    }
+    route("platform pool of " + max + " threads, measured");
   }
 }
