@@ -68,10 +68,20 @@ class ScenarioTest {
 
   @Test
   void theShippedScenariosLoad() throws Exception {
-    for (String name : List.of("breakwater-synthetic", "breakwater-spike")) {
-      Scenario s = Scenario.load(Path.of("..", "scenarios", name + ".conf"), Map.of());
+    List<Path> files;
+    try (var listing = java.nio.file.Files.list(Path.of("..", "scenarios"))) {
+      files = listing.filter(f -> f.getFileName().toString().endsWith(".conf")).sorted().toList();
+    }
+    assertTrue(files.size() > 20, "the scenarios folder: " + files);
+    for (Path file : files) {
+      String name = file.getFileName().toString().replace(".conf", "");
+      Scenario s = Scenario.load(file, Map.of());
       assertEquals(name, s.name());
-      s.schemes().forEach(scheme -> SchemeRegistry.create(scheme, s));
+      if (s.callGraph() != null) { // placements of a call graph (GraphScheme)
+        s.schemes().forEach(scheme -> GraphScheme.resolve(scheme, s));
+      } else {
+        s.schemes().forEach(scheme -> SchemeRegistry.create(scheme, s));
+      }
     }
   }
 
