@@ -42,6 +42,11 @@ class GrpcAndClientsTest {
 
   /** A unary method whose messages are UTF-8 strings: answers "ok:" + the request. */
   private static ServerServiceDefinition pingService() {
+    return pingService(null);
+  }
+
+  /** As above; a request "slow" takes 5 s of {@code ticker}'s time to answer. */
+  private static ServerServiceDefinition pingService(ManualTicker ticker) {
     io.grpc.MethodDescriptor.Marshaller<String> utf8 = new io.grpc.MethodDescriptor.Marshaller<>() {
       @Override
       public java.io.InputStream stream(String value) {
@@ -72,6 +77,12 @@ class GrpcAndClientsTest {
 
         @Override
         public void onHalfClose() {
+          if ("slow".equals(request) && ticker != null) {
+            ticker.advanceMillis(5_000);
+          }
+          if ("abort".equals(request)) { // as a BudgetedLock in the handler refuses
+            throw new io.spillway.api.BudgetExceededException(7_000_000, 1_000_000);
+          }
           call.sendHeaders(new io.grpc.Metadata());
           call.sendMessage("ok:" + request);
           call.close(io.grpc.Status.OK, new io.grpc.Metadata());
@@ -84,6 +95,12 @@ class GrpcAndClientsTest {
   /** One unary call on {@code channel}; its answer, or the status it failed with. */
   private static String call(io.grpc.Channel channel, io.grpc.MethodDescriptor<String, String> method,
       String request) throws Exception {
+    return start(channel, method, request).get(10, java.util.concurrent.TimeUnit.SECONDS);
+  }
+
+  /** Starts one unary call; its answer, or the status it failed with, when it ends. */
+  private static java.util.concurrent.CompletableFuture<String> start(io.grpc.Channel channel,
+      io.grpc.MethodDescriptor<String, String> method, String request) {
     java.util.concurrent.CompletableFuture<String> answer = new java.util.concurrent.CompletableFuture<>();
     io.grpc.ClientCall<String, String> call = channel.newCall(method, io.grpc.CallOptions.DEFAULT);
     call.start(new io.grpc.ClientCall.Listener<>() {
@@ -102,7 +119,7 @@ class GrpcAndClientsTest {
     call.request(1);
     call.sendMessage(request);
     call.halfClose();
-    return answer.get(10, java.util.concurrent.TimeUnit.SECONDS); // bounds a hang only
+    return answer;
   }
 
   @Test
@@ -146,6 +163,68 @@ class GrpcAndClientsTest {
             channel.shutdownNow();
             server.shutdownNow();
           }
+        });
+  }
+
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void aRecordingOfASpringGrpcServerContainsItsAdmissionsAndRefusals(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    ManualTicker ticker = new ManualTicker();
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+            SpillwayGrpcAutoConfiguration.class))
+        .withBean(io.spillway.api.Ticker.class, () -> ticker)
+        .withPropertyValues("spillway.jfr.admitted-sample-every=1")
+        .run(context -> {
+          ServerBuilderCustomizer customizer = context.getBean(ServerBuilderCustomizer.class);
+          String name = InProcessServerBuilder.generateName();
+          InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+          builder.addService(pingService(ticker));
+          customizer.customize(builder);
+          Server server = builder.build().start();
+          io.grpc.ManagedChannel channel = io.grpc.inprocess.InProcessChannelBuilder.forName(name)
+              .build();
+          java.nio.file.Path file = dir.resolve("grpc.jfr");
+          try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+            recording.enable("io.spillway.Admission");
+            recording.enable("io.spillway.BudgetAbort");
+            recording.start();
+            io.grpc.MethodDescriptor<String, String> ping = (io.grpc.MethodDescriptor<String, String>)
+                pingService().getMethod("test.Ping/Ping").getMethodDescriptor();
+            assertThat(call(channel, ping, "abort")).contains("RESOURCE_EXHAUSTED");
+            assertThat(call(channel, ping, "slow")).isEqualTo("ok:slow"); // p99 service: 5 s
+            io.grpc.Channel twoSeconds = io.grpc.ClientInterceptors.intercept(channel,
+                new io.grpc.ClientInterceptor() {
+                  @Override
+                  public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(
+                      io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options,
+                      io.grpc.Channel next) {
+                    return next.newCall(method,
+                        options.withDeadlineAfter(2, java.util.concurrent.TimeUnit.SECONDS));
+                  }
+                });
+            assertThat(call(twoSeconds, ping, "b")).contains("RESOURCE_EXHAUSTED")
+                .contains("budget"); // its deadline cannot be met: refused before it queues
+            recording.stop();
+            recording.dump(file);
+          } finally {
+            channel.shutdownNow();
+            server.shutdownNow();
+          }
+          java.util.List<jdk.jfr.consumer.RecordedEvent> events =
+              jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+          java.util.List<String> decisions = events.stream()
+              .filter(e -> e.getEventType().getName().equals("io.spillway.Admission"))
+              .filter(e -> e.getString("endpoint").equals("grpc"))
+              .map(e -> e.getString("decision")).toList();
+          // the aborted call and the slow one were admitted; threads buffer apart, so any order
+          assertThat(decisions).containsExactlyInAnyOrder("ok", "ok", "budget");
+          java.util.List<jdk.jfr.consumer.RecordedEvent> aborts = events.stream()
+              .filter(e -> e.getEventType().getName().equals("io.spillway.BudgetAbort")).toList();
+          assertThat(aborts).hasSize(1);
+          assertThat(aborts.get(0).getString("endpoint")).isEqualTo("grpc");
+          assertThat(aborts.get(0).getDuration("queueingDelay").toNanos()).isEqualTo(7_000_000);
         });
   }
 

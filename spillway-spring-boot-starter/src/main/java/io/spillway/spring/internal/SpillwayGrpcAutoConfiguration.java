@@ -84,6 +84,11 @@ public class SpillwayGrpcAutoConfiguration {
       SpillwayGrpcServer.Builder b = scheme != null ? SpillwayGrpc.server(scheme) : SpillwayGrpc.server();
       SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker)
           .parallelism(properties.getParallelism()).metrics(stats).install(builder);
+      if (properties.getJfr().isEnabled()) {
+        // added after Spillway's interceptor, so outside it: it sees every call Spillway closes
+        builder.intercept(new GrpcJfrEvents(ticker, server.queueDelay(),
+            properties.getJfr().getAdmittedSampleEvery()));
+      }
       servers.add(server);
       created.add(server);
     }

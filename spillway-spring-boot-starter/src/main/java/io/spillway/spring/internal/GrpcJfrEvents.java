@@ -1,0 +1,120 @@
+package io.spillway.spring.internal;
+
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.spillway.api.BudgetExceededException;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import io.spillway.grpc.SpillwayMetadata;
+import io.spillway.spring.GateStats;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The starter's JFR events for the gRPC servers it protects: {@link AdmissionEvent} for every call
+ * Spillway refuses and one admitted call in {@code spillway.jfr.admitted-sample-every}, and {@link
+ * BudgetAbortEvent} for an admitted call a budget aborted, as the HTTP gate emits them (endpoint
+ * {@code grpc}).
+ *
+ * <p>Installed outside Spillway's own interceptor, it reads each call's decision from how the call
+ * closes: the {@code spillway-status} trailer Spillway writes on every call it answers, and for
+ * an abort the {@link BudgetExceededException} the status carries on the server. An admitted call
+ * is reported when it closes, not when it was admitted; a refusal closes as it is decided. The
+ * queueing delay is the server's at that moment; the budget is the one the call's header carried
+ * ({@code Long.MAX_VALUE} without one: a budget Spillway derived from a deadline is not in the
+ * call's headers).
+ *
+ * <p>Thread-safe. Costs nothing per call while no recording enables the events beyond a counter
+ * increment and one trailer read at close.
+ */
+final class GrpcJfrEvents implements ServerInterceptor {
+
+  private final Ticker ticker;
+  private final QueueDelaySignal queueDelay;
+  private final int admittedSampleEvery;
+  private final AtomicLong admitted = new AtomicLong();
+
+  GrpcJfrEvents(Ticker ticker, QueueDelaySignal queueDelay, int admittedSampleEvery) {
+    this.ticker = ticker;
+    this.queueDelay = queueDelay;
+    this.admittedSampleEvery = admittedSampleEvery;
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    long budget = budgetOf(headers);
+    return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+      @Override
+      public void close(io.grpc.Status status, Metadata trailers) {
+        report(status, trailers, budget);
+        super.close(status, trailers);
+      }
+    }, headers);
+  }
+
+  private void report(io.grpc.Status status, Metadata trailers, long budget) {
+    String code = trailers.get(SpillwayMetadata.STATUS);
+    if (code == null) {
+      return; // not a call Spillway answered (the control service, another interceptor's close)
+    }
+    Status decision;
+    try {
+      decision = Status.fromCode(Integer.parseInt(code));
+    } catch (IllegalArgumentException malformed) {
+      return;
+    }
+    if (status.getCause() instanceof BudgetExceededException abort) {
+      BudgetAbortEvent e = new BudgetAbortEvent();
+      if (e.isEnabled()) {
+        e.endpoint = "grpc";
+        e.queueingDelay = abort.queueingDelayNanos();
+        e.remainingBudget = abort.remainingBudgetNanos();
+        e.commit();
+      }
+      admission(Status.OK, budget, 0); // it was admitted
+      return;
+    }
+    if (decision.isShed()) {
+      admission(decision, budget, 1);
+    } else {
+      admission(Status.OK, budget, 0);
+    }
+  }
+
+  /** {@code sampledOneIn} 1 for a refusal, 0 for an admitted call (sampled here). */
+  private void admission(Status decision, long budget, int sampledOneIn) {
+    int oneIn = sampledOneIn;
+    if (oneIn == 0) {
+      if (admitted.incrementAndGet() % admittedSampleEvery != 0) {
+        return;
+      }
+      oneIn = admittedSampleEvery;
+    }
+    AdmissionEvent e = new AdmissionEvent();
+    if (e.isEnabled()) {
+      e.endpoint = "grpc";
+      e.decision = decision == Status.OK ? "ok" : GateStats.reason(decision);
+      e.queueingDelay = queueDelay.queueingDelayNanos(ticker.read());
+      e.budget = budget;
+      e.sampledOneIn = oneIn;
+      e.commit();
+    }
+  }
+
+  private static long budgetOf(Metadata headers) {
+    String v = headers.get(SpillwayMetadata.BUDGET);
+    if (v == null) {
+      return Long.MAX_VALUE;
+    }
+    try {
+      long b = Long.parseLong(v.trim());
+      return b >= 0 ? b : Long.MAX_VALUE;
+    } catch (NumberFormatException malformed) {
+      return Long.MAX_VALUE;
+    }
+  }
+}
