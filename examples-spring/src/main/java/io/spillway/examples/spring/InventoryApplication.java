@@ -17,7 +17,8 @@ import org.springframework.context.annotation.Bean;
  * resilience4j} and {@code concurrency-limits} (Spillway off, the peer's servlet filter in front
  * of {@code /reservations}; see the {@code peers} package).
  *
- * <p>On start it prints one line, {@code inventory ready ...}, with its calibrated cost.
+ * <p>On start it prints one line, {@code inventory ready ...}, with its calibrated cost (or the
+ * rounds it was given, {@code inventory.rounds}).
  */
 @SpringBootApplication
 public class InventoryApplication {
@@ -30,6 +31,11 @@ public class InventoryApplication {
   CommandLineRunner announceCost(InventoryService inventory) {
     return args -> {
       int[] rounds = inventory.rounds();
+      if (Double.isNaN(inventory.nanosPerRound())) {
+        System.out.printf(java.util.Locale.ROOT, "inventory ready: %d + %d hash rounds per "
+            + "reservation (outside + inside the lock), given%n", rounds[0], rounds[1]);
+        return;
+      }
       System.out.printf(java.util.Locale.ROOT, "inventory ready: %d + %d hash rounds per "
           + "reservation (outside + inside the lock), %.2f ns per round: %.0f us of CPU%n",
           rounds[0], rounds[1], inventory.nanosPerRound(),

@@ -192,9 +192,9 @@ public final class SpringDemoMain {
     void runHttp(String config) throws Exception {
       boolean calibrate = config.equals("none") && !state.containsKey("capacity_http");
       try (App app = App.start(config, sloMicros(), serverCore, classpath,
-          out.resolve("app-" + config + ".log"))) {
+          out.resolve("app-" + config + ".log"), state.getProperty("inventory_rounds"))) {
         System.out.println(config + ": " + app.ready);
-        state.setProperty("service_line", app.ready);
+        keepRounds(app);
         h2loadClosed(app.httpPort, warm, config + "-warm");
         SteadyCapacity.Measured steady = SteadyCapacity.measure(
             index -> Math.round(h2loadClosed(app.httpPort, SteadyCapacity.SLICE_NANOS / 1e9,
@@ -393,10 +393,11 @@ public final class SpringDemoMain {
           : DemoLoad.Kind.PLAIN;
       long sloNanos = need("slo_us").longValue() * 1000;
       try (App app = App.start(profile, sloMicros(), serverCore, classpath,
-          out.resolve("app-" + config + ".log"));
+          out.resolve("app-" + config + ".log"), state.getProperty("inventory_rounds"));
           DemoLoad load = new DemoLoad(List.of(app.grpcPort), GRPC_CHANNELS, kind, sloNanos,
               GRPC_METHOD)) {
         System.out.println(config + ": " + app.ready);
+        keepRounds(app);
         load.closedLoop(GRPC_OUTSTANDING, (long) (warm * 1e9), 1);
         SteadyCapacity.Measured steady = SteadyCapacity.measure(
             index -> Math.round(load.closedLoop(GRPC_OUTSTANDING, 0, SteadyCapacity.SLICE_NANOS)
@@ -466,6 +467,25 @@ public final class SpringDemoMain {
         double p99, long rejects, long errors, long clientRejects, String note) {
       return String.format(Locale.ROOT, "%-22s %5.1fx %9.0f %8.3f %9.2f %9.2f %8d %7d %9d  %s",
           config, level, offered, norm, p50 / 1e3, p99 / 1e3, rejects, errors, clientRejects, note);
+    }
+
+    /**
+     * The first application's calibrated work, kept in the state and given to every later start
+     * ({@code inventory.rounds}), so that every configuration of a run, and of later calls on the
+     * same directory, serves the same work (InventoryService's class comment: a calibration read
+     * while the JIT is busy can be two to three times off).
+     */
+    void keepRounds(App app) {
+      if (state.getProperty("inventory_rounds") != null) {
+        return;
+      }
+      java.util.regex.Matcher m = java.util.regex.Pattern
+          .compile("inventory ready: (\\d+) \\+ (\\d+) hash rounds").matcher(app.ready);
+      if (!m.find()) {
+        throw new IllegalStateException("no hash rounds in the application's ready line: " + app.ready);
+      }
+      state.setProperty("inventory_rounds", m.group(1) + "," + m.group(2));
+      state.setProperty("service_line", app.ready);
     }
 
     void saveState() throws IOException {
@@ -558,8 +578,9 @@ public final class SpringDemoMain {
     }
 
     /** {@code config} {@code spillway} runs the default profile: the starter as it ships. */
-    static App start(String config, Long sloMicros, int core, String classpath, Path log)
-        throws Exception {
+    /** @param rounds {@code inventory.rounds} to give it, or {@code null} to let it calibrate */
+    static App start(String config, Long sloMicros, int core, String classpath, Path log,
+        String rounds) throws Exception {
       int http = freePort();
       int grpc = freePort();
       List<String> cmd = new ArrayList<>();
@@ -580,6 +601,9 @@ public final class SpringDemoMain {
       }
       if (sloMicros != null) {
         cmd.add("--spillway.slo=" + sloMicros + "us");
+      }
+      if (rounds != null) {
+        cmd.add("--inventory.rounds=" + rounds);
       }
       cmd.addAll(APP_ARGS);
       ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true);
