@@ -417,6 +417,7 @@ public final class KvServer implements AutoCloseable {
     stat(s, "total_items", store.totalItems.sum());
     stat(s, "bytes", u.usedBytes());
     stat(s, "limit_maxbytes", (long) u.maxPages() * SlabAllocator.PAGE_SIZE);
+    stat(s, "slabs_moved", u.pagesMoved());
     stat(s, "threads", config.cores);
     stat(s, "spillway_protection", config.protection.name().toLowerCase(Locale.ROOT));
     stat(s, "spillway_target_us", config.targetNanos / 1000);

@@ -16,6 +16,13 @@ import java.util.Arrays;
  * acquire, as Protego keeps {@code mutex_lock} for freeing the chunk of a dropped SET, so a drop
  * never leaks memory.
  *
+ * <p>A class that needs a page when none is left takes a page of another class none of whose
+ * chunks is in use: a store whose value sizes shift (or that was emptied by {@code flush_all})
+ * would otherwise keep every page in the classes that first took them and refuse every value of
+ * another size for good ("slab calcification"; memcached 1.6 moves pages between classes for the
+ * same reason, its {@code slab_reassign}). Only wholly free pages move, so no item is disturbed;
+ * a class whose pages all hold items keeps them, and the caller's eviction works within a class.
+ *
  * <p>A chunk handle is {@code page << 16 | slot}: a page holds at most 1 MiB / 96 = 10,922 chunks.
  * Reads and writes of a chunk's bytes need no lock: a chunk belongs to one item (or one request
  * in flight) between its allocation and its free.
@@ -42,7 +49,10 @@ public final class SlabAllocator {
   private final int[] freeCount;
   private final long[] usedChunks;
   private final int[] pagesOfClass;
+  /** Chunks of each page in use: a page with none may move to another class. */
+  private final int[] usedInPage;
   private int pagesUsed;
+  private long pagesMoved;
   private final BudgetedLock lock;
 
   /**
@@ -83,6 +93,7 @@ public final class SlabAllocator {
     this.freeCount = new int[n];
     this.usedChunks = new long[n];
     this.pagesOfClass = new int[n];
+    this.usedInPage = new int[maxPages];
     this.lock = new BudgetedLock(ticker);
   }
 
@@ -142,8 +153,11 @@ public final class SlabAllocator {
     int handle;
     if (freeCount[c] > 0) {
       handle = freeSlots[c][--freeCount[c]];
-    } else if (pagesUsed < maxPages) {
-      int page = pagesUsed++;
+    } else {
+      int page = pagesUsed < maxPages ? pagesUsed++ : takeEmptyPage(c);
+      if (page < 0) {
+        return NONE;
+      }
       pageClass[page] = c;
       pagesOfClass[c]++;
       int slots = chunksPerPage[c];
@@ -152,11 +166,35 @@ public final class SlabAllocator {
         freeSlots[c][freeCount[c]++] = page << 16 | s;
       }
       handle = page << 16;
-    } else {
-      return NONE;
     }
     usedChunks[c]++;
+    usedInPage[handle >>> 16]++;
     return handle;
+  }
+
+  /**
+   * A page of another class than {@code c} none of whose chunks is in use, taken out of that
+   * class's free list; −1 if there is none. Linear in the pages and that class's free chunks, and
+   * run only when the memory limit is reached and {@code c} has no free chunk.
+   */
+  private int takeEmptyPage(int c) {
+    for (int page = 0; page < pagesUsed; page++) {
+      int d = pageClass[page];
+      if (d != c && usedInPage[page] == 0) {
+        int[] free = freeSlots[d];
+        int kept = 0;
+        for (int i = 0; i < freeCount[d]; i++) {
+          if (free[i] >>> 16 != page) {
+            free[kept++] = free[i];
+          }
+        }
+        freeCount[d] = kept;
+        pagesOfClass[d]--;
+        pagesMoved++;
+        return page;
+      }
+    }
+    return -1;
   }
 
   private void ensureFreeCapacity(int c, int extra) {
@@ -177,6 +215,7 @@ public final class SlabAllocator {
       ensureFreeCapacity(c, 1);
       freeSlots[c][freeCount[c]++] = handle;
       usedChunks[c]--;
+      usedInPage[page]--;
     }
   }
 
@@ -218,14 +257,15 @@ public final class SlabAllocator {
       for (int c = 0; c < chunkSize.length; c++) {
         free += freeCount[c];
       }
-      return new Usage(pagesUsed, maxPages, used, free, total, usedBytes);
+      return new Usage(pagesUsed, maxPages, used, free, total, usedBytes, pagesMoved);
     }
   }
 
   /**
    * Allocator accounting: every chunk of an assigned page is either used or free, so {@code
    * usedChunks + freeChunks == totalChunks} always; a leak shows as used chunks no item holds.
+   * {@code pagesMoved}: pages taken from one class by another since start.
    */
   public record Usage(int pages, int maxPages, long usedChunks, long freeChunks, long totalChunks,
-      long usedBytes) { }
+      long usedBytes, long pagesMoved) { }
 }

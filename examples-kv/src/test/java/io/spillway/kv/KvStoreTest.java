@@ -135,6 +135,30 @@ class KvStoreTest {
   }
 
   @Test
+  void aPageNoItemUsesMovesToTheClassThatNeedsOne() {
+    // Four sizes, four classes: each takes one of the store's four pages.
+    int[] sizes = {2_000, 5_000, 12_000, 40_000};
+    for (int i = 0; i < sizes.length; i++) {
+      assertEquals(KvStore.StoreResult.STORED, set("big" + i, "x".repeat(sizes[i])));
+    }
+    assertEquals(4, store.slabs().usage().pages());
+    assertEquals(store.slabs().usage().maxPages(), store.slabs().usage().pages(), "no page left");
+    store.flushAll(0, clock.get()); // memcached's flush_all: every item goes, every page stays put
+    for (int i = 0; i < sizes.length; i++) {
+      assertNull(get("big" + i)); // a read of a flushed item reclaims its chunk
+    }
+    assertEquals(KvStore.StoreResult.STORED, set("small", "ok"),
+        "a class with no page of its own takes a page none of whose chunks is used");
+    assertEquals("ok", get("small"));
+    assertEquals(1, store.slabs().usage().pagesMoved());
+    // the class that gave its page up takes another free one when it needs one again
+    assertEquals(KvStore.StoreResult.STORED, set("big0", "x".repeat(2_000)));
+    assertEquals(2, store.slabs().usage().pagesMoved());
+    assertEquals("ok", get("small"), "a page holding an item is never taken");
+    assertNoLeak();
+  }
+
+  @Test
   void evictsLeastRecentlyUsedAtTheMemoryLimit() {
     String value = "x".repeat(1000);
     for (int i = 0; i < 10_000; i++) {
