@@ -51,6 +51,8 @@ public final class SlabAllocator {
   private final int[] pagesOfClass;
   /** Chunks of each page in use: a page with none may move to another class. */
   private final int[] usedInPage;
+  /** Assigned pages none of whose chunks is in use: the search for one runs only if any. */
+  private int emptyPages;
   private int pagesUsed;
   private long pagesMoved;
   private final BudgetedLock lock;
@@ -153,6 +155,9 @@ public final class SlabAllocator {
     int handle;
     if (freeCount[c] > 0) {
       handle = freeSlots[c][--freeCount[c]];
+      if (usedInPage[handle >>> 16] == 0) {
+        emptyPages--;
+      }
     } else {
       int page = pagesUsed < maxPages ? pagesUsed++ : takeEmptyPage(c);
       if (page < 0) {
@@ -174,10 +179,14 @@ public final class SlabAllocator {
 
   /**
    * A page of another class than {@code c} none of whose chunks is in use, taken out of that
-   * class's free list; −1 if there is none. Linear in the pages and that class's free chunks, and
-   * run only when the memory limit is reached and {@code c} has no free chunk.
+   * class's free list; −1 if there is none. O(1) when there is none (a count of empty pages, so a
+   * full store that evicts pays nothing under the lock); else linear in the pages and that class's
+   * free chunks. An empty page of {@code c} itself cannot exist here: its chunks would be free.
    */
   private int takeEmptyPage(int c) {
+    if (emptyPages == 0) {
+      return -1; // the common case at the limit: every page holds an item, the caller evicts
+    }
     for (int page = 0; page < pagesUsed; page++) {
       int d = pageClass[page];
       if (d != c && usedInPage[page] == 0) {
@@ -191,6 +200,7 @@ public final class SlabAllocator {
         freeCount[d] = kept;
         pagesOfClass[d]--;
         pagesMoved++;
+        emptyPages--;
         return page;
       }
     }
@@ -215,7 +225,9 @@ public final class SlabAllocator {
       ensureFreeCapacity(c, 1);
       freeSlots[c][freeCount[c]++] = handle;
       usedChunks[c]--;
-      usedInPage[page]--;
+      if (--usedInPage[page] == 0) {
+        emptyPages++;
+      }
     }
   }
 
