@@ -7,6 +7,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.spillway.api.BudgetExceededException;
 import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestMetadata;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import io.spillway.grpc.SpillwayMetadata;
@@ -27,8 +28,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code Long.MAX_VALUE} without one: a budget Spillway derived from a deadline is not in the
  * call's headers).
  *
- * <p>Thread-safe. Costs nothing per call while no recording enables the events beyond a counter
- * increment and one trailer read at close.
+ * <p>Thread-safe. While no recording enables the events a call costs a forwarding wrapper, a
+ * counter increment and one trailer read at close; the headers are parsed only for an event that
+ * is recorded.
  */
 final class GrpcJfrEvents implements ServerInterceptor {
 
@@ -46,17 +48,16 @@ final class GrpcJfrEvents implements ServerInterceptor {
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
       ServerCallHandler<Q, R> next) {
-    long budget = budgetOf(headers);
     return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
       @Override
       public void close(io.grpc.Status status, Metadata trailers) {
-        report(status, trailers, budget);
+        report(status, trailers, headers);
         super.close(status, trailers);
       }
     }, headers);
   }
 
-  private void report(io.grpc.Status status, Metadata trailers, long budget) {
+  private void report(io.grpc.Status status, Metadata trailers, Metadata headers) {
     String code = trailers.get(SpillwayMetadata.STATUS);
     if (code == null) {
       return; // not a call Spillway answered (the control service, another interceptor's close)
@@ -75,18 +76,18 @@ final class GrpcJfrEvents implements ServerInterceptor {
         e.remainingBudget = abort.remainingBudgetNanos();
         e.commit();
       }
-      admission(Status.OK, budget, 0); // it was admitted
+      admission(Status.OK, headers, 0); // it was admitted
       return;
     }
     if (decision.isShed()) {
-      admission(decision, budget, 1);
+      admission(decision, headers, 1);
     } else {
-      admission(Status.OK, budget, 0);
+      admission(Status.OK, headers, 0);
     }
   }
 
   /** {@code sampledOneIn} 1 for a refusal, 0 for an admitted call (sampled here). */
-  private void admission(Status decision, long budget, int sampledOneIn) {
+  private void admission(Status decision, Metadata headers, int sampledOneIn) {
     int oneIn = sampledOneIn;
     if (oneIn == 0) {
       if (admitted.incrementAndGet() % admittedSampleEvery != 0) {
@@ -99,22 +100,12 @@ final class GrpcJfrEvents implements ServerInterceptor {
       e.endpoint = "grpc";
       e.decision = decision == Status.OK ? "ok" : GateStats.reason(decision);
       e.queueingDelay = queueDelay.queueingDelayNanos(ticker.read());
-      e.budget = budget;
+      // the header's budget, read as Spillway reads it, only for an event that is recorded
+      RequestMetadata request = new RequestMetadata();
+      SpillwayMetadata.readRequest(headers, request);
+      e.budget = request.budgetNanos();
       e.sampledOneIn = oneIn;
       e.commit();
-    }
-  }
-
-  private static long budgetOf(Metadata headers) {
-    String v = headers.get(SpillwayMetadata.BUDGET);
-    if (v == null) {
-      return Long.MAX_VALUE;
-    }
-    try {
-      long b = Long.parseLong(v.trim());
-      return b >= 0 ? b : Long.MAX_VALUE;
-    } catch (NumberFormatException malformed) {
-      return Long.MAX_VALUE;
     }
   }
 }

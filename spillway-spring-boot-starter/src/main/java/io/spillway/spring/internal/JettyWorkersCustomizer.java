@@ -116,12 +116,11 @@ public final class JettyWorkersCustomizer extends ServerWorkers
   }
 
   private void customizeVirtual(JettyServletWebServerFactory factory, ThreadPool current) {
-    String[] why = new String[1];
-    CarrierDispatcher dispatcher = measuredCarriers("jetty", why);
-    if (dispatcher != null) {
+    Carriers carriers = measuredCarriers("jetty");
+    if (carriers.dispatcher() != null) {
       QueuedThreadPool platform = new QueuedThreadPool(threads.max(),
           Math.min(threads.min(), threads.max()), threads.idleTimeoutMillis(), threads.queue());
-      platform.setVirtualThreadsExecutor(dispatcher);
+      platform.setVirtualThreadsExecutor(carriers.dispatcher());
       factory.setThreadPool(platform);
       return;
     }
@@ -131,9 +130,9 @@ public final class JettyWorkersCustomizer extends ServerWorkers
           ? VirtualThreads.getDefaultVirtualThreadsExecutor()
           : VirtualThreads.getNamedVirtualThreadsExecutor(name), ticker, false);
       virtual.setVirtualThreadsExecutor(measured);
-      firstMountOnly("jetty", "Jetty", measured, why[0]);
+      firstMountOnly("jetty", "Jetty", measured, carriers.whyNot());
       return;
     }
-    route("virtual threads, not measured (" + why[0] + ")");
+    route("virtual threads, not measured (" + carriers.whyNot() + ")");
   }
 }

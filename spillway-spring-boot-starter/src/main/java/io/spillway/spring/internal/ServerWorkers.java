@@ -76,21 +76,24 @@ public abstract class ServerWorkers implements Ordered, DisposableBean {
    * The virtual-thread route's carriers: a {@link CarrierDispatcher} whose carrier queue counts
    * every mount of a request's virtual thread (after a lock or I/O wait too), registered as
    * {@code <container>-carriers}; or, where the JVM does not allow a custom scheduler (it needs
-   * {@code --add-opens java.base/java.lang=ALL-UNNAMED}), {@code null} and {@code why[0]} says why,
-   * the dispatcher closed.
+   * {@code --add-opens java.base/java.lang=ALL-UNNAMED}), none, with the reason, the dispatcher
+   * closed.
    */
-  protected CarrierDispatcher measuredCarriers(String container, String[] why) {
+  protected Carriers measuredCarriers(String container) {
     CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
     if (dispatcher.usesVirtualThreads()) {
       own(dispatcher);
       delay.addMeasured(container + "-carriers", dispatcher.queueDelay());
       route("virtual threads on " + dispatcher.carriers() + " measured carriers");
-      return dispatcher;
+      return new Carriers(dispatcher, null);
     }
-    why[0] = dispatcher.fallbackReason().orElse("unknown");
+    String why = dispatcher.fallbackReason().orElse("unknown");
     dispatcher.close();
-    return null;
+    return new Carriers(null, why);
   }
+
+  /** The measured carriers, or {@code null} and why there are none. */
+  protected record Carriers(CarrierDispatcher dispatcher, String whyNot) { }
 
   /** Registers {@code measured} as the first-mount stage of Boot's virtual threads. */
   protected void firstMountOnly(String container, String label, MeasuredExecutor measured,

@@ -64,17 +64,16 @@ public final class TomcatWorkersCustomizer extends ServerWorkers
   private void customizeProtocol(ProtocolHandler protocol) {
     Executor current = protocol.getExecutor();
     if (virtualThreads) {
-      String[] why = new String[1];
-      CarrierDispatcher dispatcher = measuredCarriers("tomcat", why);
-      if (dispatcher != null) {
-        protocol.setExecutor(dispatcher);
+      Carriers carriers = measuredCarriers("tomcat");
+      if (carriers.dispatcher() != null) {
+        protocol.setExecutor(carriers.dispatcher());
         return;
       }
       if (current != null) {
         MeasuredExecutor measured = new MeasuredExecutor(current, ticker, false);
         this.measured = measured;
         protocol.setExecutor(measured);
-        firstMountOnly("tomcat", "Tomcat", measured, why[0]);
+        firstMountOnly("tomcat", "Tomcat", measured, carriers.whyNot());
         return;
       }
     }
