@@ -19,6 +19,18 @@ import java.util.Set;
  * sweep other loads with every static model and the adaptive mid-tier, and, if the scenario has a
  * schedule, run the load steps. The mid-tier is {@link MuTuneSimulation}'s.
  *
+ * <p>With {@code mutune.admission} (schemes, e.g. {@code breakwater, spillway}), the same mid-tier then
+ * runs behind each scheme's real gates ({@link MuTuneSimulation.Admission}; the scenario's {@code
+ * clients} sessions): µTune under admission control, docs/DESIGN.md's "threading models" section. The
+ * SLO is the scenario's {@code slo_us} if it sets one, else Breakwater's rule (breakwater-osdi20
+ * §5.1): 10 × (mean service time + RTT), read as 10 × the lowest mean latency of a static model at the
+ * lowest sweep load (the mid-tier's time per request with its leaf waits, plus the client's RTT). Capacity is first measured as
+ * the highest throughput any static model reaches with no control, read at each of {@code
+ * capacity_loads} (requests per second) or, by default, from the highest sweep load up in steps of 10 %
+ * until the model no longer keeps up; then every static model
+ * and µTune run at each of {@code admission_demands} (multiples of that capacity), and, if given,
+ * through {@code admission_schedule} ({@code demand@ms, ...}, demands as multiples of capacity).
+ *
  * <p>Keys ({@code mutune.} prefix): {@code models} (e.g. {@code IP, IB, DP20, DB50}),
  * {@code train_loads} and {@code loads} (requests per second), {@code schedule} ({@code rps@ms, ...}),
  * {@code fanout}, {@code leaf_us}, {@code leaf_service}, {@code leaf_cores}, {@code handoff_us}, {@code wake_fast_us},
@@ -30,7 +42,8 @@ public final class MuTuneExperiment {
 
   private static final Set<String> KEYS = Set.of("models", "train_loads", "loads", "schedule", "fanout", "leaf_us",
       "leaf_service",
-      "leaf_cores", "handoff_us", "wake_fast_us", "wake_slow_us", "preempt_us");
+      "leaf_cores", "handoff_us", "wake_fast_us", "wake_slow_us", "preempt_us", "admission", "admission_demands",
+      "admission_schedule", "capacity_loads");
 
   /** The tail recorded for a saturated point: 10 s, past any SLO. */
   private static final double SATURATED_US = 1e7;
@@ -60,6 +73,14 @@ public final class MuTuneExperiment {
     loads("loads", "");
     loads("train_loads", keys.getOrDefault("loads", ""));
     schedule();
+    if (keys.containsKey("admission")) {
+      for (String scheme : admissionSchemes()) {
+        SchemeRegistry.create(scheme, scenario); // names the known schemes if not one
+      }
+      loads("admission_demands", "1, 2, 3");
+      capacityLoads();
+      steps("admission_schedule", "demand@ms");
+    }
   }
 
   private double number(String key, String fallback) {
@@ -113,7 +134,29 @@ public final class MuTuneExperiment {
 
   /** {@code rps@ms, ...}, first at 0; empty if the scenario has none. */
   List<Scenario.DemandStep> schedule() {
-    String v = keys.getOrDefault("schedule", "");
+    return steps("schedule", "rps@ms");
+  }
+
+  List<String> admissionSchemes() {
+    List<String> schemes = new ArrayList<>();
+    for (String scheme : keys.get("admission").split(",")) {
+      if (!scheme.isBlank()) {
+        schemes.add(scheme.strip());
+      }
+    }
+    if (schemes.isEmpty()) {
+      throw new IllegalArgumentException("mutune.admission: give one or more schemes, e.g. breakwater");
+    }
+    return schemes;
+  }
+
+  /** The offered loads capacity is read at, if the scenario gives them ({@code capacity_loads}), else empty. */
+  List<Double> capacityLoads() {
+    return keys.containsKey("capacity_loads") ? loads("capacity_loads", "") : List.of();
+  }
+
+  private List<Scenario.DemandStep> steps(String key, String form) {
+    String v = keys.getOrDefault(key, "");
     List<Scenario.DemandStep> steps = new ArrayList<>();
     if (v.isBlank()) {
       return steps;
@@ -124,23 +167,37 @@ public final class MuTuneExperiment {
         steps.add(new Scenario.DemandStep(Double.parseDouble(p[0].strip()),
             Math.round(Double.parseDouble(p[1].strip()) * 1_000_000)));
       } catch (RuntimeException e) {
-        throw new IllegalArgumentException("mutune.schedule: expected 'rps@ms, ...', got '" + item.strip() + "'");
+        throw new IllegalArgumentException("mutune." + key + ": expected '" + form + ", ...', got '" + item.strip()
+            + "'");
       }
     }
     if (steps.get(0).startNanos() != 0) {
-      throw new IllegalArgumentException("mutune.schedule: the first step starts at 0 ms");
+      throw new IllegalArgumentException("mutune." + key + ": the first step starts at 0 ms");
     }
     return steps;
   }
 
-  /** One measured row. */
+  /**
+   * One measured row. {@code achievedRps} counts the responses to requests that arrived after the
+   * warm-up, {@code servedRps} and {@code goodRps} the responses (within the SLO, for goodput) that
+   * reached clients after it; {@code rejected} and {@code expired} are shares of the requests offered
+   * after it, refused by the server and expired in client queues. {@code goodHighRps} is the goodput
+   * over the steps of a schedule whose demand is at least 1 (capacity or more), or NaN; {@code
+   * leafWaitUs} the mean wait of a leaf request for a leaf core.
+   */
   public record Row(String phase, String config, double offeredRps, double achievedRps, double p50us, double p99us,
-      double p999us, double busyCores, long switches, String finalModel) {
+      double p999us, double busyCores, long switches, String finalModel, double meanUs, double servedRps,
+      double goodRps, double rejected, double expired, double goodHighRps, double leafWaitUs) {
     String csv() {
-      return String.format(Locale.ROOT, "%s,%s,%.0f,%.0f,%.1f,%.1f,%.1f,%.2f,%d,%s", phase, config, offeredRps,
-          achievedRps, p50us, p99us, p999us, busyCores, switches, finalModel);
+      return String.format(Locale.ROOT,
+          "%s,%s,%.0f,%.0f,%.1f,%.1f,%.1f,%.2f,%d,%s,%.1f,%.0f,%.0f,%.4f,%.4f,%.0f,%.1f", phase, config, offeredRps,
+          achievedRps, p50us, p99us, p999us, busyCores, switches, finalModel, meanUs, servedRps, goodRps, rejected,
+          expired, goodHighRps, leafWaitUs);
     }
   }
+
+  static final String CSV_HEADER = "phase,config,offered_rps,achieved_rps,p50_us,p99_us,p999_us,busy_cores,"
+      + "switches,final_model,mean_us,served_rps,good_rps,rejected,expired,good_high_rps,leaf_wait_us";
 
   /** Trains, sweeps and steps; returns every row. */
   public List<Row> run() {
@@ -174,25 +231,114 @@ public final class MuTuneExperiment {
       }
       rows.add(stepped(null, adaptation, schedule));
     }
+    if (keys.containsKey("admission")) {
+      admission(rows, adaptation);
+    }
     return rows;
+  }
+
+  /** The capacity probe, then every configuration behind the admission scheme (see the class comment). */
+  private void admission(List<Row> rows, ThreadingAdaptation adaptation) {
+    double capacity = 0;
+    double top = loads("loads", "").stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+    for (ThreadingModel m : models()) {
+      if (!capacityLoads().isEmpty()) {
+        for (double load : capacityLoads()) {
+          Row r = steady("capacity", m, null, load);
+          rows.add(r);
+          capacity = Math.max(capacity, r.servedRps());
+        }
+        continue;
+      }
+      // Up from the highest sweep load in steps of 10 % until the model no longer keeps up: an
+      // overloaded server with no control spends CPU reading requests it serves only later, so its
+      // throughput falls past the knee and the highest reading is near it.
+      for (double load = top; ; load *= 1.1) {
+        Row r = steady("capacity", m, null, load);
+        rows.add(r);
+        capacity = Math.max(capacity, r.servedRps());
+        if (r.servedRps() < 0.97 * load || load > 1000 * top) {
+          break;
+        }
+      }
+    }
+    Scenario withSlo = scenario.isSet("slo_us") ? scenario
+        : scenario.with(Map.of("slo_us", String.format(Locale.ROOT, "%.1f", derivedSloNanos(rows) / 1e3)));
+    List<ThreadingModel> configs = new ArrayList<>(models());
+    configs.add(null);
+    for (String scheme : admissionSchemes()) {
+      String phase = "admission:" + scheme;
+      for (double demand : loads("admission_demands", "1, 2, 3")) {
+        for (ThreadingModel m : configs) {
+          MuTuneSimulation sim = new MuTuneSimulation(costs, scenario.seed(), admission(scheme, withSlo));
+          MuTuneSimulation.Run o = sim.run(List.of(new Scenario.DemandStep(demand * capacity, 0)),
+              scenario.warmupNanos(), scenario.durationNanos(), m, m == null ? adaptation : null);
+          rows.add(row(phase, m, o, demand * capacity, List.of()));
+        }
+      }
+      List<Scenario.DemandStep> relative = steps("admission_schedule", "demand@ms");
+      if (!relative.isEmpty()) {
+        List<Scenario.DemandStep> schedule = new ArrayList<>();
+        for (Scenario.DemandStep s : relative) {
+          schedule.add(new Scenario.DemandStep(s.level() * capacity, s.startNanos()));
+        }
+        for (ThreadingModel m : configs) {
+          MuTuneSimulation sim = new MuTuneSimulation(costs, scenario.seed(), admission(scheme, withSlo));
+          MuTuneSimulation.Run o = sim.run(schedule, 0, scenario.durationNanos(), m, m == null ? adaptation : null);
+          rows.add(row(phase + ":steps", m, o, -1, relative));
+        }
+      }
+    }
+  }
+
+  /** Breakwater's SLO rule on this mid-tier: 10 × the lowest mean latency at the lowest sweep load. */
+  private long derivedSloNanos(List<Row> rows) {
+    double lowest = loads("loads", "").stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+    double mean = rows.stream().filter(r -> r.phase().equals("sweep") && !r.config().equals("mutune")
+        && r.offeredRps() == lowest).mapToDouble(Row::meanUs).min().orElseThrow();
+    return Math.round(10 * mean * 1e3);
+  }
+
+  private MuTuneSimulation.Admission admission(String scheme, Scenario withSlo) {
+    return new MuTuneSimulation.Admission(SchemeRegistry.create(scheme, withSlo), withSlo.clients(),
+        withSlo.sloNanos());
   }
 
   private Row steady(String phase, ThreadingModel model, ThreadingAdaptation adaptation, double load) {
     MuTuneSimulation sim = new MuTuneSimulation(costs, scenario.seed());
-    MuTuneSimulation.Outcome o = sim.run(List.of(new Scenario.DemandStep(load, 0)), scenario.warmupNanos(),
+    MuTuneSimulation.Run o = sim.run(List.of(new Scenario.DemandStep(load, 0)), scenario.warmupNanos(),
         scenario.durationNanos(), model, adaptation);
-    return row(phase, model, o, load);
+    return row(phase, model, o, load, List.of());
   }
 
   private Row stepped(ThreadingModel model, ThreadingAdaptation adaptation, List<Scenario.DemandStep> schedule) {
     MuTuneSimulation sim = new MuTuneSimulation(costs, scenario.seed());
-    MuTuneSimulation.Outcome o = sim.run(schedule, 0, scenario.durationNanos(), model, adaptation);
-    return row("steps", model, o, -1);
+    MuTuneSimulation.Run o = sim.run(schedule, 0, scenario.durationNanos(), model, adaptation);
+    return row("steps", model, o, -1, List.of());
   }
 
-  private static Row row(String phase, ThreadingModel model, MuTuneSimulation.Outcome o, double load) {
+  /** {@code relative}: the run's schedule in multiples of capacity, to find its high steps; or empty. */
+  private Row row(String phase, ThreadingModel model, MuTuneSimulation.Run o, double load,
+      List<Scenario.DemandStep> relative) {
+    double offered = o.offered();
+    double goodHigh = Double.NaN;
+    long highNanos = 0;
+    long highGood = 0;
+    for (int i = 0; i < relative.size(); i++) {
+      if (relative.get(i).level() >= 1) {
+        long endNanos = i + 1 < relative.size() ? relative.get(i + 1).startNanos() : scenario.durationNanos();
+        highNanos += endNanos - relative.get(i).startNanos();
+        highGood += o.goodByStep()[i];
+      }
+    }
+    if (highNanos > 0) {
+      goodHigh = highGood / (highNanos / 1e9);
+    }
     return new Row(phase, model == null ? "mutune" : model.name(), load, o.completed() / o.seconds(), o.p(50),
-        o.p(99), o.p(99.9), o.busyCores(), o.switches(), o.finalModel());
+        o.p(99), o.p(99.9), o.busyCores(), o.switches(), o.finalModel(),
+        o.latency().getTotalCount() == 0 ? Double.NaN : o.latency().getMean() / 1e3, o.served() / o.seconds(),
+        o.good() / o.seconds(), offered == 0 ? 0 : o.rejected() / offered, offered == 0 ? 0 : o.expired() / offered,
+        goodHigh, o.leafWaitNanos() / 1e3);
   }
 
   /** Runs {@code scenario}, prints and writes {@code mutune.csv} and {@code report.md} under {@code out}. */
@@ -201,8 +347,7 @@ public final class MuTuneExperiment {
     MuTuneExperiment e = new MuTuneExperiment(scenario);
     List<Row> rows = e.run();
     Files.createDirectories(out);
-    StringBuilder csv = new StringBuilder("phase,config,offered_rps,achieved_rps,p50_us,p99_us,p999_us,busy_cores,"
-        + "switches,final_model\n");
+    StringBuilder csv = new StringBuilder(CSV_HEADER + "\n");
     rows.forEach(r -> csv.append(r.csv()).append('\n'));
     Files.writeString(out.resolve("mutune.csv"), csv);
     String report = report(scenario, e, rows);
@@ -213,6 +358,50 @@ public final class MuTuneExperiment {
     System.out.printf(Locale.ROOT, "%nwrote %s, report.md and p99-by-load.png in %s (%.1f s wall clock)%n",
         out.resolve("mutune.csv"), out, (System.nanoTime() - started) / 1e9);
     return 0;
+  }
+
+  private static void admissionReport(Scenario scenario, MuTuneExperiment e, List<Row> rows, StringBuilder md) {
+    List<Row> probe = rows.stream().filter(r -> r.phase().equals("capacity")).toList();
+    if (probe.isEmpty()) {
+      return;
+    }
+    Row top = probe.stream().max(java.util.Comparator.comparingDouble(Row::servedRps)).orElseThrow();
+    double capacity = top.servedRps();
+    long slo = scenario.isSet("slo_us") ? scenario.sloNanos() : e.derivedSloNanos(rows);
+    md.append(String.format(Locale.ROOT, "%nCapacity %.0f rps: %s's throughput with no control at %.0f rps offered, "
+        + "the highest of every static model at %d loads (%s). SLO %.0f us (%s). %d client sessions.%n", capacity,
+        top.config(), top.offeredRps(), probe.size(), e.capacityLoads().isEmpty()
+            ? "from the highest sweep load up in 10 % steps until each model stops keeping up" : "mutune.capacity_loads",
+        slo / 1e3, scenario.isSet("slo_us") ? "the scenario's"
+            : "10 × the lowest mean latency at the lowest sweep load", scenario.clients()));
+    for (String scheme : e.admissionSchemes()) {
+      schemeReport(scheme, e, rows, capacity, md);
+    }
+  }
+
+  private static void schemeReport(String scheme, MuTuneExperiment e, List<Row> rows, double capacity,
+      StringBuilder md) {
+    String phase = "admission:" + scheme;
+    md.append("\nUnder ").append(scheme).append(":\n\n");
+    md.append("| demand | config | goodput ÷ capacity | p99 us | refused | expired | leaf wait us | switches |"
+        + " µTune ran |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (Row r : rows.stream().filter(r -> r.phase().equals(phase)).toList()) {
+      md.append(String.format(Locale.ROOT, "| %.2f× | %s | %.3f | %.0f | %.1f %% | %.1f %% | %.0f | %d | %s |%n",
+          r.offeredRps() / capacity, r.config(), r.goodRps() / capacity, r.p99us(), 100 * r.rejected(),
+          100 * r.expired(), r.leafWaitUs(), r.switches(), r.config().equals("mutune") ? r.finalModel() : "-"));
+    }
+    List<Row> steps = rows.stream().filter(r -> r.phase().equals(phase + ":steps")).toList();
+    if (!steps.isEmpty()) {
+      md.append("\nUnder ").append(scheme).append(", load steps (").append(e.keys.get("admission_schedule").strip())
+          .append(", demand × capacity @ ms), whole run; goodput over the steps at capacity or above:\n\n");
+      md.append("| config | goodput ÷ capacity, high steps | p50 us | p99 us | refused | expired | switches |\n"
+          + "|---|---|---|---|---|---|---|\n");
+      for (Row r : steps) {
+        md.append(String.format(Locale.ROOT, "| %s | %.3f | %.0f | %.0f | %.1f %% | %.1f %% | %d |%n", r.config(),
+            r.goodHighRps() / capacity, r.p50us(), r.p99us(), 100 * r.rejected(), 100 * r.expired(),
+            r.switches()));
+      }
+    }
   }
 
   /** The sweep as a table of p99 per load and configuration, normalised to the best static model. */
@@ -251,6 +440,7 @@ public final class MuTuneExperiment {
             r.p999us(), r.switches()));
       }
     }
+    admissionReport(scenario, e, rows, md);
     return md.toString();
   }
 }

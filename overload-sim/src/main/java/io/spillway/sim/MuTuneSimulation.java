@@ -1,6 +1,19 @@
 package io.spillway.sim;
 
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.Outcome;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
+import io.spillway.api.ServerGate;
+import io.spillway.api.ServerPermit;
+import io.spillway.api.Status;
 import io.spillway.api.Ticker;
+import io.spillway.api.TimestampedQueue;
 import io.spillway.threading.ArrivalRateEstimator;
 import io.spillway.threading.ThreadingAdaptation;
 import io.spillway.threading.ThreadingAdapter;
@@ -41,6 +54,20 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Cores are handed out first come first served; a thread keeps its core through a CPU burst. The
  * simulation is deterministic for a seed. Not thread-safe.
+ *
+ * <p><b>Admission control in front</b> ({@link Admission}; the composition docs/results/mutune.md
+ * measures): each arrival goes to one of {@code clients} sessions chosen uniformly, whose real
+ * {@link ClientGate} queues it until the scheme lets it go (Breakwater's credits, breakwater-osdi20
+ * §3.2, with its client-side expiry). The network thread reads each message ({@code cost_rx_us}),
+ * and the real {@link ServerGate} decides on the request as its header is read, before the model
+ * runs it; a refusal costs the network thread {@code cost_tx_us} more to send. Demand reports go
+ * through the socket like requests. The queueing-delay signal is Breakwater's sum of the stages'
+ * {@code now − oldest} (docs/DESIGN.md): the socket (where requests wait while in-line threads are
+ * busy) and the workers' queue (where dispatched ones wait), so a request counts wherever the model
+ * puts it and a switch moves delay from one stage to the other without adding any. Explicit credit
+ * messages cost no mid-tier CPU (Breakwater sends them rarely: only to sessions with demand and no
+ * credit). Under admission, µTune's arrival estimator counts requests as they reach the mid-tier (the
+ * rate the server sees, as on sockets), not as clients issue them.
  */
 public final class MuTuneSimulation {
 
@@ -50,9 +77,32 @@ public final class MuTuneSimulation {
       int cores) {
   }
 
-  /** One run's outcome. */
-  public record Outcome(Histogram latency, long completed, double seconds, double busyCores, long switches,
-      String finalModel) {
+  /**
+   * A scheme in front of the mid-tier, with {@code clients} sessions whose SLO is {@code sloNanos}:
+   * a response is good if it reaches its client within the SLO of its arrival there.
+   */
+  public record Admission(OverloadScheme scheme, int clients, long sloNanos) {
+    public Admission {
+      if (clients < 1 || sloNanos <= 0) {
+        throw new IllegalArgumentException("clients and SLO must be positive: " + clients + ", " + sloNanos);
+      }
+    }
+  }
+
+  /**
+   * One run's outcome. {@code latency} and {@code completed} cover requests that arrived after the
+   * warm-up; {@code served} and {@code good} count responses reaching clients after the warm-up,
+   * whenever they arrived (throughput under overload, and goodput within the SLO); {@code offered},
+   * {@code rejected} (refused or aborted by the server) and {@code expired} (in a client queue) count
+   * requests arriving after the warm-up. {@code admitted} and {@code ended} count server permits over
+   * the whole run: the difference is what was still in the mid-tier at the end. {@code goodByStep}
+   * splits {@code good} by the step of the schedule in which each response arrived. {@code
+   * leafWaitNanos} is the mean time a leaf request waited for a leaf core, after the warm-up: queueing
+   * the mid-tier's own signal cannot see.
+   */
+  public record Run(Histogram latency, long completed, double seconds, double busyCores, long switches,
+      String finalModel, long served, long good, long offered, long rejected, long expired, long admitted,
+      long ended, long[] goodByStep, double leafWaitNanos) {
     public double p(double percentile) {
       return latency.getTotalCount() == 0 ? Double.NaN : latency.getValueAtPercentile(percentile) / 1e3;
     }
@@ -78,22 +128,51 @@ public final class MuTuneSimulation {
   private int activeWorkers;
 
   // requests
-  private final ArrayDeque<Request> socket = new ArrayDeque<>();       // arrived, not yet read
-  private final ArrayDeque<Request> workQueue = new ArrayDeque<>();    // dispatched, not yet taken
+  private final TimestampedQueue<Request> socket = new TimestampedQueue<>(1024);    // arrived, not yet read
+  private final TimestampedQueue<Request> workQueue = new TimestampedQueue<>(1024); // dispatched, not yet taken
   private final Leaf[] leaves;
   private ThreadingModel model;
   private boolean inlineNow;
   private int unfinishedDispatched;
+  private long nextId;
   private long switches;
+
+  // admission control, if any
+  private final Admission admission;
+  private final SplittableRandom clientRandom;
+  private ServerGate gate;
+  private Session[] sessions;
+  private ArrivalRateEstimator serverArrivals;
+  private final RequestMetadata outgoing = new RequestMetadata();
+  private final RequestMetadata incoming = new RequestMetadata();
 
   // measurement
   private Histogram latency;
   private long measureFrom;
   private long completed;
+  private long served;
+  private long good;
+  private long offered;
+  private long rejected;
+  private long expired;
+  private long admitted;
+  private long ended;
+  private long leafWaitSum;
+  private long leafWaits;
+  private List<Scenario.DemandStep> schedule;
+  private long[] goodByStep;
 
   public MuTuneSimulation(Costs costs, long seed) {
+    this(costs, seed, null);
+  }
+
+  /** With {@code admission} in front of the mid-tier, or none if it is null. */
+  public MuTuneSimulation(Costs costs, long seed, Admission admission) {
     this.costs = costs;
     this.random = new SplittableRandom(seed);
+    this.admission = admission;
+    // split only under admission: runs without it draw exactly as before
+    this.clientRandom = admission == null ? null : random.split();
     this.freeCores = costs.cores();
     this.leaves = new Leaf[costs.fanout()];
     for (int i = 0; i < leaves.length; i++) {
@@ -105,7 +184,7 @@ public final class MuTuneSimulation {
    * Runs {@code schedule} (rps from each step's start) for {@code durationNanos}, measuring after
    * {@code warmupNanos}, under {@code fixed}, or under {@code adaptation} if that is non-null.
    */
-  public Outcome run(List<Scenario.DemandStep> schedule, long warmupNanos, long durationNanos, ThreadingModel fixed,
+  public Run run(List<Scenario.DemandStep> schedule, long warmupNanos, long durationNanos, ThreadingModel fixed,
       ThreadingAdaptation adaptation) {
     int maxWorkers = adaptation == null ? fixed.workers()
         : adaptation.models().stream().mapToInt(ThreadingModel::workers).max().orElse(0);
@@ -122,6 +201,10 @@ public final class MuTuneSimulation {
       ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> model,
           this::switchTo);
       model = adaptation.profile().best(0);
+      if (admission != null) {
+        serverArrivals = arrivals;
+        arrivals = null; // counted as they reach the mid-tier, not as clients issue them
+      }
       long period = adaptation.periodNanos();
       Runnable[] tick = new Runnable[1];
       tick[0] = () -> {
@@ -132,11 +215,16 @@ public final class MuTuneSimulation {
     } else {
       model = fixed;
     }
+    if (admission != null) {
+      startAdmission();
+    }
     activeWorkers = model.workers();
     inlineNow = model.inline();
     switches = 0;
     latency = new Histogram(3);
     measureFrom = warmupNanos;
+    this.schedule = schedule;
+    goodByStep = new long[schedule.size()];
     // the network thread starts idle: spinning if it polls, else blocked
     if (model.polls()) {
       network.onCore = network::findWork;
@@ -151,9 +239,152 @@ public final class MuTuneSimulation {
       ((Runnable) e.payload).run();
     }
     accountBusy(end);
+    if (gate != null) {
+      gate.close();
+    }
     double seconds = durationNanos / 1e9;
-    return new Outcome(latency, completed, seconds, busyCoreNanos / (double) (warmupNanos + durationNanos),
-        switches, model.name());
+    return new Run(latency, completed, seconds, busyCoreNanos / (double) (warmupNanos + durationNanos),
+        switches, model.name(), served, good, offered, rejected, expired, admitted, ended, goodByStep,
+        leafWaits == 0 ? 0 : leafWaitSum / (double) leafWaits);
+  }
+
+  // ------------------------------------------------------------------------------ admission
+
+  /** A client's session: its gate and its expiry timer. */
+  private final class Session {
+    final long id;
+    final ClientGate<Request> gate;
+    final WakeupTimer wakeup = new WakeupTimer();
+
+    Session(long id) {
+      this.id = id;
+      this.gate = admission.scheme().newClientGate(new ClientEnvironment(id, admission.sloNanos(),
+          OverloadMetrics.NONE));
+    }
+  }
+
+  private void startAdmission() {
+    Ticker ticker = () -> now;
+    QueueDelaySignal delay = QueueDelaySignal.sum(socket, workQueue);
+    gate = admission.scheme().newServerGate(new ServerEnvironment(ticker, events.scheduler(0, () -> now), delay,
+        this::sendCredit, OverloadMetrics.NONE, costs.cores()));
+    sessions = new Session[admission.clients()];
+    for (int i = 0; i < sessions.length; i++) {
+      sessions[i] = new Session(i + 1);
+    }
+    gate.start();
+  }
+
+  /** The server's explicit credit message; it reaches the client after half an RTT. */
+  private void sendCredit(long sessionId, int delta) {
+    Session s = sessions[(int) (sessionId - 1)];
+    ResponseMetadata m = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+    at(now + costs.rttNanos() / 2, () -> {
+      s.gate.onControl(m, now);
+      drain(s);
+    });
+  }
+
+  /** A request arrives at a client: into its session's queue, then out as far as the gate allows. */
+  private void issue(Request r) {
+    Session s = sessions[clientRandom.nextInt(sessions.length)];
+    r.session = s;
+    if (r.arrival >= measureFrom) {
+      offered++;
+    }
+    if (!s.gate.offer(r, now)) {
+      expire(r);
+      return;
+    }
+    drain(s);
+  }
+
+  private void expire(Request r) {
+    if (r.arrival >= measureFrom) {
+      expired++;
+    }
+  }
+
+  /** Sends what the session's gate releases, and its demand report if it has one. */
+  private void drain(Session s) {
+    while (true) {
+      outgoing.reset();
+      Request r = s.gate.poll(now, outgoing);
+      if (r == null) {
+        break;
+      }
+      r.sentAt = now;
+      r.header = new RequestMetadata().sessionId(s.id).requestId(r.id).demand(outgoing.demand())
+          .flags(outgoing.flags()).priority(outgoing.priority()).creditId(outgoing.creditId())
+          .tokens(outgoing.tokens()).budgetNanos(outgoing.budgetNanos());
+      at(now + costs.rttNanos() / 2, () -> arrive(r));
+    }
+    int demand = s.gate.takeDemandReport();
+    if (demand >= 0) {
+      Request report = new Request(-1, now);
+      report.session = s;
+      report.demandReport = demand;
+      at(now + costs.rttNanos() / 2, () -> arrive(report));
+    }
+    if (s.wakeup.arm(s.gate, 0, now)) {
+      long t = s.wakeup.at();
+      at(t, () -> {
+        if (s.wakeup.fire(t)) {
+          s.gate.expire(now, this::expire);
+          drain(s);
+        }
+      });
+    }
+  }
+
+  /**
+   * The network thread has read {@code r} (its receive cost spent): a demand report goes to the gate;
+   * a request is admitted, and then {@code admittedThen} runs it, or refused, costing the send of the
+   * refusal, and then {@code next}.
+   */
+  private void admit(SimThread t, Request r, Runnable next, Runnable admittedThen) {
+    if (r.demandReport >= 0) {
+      gate.onDemand(r.session.id, r.demandReport, now);
+      next.run();
+      return;
+    }
+    ServerPermit permit = gate.admit(r.header, now);
+    if (permit.isAdmitted()) {
+      admitted++;
+      r.permit = permit;
+      admittedThen.run();
+      return;
+    }
+    ResponseMetadata response = new ResponseMetadata();
+    permit.complete(Outcome.DROPPED, now, response);
+    burst(t, costs.txNanos(), () -> {
+      r.response = response;
+      at(now + costs.rttNanos() / 2, () -> done(r));
+      next.run();
+    });
+  }
+
+  /** A response or a refusal reaches its client. */
+  private void clientReceive(Request r) {
+    Session s = r.session;
+    s.gate.onResponse(r.response, r.sentAt, now);
+    if (r.response.status() == Status.OK) {
+      long latencyNanos = now - r.arrival;
+      if (now >= measureFrom) {
+        served++;
+        if (latencyNanos <= admission.sloNanos()) {
+          good++;
+          goodByStep[stepAt(now)]++;
+        }
+      }
+      if (r.arrival >= measureFrom) {
+        latency.recordValue(Math.max(1, latencyNanos));
+        completed++;
+      }
+    } else if (r.arrival >= measureFrom) {
+      rejected++;
+    }
+    drain(s);
   }
 
   // ------------------------------------------------------------------------------ arrivals
@@ -161,11 +392,15 @@ public final class MuTuneSimulation {
   private void scheduleArrivals(List<Scenario.DemandStep> schedule, long from, long end, ArrivalRateEstimator rec) {
     Runnable[] next = new Runnable[1];
     next[0] = () -> {
-      Request r = new Request(now);
+      Request r = new Request(nextId++, now);
       if (rec != null) {
         rec.record(now);
       }
-      at(now + costs.rttNanos() / 2, () -> arrive(r)); // client to mid-tier
+      if (admission != null) {
+        issue(r);
+      } else {
+        at(now + costs.rttNanos() / 2, () -> arrive(r)); // client to mid-tier
+      }
       double rps = rateAt(schedule, now);
       long gap = rps <= 0 ? end : (long) Math.max(1, -Math.log(1 - random.nextDouble()) / rps * 1e9);
       if (now + gap < end) {
@@ -174,6 +409,16 @@ public final class MuTuneSimulation {
     };
     double rps = rateAt(schedule, from);
     at(from + (long) (-Math.log(1 - random.nextDouble()) / Math.max(rps, 1e-9) * 1e9), next[0]);
+  }
+
+  private int stepAt(long t) {
+    int step = 0;
+    for (int i = 1; i < schedule.size(); i++) {
+      if (schedule.get(i).startNanos() <= t) {
+        step = i;
+      }
+    }
+    return step;
   }
 
   private static double rateAt(List<Scenario.DemandStep> schedule, long t) {
@@ -188,7 +433,10 @@ public final class MuTuneSimulation {
 
   /** A request reaches the mid-tier's socket. */
   private void arrive(Request r) {
-    socket.add(r);
+    if (serverArrivals != null && r.demandReport < 0) {
+      serverArrivals.record(now);
+    }
+    socket.offer(r, now);
     network.poke();
   }
 
@@ -354,12 +602,22 @@ public final class MuTuneSimulation {
         inlineNow = true;
       }
     }
-    if (inlineNow) {
+    if (gate != null) {
+      boolean inline = inlineNow;
+      burst(network, costs.rxNanos(), () -> admit(network, r, this::networkTurn, inline
+          ? () -> process(network, r, 0, this::networkTurn)
+          : () -> burst(network, costs.handoffNanos(), () -> {
+            unfinishedDispatched++;
+            workQueue.offer(r, now);
+            wakeWorkers();
+            networkTurn();
+          })));
+    } else if (inlineNow) {
       process(network, r, costs.rxNanos(), () -> networkTurn());
     } else {
       burst(network, costs.rxNanos() + costs.handoffNanos(), () -> {
         unfinishedDispatched++;
-        workQueue.add(r);
+        workQueue.offer(r, now);
         wakeWorkers();
         networkTurn();
       });
@@ -403,6 +661,11 @@ public final class MuTuneSimulation {
         at(now + costs.rttNanos() / 2, () -> leaf.submit(() -> at(now + costs.rttNanos() / 2, () -> {
           if (--pending[0] == 0) {
             wake(t, () -> burst(t, costs.fanout() * costs.rxNanos() + half + costs.txNanos(), () -> {
+              if (r.permit != null) {
+                r.response = new ResponseMetadata();
+                r.permit.complete(Outcome.SUCCESS, now, r.response);
+                ended++;
+              }
               at(now + costs.rttNanos() / 2, () -> done(r)); // mid-tier to client
               next.run();
             }));
@@ -414,6 +677,15 @@ public final class MuTuneSimulation {
   }
 
   private void done(Request r) {
+    if (admission != null) {
+      clientReceive(r);
+      return;
+    }
+    if (now >= measureFrom) {
+      served++;
+      good++;
+      goodByStep[stepAt(now)]++;
+    }
     if (r.arrival >= measureFrom) {
       latency.recordValue(Math.max(1, now - r.arrival));
       completed++;
@@ -425,7 +697,7 @@ public final class MuTuneSimulation {
   /** A leaf: {@code cores} servers, FIFO, exponential service. */
   private final class Leaf {
     private int free;
-    private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
+    private final TimestampedQueue<Runnable> queue = new TimestampedQueue<>();
 
     Leaf(int cores) {
       free = cores;
@@ -435,8 +707,9 @@ public final class MuTuneSimulation {
       if (free > 0) {
         free--;
         serve(reply);
+        countLeafWait(0);
       } else {
-        queue.add(reply);
+        queue.offer(reply, now);
       }
     }
 
@@ -444,8 +717,10 @@ public final class MuTuneSimulation {
       long service = costs.leaf().sample(random);
       at(now + service, () -> {
         reply.run();
+        long enqueued = queue.isEmpty() ? now : queue.oldestEnqueueNanos();
         Runnable next = queue.poll();
         if (next != null) {
+          countLeafWait(now - enqueued);
           serve(next);
         } else {
           free++;
@@ -454,9 +729,31 @@ public final class MuTuneSimulation {
     }
   }
 
+  private void countLeafWait(long nanos) {
+    if (now >= measureFrom) {
+      leafWaitSum += nanos;
+      leafWaits++;
+    }
+  }
+
   // ------------------------------------------------------------------------------ events
 
-  private record Request(long arrival) { }
+  /** A request (or, with {@code demandReport >= 0}, a client's demand report). */
+  private static final class Request {
+    final long id;
+    final long arrival;
+    Session session;
+    long sentAt;
+    RequestMetadata header;
+    ServerPermit permit;
+    ResponseMetadata response;
+    int demandReport = -1;
+
+    Request(long id, long arrival) {
+      this.id = id;
+      this.arrival = arrival;
+    }
+  }
 
   private void at(long time, Runnable action) {
     events.schedule(time, 0, action);

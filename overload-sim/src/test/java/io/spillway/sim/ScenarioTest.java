@@ -82,6 +82,9 @@ class ScenarioTest {
       } else {
         s.schemes().forEach(scheme -> SchemeRegistry.create(scheme, s));
       }
+      if (!s.muTuneKeys().isEmpty()) {
+        new MuTuneExperiment(s); // validates the mutune.* keys, its admission schemes among them
+      }
     }
   }
 
