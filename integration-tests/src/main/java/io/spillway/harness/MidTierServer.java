@@ -68,7 +68,8 @@ public final class MidTierServer {
     }
   }
 
-  private static SocketChannel[] connect(int port, int leaves) {
+  /** One blocking connection to each of {@code leaves} leaves at {@code port}. */
+  public static SocketChannel[] connect(int port, int leaves) {
     SocketChannel[] c = new SocketChannel[leaves];
     try {
       for (int i = 0; i < leaves; i++) {
@@ -84,6 +85,14 @@ public final class MidTierServer {
   /** The mid-tier's own work, then one request per leaf, then every reply: synchronous fan-out. */
   static ByteBuf fanOut(ByteBuf req, ByteBufAllocator alloc, SocketChannel[] leaves, long localWorkNanos)
       throws IOException {
+    return alloc.buffer(8).writeLong(query(leaves, localWorkNanos));
+  }
+
+  /**
+   * The query itself, on the calling thread: {@code localWorkNanos} of CPU, one request to each leaf,
+   * then a blocking read of every reply; returns the merged answer.
+   */
+  public static long query(SocketChannel[] leaves, long localWorkNanos) throws IOException {
     long end = System.nanoTime() + localWorkNanos;
     while (System.nanoTime() - end < 0) {
       Thread.onSpinWait();
@@ -107,7 +116,7 @@ public final class MidTierServer {
       }
       merged += in.getLong(0);
     }
-    return alloc.buffer(8).writeLong(merged);
+    return merged;
   }
 
 }

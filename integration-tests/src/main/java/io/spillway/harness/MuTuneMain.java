@@ -1,12 +1,9 @@
 package io.spillway.harness;
 
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.spillway.api.NoControl;
 import io.spillway.api.OverloadScheme;
 import io.spillway.credit.Breakwater;
@@ -63,9 +60,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class MuTuneMain {
 
-  private static final int LEAVES = 4;
-  private static final long LEAF_DELAY_NANOS = 100_000;
-  private static final int LOCAL_WORK_US = 10;
+  /** The mid-tier's shape, shared with the gRPC mid-tier: leaves, a leaf's delay, the mid-tier's own work. */
+  public static final int LEAVES = 4;
+  public static final long LEAF_DELAY_NANOS = 100_000;
+  public static final int LOCAL_WORK_US = 10;
 
   private final Map<String, String> options;
   private final Path out;
@@ -87,6 +85,10 @@ public final class MuTuneMain {
     if (args.length == 2 && args[0].equals("plot")) {
       plotDirectory(Path.of(args[1]));
       System.exit(0);
+    }
+    if (args.length >= 1 && args[0].startsWith("grpc-")) {
+      io.spillway.harness.grpcdemo.GrpcMuTuneMain.main(args); // the same mid-tier over gRPC
+      return;
     }
     if (args.length < 1 || !List.of("train", "sweep", "steps").contains(args[0])) {
       System.err.println("usage: mutune train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]"
@@ -110,7 +112,12 @@ public final class MuTuneMain {
   }
 
   /** Redraws {@code DIR/train-p99-by-load.png} and {@code DIR/sweep-p99-by-load.png} from their CSVs. */
-  static void plotDirectory(Path dir) throws IOException {
+  public static void plotDirectory(Path dir) throws IOException {
+    plotDirectory(dir, "mid-tier with 4 leaves on sockets");
+  }
+
+  /** As {@link #plotDirectory(Path)}, titled with {@code subject}. */
+  public static void plotDirectory(Path dir, String subject) throws IOException {
     for (String what : List.of("train", "sweep")) {
       Path csv = dir.resolve(what + ".csv");
       if (!Files.exists(csv)) {
@@ -127,8 +134,8 @@ public final class MuTuneMain {
         points.add(new io.spillway.sim.MuTunePlot.Point(f[config], Double.parseDouble(f[offered]),
             Double.parseDouble(f[p99])));
       }
-      io.spillway.sim.MuTunePlot.plot(medians(points), "mid-tier with 4 leaves on sockets: median p99 by load ("
-          + what + ")", dir.resolve(what + "-p99-by-load.png"));
+      io.spillway.sim.MuTunePlot.plot(medians(points), subject + ": median p99 by load (" + what + ")",
+          dir.resolve(what + "-p99-by-load.png"));
     }
   }
 
@@ -359,7 +366,7 @@ public final class MuTuneMain {
           .childHandler(new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-              ch.pipeline().addLast(new Leaf());
+              ch.pipeline().addLast(new LeafHandler(LEAF_DELAY_NANOS));
             }
           }).bind(new InetSocketAddress("127.0.0.1", leafPort)).sync().channel();
     }
@@ -439,16 +446,4 @@ public final class MuTuneMain {
     }
   }
 
-  /** A leaf: answers each 8-byte request after {@link #LEAF_DELAY_NANOS}, on the generator's loop. */
-  private static final class Leaf extends ByteToMessageDecoder {
-    @Override
-    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-      while (in.readableBytes() >= 8) {
-        long value = in.readLong();
-        ctx.executor().schedule(() -> {
-          ctx.writeAndFlush(ctx.alloc().buffer(8).writeLong(value));
-        }, LEAF_DELAY_NANOS, TimeUnit.NANOSECONDS);
-      }
-    }
-  }
 }

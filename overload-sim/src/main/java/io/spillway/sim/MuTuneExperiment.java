@@ -21,7 +21,7 @@ import java.util.Set;
  *
  * <p>With {@code mutune.admission} (schemes, e.g. {@code breakwater, spillway}), the same mid-tier then
  * runs behind each scheme's real gates ({@link MuTuneSimulation.Admission}; the scenario's {@code
- * clients} sessions): µTune under admission control, docs/DESIGN.md's "threading models" section. The
+ * clients} sessions): µTune under admission control, docs/design.md, "Threading models (µTune)". The
  * SLO is the scenario's {@code slo_us} if it sets one, else Breakwater's rule (breakwater-osdi20
  * §5.1): 10 × (mean service time + RTT), read as 10 × the lowest mean latency of a static model at the
  * lowest sweep load (the mid-tier's time per request with its leaf waits, plus the client's RTT). Capacity is first measured as

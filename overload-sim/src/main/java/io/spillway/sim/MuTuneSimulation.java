@@ -62,9 +62,9 @@ import org.HdrHistogram.Histogram;
  * and the real {@link ServerGate} decides on the request as its header is read, before the model
  * runs it; a refusal costs the network thread {@code cost_tx_us} more to send. Demand reports go
  * through the socket like requests. The queueing-delay signal is Breakwater's sum of the stages'
- * {@code now − oldest} (docs/DESIGN.md): the socket (where requests wait while in-line threads are
+ * {@code now − oldest} (docs/design.md): the socket (where requests wait while in-line threads are
  * busy) and the workers' queue (where dispatched ones wait), so a request counts wherever the model
- * puts it and a switch moves delay from one stage to the other without adding any. Explicit credit
+ * puts it, and a switch changes where requests wait, not how many. Explicit credit
  * messages cost no mid-tier CPU (Breakwater sends them rarely: only to sessions with demand and no
  * credit). Under admission, µTune's arrival estimator counts requests as they reach the mid-tier (the
  * rate the server sees, as on sockets), not as clients issue them.
