@@ -54,6 +54,8 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   private final SpillwayControlService control;
   private final QueueDelaySignal queueDelay;
   private final List<AutoCloseable> owned;
+  private static final java.util.concurrent.atomic.AtomicBoolean UNMEASURED_WARNED =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private CallThreading callThreading; // set by install when the builder adapts threading
 
   private SpillwayGrpcServer(ServerGate gate, SpillwayServerInterceptor interceptor,
@@ -212,8 +214,10 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     }
 
     /**
-     * Requests the server runs at once: the carriers of the workers {@link #install} creates, and
-     * the floor of the credit pool. The available processors by default.
+     * Requests the server runs at once: the carriers of the workers {@link #install} creates (on
+     * the measured virtual-thread route; the JDK's own scheduler sizes itself), and the floor of
+     * the credit pool. The available processors by default. Calls that block do not count against
+     * it: a blocked call's virtual thread gives its carrier up.
      */
     public Builder parallelism(int value) {
       if (value < 1) {
@@ -269,10 +273,32 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       Executor workers = executor;
       QueueDelaySignal workerDelay = executorDelay;
       if (workers == null) {
-        CarrierDispatcher dispatcher = CarrierDispatcher.create(parallelism, ticker);
-        owned.add(dispatcher);
-        workers = dispatcher;
-        workerDelay = dispatcher.queueDelay();
+        // Measured carriers where the JVM allows a custom virtual-thread scheduler; otherwise the
+        // JDK's own virtual threads, never a fixed platform pool: a handler that blocks (a
+        // downstream call, JDBC, a lock) would hold one of a few platform threads, and the server
+        // would serve as many calls at once as it has cores, far below what it served before
+        // Spillway was added (grpc-java's default executor grows a thread per blocked call). On
+        // the JDK's scheduler a call's wait for a carrier is measured until its handler starts
+        // (UnstartedCalls, below), not after it blocks and wakes.
+        CarrierDispatcher measured = CarrierDispatcher.onVirtualThreads(parallelism, ticker).orElse(null);
+        if (measured != null) {
+          owned.add(measured);
+          workers = measured;
+          workerDelay = measured.queueDelay();
+        } else {
+          if (UNMEASURED_WARNED.compareAndSet(false, true)) {
+            SpillwayServerInterceptor.LOG.log(System.Logger.Level.WARNING, "gRPC calls run on the JDK's"
+                + " virtual threads, whose carrier queue the overload signal sees only until a handler"
+                + " starts: start the JVM with --add-opens java.base/java.lang=ALL-UNNAMED (or"
+                + " =io.spillway.asqm) for carriers it measures at every wake-up, or give the builder an"
+                + " executor (Builder#executor)");
+          }
+          java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newThreadPerTaskExecutor(
+              Thread.ofVirtual().name("spillway-grpc-call-", 0).factory());
+          owned.add(threads);
+          workers = threads;
+          workerDelay = QueueDelaySignal.NONE;
+        }
       }
       // One server core or a few: the event loops and the workers share the CPU, so a call
       // waiting in a loop (before admission) and calls waiting for a worker (after it) wait for

@@ -7,6 +7,8 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.stub.StreamObserver;
 import io.spillway.api.NoControl;
+import io.spillway.api.Ticker;
+import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
 import io.spillway.harness.MidTierServer;
@@ -70,12 +72,13 @@ public final class GrpcMidTierServer {
   }
 
   /** A started mid-tier; closing it stops the server, its workers and its loops. */
-  record Running(Server server, SpillwayGrpcServer spillway, NioEventLoopGroup boss, NioEventLoopGroup transport)
-      implements AutoCloseable {
+  record Running(Server server, SpillwayGrpcServer spillway, CarrierDispatcher pool, NioEventLoopGroup boss,
+      NioEventLoopGroup transport) implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
       server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       spillway.close();
+      pool.close();
       boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       transport.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
@@ -111,8 +114,12 @@ public final class GrpcMidTierServer {
     NioEventLoopGroup transport = new NioEventLoopGroup(1); // one network thread, as the socket mid-tier
     NettyServerBuilder builder = NettyServerBuilder.forPort(0).bossEventLoopGroup(boss)
         .workerEventLoopGroup(transport).channelType(NioServerSocketChannel.class).addService(service);
+    // A fixed pool of the model's size (DB16: 16 threads), as µTune's dispatch models have; each
+    // thread keeps its own connections to the leaves.
+    CarrierDispatcher pool = CarrierDispatcher.platform(workers, Ticker.system());
     SpillwayGrpcServer spillway = SpillwayGrpc.server(NoControl.INSTANCE).slo(Duration.ofSeconds(1))
-        .parallelism(workers).adaptiveThreading(ThreadingAdaptation.of(profile)).install(builder);
-    return new Running(builder.build().start(), spillway, boss, transport);
+        .parallelism(workers).executor(pool, pool.queueDelay())
+        .adaptiveThreading(ThreadingAdaptation.of(profile)).install(builder);
+    return new Running(builder.build().start(), spillway, pool, boss, transport);
   }
 }
