@@ -31,29 +31,7 @@ final class FrameSchemes {
 
     /** {@code real}, with its server gate wrapped in a leak-checking one this holder keeps. */
     OverloadScheme wrap(OverloadScheme real) {
-      return new OverloadScheme() {
-        @Override
-        public String name() {
-          return real.name();
-        }
-
-        @Override
-        public ServerGate newServerGate(ServerEnvironment environment) {
-          LeakCheckingServerGate g = new LeakCheckingServerGate(real.newServerGate(environment));
-          gate.set(g);
-          return g;
-        }
-
-        @Override
-        public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-          return real.newClientGate(environment);
-        }
-
-        @Override
-        public boolean issuesCredits() {
-          return real.issuesCredits();
-        }
-      };
+      return LeakCheckingServerGate.checking(real, gate::set);
     }
 
     /** Waits until every permit handed out has ended, then fails if one never did or ended twice. */

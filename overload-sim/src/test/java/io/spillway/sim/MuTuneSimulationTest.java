@@ -3,11 +3,7 @@ package io.spillway.sim;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.spillway.api.ClientEnvironment;
-import io.spillway.api.ClientGate;
 import io.spillway.api.OverloadScheme;
-import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerGate;
 import io.spillway.api.testing.LeakCheckingServerGate;
 import io.spillway.threading.ThreadingAdaptation;
 import io.spillway.threading.ThreadingModel;
@@ -58,30 +54,8 @@ class MuTuneSimulationTest {
 
   /** The real scheme called {@code name} for a 3.8 ms SLO, its server gates checked for leaks. */
   private static OverloadScheme checked(String name, List<LeakCheckingServerGate> gates) {
-    OverloadScheme scheme = SchemeRegistry.create(name, Scenario.of(Map.of("slo_us", "3800", "rtt_us", "40")));
-    return new OverloadScheme() {
-      @Override
-      public String name() {
-        return scheme.name();
-      }
-
-      @Override
-      public ServerGate newServerGate(ServerEnvironment environment) {
-        LeakCheckingServerGate g = new LeakCheckingServerGate(scheme.newServerGate(environment));
-        gates.add(g);
-        return g;
-      }
-
-      @Override
-      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-        return scheme.newClientGate(environment);
-      }
-
-      @Override
-      public boolean issuesCredits() {
-        return scheme.issuesCredits();
-      }
-    };
+    return LeakCheckingServerGate.checking(
+        SchemeRegistry.create(name, Scenario.of(Map.of("slo_us", "3800", "rtt_us", "40"))), gates::add);
   }
 
   /** In-line block below 3,000 rps, dispatch-block above: literal curves, not trained. */

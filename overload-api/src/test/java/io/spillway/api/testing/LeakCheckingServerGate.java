@@ -1,8 +1,12 @@
 package io.spillway.api.testing;
 
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
 import io.spillway.api.Outcome;
+import io.spillway.api.OverloadScheme;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
+import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
@@ -11,6 +15,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Wraps a gate and remembers every permit it hands out, so a test can assert that each one was
@@ -29,6 +34,36 @@ public final class LeakCheckingServerGate implements ServerGate {
 
   public LeakCheckingServerGate(ServerGate delegate) {
     this.delegate = delegate;
+  }
+
+  /**
+   * {@code scheme} with each server gate it makes wrapped in a checker, handed to {@code checkers}
+   * as it is made (on the thread that asks the scheme for a gate); its client gates unchanged.
+   */
+  public static OverloadScheme checking(OverloadScheme scheme, Consumer<LeakCheckingServerGate> checkers) {
+    return new OverloadScheme() {
+      @Override
+      public String name() {
+        return scheme.name();
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        LeakCheckingServerGate checker = new LeakCheckingServerGate(scheme.newServerGate(environment));
+        checkers.accept(checker);
+        return checker;
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return scheme.newClientGate(environment);
+      }
+
+      @Override
+      public boolean issuesCredits() {
+        return scheme.issuesCredits();
+      }
+    };
   }
 
   @Override
