@@ -77,8 +77,23 @@ public final class MuTuneMain {
     this.scenario = Scenario.load(Path.of("scenarios/mutune-midtier.conf"),
         options.containsKey("slo-us") ? Map.of("slo_us", options.get("slo-us")) : Map.of());
     // This JVM may already be pinned to core 1 (the launcher does), and then sees one processor.
+    this.pin = canPin();
+  }
+
+  /**
+   * Whether a child server can be pinned to core 0 with taskset: two cores, or this JVM already pinned
+   * to core 1 by the launcher (it then sees one processor).
+   */
+  public static boolean canPin() {
     boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
-    this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"));
+    return twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"));
+  }
+
+  /** {@code process}'s CPU time so far, user and system, in clock ticks (1/100 s), from /proc. */
+  public static long cpuTicks(Process process) throws IOException {
+    String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(f[11]) + Long.parseLong(f[12]);
   }
 
   public static void main(String[] args) throws Exception {
@@ -422,9 +437,7 @@ public final class MuTuneMain {
 
     /** The mid-tier's CPU time so far, in clock ticks (1/100 s). */
     long cpuTicks() throws IOException {
-      String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+      return MuTuneMain.cpuTicks(process);
     }
 
     String model() throws IOException {

@@ -59,8 +59,7 @@ public final class GrpcMuTuneMain {
     this.options = options;
     this.out = Path.of(options.getOrDefault("out", "results/mutune-grpc"));
     Files.createDirectories(out);
-    boolean twoCores = System.getenv("SPILLWAY_PINNED") != null || Runtime.getRuntime().availableProcessors() >= 2;
-    this.pin = twoCores && Files.isExecutable(Path.of("/usr/bin/taskset"));
+    this.pin = MuTuneMain.canPin();
   }
 
   /** {@code grpc-train|grpc-sweep [--option value ...]}. */
@@ -271,9 +270,7 @@ public final class GrpcMuTuneMain {
     }
 
     long cpuTicks() throws IOException {
-      String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+      return MuTuneMain.cpuTicks(process);
     }
 
     @Override
