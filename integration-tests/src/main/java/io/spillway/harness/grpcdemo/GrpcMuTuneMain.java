@@ -103,8 +103,10 @@ public final class GrpcMuTuneMain {
     for (String model : STATIC) {
       for (String[] row : runLevels("static:" + model, loads)) {
         csv.append(String.join(",", row)).append('\n');
+        double p99us = Double.parseDouble(row[7]);
+        // no answer within the deadline, or a p99 past a second: saturated, recorded as one second
         profile.add(ThreadingModel.parse(model), Double.parseDouble(row[1]),
-            Math.min(Double.parseDouble(row[7]), 1e6) * 1e3);
+            (Double.isNaN(p99us) ? 1e6 : Math.min(p99us, 1e6)) * 1e3);
       }
     }
     profile.build().write(out.resolve("grpc-profile.csv"));
@@ -161,6 +163,9 @@ public final class GrpcMuTuneMain {
    */
   private List<String[]> runLevels(String config, List<Double> loads) throws Exception {
     int reps = Integer.parseInt(options.getOrDefault("reps", "3"));
+    if (reps < 1) {
+      throw new IllegalArgumentException("--reps must be at least 1, got " + reps);
+    }
     long measure = (long) (Double.parseDouble(options.getOrDefault("seconds", "5")) * 1e9);
     String name = config.startsWith("adaptive:") ? "mutune" : config.substring("static:".length());
     List<String[]> rows = new ArrayList<>();
