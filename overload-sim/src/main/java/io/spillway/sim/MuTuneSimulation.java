@@ -144,7 +144,6 @@ public final class MuTuneSimulation {
   private Session[] sessions;
   private ArrivalRateEstimator serverArrivals;
   private final RequestMetadata outgoing = new RequestMetadata();
-  private final RequestMetadata incoming = new RequestMetadata();
 
   // measurement
   private Histogram latency;
