@@ -19,15 +19,15 @@ import java.util.Set;
  * sweep other loads with every static model and the adaptive mid-tier, and, if the scenario has a
  * schedule, run the load steps. The mid-tier is {@link MuTuneSimulation}'s.
  *
- * <p>With {@code mutune.admission} (schemes, e.g. {@code breakwater, spillway}), the same mid-tier then
- * runs behind each scheme's real gates ({@link MuTuneSimulation.Admission}; the scenario's {@code
- * clients} sessions): µTune under admission control, docs/design.md, "Threading models (µTune)". The
- * SLO is the scenario's {@code slo_us} if it sets one, else Breakwater's rule (breakwater-osdi20
- * §5.1): 10 × (mean service time + RTT), read as 10 × the lowest mean latency of a static model at the
- * lowest sweep load (the mid-tier's time per request with its leaf waits, plus the client's RTT). Capacity is first measured as
- * the highest throughput any static model reaches with no control, read at each of {@code
- * capacity_loads} (requests per second) or, by default, from the highest sweep load up in steps of 10 %
- * until the model no longer keeps up; then every static model
+ * <p>With {@code mutune.admission} (schemes, e.g. {@code breakwater, spillway}), the same mid-tier
+ * then runs behind each scheme's real gates ({@link MuTuneSimulation.Admission}; the scenario's
+ * {@code clients} sessions): µTune under admission control, docs/design.md, "Threading models
+ * (µTune)". The SLO is the scenario's {@code slo_us} if it sets one, else Breakwater's rule
+ * (breakwater-osdi20 §5.1): 10 × (mean service time + RTT), read as 10 × the lowest mean latency of a
+ * static model at the lowest sweep load (the mid-tier's time per request with its leaf waits, plus the
+ * client's RTT). Capacity is first measured as the highest throughput any static model reaches with
+ * no control, read at each of {@code capacity_loads} (requests per second) or, by default, from the
+ * highest sweep load up in steps of 10 % until the model no longer keeps up; then every static model
  * and µTune run at each of {@code admission_demands} (multiples of that capacity), and, if given,
  * through {@code admission_schedule} ({@code demand@ms, ...}, demands as multiples of capacity).
  *
