@@ -355,7 +355,16 @@ public final class MuTuneExperiment {
     System.out.print(report);
     MuTunePlot.p99VersusLoad(rows.stream().filter(r -> r.phase().equals("sweep")).toList(),
         scenario.name() + ": p99 by load, each static model and µTune (simulated)", out.resolve("p99-by-load.png"));
-    System.out.printf(Locale.ROOT, "%nwrote %s, report.md and p99-by-load.png in %s (%.1f s wall clock)%n",
+    double capacity = rows.stream().filter(r -> r.phase().equals("capacity")).mapToDouble(Row::servedRps).max()
+        .orElse(0);
+    if (capacity > 0) {
+      for (String scheme : e.admissionSchemes()) {
+        MuTunePlot.goodputVersusDemand(rows.stream().filter(r -> r.phase().equals("admission:" + scheme)).toList(),
+            capacity, scenario.name() + ": goodput behind " + scheme + " (simulated)",
+            out.resolve("goodput-" + scheme + ".png"));
+      }
+    }
+    System.out.printf(Locale.ROOT, "%nwrote %s, report.md and the figures in %s (%.1f s wall clock)%n",
         out.resolve("mutune.csv"), out, (System.nanoTime() - started) / 1e9);
     return 0;
   }

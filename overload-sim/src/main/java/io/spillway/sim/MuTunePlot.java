@@ -11,6 +11,7 @@ import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -19,7 +20,8 @@ import org.jfree.data.xy.XYSeriesCollection;
 
 /**
  * µTune's Fig. 8 view: the 99th-percentile latency of each configuration against offered load, both
- * axes logarithmic, µTune drawn thick in black. Used by the simulator and the socket experiment.
+ * axes logarithmic, µTune drawn thick in black. Used by the simulator and the socket experiment. And
+ * the composition's view: goodput ÷ capacity against demand behind an admission scheme.
  */
 public final class MuTunePlot {
 
@@ -31,6 +33,45 @@ public final class MuTunePlot {
   /** Plots the simulator's sweep rows. */
   static void p99VersusLoad(List<MuTuneExperiment.Row> rows, String title, Path png) throws IOException {
     plot(rows.stream().map(r -> new Point(r.config(), r.offeredRps(), r.p99us())).toList(), title, png);
+  }
+
+  /**
+   * Goodput ÷ capacity against demand (× capacity) for the rows of one admission phase, linear axes,
+   * one line per configuration, µTune thick in black.
+   */
+  static void goodputVersusDemand(List<MuTuneExperiment.Row> rows, double capacity, String title, Path png)
+      throws IOException {
+    Map<String, XYSeries> series = new LinkedHashMap<>();
+    for (MuTuneExperiment.Row r : rows) {
+      series.computeIfAbsent(r.config(), c -> new XYSeries(c.equals("mutune") ? "µTune" : c))
+          .add(r.offeredRps() / capacity, r.goodRps() / capacity);
+    }
+    XYSeriesCollection data = new XYSeriesCollection();
+    series.values().forEach(data::addSeries);
+    JFreeChart chart = ChartFactory.createXYLineChart(title, "demand (× capacity)", "goodput ÷ capacity", data,
+        PlotOrientation.VERTICAL, true, false, false);
+    XYPlot plot = chart.getXYPlot();
+    NumberAxis y = (NumberAxis) plot.getRangeAxis();
+    y.setRange(0, 1.1);
+    style(plot, series.keySet());
+    ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 560);
+  }
+
+  private static void style(XYPlot plot, java.util.Set<String> configs) {
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
+    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
+    XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, true);
+    Color[] palette = {new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0xd62728),
+        new Color(0x9467bd), new Color(0x8c564b)};
+    int i = 0;
+    for (String config : configs) {
+      int s = i++;
+      boolean mu = config.equals("mutune");
+      r.setSeriesPaint(s, mu ? Color.BLACK : palette[s % palette.length]);
+      r.setSeriesStroke(s, new BasicStroke(mu ? 3.5f : 1.8f));
+    }
+    plot.setRenderer(r);
   }
 
   /** Writes {@code png}: one line per configuration, in the order first seen. */
@@ -50,20 +91,7 @@ public final class MuTunePlot {
     LogAxis y = new LogAxis("p99 latency (us)");
     plot.setDomainAxis(x);
     plot.setRangeAxis(y);
-    plot.setBackgroundPaint(Color.WHITE);
-    plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
-    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-    XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, true);
-    Color[] palette = {new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0xd62728),
-        new Color(0x9467bd), new Color(0x8c564b)};
-    int i = 0;
-    for (String config : series.keySet()) {
-      int s = i++;
-      boolean mu = config.equals("mutune");
-      r.setSeriesPaint(s, mu ? Color.BLACK : palette[s % palette.length]);
-      r.setSeriesStroke(s, new BasicStroke(mu ? 3.5f : 1.8f));
-    }
-    plot.setRenderer(r);
+    style(plot, series.keySet());
     ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 560);
   }
 }
