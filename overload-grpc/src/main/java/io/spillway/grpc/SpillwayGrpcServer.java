@@ -57,6 +57,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   private static final java.util.concurrent.atomic.AtomicBoolean UNMEASURED_WARNED =
       new java.util.concurrent.atomic.AtomicBoolean();
   private CallThreading callThreading; // set by install when the builder adapts threading
+  private String workers = "the caller's (build(): the server is wired by its caller)"; // set by install
 
   private SpillwayGrpcServer(ServerGate gate, SpillwayServerInterceptor interceptor,
       SpillwayControlService control, QueueDelaySignal queueDelay, List<AutoCloseable> owned) {
@@ -114,6 +115,14 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   /** The control channel, for diagnostics. */
   public SpillwayControlService control() {
     return control;
+  }
+
+  /**
+   * Where admitted calls run, in words for an operator: virtual threads on measured carriers, the
+   * JDK's own virtual threads (and what to add for measured ones), or the builder's executor.
+   */
+  public String workers() {
+    return workers;
   }
 
   /** The scheme's server gate. */
@@ -272,6 +281,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       List<AutoCloseable> owned = new ArrayList<>(1);
       Executor workers = executor;
       QueueDelaySignal workerDelay = executorDelay;
+      String route = "the builder's executor";
       if (workers == null) {
         // Measured carriers where the JVM allows a custom virtual-thread scheduler; otherwise the
         // JDK's own virtual threads, never a fixed platform pool: a handler that blocks (a
@@ -285,6 +295,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
           owned.add(measured);
           workers = measured;
           workerDelay = measured.queueDelay();
+          route = "virtual threads on " + measured.carriers() + " measured carriers";
         } else {
           if (UNMEASURED_WARNED.compareAndSet(false, true)) {
             SpillwayServerInterceptor.LOG.log(System.Logger.Level.WARNING, "gRPC calls run on the JDK's"
@@ -298,6 +309,8 @@ public final class SpillwayGrpcServer implements AutoCloseable {
           owned.add(threads);
           workers = threads;
           workerDelay = QueueDelaySignal.NONE;
+          route = "the JDK's virtual threads, measured until each handler starts (--add-opens "
+              + "java.base/java.lang=ALL-UNNAMED for measured carriers)";
         }
       }
       // One server core or a few: the event loops and the workers share the CPU, so a call
@@ -324,6 +337,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       }
       SpillwayGrpcServer server = assemble(signal, owned, unstarted);
       server.callThreading = callThreading;
+      server.workers = route;
       serverBuilder.executor(Runnable::run);
       serverBuilder.callExecutor(server.interceptor.executorSupplier(workers, probe, callThreading));
       serverBuilder.intercept(server.interceptor);

@@ -64,6 +64,7 @@ class BlockingHandlersTest {
         assertEquals("done:c" + i, reply.body());
       }
       assertEquals(calls, onVirtualThreads.get());
+      assertTrue(spillway.workers().contains("virtual threads"), spillway.workers());
     } finally {
       release.countDown();
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

@@ -159,6 +159,7 @@ class GrpcAndClientsTest {
                 (java.util.Map<String, Object>) endpoint.state().get("grpc");
             assertThat(grpc).containsEntry("name", "grpc").containsEntry("servers", 1)
                 .containsEntry("admitted", 1L).containsKey("queueDelayNanos");
+            assertThat((String) grpc.get("workers")).contains("virtual threads");
           } finally {
             channel.shutdownNow();
             server.shutdownNow();

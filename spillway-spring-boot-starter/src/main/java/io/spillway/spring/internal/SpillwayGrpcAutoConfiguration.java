@@ -125,6 +125,7 @@ public class SpillwayGrpcAutoConfiguration {
       }
       m.put("queueDelayNanos", delay);
       m.put("p99ServiceNanos", p99);
+      m.put("workers", servers.get(0).workers());
       m.putAll(stats.snapshot());
       return m;
     }
