@@ -7,9 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.spillway.asqm.CarrierDispatcher;
 import io.spillway.spring.internal.ServletStages;
 import io.spillway.spring.jetty.JettyTestApp;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.VirtualThreads;
@@ -40,8 +37,6 @@ class JettyVirtualThreadsTest {
   @Autowired
   ServletStages stages;
 
-  private final HttpClient http = HttpClient.newHttpClient();
-
   @Test
   void requestsRunOnVirtualThreadsOnMeasuredCarriers() throws Exception {
     Server server = assertInstanceOf(JettyWebServer.class, context.getWebServer()).getServer();
@@ -61,7 +56,7 @@ class JettyVirtualThreadsTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LocalHttp.get(port, path);
   }
+
 }

@@ -11,8 +11,6 @@ import io.spillway.spring.internal.MeasuredQueuedThreadPool;
 import io.spillway.spring.internal.ServletStages;
 import io.spillway.spring.jetty.JettyTestApp;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,7 +56,6 @@ class JettyWorkersTest {
   @Autowired
   ManualTicker ticker;
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   /** The pool the running Jetty server has, whoever put it there. */
   private MeasuredQueuedThreadPool pool() {
@@ -153,15 +150,14 @@ class JettyWorkersTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString());
+    return LocalHttp.get(port, path);
   }
 
   private CompletableFuture<HttpResponse<String>> send(String path) {
-    return http.sendAsync(HttpRequest.newBuilder(uri(path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LocalHttp.sendAsync(port, path);
   }
 
   private URI uri(String path) {
-    return URI.create("http://127.0.0.1:" + port + path);
+    return LocalHttp.uri(port, path);
   }
 }

@@ -10,7 +10,6 @@ import io.spillway.spring.app.MvcTestApp;
 import io.spillway.spring.internal.MeasuredExecutor;
 import io.spillway.spring.internal.TomcatWorkersCustomizer;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
@@ -44,7 +43,6 @@ class StarterMvcTest {
   @Autowired
   io.spillway.spring.internal.ServletStages stages;
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @AfterEach
   void allPermitsEnded() throws Exception {
@@ -111,8 +109,8 @@ class StarterMvcTest {
 
   @Test
   void theBudgetIsTheHeaderOrTheSloLessTheP99() throws Exception {
-    HttpResponse<String> withHeader = http.send(HttpRequest.newBuilder(uri("/budget"))
-        .header(SpillwayHttpHeaders.BUDGET, "5000000").build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> withHeader = LocalHttp.send(HttpRequest.newBuilder(uri("/budget"))
+        .header(SpillwayHttpHeaders.BUDGET, "5000000").build());
     assertEquals("5000000", withHeader.body());
     HttpResponse<String> without = get("/budget");
     long budget = Long.parseLong(without.body());
@@ -125,9 +123,9 @@ class StarterMvcTest {
   void malformedHeadersAreIgnoredAndLoggedOncePerClient() throws Exception {
     long before = gate.malformedHeaderWarnings();
     for (int i = 0; i < 3; i++) {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/budget"))
+      HttpResponse<String> r = LocalHttp.send(HttpRequest.newBuilder(uri("/budget"))
           .header(SpillwayHttpHeaders.BUDGET, "soon").header(SpillwayHttpHeaders.DEMAND, "-1")
-          .build(), HttpResponse.BodyHandlers.ofString());
+          .build());
       assertEquals(200, r.statusCode());
       assertTrue(Long.parseLong(r.body()) > 0, "the malformed budget counts as absent");
     }
@@ -188,16 +186,15 @@ class StarterMvcTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString());
+    return LocalHttp.get(port, path);
   }
 
   private CompletableFuture<HttpResponse<String>> send(String path) {
-    return http.sendAsync(HttpRequest.newBuilder(uri(path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LocalHttp.sendAsync(port, path);
   }
 
   private URI uri(String path) {
-    return URI.create("http://127.0.0.1:" + port + path);
+    return LocalHttp.uri(port, path);
   }
 
   static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
