@@ -143,17 +143,32 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
    * @throws IllegalArgumentException if {@code carriers < 1}
    */
   public static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker) {
-    return onVirtualThreads(carriers, ticker, VirtualSchedulerRoute.BUILDER_CLASS);
+    return onVirtualThreads(carriers, ticker, why -> { });
   }
 
-  /** {@link #onVirtualThreads(int, Ticker)} with the builder class named, for tests. */
-  static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker, String builderClassName) {
+  /**
+   * As {@link #onVirtualThreads(int, Ticker)}; where the route is unavailable, {@code whyNot} is
+   * given the reason, on the calling thread before this returns, for a caller that says which
+   * fallback it takes.
+   *
+   * @throws IllegalArgumentException if {@code carriers < 1}
+   */
+  public static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker,
+      java.util.function.Consumer<String> whyNot) {
+    return onVirtualThreads(carriers, ticker, VirtualSchedulerRoute.BUILDER_CLASS, whyNot);
+  }
+
+  /** {@link #onVirtualThreads(int, Ticker, java.util.function.Consumer)} with the builder class named, for tests. */
+  static Optional<CarrierDispatcher> onVirtualThreads(int carriers, Ticker ticker, String builderClassName,
+      java.util.function.Consumer<String> whyNot) {
     Objects.requireNonNull(ticker, "ticker");
+    Objects.requireNonNull(whyNot, "whyNot");
     CarrierPool pool = new CarrierPool(carriers, ticker, "carrier");
     VirtualSchedulerRoute.Outcome route = probedRoute(pool, builderClassName);
     if (route.builder() != null) {
       return Optional.of(onRoute(pool, route));
     }
+    whyNot.accept(route.unavailabilityReason());
     pool.shutdown();
     if (pool.awaitCarriers(false)) {
       Thread.currentThread().interrupt();

@@ -290,7 +290,9 @@ public final class SpillwayGrpcServer implements AutoCloseable {
         // Spillway was added (grpc-java's default executor grows a thread per blocked call). On
         // the JDK's scheduler a call's wait for a carrier is measured until its handler starts
         // (UnstartedCalls, below), not after it blocks and wakes.
-        CarrierDispatcher measured = CarrierDispatcher.onVirtualThreads(parallelism, ticker).orElse(null);
+        String[] whyNot = {"unknown"};
+        CarrierDispatcher measured = CarrierDispatcher.onVirtualThreads(parallelism, ticker, r -> whyNot[0] = r)
+            .orElse(null);
         if (measured != null) {
           owned.add(measured);
           workers = measured;
@@ -300,9 +302,9 @@ public final class SpillwayGrpcServer implements AutoCloseable {
           if (UNMEASURED_WARNED.compareAndSet(false, true)) {
             SpillwayServerInterceptor.LOG.log(System.Logger.Level.WARNING, "gRPC calls run on the JDK's"
                 + " virtual threads, whose carrier queue the overload signal sees only until a handler"
-                + " starts: start the JVM with --add-opens java.base/java.lang=ALL-UNNAMED (or"
-                + " =io.spillway.asqm) for carriers it measures at every wake-up, or give the builder an"
-                + " executor (Builder#executor)");
+                + " starts (" + whyNot[0] + "): start the JVM with --add-opens"
+                + " java.base/java.lang=ALL-UNNAMED (or =io.spillway.asqm) for carriers it measures at every"
+                + " wake-up, or give the builder an executor (Builder#executor)");
           }
           java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newThreadPerTaskExecutor(
               Thread.ofVirtual().name("spillway-grpc-call-", 0).factory());

@@ -76,20 +76,20 @@ public abstract class ServerWorkers implements Ordered, DisposableBean {
    * The virtual-thread route's carriers: a {@link CarrierDispatcher} whose carrier queue counts
    * every mount of a request's virtual thread (after a lock or I/O wait too), registered as
    * {@code <container>-carriers}; or, where the JVM does not allow a custom scheduler (it needs
-   * {@code --add-opens java.base/java.lang=ALL-UNNAMED}), none, with the reason, the dispatcher
-   * closed.
+   * {@code --add-opens java.base/java.lang=ALL-UNNAMED}), none, with the reason (nothing started,
+   * nothing logged: the caller says which fallback it takes).
    */
   protected Carriers measuredCarriers(String container) {
-    CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
-    if (dispatcher.usesVirtualThreads()) {
-      own(dispatcher);
-      delay.addMeasured(container + "-carriers", dispatcher.queueDelay());
-      route("virtual threads on " + dispatcher.carriers() + " measured carriers");
-      return new Carriers(dispatcher, null);
+    String[] why = {"unknown"};
+    CarrierDispatcher dispatcher = CarrierDispatcher.onVirtualThreads(carriers, ticker, r -> why[0] = r)
+        .orElse(null);
+    if (dispatcher == null) {
+      return new Carriers(null, why[0]);
     }
-    String why = dispatcher.fallbackReason().orElse("unknown");
-    dispatcher.close();
-    return new Carriers(null, why);
+    own(dispatcher);
+    delay.addMeasured(container + "-carriers", dispatcher.queueDelay());
+    route("virtual threads on " + dispatcher.carriers() + " measured carriers");
+    return new Carriers(dispatcher, null);
   }
 
   /** The measured carriers, or {@code null} and why there are none. */
