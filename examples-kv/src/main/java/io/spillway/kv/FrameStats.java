@@ -28,7 +28,7 @@ final class FrameStats implements OverloadMetrics {
   private int sessions;
   private long poolReports;
   private volatile long limit = -1;
-  private volatile long limitInFlight;
+  private volatile long limitWaiting;
 
   FrameStats() {
     for (int i = 0; i < decisions.length; i++) {
@@ -54,8 +54,8 @@ final class FrameStats implements OverloadMetrics {
   }
 
   @Override
-  public void onConcurrencyLimit(long limit, long inFlight) {
-    this.limitInFlight = inFlight;
+  public void onConcurrencyLimit(long limit, long counted) {
+    this.limitWaiting = counted;
     this.limit = limit;
   }
 
@@ -87,7 +87,7 @@ final class FrameStats implements OverloadMetrics {
       poolReports = 0;
     }
     if (limit >= 0) {
-      line.append("; plain clients' limit ").append(limit).append(" in flight ").append(limitInFlight);
+      line.append("; plain clients' limit ").append(limit).append(" waiting ").append(limitWaiting);
     }
     return line.toString();
   }

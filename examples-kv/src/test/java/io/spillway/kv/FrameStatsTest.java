@@ -22,6 +22,6 @@ class FrameStatsTest {
     stats.onAdmission(Status.REJECTED_NO_CREDIT);
     stats.onConcurrencyLimit(2, 1);
     assertEquals("frame-stats admitted 0 refused rejected_no_credit=1; pool not reported;"
-        + " plain clients' limit 2 in flight 1", stats.read(), "a limit is not a pool");
+        + " plain clients' limit 2 waiting 1", stats.read(), "a limit is not a pool");
   }
 }

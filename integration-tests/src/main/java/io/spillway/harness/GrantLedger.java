@@ -268,6 +268,11 @@ public final class GrantLedger implements OverloadScheme {
     }
 
     @Override
+    public void started() {
+      inner.started();
+    }
+
+    @Override
     public void complete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       synchronized (account) {
         inner.complete(outcome, nowNanos, response);

@@ -430,6 +430,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
 
     private void execute(boolean clockRead, long nowNanos) {
+      permit.started(); // out of the dispatcher's queue: no longer waiting (ServerPermit#started)
       ByteBuf response = Unpooled.EMPTY_BUFFER;
       Outcome outcome;
       try {

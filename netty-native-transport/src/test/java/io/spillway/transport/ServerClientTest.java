@@ -682,6 +682,75 @@ class ServerClientTest {
     }
   }
 
+  /**
+   * Each admitted request's permit hears {@link ServerPermit#started} once its handler is about to
+   * run, not at admission (the dispatcher's queue lies between) and not only at completion: a limit
+   * on waiting requests depends on it. Requests go one at a time, so the k-th handler must find
+   * exactly k permits started.
+   */
+  @ParameterizedTest
+  @EnumSource(Threading.class)
+  void aPermitIsStartedAsItsHandlerGetsTheRequest(Threading threading) throws Exception {
+    java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+    List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+    OverloadScheme recording = new OverloadScheme() {
+      @Override
+      public String name() {
+        return "recording";
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        return new ServerGate() {
+          @Override
+          public ServerPermit admit(RequestMetadata request, long nowNanos) {
+            admitted.incrementAndGet();
+            return new AbstractServerPermit(Status.OK) {
+              private boolean once;
+
+              @Override
+              public void started() {
+                if (!once) {
+                  once = true;
+                  started.incrementAndGet();
+                }
+              }
+
+              @Override
+              protected void onComplete(Outcome outcome, long now, ResponseMetadata response) {
+                seen.add("completed " + (once ? "started" : "unstarted"));
+              }
+            };
+          }
+
+          @Override
+          public void deregister(long sessionId, long nowNanos) { }
+        };
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return NoControl.INSTANCE.newClientGate(environment);
+      }
+    };
+    try (SpillwayServer server = SpillwayServer.builder().scheme(recording).threading(threading)
+             .parallelism(1)
+             .handler((req, alloc) -> {
+               seen.add("handler: " + started.get() + " started of " + admitted.get() + " admitted");
+               return req.retainedDuplicate();
+             }).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1)) {
+      for (int i = 0; i < 3; i++) {
+        client.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      }
+      waitUntil(() -> seen.size() == 6);
+      assertEquals(List.of("handler: 1 started of 1 admitted", "completed started",
+          "handler: 2 started of 2 admitted", "completed started",
+          "handler: 3 started of 3 admitted", "completed started"), seen);
+    }
+  }
+
   /** Sends one request frame with a one-byte payload and {@code budgetNanos}; returns the answer's status. */
   private static Status callRaw(Socket raw, long requestId, long budgetNanos) throws Exception {
     var out = Unpooled.buffer();

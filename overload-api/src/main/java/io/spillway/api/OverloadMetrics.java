@@ -22,11 +22,12 @@ public interface OverloadMetrics {
   default void onCreditPool(long total, long issued, int sessions) { }
 
   /**
-   * A concurrency limit, for requests that carry no credit, was updated: the limit and the
-   * requests in flight under it. A scheme that runs both (credits for sessions, a limit for
+   * A limit on requests that carry no credit was updated: the limit and the requests it counts
+   * now (for the default scheme's plain-client limit, those admitted and not yet started, see
+   * {@link ServerPermit#started}). A scheme that runs both (credits for sessions, a limit for
    * plain clients) reports each to its own callback, so neither reading is mistaken for the other.
    */
-  default void onConcurrencyLimit(long limit, long inFlight) { }
+  default void onConcurrencyLimit(long limit, long counted) { }
 
   /** An explicit control message (credit, demand) was sent. */
   default void onControlMessage() { }

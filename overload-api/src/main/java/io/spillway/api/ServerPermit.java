@@ -30,4 +30,21 @@ public interface ServerPermit {
 
   /** Whether {@link #complete} has been called. */
   boolean isCompleted();
+
+  /**
+   * The admitted request has left the server's queues: its handler has it. A host that queues
+   * admitted requests before they run (a hand-over to workers, a virtual thread waiting for a
+   * carrier) calls this once, as the handler gets the request; a host that runs the handler on
+   * the thread that admitted it may call it at once. Until then, or if it is never called, the
+   * request counts as waiting to run.
+   *
+   * <p>The distinction matters to a limit on requests waiting (the default scheme's plain-client
+   * limit): a handler that blocks on a downstream call or a database holds its request in flight
+   * for long without making anyone wait behind it, and counting such requests against the queue
+   * would refuse a blocking service's calls long before its workers were short.
+   *
+   * <p>Idempotent; ignored on a rejected permit and after {@link #complete}. Gates that do not
+   * distinguish waiting from running requests ignore it.
+   */
+  default void started() { }
 }

@@ -11,19 +11,22 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Server-only protection for clients that carry no session, credit or token
  * (docs/design.md, "Clients that do not speak Spillway"): delay-based AQM and an adaptive
- * concurrency limit, both steered by the server's queueing delay, decided before the handler runs.
+ * limit on the requests waiting to run, both steered by the server's queueing delay, decided
+ * before the handler runs.
  *
  * <pre>
  * Per request (admit), O(1):
  *   AQM: drop at once if the queueing delay is at or above the drop threshold
  *        (breakwater-osdi20 §3.2.3, the same threshold Breakwater uses, 2·d_t);
- *   limit: admit only while fewer than L requests are in flight, else REJECTED_LIMIT.
+ *   limit: admit only while fewer than L admitted requests wait to run, else REJECTED_LIMIT.
  * Per control period, on the injected scheduler:
  *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
  *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
@@ -37,16 +40,28 @@ import java.util.concurrent.atomic.LongAdder;
  * congestion window validation does, RFC 7661 §4.3), so a server idling under light load does not
  * build a limit that would let a burst through at once.
  *
- * <p>The floor is the number of requests in flight that makes a queue of d_t at the completion
- * rate X the server has shown over the last {@value #FLOOR_PERIODS} periods (Little's law:
- * {@code parallelism} in service plus {@code X · d_t} waiting). A multiplicative decrease after a
- * short spike of delay would otherwise leave the limit at the parallelism, and a server near its
- * capacity would refuse every small burst until the limit had grown back one per period. Under
- * overload X is the capacity and the floor is the in-flight count of a d_t queue, which is where
- * eq. 1–2 steer anyway; at low load X is small, but so is the number in flight.
- * The AQM threshold bounds the queue in every case.
+ * <p><b>What the limit counts.</b> A request counts from its admission until its handler has it
+ * ({@link ServerPermit#started}), or until it completes where the host does not say when handlers
+ * start. Breakwater's servers run each request on a core to completion (§4), so what is in flight
+ * there is what waits plus one per core. A JVM service's handler may instead block for most of
+ * its time (a downstream call, a database), on a virtual thread or one of many platform threads:
+ * it holds its request in flight without anyone waiting behind it, and its server may keep many
+ * times its cores in flight with no queue at all. Counted in flight, such requests held the limit
+ * at its floor and refused a blocking service's bursts while its workers were idle; counted while
+ * they wait, the limit bounds exactly the queue that the delay signal measures and the target
+ * allows.
  *
- * <p>Thread-safe: in-flight count and peak are atomics, L is written only by the control loop.
+ * <p>The floor is the number of waiting requests that makes a queue of d_t at the completion
+ * rate X the server has shown over the last {@value #FLOOR_PERIODS} periods (Little's law:
+ * {@code X · d_t} waiting, plus {@code parallelism} for hosts that count requests until they
+ * complete, whose handlers hold that many). A multiplicative decrease after a short spike of
+ * delay would otherwise leave the limit at the parallelism, and a server near its capacity would
+ * refuse every small burst until the limit had grown back one per period. Under overload X is the
+ * capacity and the floor is a d_t queue, which is where eq. 1–2 steer anyway; at low load X is
+ * small, but so is the queue. The AQM threshold bounds the queue in every case.
+ *
+ * <p>Thread-safe: the waiting count and its peak are atomics, L is written only by the control
+ * loop.
  */
 final class DelayLimitGate implements ServerGate {
 
@@ -62,7 +77,8 @@ final class DelayLimitGate implements ServerGate {
   /** How many control periods the shortest sojourn is remembered for. */
   static final int FLOOR_PERIODS = 100;
 
-  private final AtomicInteger inFlight = new AtomicInteger();
+  /** Admitted requests whose handlers do not have them yet. */
+  private final AtomicInteger waiting = new AtomicInteger();
   /** Requests completed in the current period. */
   private final LongAdder periodCompleted = new LongAdder();
   /** Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. */
@@ -70,7 +86,7 @@ final class DelayLimitGate implements ServerGate {
   private final long[] recentStart = new long[FLOOR_PERIODS];
   private int recentIndex;
   private long periodStart = Long.MIN_VALUE;
-  /** Most requests in flight since the last control period. */
+  /** Most requests waiting since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
   private Cancellable controlLoop;
@@ -119,9 +135,9 @@ final class DelayLimitGate implements ServerGate {
     if (queueDelay.queueingDelayNanos(nowNanos) >= dropThresholdNanos) {
       decision = Status.REJECTED_AQM;
     } else {
-      int n = inFlight.incrementAndGet();
+      int n = waiting.incrementAndGet();
       if (n > limit) {
-        inFlight.decrementAndGet();
+        waiting.decrementAndGet();
         decision = Status.REJECTED_LIMIT;
       } else {
         decision = Status.OK;
@@ -144,7 +160,7 @@ final class DelayLimitGate implements ServerGate {
   void updateLimit(long nowNanos) {
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long current = limit;
-    int used = peak.getAndSet(inFlight.get());
+    int used = peak.getAndSet(waiting.get());
     long next;
     if (delay < targetDelayNanos && 2L * used < current) {
       next = current; // application-limited: the limit was not what held requests back
@@ -152,7 +168,7 @@ final class DelayLimitGate implements ServerGate {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
     limit = Math.max(floor(nowNanos), Math.min(next, Integer.MAX_VALUE));
-    metrics.onConcurrencyLimit(limit, inFlight.get());
+    metrics.onConcurrencyLimit(limit, waiting.get());
   }
 
   /** parallelism + X · d_t, X the completion rate over the last periods. */
@@ -182,20 +198,41 @@ final class DelayLimitGate implements ServerGate {
     return limit;
   }
 
-  /** Requests admitted and not yet completed. */
-  int inFlight() {
-    return inFlight.get();
+  /** Requests admitted whose handlers do not have them yet and that have not completed. */
+  int waiting() {
+    return waiting.get();
+  }
+
+  private static final VarHandle LEFT_QUEUE;
+
+  static {
+    try {
+      LEFT_QUEUE = MethodHandles.lookup().findVarHandle(Permit.class, "leftQueue", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
   }
 
   private final class Permit extends AbstractServerPermit {
+    /** 1 once the request stops counting as waiting: started, or completed unstarted. */
+    @SuppressWarnings("unused") // accessed through LEFT_QUEUE
+    private volatile int leftQueue;
+
     Permit(Status status) {
       super(status);
     }
 
     @Override
+    public void started() {
+      if (isAdmitted() && LEFT_QUEUE.compareAndSet(this, 0, 1)) {
+        waiting.decrementAndGet();
+      }
+    }
+
+    @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       if (isAdmitted()) {
-        inFlight.decrementAndGet();
+        started(); // a request that completes without starting waits no more either
         if (outcome == Outcome.SUCCESS) {
           periodCompleted.increment();
         }

@@ -317,6 +317,11 @@ public final class ProtegoServerGate implements ServerGate {
     }
 
     @Override
+    public void started() {
+      credit.started();
+    }
+
+    @Override
     public void complete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       credit.complete(outcome, nowNanos, response); // exactly-once is enforced there
       response.creditId(creditIdAt(nowNanos));

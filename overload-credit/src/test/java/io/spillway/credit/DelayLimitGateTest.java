@@ -43,7 +43,7 @@ class DelayLimitGateTest {
     delay = DROP;
     ServerPermit p = admit();
     assertEquals(Status.REJECTED_AQM, p.status());
-    assertEquals(0, gate.inFlight());
+    assertEquals(0, gate.waiting());
     finish(p, clock.read());
     delay = DROP - 1;
     assertTrue(admit().isAdmitted());
@@ -58,9 +58,65 @@ class DelayLimitGateTest {
     assertTrue(a.isAdmitted() && b.isAdmitted());
     assertEquals(Status.REJECTED_LIMIT, c.status());
     finish(c, clock.read());
-    assertEquals(2, gate.inFlight());
+    assertEquals(2, gate.waiting());
     finish(a, clock.read());
     assertTrue(admit().isAdmitted(), "a completion frees its slot");
+  }
+
+  @Test
+  void aRequestWhoseHandlerHasItNoLongerWaits() {
+    ServerPermit a = admit();
+    ServerPermit b = admit();
+    assertEquals(Status.REJECTED_LIMIT, probe(), "two waiting fill a limit of 2");
+    a.started();
+    a.started(); // idempotent
+    assertEquals(1, gate.waiting());
+    ServerPermit c = admit();
+    assertTrue(c.isAdmitted(), "a started request makes room, though it is still in flight");
+    assertEquals(Status.REJECTED_LIMIT, probe());
+    finish(a, clock.read()); // it left the queue when it started: not counted again
+    assertEquals(2, gate.waiting());
+    finish(b, clock.read()); // never started: leaves the queue as it completes
+    assertEquals(1, gate.waiting());
+    b.started(); // after completion: ignored
+    assertEquals(1, gate.waiting());
+    finish(c, clock.read());
+    assertEquals(0, gate.waiting());
+  }
+
+  @Test
+  void aBlockingServiceHoldsFarMoreInFlightThanItsLimitWithoutARefusal() {
+    gate.start();
+    List<ServerPermit> blocked = new ArrayList<>();
+    for (int i = 0; i < 400; i++) { // each handler takes its request at once, then blocks
+      ServerPermit p = admit();
+      assertTrue(p.isAdmitted(), "request " + i);
+      p.started();
+      blocked.add(p);
+      if (i % 20 == 19) {
+        clock.advance(PERIOD);
+      }
+    }
+    // One waiting at a time is half a limit of 2, so it grew once, and then no more: 400 in
+    // flight were let in by a limit of 3, never by growing it to them.
+    assertEquals(3, gate.limit());
+    blocked.forEach(p -> finish(p, clock.read()));
+    assertEquals(0, gate.waiting());
+  }
+
+  @Test
+  void aRejectedPermitIgnoresStarted() {
+    delay = DROP;
+    ServerPermit p = admit();
+    p.started();
+    assertEquals(0, gate.waiting());
+    finish(p, clock.read());
+  }
+
+  private Status probe() {
+    ServerPermit p = admit();
+    finish(p, clock.read());
+    return p.status();
   }
 
   @Test
@@ -133,6 +189,6 @@ class DelayLimitGateTest {
     assertEquals(2, gate.limit(), "never below the parallelism");
     assertFalse(admit().isAdmitted(), "and the 100 in flight still hold it");
     held.forEach(p -> finish(p, clock.read()));
-    assertEquals(0, gate.inFlight());
+    assertEquals(0, gate.waiting());
   }
 }

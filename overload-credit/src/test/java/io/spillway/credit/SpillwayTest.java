@@ -45,7 +45,7 @@ class SpillwayTest {
             OverloadMetrics.NONE, 1));
     ServerPermit plain = gate.admit(new RequestMetadata(), clock.read());
     assertTrue(plain.isAdmitted());
-    assertEquals(1, gate.plain().inFlight());
+    assertEquals(1, gate.plain().waiting());
     assertEquals(Status.REJECTED_LIMIT, gate.admit(new RequestMetadata(), clock.read()).status());
     ServerPermit aware = gate.admit(new RequestMetadata().sessionId(7)
         .flags(RequestMetadata.FLAG_REGISTER), clock.read());
@@ -55,7 +55,7 @@ class SpillwayTest {
     aware.complete(Outcome.SUCCESS, clock.read(), response);
     assertEquals(7, response.sessionId());
     plain.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
-    assertEquals(0, gate.plain().inFlight());
+    assertEquals(0, gate.plain().waiting());
     gate.deregister(7, clock.read());
     assertEquals(0, gate.credits().sessionCount());
   }

@@ -209,6 +209,7 @@ final class GatedServerCall<ReqT, RespT>
       if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)) {
         handlerReached = true; // the request's queueing ends as its handler gets the request
         owner.handlerStarted(ticket);
+        permit.started();
       }
       if (abortedUnrun && event != CANCEL && event != COMPLETE) {
         return; // closed before its handler saw it: nothing of it goes to the handler

@@ -9,10 +9,12 @@ import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.Status;
 import io.spillway.api.NoControl;
+import io.spillway.api.testing.VirtualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -65,6 +67,60 @@ class BlockingHandlersTest {
       }
       assertEquals(calls, onVirtualThreads.get());
       assertTrue(spillway.workers().contains("virtual threads"), spillway.workers());
+    } finally {
+      release.countDown();
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      spillway.close();
+    }
+  }
+
+  /**
+   * The default scheme's limit for plain clients counts calls waiting for a worker, not calls in
+   * flight: a blocking service keeps far more calls in its handlers than it has cores, none of
+   * them queued. Time stands still here (a virtual clock that is never advanced), so the limit
+   * stays at the parallelism it starts from and no control period can grow it; counted in flight,
+   * the third call was refused.
+   */
+  @Test
+  void plainCallsBlockedInTheirHandlersDoNotFillTheDefaultSchemesLimit() throws Exception {
+    int calls = 32;
+    Semaphore entered = new Semaphore(0);
+    CountDownLatch release = new CountDownLatch(1);
+    Echo.Handler blocking = (method, request, out) -> {
+      entered.release();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      out.onNext("done:" + request);
+      out.onCompleted();
+    };
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 10_000_000_000L);
+    ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(Echo.service(blocking));
+    SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofSeconds(1)).parallelism(2)
+        .ticker(clock).scheduler(clock).install(builder);
+    Server server = builder.build().start();
+    ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", server.getPort()).usePlaintext().build();
+    try {
+      List<Calls.Handle> pending = new ArrayList<>();
+      for (int i = 0; i < calls; i++) {
+        Calls.Handle call = Calls.unary(channel, Echo.UNARY, "c" + i);
+        pending.add(call);
+        // one at a time: each is in its handler before the next is sent, so none waits
+        while (!entered.tryAcquire(10, TimeUnit.MILLISECONDS)) {
+          if (call.reply().isDone()) {
+            throw new AssertionError("call " + i + " of " + calls + ", with " + i
+                + " blocked in their handlers and none waiting: " + call.await());
+          }
+        }
+      }
+      release.countDown();
+      for (int i = 0; i < calls; i++) {
+        Calls.Reply reply = pending.get(i).await();
+        assertEquals(Status.Code.OK, reply.status().getCode(), reply.toString());
+      }
     } finally {
       release.countDown();
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

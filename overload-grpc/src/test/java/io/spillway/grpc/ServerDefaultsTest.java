@@ -23,6 +23,8 @@ import io.spillway.asqm.BudgetedLock;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,6 +45,7 @@ class ServerDefaultsTest {
   private Server server;
   private ManagedChannel channel;
   private SpillwayGrpcServer spillway;
+  private ExecutorService workers;
 
   private Channel start(Echo.Handler handler, int parallelism) throws Exception {
     return start(handler, parallelism, null);
@@ -50,11 +53,22 @@ class ServerDefaultsTest {
 
   private Channel start(Echo.Handler handler, int parallelism, io.grpc.ServerInterceptor outer)
       throws Exception {
+    return start(handler, parallelism, outer, null);
+  }
+
+  /** With {@code oneWorker}, admitted calls run on one thread, so a call waits while another runs. */
+  private Channel start(Echo.Handler handler, int parallelism, io.grpc.ServerInterceptor outer,
+      ExecutorService oneWorker) throws Exception {
     String name = InProcessServerBuilder.generateName();
     InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
     builder.addService(Echo.service(handler));
-    spillway = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
-        .parallelism(parallelism).install(builder);
+    SpillwayGrpcServer.Builder b = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
+        .parallelism(parallelism);
+    if (oneWorker != null) {
+      workers = oneWorker;
+      b.executor(oneWorker, io.spillway.api.QueueDelaySignal.NONE);
+    }
+    spillway = b.install(builder);
     if (outer != null) {
       builder.intercept(outer); // added last: runs before Spillway's interceptor
     }
@@ -73,6 +87,9 @@ class ServerDefaultsTest {
     }
     if (spillway != null) {
       spillway.close();
+    }
+    if (workers != null) {
+      workers.shutdownNow();
     }
   }
 
@@ -109,9 +126,11 @@ class ServerDefaultsTest {
       }
       out.onNext("done:" + request);
       out.onCompleted();
-    }, 1);
-    Calls.Handle first = Calls.unary(ch, Echo.UNARY, "a"); // takes the one slot (limit = parallelism)
+    }, 1, null, Executors.newSingleThreadExecutor());
+    Calls.Handle first = Calls.unary(ch, Echo.UNARY, "a"); // holds the one worker
     assertTrue(started.await(10, TimeUnit.SECONDS));
+    // waits for the worker: the one waiting call a limit of 1 (the parallelism) allows
+    Calls.Handle second = Calls.unary(ch, Echo.UNARY, "w");
     Calls.Reply refused = Calls.unary(ch, Echo.UNARY, "b").await();
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode());
     assertEquals("spillway: rejected (limit)", refused.status().getDescription());
@@ -122,6 +141,7 @@ class ServerDefaultsTest {
     Calls.Reply ok = first.await();
     assertEquals(Status.Code.OK, ok.status().getCode(), ok.toString());
     assertEquals("done:a", ok.body());
+    assertEquals("done:w", second.await().body());
     assertEquals(0, spillway.interceptor().undecidedCalls(), "every decision was claimed");
   }
 
@@ -132,7 +152,7 @@ class ServerDefaultsTest {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch holding = new CountDownLatch(1);
     Channel ch = start((method, request, out) -> {
-      if (request.equals("hold")) { // takes the one slot, so the calls below are refused by the limit
+      if (request.equals("hold")) { // holds the one worker
         holding.countDown();
         try {
           release.await(10, TimeUnit.SECONDS);
@@ -151,9 +171,11 @@ class ServerDefaultsTest {
         }
         return next.startCall(call, headers);
       }
-    });
+    }, Executors.newSingleThreadExecutor());
     Calls.Handle held = Calls.unary(ch, Echo.UNARY, "hold");
     assertTrue(holding.await(10, TimeUnit.SECONDS));
+    // waits for the worker and fills the limit (1), so the calls below are refused by it
+    Calls.Handle waiting = Calls.unary(ch, Echo.UNARY, "w");
     for (int i = 0; i < 5; i++) { // refused by Spillway on arrival, then closed by the outer one
       assertEquals(Status.Code.UNAUTHENTICATED,
           Calls.unary(ch, Echo.UNARY, Calls.headers(auth, "no"), "x").await().status().getCode());
@@ -165,6 +187,7 @@ class ServerDefaultsTest {
     assertEquals(0, spillway.interceptor().undecidedCalls(), "no decision is left behind");
     release.countDown();
     assertEquals(Status.Code.OK, held.await().status().getCode());
+    assertEquals(Status.Code.OK, waiting.await().status().getCode());
     Calls.Reply ok = Calls.unary(ch, Echo.UNARY, "y").await();
     assertEquals(Status.Code.OK, ok.status().getCode(), "the one slot was given back: " + ok);
   }

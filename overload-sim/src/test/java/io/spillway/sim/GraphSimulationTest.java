@@ -446,6 +446,11 @@ class GraphSimulationTest {
         public boolean isCompleted() {
           return permit.isCompleted();
         }
+
+        @Override
+        public void started() {
+          permit.started();
+        }
       };
     }
 

@@ -29,7 +29,7 @@ public final class GateStats implements OverloadMetrics {
   private volatile int sessions;
   private volatile long price;
   private volatile long limit;
-  private volatile long limitInFlight;
+  private volatile long limitWaiting;
 
   /** @param endpoint the low-cardinality name meters and events carry */
   public GateStats(String endpoint) {
@@ -72,9 +72,9 @@ public final class GateStats implements OverloadMetrics {
   }
 
   @Override
-  public void onConcurrencyLimit(long limit, long inFlight) {
+  public void onConcurrencyLimit(long limit, long counted) {
     this.limit = limit;
-    this.limitInFlight = inFlight;
+    this.limitWaiting = counted;
   }
 
   @Override
@@ -122,9 +122,9 @@ public final class GateStats implements OverloadMetrics {
     return limit;
   }
 
-  /** Requests in flight under that limit at the last report. */
-  public long limitInFlight() {
-    return limitInFlight;
+  /** Admitted requests that limit counted (not yet started) at the last report. */
+  public long limitWaiting() {
+    return limitWaiting;
   }
 
   /** The price the gate last set for itself (0 for schemes without prices). */
@@ -161,7 +161,7 @@ public final class GateStats implements OverloadMetrics {
     m.put("creditsIssued", poolIssued);
     m.put("sessions", sessions);
     m.put("concurrencyLimit", limit);
-    m.put("limitInFlight", limitInFlight);
+    m.put("limitWaiting", limitWaiting);
     m.put("price", price);
     return m;
   }

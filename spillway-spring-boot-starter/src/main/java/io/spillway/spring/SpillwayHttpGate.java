@@ -326,6 +326,14 @@ public final class SpillwayHttpGate implements AutoCloseable {
       return endpoint;
     }
 
+    /**
+     * The request's handler is about to run: it no longer waits in a queue after admission (see
+     * {@link ServerPermit#started}). Idempotent; ignored for a refused request.
+     */
+    public void started() {
+      permit.started();
+    }
+
     /** When the request was decided on, by the gate's clock. */
     public long decidedAtNanos() {
       return at;

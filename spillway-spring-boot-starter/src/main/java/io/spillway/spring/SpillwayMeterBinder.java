@@ -26,9 +26,9 @@ import java.util.Objects;
  *   <tr><td>{@code spillway.budget.aborts}</td><td>counter</td><td>endpoint</td></tr>
  *   <tr><td>{@code spillway.credits.pool}, {@code spillway.credits.issued}</td><td>gauge</td>
  *       <td>endpoint: the credit pool and the credits its sessions hold, at the last report</td></tr>
- *   <tr><td>{@code spillway.limit}, {@code spillway.limit.inflight}</td><td>gauge</td>
- *       <td>endpoint: the concurrency limit for clients without credits and the requests in
- *       flight under it, at the last report (the default scheme runs both)</td></tr>
+ *   <tr><td>{@code spillway.limit}, {@code spillway.limit.waiting}</td><td>gauge</td>
+ *       <td>endpoint: the limit for clients without credits and the admitted requests it counts,
+ *       those not yet started, at the last report (the default scheme runs both)</td></tr>
  *   <tr><td>{@code spillway.price}</td><td>gauge</td><td>endpoint: the local price a price
  *       scheme (Rajomon) last set, once per update interval; 0 for schemes without prices</td></tr>
  *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the HTTP
@@ -101,10 +101,10 @@ public final class SpillwayMeterBinder implements MeterBinder {
     Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)
         .description("Credits the gate's sessions hold").tags(tags).register(registry);
     Gauge.builder("spillway.limit", stats, GateStats::concurrencyLimit)
-        .description("The concurrency limit for clients without credits").tags(tags)
+        .description("The limit on waiting requests from clients without credits").tags(tags)
         .register(registry);
-    Gauge.builder("spillway.limit.inflight", stats, GateStats::limitInFlight)
-        .description("Requests in flight under the concurrency limit").tags(tags)
+    Gauge.builder("spillway.limit.waiting", stats, GateStats::limitWaiting)
+        .description("Admitted requests without credits not yet started, held to the limit").tags(tags)
         .register(registry);
     Gauge.builder("spillway.price", stats, GateStats::price)
         .description("The price the gate last set for itself (Rajomon; 0 without prices)")

@@ -104,6 +104,8 @@ public final class SpillwayReactor {
     ServerPermit permit = gate.admit(request, now);
     if (!permit.isAdmitted()) {
       permit.complete(Outcome.DROPPED, now, new ResponseMetadata());
+    } else {
+      permit.started(); // subscribed to at once: the source waits in no queue of the gate's
     }
     return permit;
   }

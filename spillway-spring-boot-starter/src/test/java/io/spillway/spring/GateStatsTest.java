@@ -58,20 +58,20 @@ class GateStatsTest {
     gate.start();
     ServerPermit session = gate.admit(new RequestMetadata().sessionId(7), clock.read());
     session.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
-    ServerPermit plain = gate.admit(new RequestMetadata(), clock.read()); // held in flight
+    ServerPermit plain = gate.admit(new RequestMetadata(), clock.read()); // admitted, never started: it waits
     for (int i = 0; i < 50; i++) {
       clock.advance(100 * US);
       if (stats.creditPool() > 0) { // reported since the first control period
         assertEquals(1, stats.sessions(), "the limit's reports never count as the pool's");
-        assertTrue(stats.limitInFlight() == 1 && stats.creditsIssued() >= 2,
-            "issued " + stats.creditsIssued() + ", in flight under the limit " + stats.limitInFlight());
+        assertTrue(stats.limitWaiting() == 1 && stats.creditsIssued() >= 2,
+            "issued " + stats.creditsIssued() + ", waiting under the limit " + stats.limitWaiting());
       }
     }
     assertTrue(stats.creditPool() >= 4, "pool " + stats.creditPool());
     assertTrue(stats.creditsIssued() >= 1, "issued " + stats.creditsIssued());
     assertTrue(stats.concurrencyLimit() >= 4, "limit " + stats.concurrencyLimit());
-    assertEquals(1, stats.limitInFlight());
-    assertEquals(1L, stats.snapshot().get("limitInFlight"));
+    assertEquals(1, stats.limitWaiting());
+    assertEquals(1L, stats.snapshot().get("limitWaiting"));
     plain.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
     gate.close();
   }

@@ -161,7 +161,7 @@ class StarterMvcTest {
     assertTrue(admitted.body().contains("\"endpoint\""), admitted.body());
     for (String meter : List.of("spillway.requests.rejected", "spillway.budget.aborts",
         "spillway.queue.delay", "spillway.credits.pool", "spillway.requests.completed",
-        "spillway.price", "spillway.limit", "spillway.limit.inflight")) {
+        "spillway.price", "spillway.limit", "spillway.limit.waiting")) {
       assertEquals(200, get("/actuator/metrics/" + meter).statusCode(), meter);
     }
   }

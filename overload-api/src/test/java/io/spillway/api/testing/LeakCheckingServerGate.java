@@ -157,6 +157,11 @@ public final class LeakCheckingServerGate implements ServerGate {
     }
 
     @Override
+    public void started() {
+      permit.started();
+    }
+
+    @Override
     public void complete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       if (open.remove(this) == null) {
         doubleCompletions.add(label);

@@ -21,6 +21,9 @@ import reactor.core.publisher.Mono;
 public class WebFluxTestApp {
 
   public static final AtomicLong STAGE_DELAY = new AtomicLong();
+  /** What {@code /downstream} waits for: a reply from a service it calls, say. */
+  public static volatile java.util.concurrent.CompletableFuture<String> downstream =
+      java.util.concurrent.CompletableFuture.completedFuture("ready");
 
   @Bean
   QueueDelaySignal downstreamPool() {
@@ -29,6 +32,12 @@ public class WebFluxTestApp {
 
   @RestController
   static class Hello {
+    /** Waits, without a thread, for {@link #downstream}. */
+    @GetMapping("/downstream")
+    Mono<String> downstream() {
+      return Mono.fromFuture(downstream);
+    }
+
     /** The budget the Reactor context carries, -1 if none. */
     @GetMapping("/budget")
     Mono<String> budget() {
