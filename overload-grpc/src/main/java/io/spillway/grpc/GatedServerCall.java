@@ -46,6 +46,9 @@ final class GatedServerCall<ReqT, RespT>
   private final long admittedAt;
   private final long ticket;
   private boolean handlerReached; // callbacks are serialised
+  private boolean permitStarted; // callbacks are serialised
+  /** Whether the method's handler runs once the client has half-closed (one request message). */
+  private final boolean runsAtHalfClose;
   private final SpillwayServerInterceptor owner;
   @SuppressWarnings("unused") // through FINISHED
   private volatile int finished;
@@ -67,6 +70,7 @@ final class GatedServerCall<ReqT, RespT>
     this.admittedAt = admittedAt;
     this.ticket = ticket;
     this.owner = owner;
+    this.runsAtHalfClose = delegate.getMethodDescriptor().getType().clientSendsOneMessage();
   }
 
   @Override
@@ -209,6 +213,11 @@ final class GatedServerCall<ReqT, RespT>
       if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)) {
         handlerReached = true; // the request's queueing ends as its handler gets the request
         owner.handlerStarted(ticket);
+      }
+      if (!permitStarted && (event == HALF_CLOSE || (event == MESSAGE && !runsAtHalfClose))) {
+        // A unary or server-streaming handler runs at half-close, one more crossing of the
+        // workers' queue after its message: until then the call still waits for a worker.
+        permitStarted = true;
         permit.started();
       }
       if (abortedUnrun && event != CANCEL && event != COMPLETE) {
