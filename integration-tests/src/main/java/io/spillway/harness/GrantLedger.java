@@ -268,8 +268,8 @@ public final class GrantLedger implements OverloadScheme {
     }
 
     @Override
-    public void started() {
-      inner.started();
+    public void started(long nowNanos) {
+      inner.started(nowNanos);
     }
 
     @Override

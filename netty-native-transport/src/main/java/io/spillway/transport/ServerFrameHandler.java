@@ -430,11 +430,14 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
 
     private void execute(boolean clockRead, long nowNanos) {
-      permit.started(); // out of the dispatcher's queue: no longer waiting (ServerPermit#started)
+      // Out of the dispatcher's queue: no longer waiting (ServerPermit#started). The one clock
+      // reading at dispatch serves this and the budget check.
+      long now = clockRead ? nowNanos : server.ticker().read();
+      permit.started(now);
       ByteBuf response = Unpooled.EMPTY_BUFFER;
       Outcome outcome;
       try {
-        response = invoke(clockRead, nowNanos);
+        response = invoke(true, now);
         outcome = Outcome.SUCCESS;
       } catch (Throwable t) {
         outcome = server.isBudgetAbort(t) ? Outcome.ABORTED : Outcome.FAILED;

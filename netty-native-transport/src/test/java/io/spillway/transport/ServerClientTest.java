@@ -710,7 +710,7 @@ class ServerClientTest {
               private boolean once;
 
               @Override
-              public void started() {
+              public void started(long nowNanos) {
                 if (!once) {
                   once = true;
                   started.incrementAndGet();

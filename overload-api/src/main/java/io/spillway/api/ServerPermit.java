@@ -45,6 +45,8 @@ public interface ServerPermit {
    *
    * <p>Idempotent; ignored on a rejected permit and after {@link #complete}. Gates that do not
    * distinguish waiting from running requests ignore it.
+   *
+   * @param nowNanos when the handler got the request, by the ticker the request was admitted by
    */
-  default void started() { }
+  default void started(long nowNanos) { }
 }

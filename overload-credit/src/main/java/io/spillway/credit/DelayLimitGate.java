@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.LongAdder;
  * Per control period, on the injected scheduler:
  *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
  *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
- *   L clamped to [floor, ∞), floor = parallelism + X · d_t
+ *   L clamped to [floor, ∞), floor = μ · d_t (at least 1) where the host reports starts,
+ *                             parallelism + μ · d_t where it does not;
+ *                             μ = max(X, Σ position / Σ wait) over the last periods
  * </pre>
  *
  * <p>The update is Breakwater's eq. 1–3 ({@link CreditPolicy#nextPoolSize}) with one client: a
@@ -51,14 +53,24 @@ import java.util.concurrent.atomic.LongAdder;
  * they wait, the limit bounds exactly the queue that the delay signal measures and the target
  * allows.
  *
- * <p>The floor is the number of waiting requests that makes a queue of d_t at the completion
- * rate X the server has shown over the last {@value #FLOOR_PERIODS} periods (Little's law:
- * {@code X · d_t} waiting, plus {@code parallelism} for hosts that count requests until they
- * complete, whose handlers hold that many). A multiplicative decrease after a short spike of
- * delay would otherwise leave the limit at the parallelism, and a server near its capacity would
- * refuse every small burst until the limit had grown back one per period. Under overload X is the
- * capacity and the floor is a d_t queue, which is where eq. 1–2 steer anyway; at low load X is
- * small, but so is the queue. The AQM threshold bounds the queue in every case.
+ * <p><b>The floor</b> is the queue that empties in d_t: μ · d_t waiting requests, μ the rate the
+ * queue drains at (Little's law), plus, where requests count until they complete, the {@code
+ * parallelism} whose handlers hold them. A multiplicative decrease after a short spike of delay
+ * would otherwise leave the limit at the parallelism, and a server near its capacity would refuse
+ * every small burst until the limit had grown back one per period.
+ *
+ * <p>μ is the larger of two rates over the last {@value #FLOOR_PERIODS} periods. X, the rate
+ * requests complete, is the drain rate of a server that runs requests to completion and is
+ * saturated; under overload the floor is then a d_t queue, where eq. 1–2 steer anyway. But X is
+ * only the rate requests arrive at a server that keeps up, and where handlers block it is far
+ * below the rate the queue empties: a worker that blocks is free for the next request at once. So
+ * where the host reports starts, each started request that waited is a sample of the drain rate:
+ * it waited W behind the n − 1 admitted before it that were still waiting (n its position at
+ * admission), so n ≈ μ · W, and μ is estimated as Σ n / Σ W, a ratio that weighs each sample by its
+ * wait. A request that waited only for a hand-off to an idle worker overstates μ, but such waits
+ * are short and weigh little once requests queue in earnest. Measured on a blocking gRPC service
+ * (docs/results/grpc.md, "Plain clients whose handlers block"), a burst of calls arriving in one
+ * read then waits, briefly, and is admitted. The AQM threshold bounds the queue in every case.
  *
  * <p>Thread-safe: the waiting count and its peak are atomics, L is written only by the control
  * loop.
@@ -81,6 +93,13 @@ final class DelayLimitGate implements ServerGate {
   private final AtomicInteger waiting = new AtomicInteger();
   /** Requests completed in the current period. */
   private final LongAdder periodCompleted = new LongAdder();
+  /** Started requests of the current period: their queue positions at admission, and waits. */
+  private final LongAdder periodPositions = new LongAdder();
+  private final LongAdder periodWaits = new LongAdder();
+  /** Whether the host has said when handlers start ({@link ServerPermit#started}). */
+  private volatile boolean startsReported;
+  private final long[] recentPositions = new long[FLOOR_PERIODS];
+  private final long[] recentWaits = new long[FLOOR_PERIODS];
   /** Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. */
   private final long[] recentCompleted = new long[FLOOR_PERIODS];
   private final long[] recentStart = new long[FLOOR_PERIODS];
@@ -140,15 +159,16 @@ final class DelayLimitGate implements ServerGate {
         waiting.decrementAndGet();
         decision = Status.REJECTED_LIMIT;
       } else {
-        decision = Status.OK;
         int p;
         while (n > (p = peak.get()) && !peak.compareAndSet(p, n)) {
           // another request raised the peak meanwhile; retry against its value
         }
+        metrics.onAdmission(Status.OK);
+        return new Permit(Status.OK, nowNanos, n);
       }
     }
     metrics.onAdmission(decision);
-    return new Permit(decision);
+    return new Permit(decision, nowNanos, 0);
   }
 
   @Override
@@ -171,26 +191,38 @@ final class DelayLimitGate implements ServerGate {
     metrics.onConcurrencyLimit(limit, waiting.get());
   }
 
-  /** parallelism + X · d_t, X the completion rate over the last periods. */
+  /**
+   * The queue a target's delay allows, μ · d_t, with μ the larger of the completion rate and the
+   * queue's drain rate over the last periods; plus the parallelism where requests count until they
+   * complete. See the class comment.
+   */
   private long floor(long nowNanos) {
     if (periodStart == Long.MIN_VALUE) {
       periodStart = nowNanos - periodNanos;
       java.util.Arrays.fill(recentStart, periodStart);
     }
     recentCompleted[recentIndex] = periodCompleted.sumThenReset();
+    recentPositions[recentIndex] = periodPositions.sumThenReset();
+    recentWaits[recentIndex] = periodWaits.sumThenReset();
     recentStart[recentIndex] = periodStart;
     periodStart = nowNanos;
     recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
     long oldest = recentStart[recentIndex]; // the window's first period began here
     long completed = 0;
-    for (long c : recentCompleted) {
-      completed += c;
+    long positions = 0;
+    long waits = 0;
+    for (int i = 0; i < FLOOR_PERIODS; i++) {
+      completed += recentCompleted[i];
+      positions += recentPositions[i];
+      waits += recentWaits[i];
     }
     long span = nowNanos - oldest;
-    if (completed == 0 || span <= 0) {
-      return minimum;
+    double perNano = span > 0 ? (double) completed / span : 0; // X
+    if (waits > 0) {
+      perNano = Math.max(perNano, (double) positions / waits); // the drain rate
     }
-    return minimum + (long) ((double) completed * targetDelayNanos / span);
+    long queue = (long) (perNano * targetDelayNanos);
+    return startsReported ? Math.max(1, queue) : minimum + queue;
   }
 
   /** L, the current concurrency limit. */
@@ -217,22 +249,37 @@ final class DelayLimitGate implements ServerGate {
     /** 1 once the request stops counting as waiting: started, or completed unstarted. */
     @SuppressWarnings("unused") // accessed through LEFT_QUEUE
     private volatile int leftQueue;
+    private final long admittedAt;
+    /** Requests waiting when it was admitted, itself included. */
+    private final int position;
 
-    Permit(Status status) {
+    Permit(Status status, long admittedAt, int position) {
       super(status);
+      this.admittedAt = admittedAt;
+      this.position = position;
     }
 
     @Override
-    public void started() {
+    public void started(long nowNanos) {
       if (isAdmitted() && LEFT_QUEUE.compareAndSet(this, 0, 1)) {
         waiting.decrementAndGet();
+        if (!startsReported) {
+          startsReported = true;
+        }
+        long waited = nowNanos - admittedAt;
+        if (waited > 0) { // no wait says nothing of how fast a queue drains
+          periodPositions.add(position);
+          periodWaits.add(waited);
+        }
       }
     }
 
     @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       if (isAdmitted()) {
-        started(); // a request that completes without starting waits no more either
+        if (LEFT_QUEUE.compareAndSet(this, 0, 1)) {
+          waiting.decrementAndGet(); // completed without starting: it waits no more either
+        }
         if (outcome == Outcome.SUCCESS) {
           periodCompleted.increment();
         }

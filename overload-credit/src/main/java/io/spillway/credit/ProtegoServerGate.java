@@ -317,8 +317,8 @@ public final class ProtegoServerGate implements ServerGate {
     }
 
     @Override
-    public void started() {
-      credit.started();
+    public void started(long nowNanos) {
+      credit.started(nowNanos);
     }
 
     @Override

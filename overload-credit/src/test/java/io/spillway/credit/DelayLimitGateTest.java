@@ -68,8 +68,8 @@ class DelayLimitGateTest {
     ServerPermit a = admit();
     ServerPermit b = admit();
     assertEquals(Status.REJECTED_LIMIT, probe(), "two waiting fill a limit of 2");
-    a.started();
-    a.started(); // idempotent
+    a.started(clock.read());
+    a.started(clock.read()); // idempotent
     assertEquals(1, gate.waiting());
     ServerPermit c = admit();
     assertTrue(c.isAdmitted(), "a started request makes room, though it is still in flight");
@@ -78,7 +78,7 @@ class DelayLimitGateTest {
     assertEquals(2, gate.waiting());
     finish(b, clock.read()); // never started: leaves the queue as it completes
     assertEquals(1, gate.waiting());
-    b.started(); // after completion: ignored
+    b.started(clock.read()); // after completion: ignored
     assertEquals(1, gate.waiting());
     finish(c, clock.read());
     assertEquals(0, gate.waiting());
@@ -91,7 +91,7 @@ class DelayLimitGateTest {
     for (int i = 0; i < 400; i++) { // each handler takes its request at once, then blocks
       ServerPermit p = admit();
       assertTrue(p.isAdmitted(), "request " + i);
-      p.started();
+      p.started(clock.read());
       blocked.add(p);
       if (i % 20 == 19) {
         clock.advance(PERIOD);
@@ -105,10 +105,46 @@ class DelayLimitGateTest {
   }
 
   @Test
+  void whereHandlersStartTheFloorIsTheQueueTheDrainRateEmptiesInTheTarget() {
+    gate.start();
+    ServerPermit a = admit(); // position 1
+    ServerPermit b = admit(); // position 2
+    clock.advance(10 * US);
+    a.started(clock.read()); // waited 10 us
+    clock.advance(10 * US);
+    b.started(clock.read()); // waited 20 us
+    clock.advance(PERIOD - 20 * US);
+    // drain rate (1 + 2) / (10 + 20 us) = 100,000/s; a 2 ms target's queue at that rate is 200
+    // (the completion rate, 0 here, is the smaller); no parallelism term: started requests no
+    // longer count
+    assertEquals(200, gate.limit());
+    List<ServerPermit> burst = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      burst.add(admit());
+    }
+    assertTrue(burst.stream().allMatch(ServerPermit::isAdmitted), "a burst of 200 waits at once");
+    assertEquals(Status.REJECTED_LIMIT, probe());
+    finish(a, clock.read());
+    finish(b, clock.read());
+    burst.forEach(p -> finish(p, clock.read()));
+  }
+
+  @Test
+  void aHandlerThatGetsItsRequestAtOnceSaysNothingOfTheDrainRate() {
+    gate.start();
+    ServerPermit a = admit();
+    a.started(clock.read()); // no wait: no sample
+    clock.advance(PERIOD);
+    // one waiting of a limit of 2 was half of it in use: eq. 1 added one; the floor did not move
+    assertEquals(3, gate.limit());
+    finish(a, clock.read());
+  }
+
+  @Test
   void aRejectedPermitIgnoresStarted() {
     delay = DROP;
     ServerPermit p = admit();
-    p.started();
+    p.started(clock.read());
     assertEquals(0, gate.waiting());
     finish(p, clock.read());
   }

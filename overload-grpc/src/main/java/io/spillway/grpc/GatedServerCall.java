@@ -218,7 +218,7 @@ final class GatedServerCall<ReqT, RespT>
         // A unary or server-streaming handler runs at half-close, one more crossing of the
         // workers' queue after its message: until then the call still waits for a worker.
         permitStarted = true;
-        permit.started();
+        permit.started(owner.ticker().read());
       }
       if (abortedUnrun && event != CANCEL && event != COMPLETE) {
         return; // closed before its handler saw it: nothing of it goes to the handler

@@ -174,22 +174,30 @@ class ServerDefaultsTest {
     }, Executors.newSingleThreadExecutor());
     Calls.Handle held = Calls.unary(ch, Echo.UNARY, "hold");
     assertTrue(holding.await(10, TimeUnit.SECONDS));
-    // waits for the worker and fills the limit (1), so the calls below are refused by it
+    // waits for the worker and fills the limit (1), so the calls below are refused by it; its
+    // own decision is held until the worker reaches its interceptCall
     Calls.Handle waiting = Calls.unary(ch, Echo.UNARY, "w");
+    awaitUndecided(1);
     for (int i = 0; i < 5; i++) { // refused by Spillway on arrival, then closed by the outer one
       assertEquals(Status.Code.UNAUTHENTICATED,
           Calls.unary(ch, Echo.UNARY, Calls.headers(auth, "no"), "x").await().status().getCode());
     }
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (spillway.interceptor().undecidedCalls() > 0 && System.nanoTime() < until) {
-      Thread.yield(); // the listeners run as the calls' contexts end; nothing is timed
-    }
-    assertEquals(0, spillway.interceptor().undecidedCalls(), "no decision is left behind");
+    assertEquals(1, awaitUndecided(1), "every refused call's decision was given back");
     release.countDown();
     assertEquals(Status.Code.OK, held.await().status().getCode());
     assertEquals(Status.Code.OK, waiting.await().status().getCode());
+    assertEquals(0, awaitUndecided(0), "no decision is left behind");
     Calls.Reply ok = Calls.unary(ch, Echo.UNARY, "y").await();
     assertEquals(Status.Code.OK, ok.status().getCode(), "the one slot was given back: " + ok);
+  }
+
+  /** Waits (liveness only) until {@code n} decisions are unclaimed; returns how many are. */
+  private int awaitUndecided(int n) {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (spillway.interceptor().undecidedCalls() != n && System.nanoTime() < until) {
+      Thread.yield(); // the listeners run as the calls' contexts end; nothing is timed
+    }
+    return spillway.interceptor().undecidedCalls();
   }
 
   @Test

@@ -448,8 +448,8 @@ class GraphSimulationTest {
         }
 
         @Override
-        public void started() {
-          permit.started();
+        public void started(long nowNanos) {
+          permit.started(nowNanos);
         }
       };
     }

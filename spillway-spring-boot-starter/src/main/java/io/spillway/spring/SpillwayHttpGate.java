@@ -329,9 +329,11 @@ public final class SpillwayHttpGate implements AutoCloseable {
     /**
      * The request's handler is about to run: it no longer waits in a queue after admission (see
      * {@link ServerPermit#started}). Idempotent; ignored for a refused request.
+     *
+     * @param nowNanos now, by the gate's ticker
      */
-    public void started() {
-      permit.started();
+    public void started(long nowNanos) {
+      permit.started(nowNanos);
     }
 
     /** When the request was decided on, by the gate's clock. */

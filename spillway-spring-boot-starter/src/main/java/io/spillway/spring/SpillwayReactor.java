@@ -105,7 +105,7 @@ public final class SpillwayReactor {
     if (!permit.isAdmitted()) {
       permit.complete(Outcome.DROPPED, now, new ResponseMetadata());
     } else {
-      permit.started(); // subscribed to at once: the source waits in no queue of the gate's
+      permit.started(now); // subscribed to at once: the source waits in no queue of the gate's
     }
     return permit;
   }

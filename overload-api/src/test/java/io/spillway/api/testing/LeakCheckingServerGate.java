@@ -157,8 +157,8 @@ public final class LeakCheckingServerGate implements ServerGate {
     }
 
     @Override
-    public void started() {
-      permit.started();
+    public void started(long nowNanos) {
+      permit.started(nowNanos);
     }
 
     @Override

@@ -91,7 +91,8 @@ public final class SpillwayServletFilter implements Filter {
       }
       slotWait = waited;
     }
-    admission.started(); // past the run slots: what it waits for now is the CPU, locks, I/O
+    // past the run slots: what it waits for now is the CPU, locks, I/O
+    admission.started(admission.decidedAtNanos() + slotWait);
     long budgetAtStart = budget == null ? 0 : budget.remainingNanos();
     boolean sampled = runQueue != null && runQueue.begin();
     long startedAt = sampled ? gate.ticker().read() : 0;

@@ -66,7 +66,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     }
     // The chain runs from here, on this thread: no queue of the server's own lies between the
     // decision and the handler, and a handler awaiting a downstream reply is not waiting in one.
-    admission.started();
+    admission.started(admission.decidedAtNanos());
     Mono<Void> served = chain.filter(exchange);
     RequestBudget budget = admission.budget();
     if (budget != null) {
