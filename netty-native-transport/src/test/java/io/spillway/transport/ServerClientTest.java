@@ -140,33 +140,10 @@ class ServerClientTest {
 
   @Test
   void aRejectedCallFailsAtOnceWithTheReason() throws Exception {
-    OverloadScheme rejectAll = new OverloadScheme() {
+    OverloadScheme rejectAll = serverOnly("reject-all", request -> new AbstractServerPermit(Status.REJECTED_AQM) {
       @Override
-      public String name() {
-        return "reject-all";
-      }
-
-      @Override
-      public ServerGate newServerGate(ServerEnvironment environment) {
-        return new ServerGate() {
-          @Override
-          public ServerPermit admit(RequestMetadata request, long nowNanos) {
-            return new AbstractServerPermit(Status.REJECTED_AQM) {
-              @Override
-              protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
-            };
-          }
-
-          @Override
-          public void deregister(long sessionId, long nowNanos) { }
-        };
-      }
-
-      @Override
-      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-        return NoControl.INSTANCE.newClientGate(environment);
-      }
-    };
+      protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
+    });
     try (SpillwayServer server = SpillwayServer.builder().scheme(rejectAll)
              .handler((req, alloc) -> { throw new AssertionError("a rejected request must not run"); })
              .build().start();
@@ -694,46 +671,25 @@ class ServerClientTest {
     java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
     java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
     List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
-    OverloadScheme recording = new OverloadScheme() {
-      @Override
-      public String name() {
-        return "recording";
-      }
+    OverloadScheme recording = serverOnly("recording", request -> {
+      admitted.incrementAndGet();
+      return new AbstractServerPermit(Status.OK) {
+        private boolean once;
 
-      @Override
-      public ServerGate newServerGate(ServerEnvironment environment) {
-        return new ServerGate() {
-          @Override
-          public ServerPermit admit(RequestMetadata request, long nowNanos) {
-            admitted.incrementAndGet();
-            return new AbstractServerPermit(Status.OK) {
-              private boolean once;
-
-              @Override
-              public void started(long nowNanos) {
-                if (!once) {
-                  once = true;
-                  started.incrementAndGet();
-                }
-              }
-
-              @Override
-              protected void onComplete(Outcome outcome, long now, ResponseMetadata response) {
-                seen.add("completed " + (once ? "started" : "unstarted"));
-              }
-            };
+        @Override
+        public void started(long nowNanos) {
+          if (!once) {
+            once = true;
+            started.incrementAndGet();
           }
+        }
 
-          @Override
-          public void deregister(long sessionId, long nowNanos) { }
-        };
-      }
-
-      @Override
-      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-        return NoControl.INSTANCE.newClientGate(environment);
-      }
-    };
+        @Override
+        protected void onComplete(Outcome outcome, long now, ResponseMetadata response) {
+          seen.add("completed " + (once ? "started" : "unstarted"));
+        }
+      };
+    });
     try (SpillwayServer server = SpillwayServer.builder().scheme(recording).threading(threading)
              .parallelism(1)
              .handler((req, alloc) -> {
@@ -749,6 +705,35 @@ class ServerClientTest {
           "handler: 2 started of 2 admitted", "completed started",
           "handler: 3 started of 3 admitted", "completed started"), seen);
     }
+  }
+
+  /** A scheme whose server gate decides each request with {@code decide}; clients send at once. */
+  private static OverloadScheme serverOnly(String name,
+      java.util.function.Function<RequestMetadata, ServerPermit> decide) {
+    return new OverloadScheme() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        return new ServerGate() {
+          @Override
+          public ServerPermit admit(RequestMetadata request, long nowNanos) {
+            return decide.apply(request);
+          }
+
+          @Override
+          public void deregister(long sessionId, long nowNanos) { }
+        };
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return NoControl.INSTANCE.newClientGate(environment);
+      }
+    };
   }
 
   /** Sends one request frame with a one-byte payload and {@code budgetNanos}; returns the answer's status. */

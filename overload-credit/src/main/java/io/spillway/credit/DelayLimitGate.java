@@ -86,7 +86,7 @@ final class DelayLimitGate implements ServerGate {
   private final OverloadMetrics metrics;
   private final int minimum;
 
-  /** How many control periods the shortest sojourn is remembered for. */
+  /** How many control periods the floor's rates are measured over. */
   static final int FLOOR_PERIODS = 100;
 
   /** Admitted requests whose handlers do not have them yet. */
@@ -98,6 +98,7 @@ final class DelayLimitGate implements ServerGate {
   private final LongAdder periodWaits = new LongAdder();
   /** Whether the host has said when handlers start ({@link ServerPermit#started}). */
   private volatile boolean startsReported;
+  /** Positions and waits of the last FLOOR_PERIODS periods; control loop only. */
   private final long[] recentPositions = new long[FLOOR_PERIODS];
   private final long[] recentWaits = new long[FLOOR_PERIODS];
   /** Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. */
@@ -187,7 +188,7 @@ final class DelayLimitGate implements ServerGate {
     } else {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
-    limit = Math.max(floor(nowNanos), Math.min(next, Integer.MAX_VALUE));
+    limit = Math.min(Math.max(floor(nowNanos), next), Integer.MAX_VALUE);
     metrics.onConcurrencyLimit(limit, waiting.get());
   }
 
