@@ -67,8 +67,8 @@ import java.util.concurrent.atomic.LongAdder;
  * where the host reports starts, each started request that waited is a sample of the drain rate:
  * it waited W behind the n − 1 admitted before it that were still waiting (n its position at
  * admission), so n ≈ μ · W, and μ is estimated as Σ n / Σ W, a ratio that weighs each sample by its
- * wait. A request that waited only for a hand-off to an idle worker overstates μ, but such waits
- * are short and weigh little once requests queue in earnest. Measured on a blocking gRPC service
+ * wait. A request that found no other waiting (n = 1) waited only for a hand-off to a worker,
+ * which would overstate μ many times at moderate load, so it is not a sample. Measured on a blocking gRPC service
  * (docs/results/grpc.md, "Plain clients whose handlers block"), a burst of calls arriving in one
  * read then waits, briefly, and is admitted. The AQM threshold bounds the queue in every case.
  *
@@ -268,7 +268,9 @@ final class DelayLimitGate implements ServerGate {
           startsReported = true;
         }
         long waited = nowNanos - admittedAt;
-        if (waited > 0) { // no wait says nothing of how fast a queue drains
+        // Alone in the queue, it waited only for a hand-off, which says nothing of how fast a
+        // queue drains; nor does no wait at all.
+        if (position > 1 && waited > 0) {
           periodPositions.add(position);
           periodWaits.add(waited);
         }

@@ -107,16 +107,16 @@ class DelayLimitGateTest {
   @Test
   void whereHandlersStartTheFloorIsTheQueueTheDrainRateEmptiesInTheTarget() {
     gate.start();
-    ServerPermit a = admit(); // position 1
+    ServerPermit a = admit(); // position 1: alone, it waits only for a hand-off, not a sample
     ServerPermit b = admit(); // position 2
-    clock.advance(10 * US);
-    a.started(clock.read()); // waited 10 us
-    clock.advance(10 * US);
+    clock.advance(5 * US);
+    a.started(clock.read()); // waited 5 us
+    clock.advance(15 * US);
     b.started(clock.read()); // waited 20 us
     clock.advance(PERIOD - 20 * US);
-    // drain rate (1 + 2) / (10 + 20 us) = 100,000/s; a 2 ms target's queue at that rate is 200
-    // (the completion rate, 0 here, is the smaller); no parallelism term: started requests no
-    // longer count
+    // drain rate 2 / 20 us = 100,000/s (a's sample would have made it 3 / 25 us); a 2 ms target's
+    // queue at that rate is 200 (the completion rate, 0 here, is the smaller); no parallelism
+    // term: started requests no longer count
     assertEquals(200, gate.limit());
     List<ServerPermit> burst = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
