@@ -151,13 +151,18 @@ public final class KvStore {
     if (c < 0) {
       throw tooLarge;
     }
+    boolean pageEmptied = false;
     for (int attempt = 0; attempt < EVICTION_TRIES; attempt++) {
       int chunk = slabs.allocate(c);
       if (chunk != SlabAllocator.NONE) {
         return chunk;
       }
       if (!evictOne(c, now)) {
-        break;
+        // Nothing of its own to evict: empty another class's page for it, once (SlabAllocator).
+        if (pageEmptied || !evictPage(c, now)) {
+          break;
+        }
+        pageEmptied = true;
       }
     }
     throw outOfMemory;
@@ -543,42 +548,80 @@ public final class KvStore {
     try (BudgetedLock.Held ignored = lru.acquireWithinBudget()) {
       Item it = lruTail[c];
       for (int tries = 0; it != null && tries < EVICTION_TRIES; tries++, it = it.lruPrev) {
-        BudgetedLock itemLock = itemLocks[it.hash & (itemLocks.length - 1)];
-        if (itemLock.isHeldByCurrentThread() || !itemLock.tryLock()) {
-          continue;
-        }
-        try {
-          if (!it.linked) {
-            continue;
-          }
-          int b = it.hash & (buckets.length - 1);
-          Item prev = null;
-          for (Item h = buckets[b]; h != null; prev = h, h = h.hashNext) {
-            if (h == it) {
-              if (prev == null) {
-                buckets[b] = h.hashNext;
-              } else {
-                prev.hashNext = h.hashNext;
-              }
-              break;
-            }
-          }
-          it.hashNext = null;
-          lruRemove(it);
-          it.linked = false;
-          currItems.decrementAndGet();
-          if (isLive(it, now)) {
-            evictions.increment();
-          } else {
-            reclaimed.increment();
-          }
-          slabs.free(it.chunk);
+        if (tryEvict(it, now)) {
           return true;
-        } finally {
-          itemLock.unlock();
         }
       }
       return false;
+    }
+  }
+
+  /**
+   * Evicts the items of another class's page (the one {@link SlabAllocator#pageToEmpty} names) so
+   * that the page can move to class {@code c}; whether every chunk of it is now free. Items whose
+   * stripe is busy are skipped, and a chunk reserved for a SET still being read keeps the page, as
+   * memcached's {@code slab_rebalance} waits for busy items rather than take them. Walks the donor
+   * class's LRU under its lock: linear in that class's items, paid only by a class that could
+   * neither allocate nor evict. Budgeted: the request has not committed yet.
+   */
+  private boolean evictPage(int c, long now) {
+    int page = slabs.pageToEmpty(c);
+    if (page < 0) {
+      return false;
+    }
+    int d = slabs.classOf(page << 16);
+    BudgetedLock lru = lruLocks[d];
+    try (BudgetedLock.Held ignored = lru.acquireWithinBudget()) {
+      Item it = lruTail[d];
+      while (it != null) {
+        Item next = it.lruPrev; // read first: eviction unlinks it
+        if (it.chunk >>> 16 == page) {
+          tryEvict(it, now);
+        }
+        it = next;
+      }
+    }
+    return slabs.isFree(page);
+  }
+
+  /**
+   * Unlinks {@code it} from its hash chain and LRU and frees its chunk, if its stripe's lock can be
+   * taken at once; the caller holds the item's LRU lock (memcached's {@code lru_pull_tail} order).
+   */
+  private boolean tryEvict(Item it, long now) {
+    BudgetedLock itemLock = itemLocks[it.hash & (itemLocks.length - 1)];
+    if (itemLock.isHeldByCurrentThread() || !itemLock.tryLock()) {
+      return false;
+    }
+    try {
+      if (!it.linked) {
+        return false;
+      }
+      int b = it.hash & (buckets.length - 1);
+      Item prev = null;
+      for (Item h = buckets[b]; h != null; prev = h, h = h.hashNext) {
+        if (h == it) {
+          if (prev == null) {
+            buckets[b] = h.hashNext;
+          } else {
+            prev.hashNext = h.hashNext;
+          }
+          break;
+        }
+      }
+      it.hashNext = null;
+      lruRemove(it);
+      it.linked = false;
+      currItems.decrementAndGet();
+      if (isLive(it, now)) {
+        evictions.increment();
+      } else {
+        reclaimed.increment();
+      }
+      slabs.free(it.chunk);
+      return true;
+    } finally {
+      itemLock.unlock();
     }
   }
 

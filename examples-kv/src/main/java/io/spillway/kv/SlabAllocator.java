@@ -20,8 +20,12 @@ import java.util.Arrays;
  * chunks is in use: a store whose value sizes shift (or that was emptied by {@code flush_all})
  * would otherwise keep every page in the classes that first took them and refuse every value of
  * another size for good ("slab calcification"; memcached 1.6 moves pages between classes for the
- * same reason, its {@code slab_reassign}). Only wholly free pages move, so no item is disturbed;
- * a class whose pages all hold items keeps them, and the caller's eviction works within a class.
+ * same reason, its {@code slab_reassign}). Only wholly free pages move here, so no item is
+ * disturbed by a move itself. Where no page is free and the class that needs one has nothing of
+ * its own to evict (it holds no page, or none with an item), the store empties one: {@link
+ * #pageToEmpty} names another class's page with the fewest chunks in use, the store evicts that
+ * page's items, and the page then moves as a free one, as memcached's {@code slab_rebalance}
+ * evicts the items of the page it moves.
  *
  * <p>A chunk handle is {@code page << 16 | slot}: a page holds at most 1 MiB / 96 = 10,922 chunks.
  * Reads and writes of a chunk's bytes need no lock: a chunk belongs to one item (or one request
@@ -207,6 +211,26 @@ public final class SlabAllocator {
     return -1;
   }
 
+  /**
+   * The page of a class other than {@code c} with the fewest chunks in use, for the caller to
+   * empty by evicting its items so that it can move to {@code c}; −1 if no other class holds a
+   * page. Linear in the pages, under the lock within the budget in scope; called only when {@code
+   * c} can neither allocate nor evict.
+   *
+   * @throws io.spillway.api.BudgetExceededException if the lock's queue exceeds the budget in scope
+   */
+  public int pageToEmpty(int c) {
+    try (BudgetedLock.Held ignored = lock.acquireWithinBudget()) {
+      int best = -1;
+      for (int page = 0; page < pagesUsed; page++) {
+        if (pageClass[page] != c && (best < 0 || usedInPage[page] < usedInPage[best])) {
+          best = page;
+        }
+      }
+      return best;
+    }
+  }
+
   private void ensureFreeCapacity(int c, int extra) {
     int need = freeCount[c] + extra;
     if (need > freeSlots[c].length) {
@@ -228,6 +252,13 @@ public final class SlabAllocator {
       if (--usedInPage[page] == 0) {
         emptyPages++;
       }
+    }
+  }
+
+  /** Whether none of {@code page}'s chunks is in use. */
+  public boolean isFree(int page) {
+    try (BudgetedLock.Held ignored = lock.acquire()) {
+      return usedInPage[page] == 0;
     }
   }
 

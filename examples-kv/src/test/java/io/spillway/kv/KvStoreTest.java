@@ -159,6 +159,29 @@ class KvStoreTest {
   }
 
   @Test
+  void aClassWithNoPageEvictsAnotherClassesPageToGetOne() {
+    String small = "x".repeat(1000);
+    int n = 10_000; // 4 MiB holds about 3,900 of them: every page goes to their class, and it evicts
+    for (int i = 0; i < n; i++) {
+      assertEquals(KvStore.StoreResult.STORED, set("k" + i, small));
+    }
+    assertEquals(store.slabs().usage().maxPages(), store.slabs().usage().pages(), "no page left");
+    long itemsBefore = store.items();
+    long evictionsBefore = store.evictions.sum();
+    String big = "y".repeat(40_000);
+    assertEquals(KvStore.StoreResult.STORED, set("big", big),
+        "the big value's class had no page and nothing to evict: a page of the small ones is emptied");
+    assertEquals(big, get("big"));
+    assertEquals(1, store.slabs().usage().pagesMoved());
+    long evicted = store.evictions.sum() - evictionsBefore;
+    int perPage = SlabAllocator.PAGE_SIZE / store.slabs().chunkSize(store.slabs().classFor(1000));
+    assertTrue(evicted > 0 && evicted <= perPage, "evicted " + evicted + ", a page holds " + perPage);
+    assertEquals(itemsBefore - evicted + 1, store.items());
+    assertEquals(small, get("k" + (n - 1)), "items of the other pages stay");
+    assertNoLeak();
+  }
+
+  @Test
   void evictsLeastRecentlyUsedAtTheMemoryLimit() {
     String value = "x".repeat(1000);
     for (int i = 0; i < 10_000; i++) {
