@@ -13,13 +13,14 @@ import org.eclipse.jetty.util.thread.ThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jetty.autoconfigure.JettyServerProperties;
-import org.springframework.boot.jetty.servlet.JettyServletWebServerFactory;
+import org.springframework.boot.jetty.JettyWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.core.env.Environment;
 
 /**
- * Makes Jetty's request workers a measured queueing stage. Runs after Spring Boot's own
- * customizers, so it sees the thread pool they chose:
+ * Makes Jetty's request workers a measured queueing stage, for Spring MVC and WebFlux alike (both
+ * run their handlers on Jetty's pool). Runs after Spring Boot's own customizers, so it sees the
+ * thread pool they chose:
  *
  * <ul>
  *   <li>platform threads (the default): a {@link MeasuredQueuedThreadPool} built as Boot builds
@@ -48,7 +49,7 @@ import org.springframework.core.env.Environment;
  * stopped with the server.
  */
 public final class JettyWorkersCustomizer extends ServerWorkers
-    implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {
+    implements WebServerFactoryCustomizer<JettyWebServerFactory> {
 
   /**
    * Jetty's pool settings as Boot reads them ({@code server.jetty.threads.*}, with Boot's
@@ -95,7 +96,7 @@ public final class JettyWorkersCustomizer extends ServerWorkers
   }
 
   @Override
-  public void customize(JettyServletWebServerFactory factory) {
+  public void customize(JettyWebServerFactory factory) {
     customizing();
     ThreadPool current = factory.getThreadPool();
     if (virtualThreads) {
@@ -115,7 +116,7 @@ public final class JettyWorkersCustomizer extends ServerWorkers
     route("platform pool of " + threads.max() + " threads, measured");
   }
 
-  private void customizeVirtual(JettyServletWebServerFactory factory, ThreadPool current) {
+  private void customizeVirtual(JettyWebServerFactory factory, ThreadPool current) {
     Carriers carriers = measuredCarriers("jetty");
     if (carriers.dispatcher() != null) {
       QueuedThreadPool platform = new QueuedThreadPool(threads.max(),

@@ -166,17 +166,6 @@ public class SpillwayAutoConfiguration {
         "org.springframework.boot.jetty.servlet.JettyServletWebServerFactory";
 
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.eclipse.jetty.server.Server", JETTY_FACTORY})
-    static class JettyWorkers {
-      @Bean
-      JettyWorkersCustomizer spillwayJettyWorkers(ServerQueueDelay delay, Ticker ticker,
-          SpillwayProperties properties, Environment environment) {
-        return new JettyWorkersCustomizer(delay, ticker, Threading.VIRTUAL.isActive(environment),
-            properties.getParallelism(), JettyWorkersCustomizer.Threads.from(environment));
-      }
-    }
-
-    @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"org.apache.catalina.startup.Tomcat",
         "org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory"})
     static class TomcatWorkers {
@@ -188,6 +177,20 @@ public class SpillwayAutoConfiguration {
             environment.getProperty("server.tomcat.threads.max", Integer.class, 200),
             environment.getProperty("server.tomcat.threads.min-spare", Integer.class, 10));
       }
+    }
+  }
+
+  /** Jetty's request workers, for Spring MVC and WebFlux on Jetty. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication
+  @ConditionalOnClass(name = {"org.eclipse.jetty.server.Server",
+      "org.springframework.boot.jetty.JettyWebServerFactory"})
+  static class JettyWorkers {
+    @Bean
+    JettyWorkersCustomizer spillwayJettyWorkers(ServerQueueDelay delay, Ticker ticker,
+        SpillwayProperties properties, Environment environment) {
+      return new JettyWorkersCustomizer(delay, ticker, Threading.VIRTUAL.isActive(environment),
+          properties.getParallelism(), JettyWorkersCustomizer.Threads.from(environment));
     }
   }
 
