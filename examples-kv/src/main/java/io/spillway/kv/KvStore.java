@@ -559,8 +559,9 @@ public final class KvStore {
   /**
    * Evicts the items of another class's page (the one {@link SlabAllocator#pageToEmpty} names) so
    * that the page can move to class {@code c}; whether every chunk of it is now free. Items whose
-   * stripe is busy are skipped, and a chunk reserved for a SET still being read keeps the page, as
-   * memcached's {@code slab_rebalance} waits for busy items rather than take them. Walks the donor
+   * stripe is busy are skipped, and a chunk reserved for a SET still being read keeps the page
+   * (memcached's {@code slab_rebalance} comes back for busy items in a later pass; here the request
+   * that needed the page is refused, as before, and the next one tries again). Walks the donor
    * class's LRU under its lock: linear in that class's items, paid only by a class that could
    * neither allocate nor evict. Budgeted: the request has not committed yet.
    */
