@@ -674,7 +674,7 @@ class ServerClientTest {
     OverloadScheme recording = serverOnly("recording", request -> {
       admitted.incrementAndGet();
       return new AbstractServerPermit(Status.OK) {
-        private boolean once;
+        private volatile boolean once; // set on the worker, read on the event loop
 
         @Override
         public void started(long nowNanos) {
