@@ -24,6 +24,8 @@ public class WebFluxTestApp {
   /** What {@code /downstream} waits for: a reply from a service it calls, say. */
   public static volatile java.util.concurrent.CompletableFuture<String> downstream =
       java.util.concurrent.CompletableFuture.completedFuture("ready");
+  /** Run as each {@code /downstream} exchange reaches its handler. */
+  public static volatile Runnable downstreamEntered = () -> { };
 
   @Bean
   QueueDelaySignal downstreamPool() {
@@ -35,6 +37,7 @@ public class WebFluxTestApp {
     /** Waits, without a thread, for {@link #downstream}. */
     @GetMapping("/downstream")
     Mono<String> downstream() {
+      downstreamEntered.run();
       return Mono.fromFuture(downstream);
     }
 
