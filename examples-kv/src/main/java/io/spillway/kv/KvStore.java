@@ -556,33 +556,43 @@ public final class KvStore {
     }
   }
 
+  /** How many pages one reserve may try to empty. */
+  private static final int PAGE_TRIES = 3;
+
   /**
    * Evicts the items of another class's page (the one {@link SlabAllocator#pageToEmpty} names) so
-   * that the page can move to class {@code c}; whether every chunk of it is now free. Items whose
-   * stripe is busy are skipped, and a chunk reserved for a SET still being read keeps the page
-   * (memcached's {@code slab_rebalance} comes back for busy items in a later pass; here the request
-   * that needed the page is refused, as before, and the next one tries again). Walks the donor
-   * class's LRU under its lock: linear in that class's items, paid only by a class that could
-   * neither allocate nor evict. Budgeted: the request has not committed yet.
+   * that the page can move to class {@code c}; whether a page is now wholly free. Items whose
+   * stripe is busy are skipped, and a chunk reserved for a SET still being read (or one a closed
+   * connection has yet to give back) keeps its page; the next page is then tried, up to {@value
+   * #PAGE_TRIES} (memcached's {@code slab_rebalance} comes back for busy items in a later pass).
+   * Walks the donor class's LRU under its lock: linear in that class's items, paid only by a class
+   * that could neither allocate nor evict. Budgeted: the request has not committed yet.
    */
   private boolean evictPage(int c, long now) {
-    int page = slabs.pageToEmpty(c);
-    if (page < 0) {
-      return false;
-    }
-    int d = slabs.classOf(page << 16);
-    BudgetedLock lru = lruLocks[d];
-    try (BudgetedLock.Held ignored = lru.acquireWithinBudget()) {
-      Item it = lruTail[d];
-      while (it != null) {
-        Item next = it.lruPrev; // read first: eviction unlinks it
-        if (it.chunk >>> 16 == page) {
-          tryEvict(it, now);
+    java.util.BitSet tried = new java.util.BitSet();
+    for (int attempt = 0; attempt < PAGE_TRIES; attempt++) {
+      int page = slabs.pageToEmpty(c, tried);
+      if (page < 0) {
+        return false;
+      }
+      tried.set(page);
+      int d = slabs.classOf(page << 16);
+      BudgetedLock lru = lruLocks[d];
+      try (BudgetedLock.Held ignored = lru.acquireWithinBudget()) {
+        Item it = lruTail[d];
+        while (it != null) {
+          Item next = it.lruPrev; // read first: eviction unlinks it
+          if (it.chunk >>> 16 == page) {
+            tryEvict(it, now);
+          }
+          it = next;
         }
-        it = next;
+      }
+      if (slabs.isFree(page)) {
+        return true;
       }
     }
-    return slabs.isFree(page);
+    return false;
   }
 
   /**

@@ -212,18 +212,19 @@ public final class SlabAllocator {
   }
 
   /**
-   * The page of a class other than {@code c} with the fewest chunks in use, for the caller to
-   * empty by evicting its items so that it can move to {@code c}; −1 if no other class holds a
-   * page. Linear in the pages, under the lock within the budget in scope; called only when {@code
-   * c} can neither allocate nor evict.
+   * The page of a class other than {@code c} with the fewest chunks in use, leaving out the pages
+   * in {@code tried}, for the caller to empty by evicting its items so that it can move to {@code
+   * c}; −1 if there is none. Linear in the pages, under the lock within the budget in scope;
+   * called only when {@code c} can neither allocate nor evict.
    *
    * @throws io.spillway.api.BudgetExceededException if the lock's queue exceeds the budget in scope
    */
-  public int pageToEmpty(int c) {
+  public int pageToEmpty(int c, java.util.BitSet tried) {
     try (BudgetedLock.Held ignored = lock.acquireWithinBudget()) {
       int best = -1;
       for (int page = 0; page < pagesUsed; page++) {
-        if (pageClass[page] != c && (best < 0 || usedInPage[page] < usedInPage[best])) {
+        if (pageClass[page] != c && !tried.get(page)
+            && (best < 0 || usedInPage[page] < usedInPage[best])) {
           best = page;
         }
       }

@@ -182,6 +182,24 @@ class KvStoreTest {
   }
 
   @Test
+  void aPageHeldByAValueStillBeingReadIsPassedOverForOneThatCanBeEmptied() {
+    // A SET still reading its value (or a closed connection's not yet given back) holds a chunk of
+    // its own class's page: the page with the fewest chunks in use, but no item to evict.
+    int reading = store.reserve(40_000, clock.get());
+    String small = "x".repeat(1000);
+    for (int i = 0; i < 10_000; i++) { // the other three pages go to the small values, which evict
+      assertEquals(KvStore.StoreResult.STORED, set("k" + i, small));
+    }
+    assertEquals(store.slabs().usage().maxPages(), store.slabs().usage().pages(), "no page left");
+    assertEquals(KvStore.StoreResult.STORED, set("mid", "y".repeat(5_000)),
+        "a third class gets a page of the small values, not the one being read into");
+    assertEquals("y".repeat(5_000), get("mid"));
+    assertEquals(1, store.slabs().usage().pagesMoved());
+    store.release(reading);
+    assertNoLeak();
+  }
+
+  @Test
   void evictsLeastRecentlyUsedAtTheMemoryLimit() {
     String value = "x".repeat(1000);
     for (int i = 0; i < 10_000; i++) {
