@@ -10,6 +10,7 @@ import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
+import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.Status;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -72,13 +73,32 @@ import java.util.concurrent.atomic.LongAdder;
  * (docs/results/grpc.md, "Plain clients whose handlers block"), a burst of calls arriving in one
  * read then waits, briefly, and is admitted. The AQM threshold bounds the queue in every case.
  *
- * <p>Thread-safe: the waiting count and its peak are atomics, L is written only by the control
- * loop.
+ * <p><b>The queue's share of the SLO.</b> d_t and the AQM threshold 2·d_t are 40 % and 80 % of the
+ * SLO (breakwater-osdi20 §5.1), which leaves a fifth of it for the handler and the network: right
+ * where a handler computes for microseconds, as in the paper, but not where it blocks for a good
+ * part of the SLO on a downstream call. A handler that holds its request for 30 ms under a 50 ms SLO
+ * would let 40 ms of queueing through, and every request admitted at overload would miss its SLO.
+ * So where the gate knows the SLO and the host reports starts, the queue gets what the handler
+ * leaves: the AQM threshold is SLO − p99 of the handlers' residence (start to completion, measured
+ * here; protego-nsdi23 §3.2 sets a request's queueing budget the same way, target − p99 service),
+ * never above 2·d_t nor below an eighth of it, and d_t scales with it. The lower bound keeps a
+ * service whose handlers alone exceed a too-short SLO serving what finds no queue. Measured in the
+ * simulator (scenarios/blocking-handlers.conf, docs/results/grpc.md).
+ *
+ * <p>Thread-safe: the waiting count and its peak are atomics, L and the targets are written only by
+ * the control loop.
  */
 final class DelayLimitGate implements ServerGate {
 
-  private final long targetDelayNanos;
-  private final long dropThresholdNanos;
+  private final long configuredTargetNanos;
+  private final long configuredDropNanos;
+  /** The SLO the queue and the handlers share; 0 where none was given: the targets stay fixed. */
+  private final long sloNanos;
+  /** d_t and the AQM threshold now: the configured ones, or scaled to what the handlers leave. */
+  private volatile long targetDelayNanos;
+  private volatile long dropThresholdNanos;
+  /** p99 of the handlers' residence, from their start to their completion. */
+  private final ServiceTimeTracker residence = new ServiceTimeTracker();
   private final long periodNanos;
   private final double beta;
   private final ServerEnvironment environment;
@@ -119,10 +139,24 @@ final class DelayLimitGate implements ServerGate {
    */
   DelayLimitGate(long targetDelayNanos, long dropThresholdNanos, long periodNanos, double beta,
       ServerEnvironment environment) {
-    if (targetDelayNanos <= 0 || dropThresholdNanos <= 0 || periodNanos <= 0 || !(beta > 0)) {
-      throw new IllegalArgumentException("target, drop threshold, period and beta must be positive: "
-          + targetDelayNanos + ", " + dropThresholdNanos + ", " + periodNanos + ", " + beta);
+    this(targetDelayNanos, dropThresholdNanos, periodNanos, beta, 0, environment);
+  }
+
+  /**
+   * As above, with the SLO the queue shares with the handlers ({@code sloNanos} > 0): the targets
+   * then leave room for the handlers' p99 residence (class comment).
+   */
+  DelayLimitGate(long targetDelayNanos, long dropThresholdNanos, long periodNanos, double beta,
+      long sloNanos, ServerEnvironment environment) {
+    if (targetDelayNanos <= 0 || dropThresholdNanos <= 0 || periodNanos <= 0 || !(beta > 0)
+        || sloNanos < 0) {
+      throw new IllegalArgumentException("target, drop threshold, period and beta must be positive,"
+          + " the SLO not negative: " + targetDelayNanos + ", " + dropThresholdNanos + ", "
+          + periodNanos + ", " + beta + ", " + sloNanos);
     }
+    this.configuredTargetNanos = targetDelayNanos;
+    this.configuredDropNanos = dropThresholdNanos;
+    this.sloNanos = sloNanos;
     this.targetDelayNanos = targetDelayNanos;
     this.dropThresholdNanos = dropThresholdNanos;
     this.periodNanos = periodNanos;
@@ -179,6 +213,7 @@ final class DelayLimitGate implements ServerGate {
 
   /** One control period: the limit follows the queueing delay. Runs on the scheduler. */
   void updateLimit(long nowNanos) {
+    retarget(nowNanos);
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long current = limit;
     int used = peak.getAndSet(waiting.get());
@@ -190,6 +225,29 @@ final class DelayLimitGate implements ServerGate {
     }
     limit = Math.min(Math.max(floor(nowNanos), next), Integer.MAX_VALUE);
     metrics.onConcurrencyLimit(limit, waiting.get());
+  }
+
+  /** The queue's share of the SLO: what the handlers' p99 residence leaves (class comment). */
+  private void retarget(long nowNanos) {
+    if (sloNanos == 0 || !startsReported) {
+      return;
+    }
+    long left = sloNanos - residence.p99Nanos(nowNanos);
+    long drop = Math.max(configuredDropNanos / 8, Math.min(configuredDropNanos, left));
+    if (drop != dropThresholdNanos) {
+      dropThresholdNanos = drop;
+      targetDelayNanos = Math.max(1, (long) ((double) configuredTargetNanos * drop / configuredDropNanos));
+    }
+  }
+
+  /** d_t now (class comment). */
+  long targetDelayNanos() {
+    return targetDelayNanos;
+  }
+
+  /** The AQM threshold now. */
+  long dropThresholdNanos() {
+    return dropThresholdNanos;
   }
 
   /**
@@ -246,10 +304,17 @@ final class DelayLimitGate implements ServerGate {
     }
   }
 
+  /** Permit states ({@code leftQueue}): waiting to run, its handler has it, completed unstarted. */
+  private static final int WAITING = 0;
+  private static final int STARTED = 1;
+  private static final int ENDED_UNSTARTED = 2;
+
   private final class Permit extends AbstractServerPermit {
-    /** 1 once the request stops counting as waiting: started, or completed unstarted. */
+    /** WAITING until the request stops counting as waiting: STARTED, or ENDED_UNSTARTED. */
     @SuppressWarnings("unused") // accessed through LEFT_QUEUE
     private volatile int leftQueue;
+    /** When its handler got it; written before leftQueue becomes STARTED. */
+    private long startedAt;
     private final long admittedAt;
     /** Requests waiting when it was admitted, itself included. */
     private final int position;
@@ -262,7 +327,11 @@ final class DelayLimitGate implements ServerGate {
 
     @Override
     public void started(long nowNanos) {
-      if (isAdmitted() && LEFT_QUEUE.compareAndSet(this, 0, 1)) {
+      if (!isAdmitted() || leftQueue != WAITING) {
+        return;
+      }
+      startedAt = nowNanos;
+      if (LEFT_QUEUE.compareAndSet(this, WAITING, STARTED)) {
         waiting.decrementAndGet();
         if (!startsReported) {
           startsReported = true;
@@ -280,8 +349,10 @@ final class DelayLimitGate implements ServerGate {
     @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
       if (isAdmitted()) {
-        if (LEFT_QUEUE.compareAndSet(this, 0, 1)) {
+        if (LEFT_QUEUE.compareAndSet(this, WAITING, ENDED_UNSTARTED)) {
           waiting.decrementAndGet(); // completed without starting: it waits no more either
+        } else if ((int) LEFT_QUEUE.getVolatile(this) == STARTED) {
+          residence.record(nowNanos - startedAt, nowNanos);
         }
         if (outcome == Outcome.SUCCESS) {
           periodCompleted.increment();

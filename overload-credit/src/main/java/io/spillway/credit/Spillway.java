@@ -95,9 +95,16 @@ public final class Spillway implements OverloadScheme {
   private final long poolUpdateNanos;
   /** Whether the pool follows the credits out: decrease and start (see the class comment). */
   private final boolean followsCreditsOut;
+  /**
+   * The SLO the defaults were derived from, 0 when the parameters were given in full: with it, the
+   * plain-client queue gets what the handlers' residence leaves of it ({@code DelayLimitGate}).
+   */
+  private final long sloNanos;
 
-  private Spillway(BreakwaterConfig config, long poolUpdateNanos, boolean followsCreditsOut) {
+  private Spillway(BreakwaterConfig config, long poolUpdateNanos, boolean followsCreditsOut,
+      long sloNanos) {
     this.config = Objects.requireNonNull(config, "config");
+    this.sloNanos = sloNanos;
     this.poolUpdateNanos = poolUpdateNanos;
     this.followsCreditsOut = followsCreditsOut;
   }
@@ -114,7 +121,7 @@ public final class Spillway implements OverloadScheme {
     }
     return new Spillway(BreakwaterConfig.forSlo(sloNanos, defaultPeriodNanos(sloNanos)).toBuilder()
         .adaptiveClientTimeout(true).adaptiveRequestBudget(true).build(), poolUpdateNanos(sloNanos),
-        true);
+        true, sloNanos);
   }
 
   /**
@@ -123,7 +130,7 @@ public final class Spillway implements OverloadScheme {
    * the paper states them.
    */
   public static Spillway of(BreakwaterConfig config) {
-    return new Spillway(config, 0, false);
+    return new Spillway(config, 0, false, 0);
   }
 
   /**
@@ -133,7 +140,7 @@ public final class Spillway implements OverloadScheme {
    */
   public Spillway withRequestBudgetNanos(long budgetNanos) {
     return new Spillway(config.toBuilder().requestBudgetNanos(budgetNanos).build(),
-        poolUpdateNanos, followsCreditsOut);
+        poolUpdateNanos, followsCreditsOut, sloNanos);
   }
 
   /** A twentieth of the SLO, at least 1 µs: how often admissions update the pool. */
@@ -174,7 +181,7 @@ public final class Spillway implements OverloadScheme {
     return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos,
         followsCreditsOut, followsCreditsOut), // of() keeps the paper's pool rules
         new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
-            config.controlPeriodNanos(), config.beta(), environment));
+            config.controlPeriodNanos(), config.beta(), sloNanos, environment));
   }
 
   @Override

@@ -227,4 +227,66 @@ class DelayLimitGateTest {
     held.forEach(p -> finish(p, clock.read()));
     assertEquals(0, gate.waiting());
   }
+
+  /** A gate that knows its SLO: 5 ms, with the configured d_t = 2 ms and AQM threshold 4 ms. */
+  private DelayLimitGate gateWithSlo(long sloNanos) {
+    return new DelayLimitGate(TARGET, DROP, PERIOD, 0.02, sloNanos,
+        new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2));
+  }
+
+  /** One request admitted, started, and completed {@code residenceNanos} after its start. */
+  private void serve(DelayLimitGate g, long residenceNanos) {
+    ServerPermit p = g.admit(new RequestMetadata(), clock.read());
+    assertTrue(p.isAdmitted());
+    p.started(clock.read());
+    clock.advance(residenceNanos);
+    finish(p, clock.read());
+  }
+
+  @Test
+  void handlersThatTakeMostOfTheSloLeaveTheQueueOnlyTheRest() {
+    DelayLimitGate g = gateWithSlo(5_000 * US);
+    serve(g, 3_000 * US); // the first sample is the p99 estimate: 3 ms of the 5 ms SLO
+    g.updateLimit(clock.read());
+    assertEquals(2_000 * US, g.dropThresholdNanos(), "SLO − p99 residence");
+    assertEquals(1_000 * US, g.targetDelayNanos(), "d_t scaled with it");
+    delay = 2_000 * US; // admitted before: under the configured 4 ms
+    ServerPermit refused = g.admit(new RequestMetadata(), clock.read());
+    assertEquals(Status.REJECTED_AQM, refused.status());
+    finish(refused, clock.read());
+    delay = 2_000 * US - 1;
+    assertTrue(g.admit(new RequestMetadata(), clock.read()).isAdmitted());
+  }
+
+  @Test
+  void handlersWellWithinTheSloKeepTheConfiguredTargets() {
+    DelayLimitGate g = gateWithSlo(5_000 * US);
+    serve(g, 200 * US); // 5 ms − 0.2 ms leaves more than the configured 4 ms
+    g.updateLimit(clock.read());
+    assertEquals(DROP, g.dropThresholdNanos());
+    assertEquals(TARGET, g.targetDelayNanos());
+  }
+
+  @Test
+  void handlersLongerThanTheSloLeaveAnEighthOfTheThreshold() {
+    DelayLimitGate g = gateWithSlo(5_000 * US);
+    serve(g, 7_000 * US);
+    g.updateLimit(clock.read());
+    assertEquals(DROP / 8, g.dropThresholdNanos());
+    assertEquals(TARGET / 8, g.targetDelayNanos());
+  }
+
+  @Test
+  void withoutAnSloOrWithoutStartsTheTargetsStayFixed() {
+    serve(gate, 3_000 * US); // the gate built without an SLO
+    gate.updateLimit(clock.read());
+    assertEquals(DROP, gate.dropThresholdNanos());
+    DelayLimitGate g = gateWithSlo(5_000 * US);
+    ServerPermit p = g.admit(new RequestMetadata(), clock.read());
+    clock.advance(3_000 * US);
+    finish(p, clock.read()); // never started: its time includes its wait, not a residence
+    g.updateLimit(clock.read());
+    assertEquals(DROP, g.dropThresholdNanos());
+    assertEquals(TARGET, g.targetDelayNanos());
+  }
 }
