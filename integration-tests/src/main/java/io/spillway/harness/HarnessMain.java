@@ -101,6 +101,12 @@ public final class HarnessMain {
     Path file = cmd.scenarioFile();
     Map<String, String> overrides = cmd.overrides();
     Scenario scenario = cmd.load();
+    List<String> simulated = scenario.simulatorOnlyKeys();
+    if (!simulated.isEmpty()) {
+      throw new IllegalArgumentException("scenario keys " + String.join(", ", simulated)
+          + " are modelled by the simulator only (./spillway sim): the harness's clients speak"
+          + " Spillway and its handlers do not block");
+    }
     scenario.schemes().forEach(name -> SocketSchemes.create(name, scenario));
     Path out = cmd.out() != null ? cmd.out() : Path.of("results", "harness-" + scenario.name());
     Files.createDirectories(out);

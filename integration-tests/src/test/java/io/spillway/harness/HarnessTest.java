@@ -114,6 +114,13 @@ class HarnessTest {
 
   /** The warm-up's slices run at the lowest level measured, kept below capacity. */
   @Test
+  void aScenarioWithKeysOnlyTheSimulatorModelsIsRefusedWithTheirNames() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> HarnessMain.run(new String[] {Path.of("..", "scenarios", "blocking-handlers.conf").toString()}));
+    assertTrue(e.getMessage().contains("plain_share") && e.getMessage().contains("block_us"), e.getMessage());
+  }
+
+  @Test
   void theWarmUpsSlicesRunAtTheLowestLevelMeasuredAndBelowCapacity(@TempDir Path dir) {
     Scenario spike = scenario("breakwater").with(Map.of("schedule", "0.5@0, 1.4@200, 0.5@400", "duration_ms", "600"));
     Scenario overloadOnly = scenario("breakwater").with(Map.of("demand", "2.0, 1.5"));

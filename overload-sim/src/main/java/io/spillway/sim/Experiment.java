@@ -91,7 +91,8 @@ public final class Experiment {
    */
   static double measureCapacity(Scenario scenario) {
     long perRequest = scenario.service().meanNanos() + scenario.rxCostNanos() + scenario.txCostNanos();
-    int outstanding = scenario.cores() * (4 + 2 * (int) (scenario.rttNanos() / perRequest + 1));
+    long away = scenario.rttNanos() + scenario.blockNanos(); // time a request holds no core
+    int outstanding = scenario.cores() * (4 + 2 * (int) (away / perRequest + 1));
     Recorder recorder = new Recorder(10_000_000L);
     new Simulation(scenario, NoControl.INSTANCE, List.of(new Scenario.DemandStep(0, 0)), 0,
         outstanding, CAPACITY_RUN_NANOS, recorder, scenario.seed()).run();

@@ -40,6 +40,10 @@ public final class Scenario {
     keys.put("slo_us", "end-to-end latency SLO in microseconds (client queueing included)");
     keys.put("cost_rx_us", "server CPU per message received and parsed (request, demand)");
     keys.put("cost_tx_us", "server CPU per message sent (response, reject, explicit credit)");
+    keys.put("cost_reject_us", "server CPU to answer a request it does not run (a refusal, or an abort before its handler runs), beside cost_rx_us; default cost_tx_us");
+    keys.put("plain_share", "share of requests from clients that do not speak Spillway (docs/design.md): no session, no client queue, credits or tokens, sent at once; a refusal ends the call; default 0 (simulator only)");
+    keys.put("block_us", "each handler, after its service time on a core, blocks this long off-core (a downstream call, a database) on its own thread, then needs a core again to send its response; default 0 (simulator only)");
+    keys.put("report_starts", "whether the server tells its gate when a handler gets its request (ServerPermit.started), as the gRPC, native and HTTP hosts do; false: a host that does not, where the gate counts a request until it completes; default true (simulator only)");
     keys.put("demand", "comma-separated demand levels as multiples of capacity, one steady run each");
     keys.put("schedule", "demand steps 'level@ms, ...' (first at 0); replaces 'demand' with one time-series run");
     keys.put("warmup_ms", "steady runs: simulated time before measuring");
@@ -168,7 +172,10 @@ public final class Scenario {
       Map.entry("paths", ""),
       Map.entry("path_service_us", ""),
       Map.entry("path_hold_us", ""),
-      Map.entry("lock_handoff", "fifo"));
+      Map.entry("lock_handoff", "fifo"),
+      Map.entry("plain_share", "0"),
+      Map.entry("block_us", "0"),
+      Map.entry("report_starts", "true"));
 
   private final Map<String, String> values;
 
@@ -234,6 +241,15 @@ public final class Scenario {
     positiveDouble("slo_us", doubleValue("slo_us"));
     nonNegative("cost_rx_us", doubleValue("cost_rx_us"));
     nonNegative("cost_tx_us", doubleValue("cost_tx_us"));
+    if (isSet("cost_reject_us")) {
+      nonNegative("cost_reject_us", doubleValue("cost_reject_us"));
+    }
+    double plain = plainShare();
+    if (!(plain >= 0 && plain <= 1)) {
+      throw invalid("plain_share", "in [0, 1], got " + plain);
+    }
+    nonNegative("block_us", doubleValue("block_us"));
+    reportStarts();
     nonNegative("warmup_ms", doubleValue("warmup_ms"));
     positiveDouble("duration_ms", doubleValue("duration_ms"));
     positiveDouble("window_ms", doubleValue("window_ms"));
@@ -247,6 +263,9 @@ public final class Scenario {
     paths();
     pathHoldShares();
     lockBarging();
+    if (blockNanos() > 0 && paths().length > 0) {
+      throw invalid("block_us", "cannot be combined with mutex paths ('paths')");
+    }
     if (replicas() < 1 || replicas() > 2) {
       throw invalid("replicas", "1 or 2");
     }
@@ -332,6 +351,48 @@ public final class Scenario {
 
   public long txCostNanos() {
     return nanos("cost_tx_us", 1_000);
+  }
+
+  /** Server CPU to answer a request it does not run; {@code cost_tx_us} unless set. */
+  public long rejectCostNanos() {
+    return isSet("cost_reject_us") ? nanos("cost_reject_us", 1_000) : txCostNanos();
+  }
+
+  /** The share of requests from clients that do not speak Spillway. */
+  public double plainShare() {
+    return doubleValue("plain_share");
+  }
+
+  /** How long each handler blocks off-core after its service time. */
+  public long blockNanos() {
+    return nanos("block_us", 1_000);
+  }
+
+  /** Whether the server reports handler starts to its gate ({@code ServerPermit.started}). */
+  public boolean reportStarts() {
+    return booleanValue("report_starts");
+  }
+
+  /**
+   * The keys set here that only the simulator models (clients that do not speak Spillway, handlers
+   * that block, hosts that do not report starts, a separate refusal cost), each with a value other
+   * than its default; empty when the scenario runs on the real-socket harness as written.
+   */
+  public List<String> simulatorOnlyKeys() {
+    List<String> keys = new ArrayList<>();
+    if (plainShare() > 0) {
+      keys.add("plain_share");
+    }
+    if (blockNanos() > 0) {
+      keys.add("block_us");
+    }
+    if (!reportStarts()) {
+      keys.add("report_starts");
+    }
+    if (rejectCostNanos() != txCostNanos()) {
+      keys.add("cost_reject_us");
+    }
+    return keys;
   }
 
   public long warmupNanos() {

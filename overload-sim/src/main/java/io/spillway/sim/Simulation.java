@@ -83,6 +83,23 @@ import java.util.SplittableRandom;
  * credits, per server (docs/design.md: credits are per backend). Demand stays a multiple of one
  * server's capacity.
  *
+ * <p>Clients that do not speak Spillway (scenario key {@code plain_share}, docs/design.md "Clients
+ * that do not speak Spillway"): that share of requests, drawn per request, carries no session,
+ * demand, credit or token and is sent at once, past the client gate; the server's gate sees
+ * session 0, as it does for a gRPC or HTTP client without Spillway's headers. A refusal ends the
+ * call (such a client does not retry here); an answer is good within the SLO, as any other. A
+ * request the server does not run costs its core {@code cost_rx} to parse and {@code cost_reject}
+ * to answer (gRPC answers a refusal without running the call: docs/results/grpc.md measures
+ * 15–18 µs a refusal against 268–280 µs a served call).
+ *
+ * <p>Handlers that block (scenario key {@code block_us}): after its service time a handler gives up
+ * its core for that long (a downstream call, a database) on its own thread, as a virtual thread or
+ * one of many platform threads does, and its continuation then waits in the run queue for a core to
+ * send the response. So requests in flight are many times the cores while few wait for one. The
+ * server tells its gate when a core first takes a request ({@link ServerPermit#started}), as the
+ * gRPC, native and HTTP hosts do; with {@code report_starts = false} it does not, as a host that
+ * cannot say when its handlers start.
+ *
  * <p>With {@code closedLoop > 0} the run instead keeps that many requests outstanding, each
  * client re-issuing as soon as its response arrives: how capacity is measured (one server).
  *
@@ -107,6 +124,11 @@ final class Simulation {
   private final long halfRtt;
   private final long rxCost;
   private final long txCost;
+  private final long rejectCost;
+  private final double plainShare;
+  private final long blockNanos;
+  private final boolean reportStarts;
+  private final SplittableRandom plainRandom;
   private final long slo;
   private final long endNanos;
   private final Recorder recorder;
@@ -160,6 +182,10 @@ final class Simulation {
     this.halfRtt = scenario.rttNanos() / 2;
     this.rxCost = scenario.rxCostNanos();
     this.txCost = scenario.txCostNanos();
+    this.rejectCost = scenario.rejectCostNanos();
+    this.plainShare = scenario.plainShare();
+    this.blockNanos = scenario.blockNanos();
+    this.reportStarts = scenario.reportStarts();
     this.slo = scenario.sloNanos();
     this.endNanos = endNanos;
     this.recorder = recorder;
@@ -167,7 +193,8 @@ final class Simulation {
     this.arrivalRandom = root.split();
     this.serviceRandom = root.split();
     this.clientRandom = root.split();
-    this.pathRandom = root.split(); // split last: runs without paths draw exactly as before
+    this.pathRandom = root.split(); // split late: runs without paths draw exactly as before
+    this.plainRandom = root.split(); // likewise for runs without plain clients
     this.asqm = asqm;
     this.budgetNanos = scenario.asqmBudgetNanos();
     double[] paths = scenario.paths();
@@ -276,6 +303,10 @@ final class Simulation {
       r.hold = pathHoldShare[path] == 1 ? service : Math.round(service * pathHoldShare[path]);
     }
     recorder.at(now).offered++;
+    if (plainShare > 0 && (plainShare >= 1 || plainRandom.nextDouble() < plainShare)) {
+      sendPlain(r);
+      return;
+    }
     if (retryBudgets != null) {
       retryBudgets[c.index].onCall();
     }
@@ -314,6 +345,16 @@ final class Simulation {
     }
     drain(c);
     return true;
+  }
+
+  /** A request from a client that does not speak Spillway: no session, no client gate, sent now. */
+  private void sendPlain(Request r) {
+    r.plain = true;
+    r.sentAt = now;
+    recorder.at(now).sent++;
+    Message m = new Message(Message.REQUEST, r.client);
+    m.request = r;
+    schedule(now + halfRtt, SERVER_RX, m);
   }
 
   private void drain(Client c) {
@@ -370,6 +411,10 @@ final class Simulation {
       c.gate.onControl(m.response, origin + now);
     } else {
       Request r = m.request;
+      if (r.plain) {
+        plainReceive(r, m.response);
+        return;
+      }
       c.gate.onResponse(m.response, origin + r.sentAt, origin + now);
       Tally t = recorder.at(now);
       if (m.response.status() == Status.OK) {
@@ -391,6 +436,25 @@ final class Simulation {
       }
     }
     drain(c);
+  }
+
+  /** A plain client's answer: counted as any other, never retried, no client gate told. */
+  private void plainReceive(Request r, ResponseMetadata response) {
+    Tally t = recorder.at(now);
+    if (response.status() == Status.OK) {
+      long latency = now - r.arrival;
+      t.completed++;
+      if (latency <= slo) {
+        t.good++;
+      }
+      t.latency.recordValue(Math.max(1, latency));
+    } else {
+      t.rejectsReceived++;
+      t.rejectDelaySumNanos += now - r.sentAt;
+      t.recordRejectDelay(now - r.sentAt);
+      t.rejectedFinal++;
+    }
+    reissueIfClosedLoop(r.client);
   }
 
   private void reissueIfClosedLoop(Client c) {
@@ -474,12 +538,26 @@ final class Simulation {
         if (!runQueue.isEmpty()) {
           long enqueued = runQueue.oldestEnqueueNanos();
           Request r = runQueue.poll();
+          if (r.resumed) {
+            // back from blocking off-core: the handler's continuation sends the response
+            Message m = new Message(Message.RESPONSE, r.client);
+            m.request = r;
+            m.phase = Message.PHASE_EXECUTE;
+            busy(txCost, m);
+            continue;
+          }
           if (r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
             abort(r); // its budget is spent before it runs: the transport's rule
             continue;
           }
           if (r.budget != null) {
             r.budget.charge(origin + now - enqueued); // time waiting for a core
+          }
+          if (!r.started) {
+            r.started = true;
+            if (reportStarts) {
+              r.permit.started(origin + now); // the handler has the request
+            }
           }
           if (r.locks && !r.lockHeld && r.service - r.hold > 0 && !r.lockDone) {
             // the part of the service before the critical section, on this core, no lock held
@@ -519,6 +597,11 @@ final class Simulation {
       }
       Message m = new Message(Message.RESPONSE, r.client);
       m.request = r;
+      if (blockNanos > 0) {
+        m.phase = Message.PHASE_BLOCK; // the service, then the handler blocks off-core
+        busy(r.service, m);
+        return;
+      }
       m.phase = Message.PHASE_EXECUTE;
       busy(r.lockHeld ? r.hold : r.service + txCost, m);
     }
@@ -539,7 +622,7 @@ final class Simulation {
         }
         Request r = m.request;
         t.received++;
-        requestHeader.reset().sessionId(m.client.sessionId).requestId(r.id)
+        requestHeader.reset().sessionId(r.plain ? 0 : m.client.sessionId).requestId(r.id)
             .demand(r.demand).flags(r.flags).priority(r.priority).creditId(r.creditId)
             .tokens(r.tokens).budgetNanos(r.budgetNanos);
         ServerPermit permit = gate.admit(requestHeader, origin + now);
@@ -563,12 +646,18 @@ final class Simulation {
           reject.response = new ResponseMetadata();
           permit.complete(Outcome.DROPPED, origin + now, reject.response);
           reject.phase = Message.PHASE_SEND;
-          busy(txCost, reject);
+          busy(rejectCost, reject);
         }
         return;
       }
       if (m.phase == Message.PHASE_BEFORE_LOCK) {
         lockAndRun(m.request);
+        return;
+      }
+      if (m.phase == Message.PHASE_BLOCK) {
+        Request r = m.request;
+        r.resumed = true;
+        schedule(now + blockNanos, TASK, (Runnable) () -> runQueue.offer(r, origin + now));
         return;
       }
       if (m.phase == Message.PHASE_EXECUTE) {
@@ -594,7 +683,7 @@ final class Simulation {
       reject.response = new ResponseMetadata();
       r.permit.complete(Outcome.ABORTED, origin + now, reject.response);
       reject.phase = Message.PHASE_SEND;
-      busy(txCost, reject);
+      busy(rejectCost, reject);
     }
 
     /**
@@ -683,6 +772,12 @@ final class Simulation {
     long budgetNanos = Long.MAX_VALUE;
     /** With a budget: when the server aborts it if it has not started running. */
     long startBy;
+    /** From a client that does not speak Spillway ({@code plain_share}). */
+    boolean plain;
+    /** A core has taken it (its handler has it). */
+    boolean started;
+    /** Back from blocking off-core ({@code block_us}), to send its response. */
+    boolean resumed;
     ServerPermit permit;
 
     Request(long id, Client client, long arrival, long service) {
@@ -702,6 +797,7 @@ final class Simulation {
     static final int PHASE_EXECUTE = 1;
     static final int PHASE_SEND = 2;
     static final int PHASE_BEFORE_LOCK = 3;
+    static final int PHASE_BLOCK = 4;
 
     final int type;
     final Client client;
