@@ -74,14 +74,15 @@ public final class DemoServer {
   };
 
   public static void main(String[] args) throws IOException, InterruptedException {
-    if (args.length != 3 || !(args[0].equals("none") || args[0].equals("spillway")
+    if ((args.length != 3 && args.length != 4) || !(args[0].equals("none") || args[0].equals("spillway")
         || args[0].equals("nocontrol") || args[0].equals("nocontrol-pool") || args[0].equals("reject"))) {
-      System.err.println("usage: DemoServer none|nocontrol|spillway|reject SERVICE_US SLO_MS");
+      System.err.println("usage: DemoServer none|nocontrol|spillway|reject SERVICE_US SLO_MS [BLOCK_US]");
       System.exit(2);
     }
     long serviceNanos = Long.parseLong(args[1]) * 1_000;
     long sloMillis = Long.parseLong(args[2]);
-    DemoService service = new DemoService(serviceNanos);
+    long blockNanos = args.length == 4 ? Long.parseLong(args[3]) * 1_000 : 0;
+    DemoService service = new DemoService(serviceNanos, blockNanos);
     Server server;
     SpillwayGrpcServer spillway = null;
     ExecutorService pool = null;
@@ -101,6 +102,9 @@ public final class DemoServer {
       spillway = SpillwayGrpc.server(args[0].equals("reject") ? REJECT_ALL : NoControl.INSTANCE)
           .slo(Duration.ofMillis(sloMillis)).install(builder);
       server = builder.build().start();
+    } else if (blockNanos > 0) {
+      // handlers that block: gRPC's default executor, a thread per blocked call, as a team has it
+      server = ServerBuilder.forPort(0).addService(service).build().start();
     } else {
       pool = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors());
       server = ServerBuilder.forPort(0).addService(service).executor(pool).build().start();

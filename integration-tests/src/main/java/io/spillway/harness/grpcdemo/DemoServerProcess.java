@@ -29,6 +29,12 @@ final class DemoServerProcess implements AutoCloseable {
 
   static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, int core, Path log)
       throws IOException {
+    return start(mode, serviceMicros, sloMillis, 0, core, log);
+  }
+
+  /** As above, each handler then blocking {@code blockMicros} off-core ({@link DemoService}). */
+  static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, long blockMicros,
+      int core, Path log) throws IOException {
     List<String> cmd = new ArrayList<>();
     if (core >= 0) {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
@@ -39,7 +45,8 @@ final class DemoServerProcess implements AutoCloseable {
         log.getFileName().toString().replaceFirst("\\.log$", "") + "-gc.log");
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m", "-XX:+AlwaysPreTouch",
         "-Xlog:gc:file=" + gcLog, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-        DemoServer.class.getName(), mode, Long.toString(serviceMicros), Long.toString(sloMillis)));
+        DemoServer.class.getName(), mode, Long.toString(serviceMicros), Long.toString(sloMillis),
+        Long.toString(blockMicros)));
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII));
     String line = out.readLine();

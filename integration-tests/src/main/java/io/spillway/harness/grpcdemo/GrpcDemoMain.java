@@ -37,7 +37,8 @@ import org.HdrHistogram.Histogram;
  *   <li>results.json (the report's schema, plus the counts), report.md and plots in {@code out}.
  * </ol>
  *
- * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code warm_s}
+ * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code block_ms} (0:
+ * each handler, after its CPU time, blocks this long with no lock held, a downstream call's wait), {@code warm_s}
  * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
  * if absent), {@code seed} (1), {@code steady_max_s} (40).
  */
@@ -51,6 +52,7 @@ public final class GrpcDemoMain {
     keys.put("levels", "1, 2, 3");
     keys.put("service_us", "200");
     keys.put("slo_ms", "5");
+    keys.put("block_ms", "0");
     keys.put("warm_s", "1");
     keys.put("measure_s", "4");
     keys.put("channels", "8");
@@ -128,6 +130,8 @@ public final class GrpcDemoMain {
     final Map<String, String> keys;
     final long serviceMicros;
     final long sloMillis;
+    /** How long each handler blocks off-core after its CPU time (a downstream call). */
+    final double blockMillis;
     final long sloNanos;
     final long warmNanos;
     final long measureNanos;
@@ -148,6 +152,10 @@ public final class GrpcDemoMain {
       this.keys = keys;
       serviceMicros = Long.parseLong(keys.get("service_us"));
       sloMillis = Long.parseLong(keys.get("slo_ms"));
+      blockMillis = Double.parseDouble(keys.get("block_ms"));
+      if (!(blockMillis >= 0) || blockMillis > 60_000) {
+        throw new IllegalArgumentException("block_ms: between 0 and 60000, got " + keys.get("block_ms"));
+      }
       sloNanos = sloMillis * 1_000_000;
       warmNanos = (long) (Double.parseDouble(keys.get("warm_s")) * 1e9);
       measureNanos = (long) (Double.parseDouble(keys.get("measure_s")) * 1e9);
@@ -176,8 +184,9 @@ public final class GrpcDemoMain {
         capacity = closedLoopCapacity(System.getProperty("spillway.capacityServer", "nocontrol"));
         noneCapacity = closedLoopCapacity("none");
       }
-      System.out.printf(Locale.ROOT, "capacity: %.0f rps (the same server with no control, 8 "
-          + "outstanding); the unprotected server's: %.0f rps%n", capacity, noneCapacity);
+      System.out.printf(Locale.ROOT, "capacity: %.0f rps (the same server with no control, %d "
+          + "outstanding); the unprotected server's: %.0f rps%n", capacity, capacityOutstanding(),
+          noneCapacity);
       table.add(String.format(Locale.ROOT, "%-16s %6s %9s %9s %7s %9s %9s %7s %8s %7s",
           "mode", "demand", "offered", "goodput", "/cap", "p50_us", "p99_us", "drop%",
           "client_rj", "errors") + "  server rejects by reason");
@@ -198,6 +207,14 @@ public final class GrpcDemoMain {
       writeResults();
     }
 
+    /**
+     * Calls kept outstanding to read capacity: 8, plus, where handlers block, 5 a millisecond of the
+     * block, so that the calls waiting on their downstream (5,000 a second's worth) leave 8 for the core.
+     */
+    int capacityOutstanding() {
+      return 8 + (int) Math.ceil(5 * blockMillis);
+    }
+
     /** The most one-second slices a capacity reading runs, as the socket harness's. */
     static final int CAPACITY_MAX_SLICES = 30;
 
@@ -211,7 +228,7 @@ public final class GrpcDemoMain {
       try (DemoServerProcess server = startServer(serverMode, "capacity-" + serverMode);
           DemoLoad load = new DemoLoad(server.port(), channels, false, sloNanos)) {
         SteadyCapacity.Measured m = SteadyCapacity.measure(
-            index -> Math.round(load.closedLoop(8, 0, SteadyCapacity.SLICE_NANOS)
+            index -> Math.round(load.closedLoop(capacityOutstanding(), 0, SteadyCapacity.SLICE_NANOS)
                 * SteadyCapacity.SLICE_NANOS / 1e9),
             () -> jitMillis(server), CAPACITY_MAX_SLICES);
         SteadyCapacity.Reading r = m.reading();
@@ -257,7 +274,8 @@ public final class GrpcDemoMain {
     }
 
     DemoServerProcess startServer(String serverMode, String label) throws IOException {
-      return DemoServerProcess.start(serverMode, serviceMicros, sloMillis, serverCore,
+      return DemoServerProcess.start(serverMode, serviceMicros, sloMillis,
+          Math.round(blockMillis * 1000), serverCore,
           out.resolve("server-" + label + ".log"));
     }
 
