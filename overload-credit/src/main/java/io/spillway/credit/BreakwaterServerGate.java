@@ -131,6 +131,8 @@ public final class BreakwaterServerGate implements ServerGate {
    * of it is out ({@link CreditPolicy#startUp}).
    */
   private final boolean followsCreditsOut;
+  /** d_t and the AQM threshold where they follow the handlers' residence; null: the config's. */
+  private final QueueShare share;
   /** The start-up's state; written under {@link #updating} or on the control loop's thread. */
   private boolean startingUp = true;
   private boolean doubled;
@@ -202,6 +204,18 @@ public final class BreakwaterServerGate implements ServerGate {
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
       boolean keepLastCredit, long admissionUpdateNanos, boolean followsCreditsOut, boolean growOnlyIfUsed) {
+    this(config, environment, keepLastCredit, admissionUpdateNanos, followsCreditsOut,
+        growOnlyIfUsed, null);
+  }
+
+  /**
+   * As above, steering to the d_t and AQM threshold of {@code share} ({@link QueueShare}: what the
+   * handlers' residence leaves of the SLO), which this gate's permits feed, where not null.
+   */
+  BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
+      boolean keepLastCredit, long admissionUpdateNanos, boolean followsCreditsOut, boolean growOnlyIfUsed,
+      QueueShare share) {
+    this.share = share;
     this.followsCreditsOut = followsCreditsOut;
     this.growOnlyIfUsed = growOnlyIfUsed;
     if (admissionUpdateNanos < 0) {
@@ -244,7 +258,7 @@ public final class BreakwaterServerGate implements ServerGate {
     if (session == null) {
       long origin = request.origin();
       if (origin != 0 && !enterNewcomerLine(origin,
-          2 * queueDelay.queueingDelayNanos(nowNanos) >= config.targetDelayNanos())) {
+          2 * queueDelay.queueingDelayNanos(nowNanos) >= targetDelayNanos())) {
         metrics.onAdmission(Status.REJECTED_NO_CREDIT);
         return new Unregistered(request.sessionId());
       }
@@ -290,7 +304,7 @@ public final class BreakwaterServerGate implements ServerGate {
           if (session.probation && !registering) {
             graduate(session); // it came back on the credit it was given: not an invented id
           }
-          if (config.aqm() && queueDelay.queueingDelayNanos(nowNanos) >= config.dropThresholdNanos()) {
+          if (config.aqm() && queueDelay.queueingDelayNanos(nowNanos) >= dropThresholdNanos()) {
             decision = Status.REJECTED_AQM;
           }
         }
@@ -442,6 +456,16 @@ public final class BreakwaterServerGate implements ServerGate {
     return total;
   }
 
+  /** d_t now: the config's, or what the handlers leave of the SLO ({@link QueueShare}). */
+  private long targetDelayNanos() {
+    return share != null ? share.targetDelayNanos() : config.targetDelayNanos();
+  }
+
+  /** The AQM threshold now, likewise. */
+  private long dropThresholdNanos() {
+    return share != null ? share.dropThresholdNanos() : config.dropThresholdNanos();
+  }
+
   /** C_issued, credits currently held by sessions (in flight plus unused). */
   public long issuedCredits() {
     return issued.get();
@@ -491,13 +515,17 @@ public final class BreakwaterServerGate implements ServerGate {
   private void updatePoolSize(long nowNanos) {
     int n = activeSessions();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
+    if (share != null) {
+      share.retarget(nowNanos);
+    }
+    long target = targetDelayNanos();
     long next;
     if (followsCreditsOut) {
       long out = issued.get();
-      next = CreditPolicy.nextPoolSizeFromIssued(total, out, delay, config.targetDelayNanos(),
+      next = CreditPolicy.nextPoolSizeFromIssued(total, out, delay, target,
           config.alpha(), config.beta(), n);
       if (startingUp) {
-        switch (CreditPolicy.startUp(doubled, total, out, delay, config.targetDelayNanos())) {
+        switch (CreditPolicy.startUp(doubled, total, out, delay, target)) {
           case DOUBLE -> {
             next = Math.max(next, 2 * total);
             doubled = true;
@@ -507,7 +535,7 @@ public final class BreakwaterServerGate implements ServerGate {
         }
       }
     } else {
-      next = CreditPolicy.nextPoolSize(total, delay, config.targetDelayNanos(), config.alpha(),
+      next = CreditPolicy.nextPoolSize(total, delay, target, config.alpha(),
           config.beta(), n);
     }
     if (growOnlyIfUsed) {
@@ -690,6 +718,10 @@ public final class BreakwaterServerGate implements ServerGate {
     /** The request that registered its session on probation: its origin's count of them. */
     private final boolean registeringOnProbation;
 
+    /** When its handler got it, for the residence {@link QueueShare} measures. */
+    private long startedAt;
+    private volatile boolean started;
+
     Permit(Session session, Status status, boolean counted, boolean registeringOnProbation) {
       super(status);
       this.session = session;
@@ -698,7 +730,18 @@ public final class BreakwaterServerGate implements ServerGate {
     }
 
     @Override
+    public void started(long nowNanos) {
+      if (share != null && isAdmitted() && !started) {
+        startedAt = nowNanos;
+        started = true;
+      }
+    }
+
+    @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      if (started) {
+        share.record(nowNanos - startedAt, nowNanos);
+      }
       if (registeringOnProbation) {
         leaveNewcomerLine(session.origin, false, true);
       }

@@ -10,7 +10,6 @@ import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
-import io.spillway.api.ServiceTimeTracker;
 import io.spillway.api.Status;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -73,32 +72,17 @@ import java.util.concurrent.atomic.LongAdder;
  * (docs/results/grpc.md, "Plain clients whose handlers block"), a burst of calls arriving in one
  * read then waits, briefly, and is admitted. The AQM threshold bounds the queue in every case.
  *
- * <p><b>The queue's share of the SLO.</b> d_t and the AQM threshold 2·d_t are 40 % and 80 % of the
- * SLO (breakwater-osdi20 §5.1), which leaves a fifth of it for the handler and the network: right
- * where a handler computes for microseconds, as in the paper, but not where it blocks for a good
- * part of the SLO on a downstream call. A handler that holds its request for 30 ms under a 50 ms SLO
- * would let 40 ms of queueing through, and every request admitted at overload would miss its SLO.
- * So where the gate knows the SLO and the host reports starts, the queue gets what the handler
- * leaves: the AQM threshold is SLO − p99 of the handlers' residence (start to completion, measured
- * here; protego-nsdi23 §3.2 sets a request's queueing budget the same way, target − p99 service),
- * never above 2·d_t nor below an eighth of it, and d_t scales with it. The lower bound keeps a
- * service whose handlers alone exceed a too-short SLO serving what finds no queue. Measured in the
- * simulator (scenarios/blocking-handlers.conf, docs/results/grpc.md).
+ * <p><b>The queue's share of the SLO.</b> Where the gate knows the SLO and the host reports starts,
+ * d_t and the AQM threshold leave room for the handlers' residence ({@link QueueShare}), which
+ * this gate's permits measure from their start to their completion.
  *
  * <p>Thread-safe: the waiting count and its peak are atomics, L and the targets are written only by
  * the control loop.
  */
 final class DelayLimitGate implements ServerGate {
 
-  private final long configuredTargetNanos;
-  private final long configuredDropNanos;
-  /** The SLO the queue and the handlers share; 0 where none was given: the targets stay fixed. */
-  private final long sloNanos;
-  /** d_t and the AQM threshold now: the configured ones, or scaled to what the handlers leave. */
-  private volatile long targetDelayNanos;
-  private volatile long dropThresholdNanos;
-  /** p99 of the handlers' residence, from their start to their completion. */
-  private final ServiceTimeTracker residence = new ServiceTimeTracker();
+  /** d_t and the AQM threshold: the configured ones, or what the handlers leave of the SLO. */
+  private final QueueShare share;
   private final long periodNanos;
   private final double beta;
   private final ServerEnvironment environment;
@@ -144,21 +128,20 @@ final class DelayLimitGate implements ServerGate {
 
   /**
    * As above, with the SLO the queue shares with the handlers ({@code sloNanos} > 0): the targets
-   * then leave room for the handlers' p99 residence (class comment).
+   * then leave room for the handlers' residence (class comment).
    */
   DelayLimitGate(long targetDelayNanos, long dropThresholdNanos, long periodNanos, double beta,
       long sloNanos, ServerEnvironment environment) {
-    if (targetDelayNanos <= 0 || dropThresholdNanos <= 0 || periodNanos <= 0 || !(beta > 0)
-        || sloNanos < 0) {
-      throw new IllegalArgumentException("target, drop threshold, period and beta must be positive,"
-          + " the SLO not negative: " + targetDelayNanos + ", " + dropThresholdNanos + ", "
-          + periodNanos + ", " + beta + ", " + sloNanos);
+    this(new QueueShare(sloNanos, targetDelayNanos, dropThresholdNanos), periodNanos, beta,
+        environment);
+  }
+
+  /** As above, steering by a queue share that other gates of the server also use and feed. */
+  DelayLimitGate(QueueShare share, long periodNanos, double beta, ServerEnvironment environment) {
+    if (periodNanos <= 0 || !(beta > 0)) {
+      throw new IllegalArgumentException("period and beta must be positive: " + periodNanos + ", " + beta);
     }
-    this.configuredTargetNanos = targetDelayNanos;
-    this.configuredDropNanos = dropThresholdNanos;
-    this.sloNanos = sloNanos;
-    this.targetDelayNanos = targetDelayNanos;
-    this.dropThresholdNanos = dropThresholdNanos;
+    this.share = share;
     this.periodNanos = periodNanos;
     this.beta = beta;
     this.environment = environment;
@@ -186,7 +169,7 @@ final class DelayLimitGate implements ServerGate {
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     Status decision;
-    if (queueDelay.queueingDelayNanos(nowNanos) >= dropThresholdNanos) {
+    if (queueDelay.queueingDelayNanos(nowNanos) >= share.dropThresholdNanos()) {
       decision = Status.REJECTED_AQM;
     } else {
       int n = waiting.incrementAndGet();
@@ -213,7 +196,8 @@ final class DelayLimitGate implements ServerGate {
 
   /** One control period: the limit follows the queueing delay. Runs on the scheduler. */
   void updateLimit(long nowNanos) {
-    retarget(nowNanos);
+    share.retarget(nowNanos);
+    long targetDelayNanos = share.targetDelayNanos();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long current = limit;
     int used = peak.getAndSet(waiting.get());
@@ -223,31 +207,18 @@ final class DelayLimitGate implements ServerGate {
     } else {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
-    limit = Math.min(Math.max(floor(nowNanos), next), Integer.MAX_VALUE);
+    limit = Math.min(Math.max(floor(nowNanos, targetDelayNanos), next), Integer.MAX_VALUE);
     metrics.onConcurrencyLimit(limit, waiting.get());
-  }
-
-  /** The queue's share of the SLO: what the handlers' p99 residence leaves (class comment). */
-  private void retarget(long nowNanos) {
-    if (sloNanos == 0 || !startsReported) {
-      return;
-    }
-    long left = sloNanos - residence.p99Nanos(nowNanos);
-    long drop = Math.max(configuredDropNanos / 8, Math.min(configuredDropNanos, left));
-    if (drop != dropThresholdNanos) {
-      dropThresholdNanos = drop;
-      targetDelayNanos = Math.max(1, (long) ((double) configuredTargetNanos * drop / configuredDropNanos));
-    }
   }
 
   /** d_t now (class comment). */
   long targetDelayNanos() {
-    return targetDelayNanos;
+    return share.targetDelayNanos();
   }
 
   /** The AQM threshold now. */
   long dropThresholdNanos() {
-    return dropThresholdNanos;
+    return share.dropThresholdNanos();
   }
 
   /**
@@ -255,7 +226,7 @@ final class DelayLimitGate implements ServerGate {
    * queue's drain rate over the last periods; plus the parallelism where requests count until they
    * complete. See the class comment.
    */
-  private long floor(long nowNanos) {
+  private long floor(long nowNanos, long targetDelayNanos) {
     if (periodStart == Long.MIN_VALUE) {
       periodStart = nowNanos - periodNanos;
       java.util.Arrays.fill(recentStart, periodStart);
@@ -352,7 +323,7 @@ final class DelayLimitGate implements ServerGate {
         if (LEFT_QUEUE.compareAndSet(this, WAITING, ENDED_UNSTARTED)) {
           waiting.decrementAndGet(); // completed without starting: it waits no more either
         } else if ((int) LEFT_QUEUE.getVolatile(this) == STARTED) {
-          residence.record(nowNanos - startedAt, nowNanos);
+          share.record(nowNanos - startedAt, nowNanos);
         }
         if (outcome == Outcome.SUCCESS) {
           periodCompleted.increment();

@@ -20,10 +20,10 @@ import java.util.Objects;
  * <p>Everything is derived from the SLO, as Breakwater's §5.1 derives its parameters from it:
  * target delay d_t = 40 % of the SLO, AQM threshold 2·d_t, client queue timeout adapting to the
  * workload within half the SLO ({@link BreakwaterConfig#adaptiveClientTimeout}), and a request
- * budget adapting with it (below). For plain clients, where the host says when handlers start, the
- * AQM threshold and d_t shrink to what the handlers' p99 residence leaves of the SLO ({@code
- * DelayLimitGate}): a fifth of the SLO is left for the handler in Breakwater's setting, far less
- * than a handler that blocks on a downstream call takes.
+ * budget adapting with it (below). Where the host says when handlers start, the AQM threshold and
+ * d_t of both halves shrink to what the handlers' median residence leaves of the SLO ({@code
+ * QueueShare}): Breakwater's split leaves a fifth of the SLO for the handler, far less than a
+ * handler that blocks on a downstream call takes.
  * The control period is the one value the paper ties to the network (one RTT, §3.2.1). Spillway
  * splits it in two. The pool follows the queue every {@link #poolUpdateNanos}, a twentieth of the
  * SLO (the paper's RTT where the SLO is set by its rule, 10 × (service + RTT), and the service time
@@ -181,10 +181,12 @@ public final class Spillway implements OverloadScheme {
 
   @Override
   public ServerGate newServerGate(ServerEnvironment environment) {
+    // One queue, one share of the SLO for it: both halves steer to it and both feed it.
+    QueueShare share = new QueueShare(sloNanos, config.targetDelayNanos(), config.dropThresholdNanos());
     return new MixedGate(new BreakwaterServerGate(config, environment, false, poolUpdateNanos,
-        followsCreditsOut, followsCreditsOut), // of() keeps the paper's pool rules
-        new DelayLimitGate(config.targetDelayNanos(), config.dropThresholdNanos(),
-            config.controlPeriodNanos(), config.beta(), sloNanos, environment));
+        followsCreditsOut, followsCreditsOut, // of() keeps the paper's pool rules
+        sloNanos > 0 ? share : null),
+        new DelayLimitGate(share, config.controlPeriodNanos(), config.beta(), environment));
   }
 
   @Override

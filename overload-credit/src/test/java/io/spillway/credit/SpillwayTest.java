@@ -61,6 +61,48 @@ class SpillwayTest {
   }
 
   @Test
+  void bothHalvesLeaveTheQueueWhatTheHandlersLeaveOfTheSlo() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100_000_000L);
+    long[] delay = {0};
+    Spillway.MixedGate gate = (Spillway.MixedGate) Spillway.forSlo(Duration.ofMillis(5))
+        .newServerGate(new ServerEnvironment(clock, clock, now -> delay[0], ControlChannel.DISCARD,
+            OverloadMetrics.NONE, 4));
+    gate.start();
+    // An aware call whose handler holds it 3 ms of the 5 ms SLO, reported by the host
+    ServerPermit aware = gate.admit(new RequestMetadata().sessionId(7)
+        .flags(RequestMetadata.FLAG_REGISTER), clock.read());
+    aware.started(clock.read());
+    clock.advance(3_000_000);
+    aware.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    clock.advance(1_000_000); // the timer runs: both halves steer to 2 ms, not 4
+    delay[0] = 2_000_000;
+    ServerPermit plain = gate.admit(new RequestMetadata(), clock.read());
+    assertEquals(Status.REJECTED_AQM, plain.status(), "the plain half, fed by the aware call");
+    plain.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
+    ServerPermit again = gate.admit(new RequestMetadata().sessionId(7), clock.read());
+    assertEquals(Status.REJECTED_AQM, again.status(), "the credit half");
+    again.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
+    delay[0] = 1_999_999;
+    ServerPermit under = gate.admit(new RequestMetadata().sessionId(7), clock.read());
+    assertTrue(under.isAdmitted());
+    under.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    gate.close();
+
+    // The paper's values (Spillway.of) keep the configured threshold
+    Spillway.MixedGate paper = (Spillway.MixedGate) Spillway.of(BreakwaterConfig.forSlo(5_000_000,
+        1_000_000)).newServerGate(new ServerEnvironment(clock, clock, now -> delay[0],
+            ControlChannel.DISCARD, OverloadMetrics.NONE, 4));
+    ServerPermit p = paper.admit(new RequestMetadata().sessionId(7).flags(RequestMetadata.FLAG_REGISTER),
+        clock.read());
+    p.started(clock.read());
+    clock.advance(3_000_000);
+    p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    clock.advance(1_000_000);
+    delay[0] = 2_000_000;
+    assertTrue(paper.admit(new RequestMetadata().sessionId(7), clock.read()).isAdmitted());
+  }
+
+  @Test
   void theDefaultsDeriveARequestBudgetAndAFixedOneReplacesIt() {
     Spillway scheme = Spillway.forSlo(Duration.ofMillis(1));
     assertTrue(scheme.config().adaptiveRequestBudget(), "the default derives its budget");
