@@ -131,7 +131,10 @@ public final class BreakwaterServerGate implements ServerGate {
    * of it is out ({@link CreditPolicy#startUp}).
    */
   private final boolean followsCreditsOut;
-  /** d_t and the AQM threshold where they follow the handlers' residence; null: the config's. */
+  /**
+   * d_t and the AQM threshold where they follow the handlers' median residence ({@link
+   * QueueShare#typical}: these requests carry budgets); null: the config's.
+   */
   private final QueueShare share;
   /** The start-up's state; written under {@link #updating} or on the control loop's thread. */
   private boolean startingUp = true;
@@ -458,12 +461,12 @@ public final class BreakwaterServerGate implements ServerGate {
 
   /** d_t now: the config's, or what the handlers leave of the SLO ({@link QueueShare}). */
   private long targetDelayNanos() {
-    return share != null ? share.targetDelayNanos() : config.targetDelayNanos();
+    return share != null ? share.typical().targetDelayNanos() : config.targetDelayNanos();
   }
 
   /** The AQM threshold now, likewise. */
   private long dropThresholdNanos() {
-    return share != null ? share.dropThresholdNanos() : config.dropThresholdNanos();
+    return share != null ? share.typical().dropThresholdNanos() : config.dropThresholdNanos();
   }
 
   /** C_issued, credits currently held by sessions (in flight plus unused). */

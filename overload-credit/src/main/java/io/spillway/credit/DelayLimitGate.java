@@ -73,16 +73,18 @@ import java.util.concurrent.atomic.LongAdder;
  * read then waits, briefly, and is admitted. The AQM threshold bounds the queue in every case.
  *
  * <p><b>The queue's share of the SLO.</b> Where the gate knows the SLO and the host reports starts,
- * d_t and the AQM threshold leave room for the handlers' residence ({@link QueueShare}), which
- * this gate's permits measure from their start to their completion.
+ * d_t and the AQM threshold leave room for the handlers' p99 residence ({@link QueueShare#tail}:
+ * these requests carry no budget of their own), which this gate's permits measure from their start
+ * to their completion.
  *
  * <p>Thread-safe: the waiting count and its peak are atomics, L and the targets are written only by
  * the control loop.
  */
 final class DelayLimitGate implements ServerGate {
 
-  /** d_t and the AQM threshold: the configured ones, or what the handlers leave of the SLO. */
+  /** Feeds the handlers' residence; its tail targets are this gate's d_t and AQM threshold. */
   private final QueueShare share;
+  private final QueueShare.Targets targets;
   private final long periodNanos;
   private final double beta;
   private final ServerEnvironment environment;
@@ -142,6 +144,7 @@ final class DelayLimitGate implements ServerGate {
       throw new IllegalArgumentException("period and beta must be positive: " + periodNanos + ", " + beta);
     }
     this.share = share;
+    this.targets = share.tail(); // plain clients' requests carry no budget (QueueShare)
     this.periodNanos = periodNanos;
     this.beta = beta;
     this.environment = environment;
@@ -169,7 +172,7 @@ final class DelayLimitGate implements ServerGate {
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     Status decision;
-    if (queueDelay.queueingDelayNanos(nowNanos) >= share.dropThresholdNanos()) {
+    if (queueDelay.queueingDelayNanos(nowNanos) >= targets.dropThresholdNanos()) {
       decision = Status.REJECTED_AQM;
     } else {
       int n = waiting.incrementAndGet();
@@ -197,7 +200,7 @@ final class DelayLimitGate implements ServerGate {
   /** One control period: the limit follows the queueing delay. Runs on the scheduler. */
   void updateLimit(long nowNanos) {
     share.retarget(nowNanos);
-    long targetDelayNanos = share.targetDelayNanos();
+    long targetDelayNanos = targets.targetDelayNanos();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long current = limit;
     int used = peak.getAndSet(waiting.get());
@@ -213,12 +216,12 @@ final class DelayLimitGate implements ServerGate {
 
   /** d_t now (class comment). */
   long targetDelayNanos() {
-    return share.targetDelayNanos();
+    return targets.targetDelayNanos();
   }
 
   /** The AQM threshold now. */
   long dropThresholdNanos() {
-    return share.dropThresholdNanos();
+    return targets.dropThresholdNanos();
   }
 
   /**

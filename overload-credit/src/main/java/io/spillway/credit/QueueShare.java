@@ -1,5 +1,7 @@
 package io.spillway.credit;
 
+import io.spillway.api.ServiceTimeTracker;
+
 /**
  * The queue's share of the SLO: d_t and the AQM threshold that leave room for the handlers.
  *
@@ -9,23 +11,29 @@ package io.spillway.credit;
  * a downstream call. A handler that holds its request for 30 ms under a 50 ms SLO would let 40 ms
  * of queueing through, and every request admitted at overload would miss its SLO. So where the SLO
  * is known and hosts report when handlers start ({@link io.spillway.api.ServerPermit#started}),
- * the queue gets what the handlers leave: the AQM threshold is SLO − the handlers' median
- * residence (start to completion), never above the configured threshold nor below an eighth of it,
- * and d_t scales with it. The lower bound keeps a service whose handlers alone exceed a too-short
- * SLO serving what finds no queue. Measured in the simulator (scenarios/blocking-handlers.conf,
+ * the queue gets what the handlers leave: the AQM threshold is the SLO less the handlers' residence
+ * (start to completion), never above the configured threshold nor below an eighth of it, and d_t
+ * scales with it. The lower bound keeps a service whose handlers alone exceed a too-short SLO
+ * serving what finds no queue. Measured in the simulator (scenarios/blocking-handlers.conf,
  * docs/results/grpc.md).
  *
- * <p>The median, not the p99 that protego-nsdi23 §3.2 subtracts from a request's budget: every
- * request adds the handler's typical time to its queueing, while the tails of the two rarely meet,
- * and Breakwater's split already leaves a fifth of the SLO for the tails. A p99 there shrinks the
- * queue for service-time tails that fifth covers: on docs/results/robustness.md's matrix it cost
- * 4–5 points of goodput in the exponential 1 ms cells, whose p99 was already within the SLO, where
- * the median leaves all 150 cells as they were. A handler that blocks on a downstream call takes
- * about the same time every call, so its median is most of its p99.
+ * <p>Which residence depends on what else bounds a request ({@link #typical}, {@link #tail}).
+ * Requests of Spillway-aware clients carry a queueing budget their client derived from the p99 of
+ * its answers (the handlers' tail included), and the server aborts them once it is spent: for
+ * them the gate steers to the <em>median</em> residence, every request's typical share, and leaves
+ * the tail to the budgets and to Breakwater's fifth. A p99 there shrinks the queue for service-time
+ * tails that the fifth already covers: on docs/results/robustness.md's matrix it cost 4–5 points of
+ * goodput in the exponential 1 ms cells, whose p99 was already within the SLO, where the median
+ * leaves all 150 cells as they were. Plain clients' requests carry no budget, so the AQM threshold
+ * is the only bound on them and takes the <em>p99</em>, as protego-nsdi23 §3.2 subtracts the p99
+ * service time from a request's budget; it also holds the waits the signal may not see, such as a
+ * virtual thread's wait for a carrier after it blocked where the carriers are not measured. A
+ * handler that blocks on a downstream call takes about the same time every call, so for it the
+ * two are close.
  *
  * <p>One instance is shared by the gates of one server that steer by the same queue (the default
- * scheme's credit half and plain-client half). Thread-safe: samples are recorded from any thread,
- * the targets are recomputed by the gates' control loops and read on admission.
+ * scheme's credit half and plain-client half); both feed it. Thread-safe: samples are recorded from
+ * any thread, the targets are recomputed by the gates' control loops and read on admission.
  */
 final class QueueShare {
 
@@ -33,9 +41,10 @@ final class QueueShare {
   private final long configuredTargetNanos;
   private final long configuredDropNanos;
   /** The median residence, estimated as ServiceTimeTracker estimates its p99 (Robbins–Monro). */
-  private volatile long residence;
-  private volatile long targetDelayNanos;
-  private volatile long dropThresholdNanos;
+  private volatile long median;
+  private final ServiceTimeTracker p99 = new ServiceTimeTracker();
+  private final Targets typical;
+  private final Targets tail;
 
   /**
    * @param sloNanos the SLO the queue and the handlers share; 0 keeps the configured targets
@@ -50,8 +59,18 @@ final class QueueShare {
     this.sloNanos = sloNanos;
     this.configuredTargetNanos = targetDelayNanos;
     this.configuredDropNanos = dropThresholdNanos;
-    this.targetDelayNanos = targetDelayNanos;
-    this.dropThresholdNanos = dropThresholdNanos;
+    this.typical = new Targets(); // after the configured values, which they start from
+    this.tail = new Targets();
+  }
+
+  /** The targets for requests that carry a budget: the median residence leaves them room. */
+  Targets typical() {
+    return typical;
+  }
+
+  /** The targets for requests that carry none: the p99 residence leaves them room. */
+  Targets tail() {
+    return tail;
   }
 
   /** A handler held its request {@code residenceNanos}, from its start to its completion now. */
@@ -59,35 +78,50 @@ final class QueueShare {
     if (residenceNanos < 0) {
       return;
     }
-    long e = residence;
+    p99.record(residenceNanos, nowNanos);
+    long e = median;
     if (e == 0) {
-      residence = Math.max(residenceNanos, 1);
+      median = Math.max(residenceNanos, 1);
       return;
     }
     long step = Math.max(e >> 5, 500); // half of ServiceTimeTracker's step, each way
-    residence = residenceNanos > e ? e + step : Math.max(1, e - step);
+    median = residenceNanos > e ? e + step : Math.max(1, e - step);
   }
 
-  /** Recomputes the targets from the residence measured so far (class comment). */
+  /** Recomputes both targets from the residence measured so far (class comment). */
   void retarget(long nowNanos) {
-    long median = residence;
-    if (sloNanos == 0 || median == 0) {
-      return; // no SLO given, or no handler has said when it started
+    if (sloNanos == 0) {
+      return;
     }
-    long drop = Math.max(configuredDropNanos / 8, Math.min(configuredDropNanos, sloNanos - median));
-    if (drop != dropThresholdNanos) {
-      targetDelayNanos = Math.max(1, (long) ((double) configuredTargetNanos * drop / configuredDropNanos));
-      dropThresholdNanos = drop;
-    }
+    typical.follow(median);
+    tail.follow(p99.p99Nanos(nowNanos));
   }
 
-  /** d_t now. */
-  long targetDelayNanos() {
-    return targetDelayNanos;
-  }
+  /** d_t and the AQM threshold for one kind of request. Thread-safe. */
+  final class Targets {
+    private volatile long targetDelayNanos = configuredTargetNanos;
+    private volatile long dropThresholdNanos = configuredDropNanos;
 
-  /** The AQM threshold now. */
-  long dropThresholdNanos() {
-    return dropThresholdNanos;
+    private void follow(long residenceNanos) {
+      if (residenceNanos == 0) {
+        return; // no handler has said when it started
+      }
+      long drop = Math.max(configuredDropNanos / 8,
+          Math.min(configuredDropNanos, sloNanos - residenceNanos));
+      if (drop != dropThresholdNanos) {
+        targetDelayNanos = Math.max(1, (long) ((double) configuredTargetNanos * drop / configuredDropNanos));
+        dropThresholdNanos = drop;
+      }
+    }
+
+    /** d_t now. */
+    long targetDelayNanos() {
+      return targetDelayNanos;
+    }
+
+    /** The AQM threshold now. */
+    long dropThresholdNanos() {
+      return dropThresholdNanos;
+    }
   }
 }

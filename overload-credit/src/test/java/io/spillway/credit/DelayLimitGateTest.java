@@ -246,9 +246,9 @@ class DelayLimitGateTest {
   @Test
   void handlersThatTakeMostOfTheSloLeaveTheQueueOnlyTheRest() {
     DelayLimitGate g = gateWithSlo(5_000 * US);
-    serve(g, 3_000 * US); // the first sample is the median estimate: 3 ms of the 5 ms SLO
+    serve(g, 3_000 * US); // the first sample is the p99 estimate: 3 ms of the 5 ms SLO
     g.updateLimit(clock.read());
-    assertEquals(2_000 * US, g.dropThresholdNanos(), "SLO − median residence");
+    assertEquals(2_000 * US, g.dropThresholdNanos(), "SLO − p99 residence");
     assertEquals(1_000 * US, g.targetDelayNanos(), "d_t scaled with it");
     delay = 2_000 * US; // admitted before: under the configured 4 ms
     ServerPermit refused = g.admit(new RequestMetadata(), clock.read());

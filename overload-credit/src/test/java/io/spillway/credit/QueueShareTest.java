@@ -11,46 +11,58 @@ class QueueShareTest {
   private static final long MS = 1_000_000;
   private static final long NOW = Long.MAX_VALUE - 1_000 * MS;
 
+  private static QueueShare share() {
+    return new QueueShare(50 * MS, 20 * MS, 40 * MS);
+  }
+
   @Test
   void beforeAnyResidenceTheConfiguredTargetsHold() {
-    QueueShare share = new QueueShare(50 * MS, 20 * MS, 40 * MS);
+    QueueShare share = share();
     share.retarget(NOW);
-    assertEquals(20 * MS, share.targetDelayNanos());
-    assertEquals(40 * MS, share.dropThresholdNanos());
+    for (QueueShare.Targets t : new QueueShare.Targets[] {share.typical(), share.tail()}) {
+      assertEquals(20 * MS, t.targetDelayNanos());
+      assertEquals(40 * MS, t.dropThresholdNanos());
+    }
   }
 
   @Test
-  void theQueueGetsWhatTheHandlersMedianResidenceLeaves() {
-    QueueShare share = new QueueShare(50 * MS, 20 * MS, 40 * MS);
-    share.record(30 * MS, NOW); // the first sample is the estimate
+  void theQueueGetsWhatTheHandlersResidenceLeaves() {
+    QueueShare share = share();
+    share.record(30 * MS, NOW); // the first sample is both estimates
     share.retarget(NOW);
-    assertEquals(20 * MS, share.dropThresholdNanos(), "50 − 30");
-    assertEquals(10 * MS, share.targetDelayNanos(), "d_t scaled with it");
+    for (QueueShare.Targets t : new QueueShare.Targets[] {share.typical(), share.tail()}) {
+      assertEquals(20 * MS, t.dropThresholdNanos(), "50 − 30");
+      assertEquals(10 * MS, t.targetDelayNanos(), "d_t scaled with it");
+    }
   }
 
   @Test
-  void theMedianMovesByAThirtySecondEachWayNotByTheTail() {
-    QueueShare share = new QueueShare(50 * MS, 20 * MS, 40 * MS);
+  void aCallInTheTailMovesThePercentileFarMoreThanTheMedian() {
+    QueueShare share = share();
     share.record(32 * MS, NOW);
-    share.record(1_000 * MS, NOW); // one call far in the tail: up by 32 / 32 = 1 ms
+    share.record(1_000 * MS, NOW);
     share.retarget(NOW);
-    assertEquals(17 * MS, share.dropThresholdNanos());
-    share.record(0, NOW); // and one short one brings it back down
+    // the median moves by a 32nd of itself, 1 ms; the p99 by 0.99 of a 16th, 1.98 ms
+    assertEquals(17 * MS, share.typical().dropThresholdNanos());
+    assertEquals(50 * MS - 32 * MS - 1_980_000, share.tail().dropThresholdNanos());
+    share.record(0, NOW); // a short one: the median back down by 33 / 32 ms, the p99 by a 100th of a step
     share.retarget(NOW);
-    assertEquals(18 * MS + 31_250, share.dropThresholdNanos(), "down by 33 / 32 ms");
+    assertEquals(18 * MS + 31_250, share.typical().dropThresholdNanos());
+    assertEquals(50 * MS - 32 * MS - 1_980_000 + 21_237, share.tail().dropThresholdNanos());
   }
 
   @Test
   void shortHandlersChangeNothingAndLongOnesLeaveAnEighth() {
-    QueueShare fast = new QueueShare(50 * MS, 20 * MS, 40 * MS);
+    QueueShare fast = share();
     fast.record(5 * MS, NOW);
     fast.retarget(NOW);
-    assertEquals(40 * MS, fast.dropThresholdNanos(), "a fifth of the SLO is the configured room");
-    QueueShare slow = new QueueShare(50 * MS, 20 * MS, 40 * MS);
+    assertEquals(40 * MS, fast.typical().dropThresholdNanos(), "a fifth of the SLO is the configured room");
+    assertEquals(40 * MS, fast.tail().dropThresholdNanos());
+    QueueShare slow = share();
     slow.record(70 * MS, NOW);
     slow.retarget(NOW);
-    assertEquals(5 * MS, slow.dropThresholdNanos());
-    assertEquals(2_500_000, slow.targetDelayNanos());
+    assertEquals(5 * MS, slow.tail().dropThresholdNanos());
+    assertEquals(2_500_000, slow.tail().targetDelayNanos());
   }
 
   @Test
@@ -58,7 +70,8 @@ class QueueShareTest {
     QueueShare share = new QueueShare(0, 20 * MS, 40 * MS);
     share.record(30 * MS, NOW);
     share.retarget(NOW);
-    assertEquals(40 * MS, share.dropThresholdNanos());
+    assertEquals(40 * MS, share.typical().dropThresholdNanos());
+    assertEquals(40 * MS, share.tail().dropThresholdNanos());
     assertThrows(IllegalArgumentException.class, () -> new QueueShare(-1, 20 * MS, 40 * MS));
     assertThrows(IllegalArgumentException.class, () -> new QueueShare(50 * MS, 0, 40 * MS));
   }

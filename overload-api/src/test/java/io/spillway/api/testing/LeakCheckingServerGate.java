@@ -31,6 +31,7 @@ public final class LeakCheckingServerGate implements ServerGate {
   private final List<String> doubleCompletions = Collections.synchronizedList(new ArrayList<>());
   private long issued;
   private long admitted;
+  private long withoutSession;
 
   public LeakCheckingServerGate(ServerGate delegate) {
     this.delegate = delegate;
@@ -75,6 +76,9 @@ public final class LeakCheckingServerGate implements ServerGate {
     String label = "session " + request.sessionId() + " request " + request.requestId() + " " + permit.status();
     synchronized (this) {
       issued++;
+      if (request.sessionId() == 0) {
+        withoutSession++;
+      }
       if (permit.isAdmitted()) {
         admitted++;
       }
@@ -107,6 +111,11 @@ public final class LeakCheckingServerGate implements ServerGate {
   /** Permits handed out so far. */
   public synchronized long issued() {
     return issued;
+  }
+
+  /** Permits handed out for requests that carried no session (clients that do not speak Spillway). */
+  public synchronized long issuedWithoutSession() {
+    return withoutSession;
   }
 
   /** Permits handed out that admitted their request. */
