@@ -13,6 +13,7 @@ import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.credit.BreakwaterConfig;
 import io.spillway.credit.BreakwaterServerGate;
+import io.spillway.credit.Spillway;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -35,6 +36,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * over all sessions, so every call touches a different session's state, as a server with many
  * clients does.
  *
+ * <p>{@code spillwayAdmitStartAndComplete} is the default scheme's gate ({@link Spillway#forSloNanos})
+ * for the same sessions, with the host's report that the handler has the request ({@link
+ * ServerPermit#started}) between admit and completion, as the gRPC, native and HTTP hosts make it:
+ * its permits then measure the handlers' residence for the queue's share of the SLO.
+ *
  * <p>Baselines in the same run: {@link NoControl}'s gate (the SPI's floor: a permit allocation and
  * its exactly-once CAS) and a {@link Semaphore} tryAcquire/release (a static concurrency limit).
  * Time comes from a counter, not the clock, so only the gate is measured.
@@ -53,6 +59,7 @@ public class CreditGateBenchmark {
   int sessions;
 
   private BreakwaterServerGate breakwater;
+  private ServerGate spillway;
   private ServerGate none;
   private final Semaphore semaphore = new Semaphore(1_000_000);
   private final RequestMetadata request = new RequestMetadata();
@@ -66,14 +73,32 @@ public class CreditGateBenchmark {
     ServerEnvironment env = new ServerEnvironment(() -> now, idle, t -> 0L, ControlChannel.DISCARD,
         OverloadMetrics.NONE, 10);
     breakwater = new BreakwaterServerGate(BreakwaterConfig.forSlo(200_000, 10_000), env);
+    spillway = Spillway.forSloNanos(200_000).newServerGate(env);
     none = NoControl.INSTANCE.newServerGate(env);
     for (int i = 1; i <= sessions; i++) {
       request.reset().sessionId(i).demand(1).flags(RequestMetadata.FLAG_REGISTER);
       breakwater.admit(request, now).complete(Outcome.SUCCESS, now, response.reset());
+      spillway.admit(request, now).complete(Outcome.SUCCESS, now, response.reset());
     }
     // Grow the pool below target delay (eq. 1) so sessions hold real windows.
     for (int i = 0; i < 2_000; i++) {
       breakwater.updatePool(now);
+    }
+    // The default's pool grows on admissions, one step each twentieth of the SLO, while in use.
+    for (int i = 0; i < 200 * sessions; i++) {
+      now += 10_000;
+      request.reset().sessionId(nextSession()).demand(2);
+      ServerPermit p = spillway.admit(request, now);
+      p.started(now);
+      p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, now, response.reset());
+    }
+    for (int i = 0; i < sessions; i++) {
+      request.reset().sessionId(nextSession()).demand(2);
+      ServerPermit p = spillway.admit(request, ++now);
+      if (!p.isAdmitted()) {
+        throw new IllegalStateException("the default's pool did not grow: " + p.status());
+      }
+      p.complete(Outcome.SUCCESS, ++now, response.reset());
     }
   }
 
@@ -87,6 +112,15 @@ public class CreditGateBenchmark {
   public int breakwaterAdmitAndComplete() {
     request.reset().sessionId(nextSession()).demand(2);
     ServerPermit permit = breakwater.admit(request, ++now);
+    permit.complete(Outcome.SUCCESS, ++now, response.reset());
+    return response.creditDelta();
+  }
+
+  @Benchmark
+  public int spillwayAdmitStartAndComplete() {
+    request.reset().sessionId(nextSession()).demand(2);
+    ServerPermit permit = spillway.admit(request, ++now);
+    permit.started(++now);
     permit.complete(Outcome.SUCCESS, ++now, response.reset());
     return response.creditDelta();
   }
