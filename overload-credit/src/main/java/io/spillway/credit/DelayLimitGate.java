@@ -125,20 +125,13 @@ final class DelayLimitGate implements ServerGate {
    */
   DelayLimitGate(long targetDelayNanos, long dropThresholdNanos, long periodNanos, double beta,
       ServerEnvironment environment) {
-    this(targetDelayNanos, dropThresholdNanos, periodNanos, beta, 0, environment);
+    this(new QueueShare(0, targetDelayNanos, dropThresholdNanos), periodNanos, beta, environment);
   }
 
   /**
-   * As above, with the SLO the queue shares with the handlers ({@code sloNanos} > 0): the targets
-   * then leave room for the handlers' residence (class comment).
+   * As above, steering by a queue share that other gates of the server may also use and feed:
+   * with an SLO, the targets leave room for the handlers' residence (class comment).
    */
-  DelayLimitGate(long targetDelayNanos, long dropThresholdNanos, long periodNanos, double beta,
-      long sloNanos, ServerEnvironment environment) {
-    this(new QueueShare(sloNanos, targetDelayNanos, dropThresholdNanos), periodNanos, beta,
-        environment);
-  }
-
-  /** As above, steering by a queue share that other gates of the server also use and feed. */
   DelayLimitGate(QueueShare share, long periodNanos, double beta, ServerEnvironment environment) {
     if (periodNanos <= 0 || !(beta > 0)) {
       throw new IllegalArgumentException("period and beta must be positive: " + periodNanos + ", " + beta);

@@ -75,8 +75,8 @@ final class QueueShare {
 
   /** A handler held its request {@code residenceNanos}, from its start to its completion now. */
   void record(long residenceNanos, long nowNanos) {
-    if (residenceNanos < 0) {
-      return;
+    if (sloNanos == 0 || residenceNanos < 0) {
+      return; // without an SLO the targets never move: nothing to estimate for
     }
     p99.record(residenceNanos, nowNanos);
     long e = median;

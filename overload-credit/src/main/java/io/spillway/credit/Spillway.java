@@ -100,8 +100,8 @@ public final class Spillway implements OverloadScheme {
   /** Whether the pool follows the credits out: decrease and start (see the class comment). */
   private final boolean followsCreditsOut;
   /**
-   * The SLO the defaults were derived from, 0 when the parameters were given in full: with it, the
-   * plain-client queue gets what the handlers' residence leaves of it ({@code DelayLimitGate}).
+   * The SLO the defaults were derived from, 0 when the parameters were given in full: with it, both
+   * halves' queue gets what the handlers' residence leaves of it ({@code QueueShare}).
    */
   private final long sloNanos;
 

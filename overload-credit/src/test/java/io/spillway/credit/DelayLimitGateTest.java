@@ -230,7 +230,7 @@ class DelayLimitGateTest {
 
   /** A gate that knows its SLO: 5 ms, with the configured d_t = 2 ms and AQM threshold 4 ms. */
   private DelayLimitGate gateWithSlo(long sloNanos) {
-    return new DelayLimitGate(TARGET, DROP, PERIOD, 0.02, sloNanos,
+    return new DelayLimitGate(new QueueShare(sloNanos, TARGET, DROP), PERIOD, 0.02,
         new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2));
   }
 

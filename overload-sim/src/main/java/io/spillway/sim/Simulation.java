@@ -411,11 +411,9 @@ final class Simulation {
       c.gate.onControl(m.response, origin + now);
     } else {
       Request r = m.request;
-      if (r.plain) {
-        plainReceive(r, m.response);
-        return;
+      if (!r.plain) { // a plain client has no gate to tell, and does not retry
+        c.gate.onResponse(m.response, origin + r.sentAt, origin + now);
       }
-      c.gate.onResponse(m.response, origin + r.sentAt, origin + now);
       Tally t = recorder.at(now);
       if (m.response.status() == Status.OK) {
         long latency = now - r.arrival;
@@ -429,32 +427,16 @@ final class Simulation {
         t.rejectsReceived++;
         t.rejectDelaySumNanos += now - r.sentAt;
         t.recordRejectDelay(now - r.sentAt);
-        if (!retry(r, m.response.status())) {
+        if (r.plain || !retry(r, m.response.status())) {
           t.rejectedFinal++;
           reissueIfClosedLoop(c);
         }
       }
+      if (r.plain) {
+        return;
+      }
     }
     drain(c);
-  }
-
-  /** A plain client's answer: counted as any other, never retried, no client gate told. */
-  private void plainReceive(Request r, ResponseMetadata response) {
-    Tally t = recorder.at(now);
-    if (response.status() == Status.OK) {
-      long latency = now - r.arrival;
-      t.completed++;
-      if (latency <= slo) {
-        t.good++;
-      }
-      t.latency.recordValue(Math.max(1, latency));
-    } else {
-      t.rejectsReceived++;
-      t.rejectDelaySumNanos += now - r.sentAt;
-      t.recordRejectDelay(now - r.sentAt);
-      t.rejectedFinal++;
-    }
-    reissueIfClosedLoop(r.client);
   }
 
   private void reissueIfClosedLoop(Client c) {
