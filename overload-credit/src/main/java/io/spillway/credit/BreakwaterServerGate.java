@@ -76,6 +76,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * It costs the refusal path a read of C_issued and a counter under the session's monitor, already
  * held; the admission path nothing.
  *
+ * <p>With a {@link QueueShare} (the default scheme), where the handlers' median residence exceeds
+ * d_t and a session's answers are too sparse to refresh its credits within half of d_t, eq. 5 asks
+ * for at least the window that covers the calls it starts in a residence, and what it cannot grant
+ * grows the pool ({@link Spillway}'s class comment, "Handlers that hold calls"). It costs the
+ * admission path a few arithmetic operations under the session's monitor, already held (the gap
+ * since the session's last request, into its mean).
+ *
  * <p><b>Newcomers.</b> Breakwater's first request of a session rides on its register message with a
  * credit of its own (§3): an overcommit that eq. 6 takes back later. That is harmless while
  * sessions are few and long-lived, but the session id is the client's to choose, so a client that
@@ -145,6 +152,18 @@ public final class BreakwaterServerGate implements ServerGate {
   private final SessionTable<Session> sessions = new SessionTable<>();
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
   private final AtomicLong issued = new AtomicLong();
+  /**
+   * Credits asked for by {@link CreditPolicy#windowForResidence} and not granted since the last
+   * pool update ({@link CreditPolicy#coverResidenceShortfall}); 0 where handlers are fast.
+   */
+  private final AtomicLong residenceShortfall = new AtomicLong();
+  /**
+   * When {@link #updatePoolSize} last ran, and last found the queue at d_t or above (the first run
+   * counts as such); whether it has run. Written under {@link #updating} or by the timer.
+   */
+  private long lastResize;
+  private long lastAtTarget;
+  private boolean resized;
   private final AtomicInteger sessionCount = new AtomicInteger();
   /**
    * Sessions on probation by origin (class comment, "Newcomers"); an entry exists only while its
@@ -311,7 +330,7 @@ public final class BreakwaterServerGate implements ServerGate {
             decision = Status.REJECTED_AQM;
           }
         }
-        session.arrived();
+        session.arrived(nowNanos);
       }
     }
     metrics.onAdmission(decision);
@@ -541,6 +560,16 @@ public final class BreakwaterServerGate implements ServerGate {
       next = CreditPolicy.nextPoolSize(total, delay, target, config.alpha(),
           config.beta(), n);
     }
+    if (delay >= target || !resized) {
+      lastAtTarget = nowNanos;
+    }
+    long shortfall = residenceShortfall.getAndSet(0);
+    if (shortfall > 0 && resized) {
+      next = CreditPolicy.coverResidenceShortfall(total, next, shortfall, delay, target,
+          nowNanos - lastResize, share.typicalResidenceNanos(), nowNanos - lastAtTarget);
+    }
+    lastResize = nowNanos;
+    resized = true;
     if (growOnlyIfUsed) {
       next = CreditPolicy.growOnlyIfUsed(total, next, issued.get(), n);
     }
@@ -681,11 +710,25 @@ public final class BreakwaterServerGate implements ServerGate {
     int n = Math.max(1, activeSessions());
     long overcommit = config.demandSpeculation()
         ? CreditPolicy.overcommit(poolTotal, poolIssued, n) : 0;
+    long residenceWindow = 0;
+    if (share != null) {
+      long residence = share.typicalResidenceNanos();
+      long target = share.typical().targetDelayNanos();
+      if (residence > target) {
+        // Handlers hold calls longer than the queue may: a call that finds the window full would
+        // wait about a residence for the next answer's credit (CreditPolicy.windowForResidence).
+        residenceWindow = CreditPolicy.windowForResidence(residence, session.interval, target);
+        overcommit = Math.max(overcommit, residenceWindow - session.pending - session.demand);
+      }
+    }
     int next = CreditPolicy.nextWindow(session.window, session.pending, session.demand, poolTotal,
         poolIssued, overcommit, config.perSessionCap());
     if (keepLastCredit && next == 0 && session.window > 0 && !dropped) {
       // "if (old_credit > 0 && s->credit == 0 && !req_dropped) s->credit = max_overprovision"
       next = (int) Math.min(overcommit, config.perSessionCap());
+    }
+    if (next < residenceWindow && mayGrow) {
+      residenceShortfall.addAndGet(residenceWindow - next); // the pool grows by it (below)
     }
     if (!mayGrow) {
       next = Math.min(next, session.window);
@@ -818,6 +861,14 @@ public final class BreakwaterServerGate implements ServerGate {
      * to an admitted request takes back one credit while this is positive (see the class comment).
      */
     int debt;
+    /**
+     * The mean time between this session's requests (an exponentially weighted mean, weight 1/8),
+     * 0 until two have arrived; for {@link CreditPolicy#windowForResidence}.
+     */
+    long interval;
+    long lastArrival;
+    /** Requests seen so far, counted up to 2: whether {@link #lastArrival} and {@link #interval} hold. */
+    int arrivals;
 
     Session(long id, int window) {
       this.id = id;
@@ -863,11 +914,19 @@ public final class BreakwaterServerGate implements ServerGate {
       }
     }
 
-    /** A request of this session arrived (admitted or not). */
-    void arrived() {
+    /** A request of this session arrived (admitted or not) at {@code nowNanos}. */
+    void arrived(long nowNanos) {
       if (graceArrivals > 0) {
         graceArrivals--;
       }
+      if (arrivals > 0) {
+        long gap = nowNanos - lastArrival;
+        interval = arrivals == 1 ? gap : interval + (gap - interval) / 8;
+      }
+      if (arrivals < 2) {
+        arrivals++;
+      }
+      lastArrival = nowNanos;
     }
   }
 }

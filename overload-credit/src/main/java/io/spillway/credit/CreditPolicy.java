@@ -151,6 +151,75 @@ final class CreditPolicy {
     return Math.max(minimum, Math.min(total, maximum));
   }
 
+  /**
+   * The window a session needs so that its calls seldom wait for a credit where handlers hold
+   * their calls longer than the queue may (Spillway's, not the paper's): {@code ⌈m + 2·√m⌉ + 1}
+   * with {@code m = residence ÷ interval}, the calls the session starts during one residence (its
+   * calls in flight, by Little's law). A credit comes back only with an answer, so a call that finds
+   * the window full waits for the next one, about {@code residence ÷ (m + 1)}: a few microseconds
+   * where handlers answer within microseconds, as in the paper, where Breakwater's one
+   * overcommitted credit (eq. 4) is enough; tens of milliseconds for a session with few calls in
+   * flight to a handler that blocks on a downstream call, past its client's queue timeout. So the
+   * window applies only where that wait exceeds half of d_t. Calls arriving at random start in a
+   * residence about m of them, with a standard deviation of √m (Poisson), so two deviations above
+   * the mean and the one credit of eq. 4 leave a call waiting in about one residence of fifty.
+   *
+   * <p>Not where the wait is short: a session with many calls in flight gets a credit back every
+   * {@code residence ÷ m}, and spare credits would only let its bursts through at once. Measured
+   * on sockets (the gRPC demo's 8 sessions and 30 ms handlers, docs/results/grpc.md, "Handlers
+   * that block"), a window at every interval cost a third of the goodput at 1.5× and 2× capacity
+   * and took p99 past the SLO.
+   *
+   * @param residenceNanos how long a handler typically holds a call, start to completion
+   * @param intervalNanos the session's mean time between calls; 0 or less when not yet known
+   * @param targetDelayNanos d_t
+   * @return the window, at least 2; 0 when eq. 4 is enough or the interval is not known
+   */
+  static long windowForResidence(long residenceNanos, long intervalNanos, long targetDelayNanos) {
+    if (intervalNanos <= 0 || residenceNanos <= 0) {
+      return 0;
+    }
+    double m = (double) residenceNanos / intervalNanos;
+    if (residenceNanos / (m + 1) <= targetDelayNanos / 2.0) {
+      return 0;
+    }
+    return (long) Math.min(Integer.MAX_VALUE, Math.ceil(m + 2 * Math.sqrt(m)) + 1);
+  }
+
+  /**
+   * Eq. 1's increase raised to the credits that sessions asked for by {@link #windowForResidence}
+   * since the last update and did not get (eq. 5 gives no more than the pool holds open), by at
+   * most {@code total · interval ÷ residence}: the pool may double once a residence, as TCP's
+   * window once a round trip. Eq. 1 grows the pool by A = α·n_c an update, a pace the paper sets
+   * for credits that come back within an RTT (§3.2.1); where handlers hold calls for tens of
+   * milliseconds the pool that holds the same load is that many times larger, and A an update
+   * took seconds to reach it while calls waited for credits in their clients' queues.
+   *
+   * <p>Only while the server has room: the queue below d_t/2 (the mark of {@link #startUp}) and
+   * not at d_t for a residence. A cut (eq. 2) lands only as calls come back, a residence later,
+   * so growth that outruns eq. 1 near the target would build the queue past the AQM threshold
+   * before the cut could: in the simulator (scenarios/blocking-handlers.conf, aware sessions)
+   * growing whenever the queue was under d_t took 2× capacity from 0.96 of capacity to 0.65.
+   * Sessions that ask for no such window leave eq. 1 as it is.
+   *
+   * @param next the pool eq. 1–3 computed
+   * @param shortfall the credits asked for and not granted since the last update
+   * @param intervalNanos the time since the last update
+   * @param residenceNanos how long handlers typically hold a call
+   * @param sinceAtTargetNanos the time since the queue was last at or above d_t at an update
+   */
+  static long coverResidenceShortfall(long total, long next, long shortfall,
+      long measuredDelayNanos, long targetDelayNanos, long intervalNanos, long residenceNanos,
+      long sinceAtTargetNanos) {
+    if (shortfall <= 0 || residenceNanos <= 0 || measuredDelayNanos >= targetDelayNanos / 2
+        || sinceAtTargetNanos < residenceNanos) {
+      return next;
+    }
+    long most = (long) Math.max(1, (double) total * Math.min(intervalNanos, residenceNanos)
+        / residenceNanos);
+    return Math.max(next, total + Math.min(shortfall, most));
+  }
+
   /** Overcommitted credits per client, eq. 4: {@code max((C_total − C_issued)/n_c, 1)}. */
   static long overcommit(long total, long issued, int sessions) {
     if (sessions <= 0) {

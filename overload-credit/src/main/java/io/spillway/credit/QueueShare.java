@@ -73,6 +73,11 @@ final class QueueShare {
     return tail;
   }
 
+  /** The median residence measured so far; 0 before any, or without an SLO. */
+  long typicalResidenceNanos() {
+    return median;
+  }
+
   /** A handler held its request {@code residenceNanos}, from its start to its completion now. */
   void record(long residenceNanos, long nowNanos) {
     if (sloNanos == 0 || residenceNanos < 0) {

@@ -73,6 +73,20 @@ import java.util.Objects;
  * CreditPolicy.growOnlyIfUsed}: C_total ≤ C_issued + n_c), so that a few sessions' lulls do not
  * store credits their next burst spends at once (docs/results/grpc.md).
  *
+ * <p><b>Handlers that hold calls.</b> Eq. 4 overcommits about one credit a session beyond its
+ * calls in flight (with the growth rule above), and a credit comes back only with an answer. Where
+ * handlers answer within microseconds that is the paper's design; where they block on a downstream
+ * call for most of the SLO, a call that finds its session's window full waits about a residence for
+ * the next answer, past its queue timeout: in the simulator (scenarios/blocking-handlers.conf, 100
+ * sessions, 30 ms blocks, SLO 50 ms) a third of the calls expired in their sessions' queues at half
+ * the capacity. So where the median residence exceeds d_t and a session's answers come back too
+ * rarely to bring it a credit within half of d_t, its window covers the calls it starts in a
+ * residence ({@link CreditPolicy#windowForResidence}, from the gap between its requests), and the
+ * credits sessions ask for that way and cannot get grow the pool by up to a
+ * doubling a residence while the queue is short ({@link CreditPolicy#coverResidenceShortfall});
+ * eq. 1's A an update took seconds to reach a pool that size. Where handlers are fast neither
+ * applies, and docs/results/robustness.md's 150 cells are as they were.
+ *
  * <p><b>Budget.</b> Each request a session sends carries a queueing budget ({@link
  * BreakwaterConfig#adaptiveRequestBudget}): the SLO less the p99 of what its client measured a
  * request to need beyond the queues, less its own wait in the client queue; the server aborts it

@@ -135,4 +135,38 @@ class CreditPolicyTest {
     assertEquals(2, CreditPolicy.nextWindow(6, 2, 0, 1_000, 10, 0, 64));
     assertEquals(0, CreditPolicy.nextWindow(1, 0, 0, 1_000, 10, 0, 64));
   }
+
+  @Test
+  void whereHandlersHoldCallsAWindowCoversTheCallsStartedInAResidence() {
+    // d_t 10 ms. m = 30 ms / 10 ms = 3 calls a residence, a credit back every 30 / 4 = 7.5 ms,
+    // more than d_t/2: ⌈3 + 2·√3⌉ + 1 = ⌈6.46⌉ + 1 = 8
+    assertEquals(8, CreditPolicy.windowForResidence(30_000_000, 10_000_000, 10_000_000));
+    // m = 1, a credit back every 15 ms: ⌈1 + 2⌉ + 1 = 4
+    assertEquals(4, CreditPolicy.windowForResidence(30_000_000, 30_000_000, 10_000_000));
+    // m = 15, a credit back every 1.9 ms: eq. 4's one credit is enough
+    assertEquals(0, CreditPolicy.windowForResidence(30_000_000, 2_000_000, 10_000_000));
+    // a 100 µs handler: a credit back within 100 µs
+    assertEquals(0, CreditPolicy.windowForResidence(100_000, 10_000_000, 10_000_000));
+    // no interval yet (or no residence): no window asked for
+    assertEquals(0, CreditPolicy.windowForResidence(30_000_000, 0, 10_000_000));
+    assertEquals(0, CreditPolicy.windowForResidence(0, 10_000_000, 10_000_000));
+  }
+
+  @Test
+  void creditsSessionsAskForAndCannotGetGrowThePoolByAtMostADoublingAResidence() {
+    // pool 500, eq. 1 says 501; handlers hold calls 30 ms, updates 2.5 ms apart: at most
+    // 500 · 2.5 / 30 = 41 more this update, however many were asked for
+    assertEquals(541, CreditPolicy.coverResidenceShortfall(500, 501, 100, 1_000_000, 10_000_000,
+        2_500_000, 30_000_000, 60_000_000));
+    assertEquals(510, CreditPolicy.coverResidenceShortfall(500, 501, 10, 1_000_000, 10_000_000,
+        2_500_000, 30_000_000, 60_000_000));
+    // the queue at d_t/2, or at d_t within the last residence: eq. 1 alone
+    assertEquals(501, CreditPolicy.coverResidenceShortfall(500, 501, 100, 5_000_000, 10_000_000,
+        2_500_000, 30_000_000, 60_000_000));
+    assertEquals(501, CreditPolicy.coverResidenceShortfall(500, 501, 100, 1_000_000, 10_000_000,
+        2_500_000, 30_000_000, 20_000_000));
+    // nothing asked for: eq. 1–3 as computed
+    assertEquals(480, CreditPolicy.coverResidenceShortfall(500, 480, 0, 1_000_000, 10_000_000,
+        2_500_000, 30_000_000, 60_000_000));
+  }
 }

@@ -103,6 +103,47 @@ class SpillwayTest {
   }
 
   @Test
+  void aSessionHoldsCreditsForTheCallsItStartsWhileHandlersHoldCallsLongerThanTheQueueMay() {
+    // Calls 30 ms apart, each held 30 ms by its handler, under a 50 ms SLO (d_t 20 ms): one call
+    // a residence, so CreditPolicy.windowForResidence asks for ⌈1 + 2⌉ + 1 = 4 credits
+    assertEquals(4, windowAfterTwoCalls(Spillway.forSlo(Duration.ofMillis(50)), 30_000_000));
+    // Held 1 ms, well within d_t: eq. 4's one credit beyond the calls in flight (none)
+    assertEquals(1, windowAfterTwoCalls(Spillway.forSlo(Duration.ofMillis(50)), 1_000_000));
+    // The paper's values (Spillway.of) measure no residence, so they keep eq. 4 too
+    assertEquals(1, windowAfterTwoCalls(Spillway.of(BreakwaterConfig.forSlo(50_000_000,
+        2_500_000)), 30_000_000));
+  }
+
+  /**
+   * Session 1's window after two calls 30 ms apart, each held {@code residenceNanos} by its
+   * handler, beside 63 sessions holding one call each (every credit of the starting pool out, so
+   * eq. 4 overcommits one credit a session).
+   */
+  private static int windowAfterTwoCalls(Spillway scheme, long residenceNanos) {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000_000_000L);
+    Spillway.MixedGate gate = (Spillway.MixedGate) scheme.newServerGate(new ServerEnvironment(
+        clock, clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 64));
+    gate.start();
+    for (long id = 2; id <= 64; id++) {
+      gate.admit(new RequestMetadata().sessionId(id).flags(RequestMetadata.FLAG_REGISTER),
+          clock.read()).started(clock.read());
+    }
+    for (int call = 0; call < 2; call++) {
+      RequestMetadata request = new RequestMetadata().sessionId(1);
+      ServerPermit permit = gate.admit(call == 0 ? request.flags(RequestMetadata.FLAG_REGISTER)
+          : request, clock.read());
+      assertTrue(permit.isAdmitted());
+      permit.started(clock.read());
+      clock.advance(residenceNanos);
+      permit.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+      clock.advance(30_000_000 - residenceNanos);
+    }
+    int window = gate.credits().windowOf(1);
+    gate.close();
+    return window;
+  }
+
+  @Test
   void theDefaultsDeriveARequestBudgetAndAFixedOneReplacesIt() {
     Spillway scheme = Spillway.forSlo(Duration.ofMillis(1));
     assertTrue(scheme.config().adaptiveRequestBudget(), "the default derives its budget");
