@@ -77,11 +77,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * held; the admission path nothing.
  *
  * <p>With a {@link QueueShare} (the default scheme), where the handlers' median residence exceeds
- * d_t and a session's answers are too sparse to refresh its credits within half of d_t, eq. 5 asks
- * for at least the window that covers the calls it starts in a residence, and what it cannot grant
- * grows the pool ({@link Spillway}'s class comment, "Handlers that hold calls"). It costs the
- * admission path a few arithmetic operations under the session's monitor, already held (the gap
- * since the session's last request, into its mean).
+ * d_t, a session's answers are too sparse to refresh its credits within half of d_t and the queue
+ * is under d_t/2, eq. 5 asks for at least the window that covers the calls it starts in a
+ * residence, and what it cannot grant grows the pool ({@link Spillway}'s class comment, "Handlers
+ * that hold calls"). It costs the admission path a few arithmetic operations under the session's
+ * monitor, already held (the gap since the session's last request, into its mean).
  *
  * <p><b>Newcomers.</b> Breakwater's first request of a session rides on its register message with a
  * credit of its own (§3): an overcommit that eq. 6 takes back later. That is harmless while
@@ -441,7 +441,7 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session.pending > 0) {
         return; // a response is coming and will carry the credits
       }
-      delta = redistribute(session, false, true, false);
+      delta = redistribute(session, false, true, false, nowNanos);
     }
     if (delta != 0) {
       metrics.onControlMessage();
@@ -701,7 +701,8 @@ public final class BreakwaterServerGate implements ServerGate {
    *     session's {@code Session.debt}, if any, by taking back a credit not in flight (see the
    *     class comment)
    */
-  private int redistribute(Session session, boolean dropped, boolean mayGrow, boolean payDebt) {
+  private int redistribute(Session session, boolean dropped, boolean mayGrow, boolean payDebt,
+      long nowNanos) {
     if (session.probation) {
       return 0; // it keeps the one provisional credit it registered with until it comes back
     }
@@ -714,9 +715,12 @@ public final class BreakwaterServerGate implements ServerGate {
     if (share != null) {
       long residence = share.typicalResidenceNanos();
       long target = share.typical().targetDelayNanos();
-      if (residence > target) {
+      if (residence > target && queueDelay.queueingDelayNanos(nowNanos) < target / 2) {
         // Handlers hold calls longer than the queue may: a call that finds the window full would
         // wait about a residence for the next answer's credit (CreditPolicy.windowForResidence).
+        // Only while the queue leaves room: spare credits let a session's bursts in at once, and
+        // where part of the queue is not seen (a lock, a carrier wait after a block) its delay
+        // shows too late.
         residenceWindow = CreditPolicy.windowForResidence(residence, session.interval, target);
         overcommit = Math.max(overcommit, residenceWindow - session.pending - session.demand);
       }
@@ -799,7 +803,7 @@ public final class BreakwaterServerGate implements ServerGate {
           }
           session.lastActive = nowNanos;
           delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED,
-              counted, counted);
+              counted, counted, nowNanos);
         }
       }
       response.sessionId(session.id).creditDelta(delta);

@@ -79,8 +79,9 @@ import java.util.Objects;
  * call for most of the SLO, a call that finds its session's window full waits about a residence for
  * the next answer, past its queue timeout: in the simulator (scenarios/blocking-handlers.conf, 100
  * sessions, 30 ms blocks, SLO 50 ms) a third of the calls expired in their sessions' queues at half
- * the capacity. So where the median residence exceeds d_t and a session's answers come back too
- * rarely to bring it a credit within half of d_t, its window covers the calls it starts in a
+ * the capacity. So where the median residence exceeds d_t, a session's answers come back too
+ * rarely to bring it a credit within half of d_t, and the queue is under d_t/2 when one is
+ * answered, its window covers the calls it starts in a
  * residence ({@link CreditPolicy#windowForResidence}, from the gap between its requests), and the
  * credits sessions ask for that way and cannot get grow the pool by up to a
  * doubling a residence while the queue is short ({@link CreditPolicy#coverResidenceShortfall});
