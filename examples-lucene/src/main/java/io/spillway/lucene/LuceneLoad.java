@@ -10,6 +10,9 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.spillway.api.OverloadScheme;
+import io.spillway.baselines.Seda;
+import io.spillway.baselines.SedaConfig;
 import io.spillway.grpc.SpillwayClientInterceptor;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayMetadata;
@@ -38,7 +41,9 @@ import org.HdrHistogram.Histogram;
  * a few channels, the queries of a file {@code ./spillway lucene --ghz-data FILE} wrote (the same
  * ones ghz sends), each call's latency measured from the time it was due (no coordinated
  * omission), client queueing included, as goodput counts it (docs/results/simulation.md, "Model"). Clients are plain (no
- * Spillway headers, as ghz) or Spillway-aware ({@code --aware}: one session per channel). Also a
+ * Spillway headers, as ghz) or Spillway-aware ({@code --aware}: one session per channel, a client
+ * gate of the server's scheme, {@link #awareScheme}: Breakwater's and Protego's clients wait for
+ * credits, SEDA's send at the rate their controller sets, as the papers' clients do). Also a
  * closed loop ({@code --closed N}) that keeps N calls outstanding, for capacity.
  *
  * <p>As protego-nsdi23 §5.1 runs its experiments, each level runs {@code --seconds} (default 8)
@@ -56,7 +61,7 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Run: {@code ./spillway lucene load --queries FILE --rates R1,R2,... [--port P]
  * [--target-ms T] [--seconds S] [--channels N] [--aware] [--deadline-ms D]
- * [--scheme NAME --capacity C --out DIR]}
+ * [--scheme NAME --capacity C --out DIR] [--seda TIMEOUT_MS,ADJ_I,ADJ_D[,TARGET_MS]]}
  * or {@code --closed N}; pinned to core 1. Calls are issued from the main thread (parked between
  * arrivals, never spinning), answers arrive on one Netty event loop. Not thread-safe.
  */
@@ -73,7 +78,11 @@ public final class LuceneLoad implements AutoCloseable {
   /** Each call's deadline, 0 for none (the server then budgets from its own target). */
   private long deadlineMillis = DEADLINE_MS;
 
-  LuceneLoad(int port, int channelCount, boolean aware, List<SearchRequest> requests,
+  /**
+   * @param scheme the scheme of the clients' gate, one session per channel ({@link #awareScheme}),
+   *     or {@code null} for plain clients
+   */
+  LuceneLoad(int port, int channelCount, OverloadScheme scheme, List<SearchRequest> requests,
       long targetNanos) {
     if (requests.isEmpty()) {
       throw new IllegalArgumentException("no queries to send");
@@ -85,8 +94,9 @@ public final class LuceneLoad implements AutoCloseable {
       ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
           .eventLoopGroup(group).channelType(NioSocketChannel.class).directExecutor().build();
       managed.add(ch);
-      if (aware) {
-        SpillwayClientInterceptor session = SpillwayGrpc.client().sloNanos(targetNanos).build();
+      if (scheme != null) {
+        SpillwayClientInterceptor session = SpillwayGrpc.client(scheme).sloNanos(targetNanos)
+            .build();
         sessions.add(session);
         channels[i] = ClientInterceptors.intercept(ch, session);
       } else {
@@ -99,10 +109,12 @@ public final class LuceneLoad implements AutoCloseable {
    * What one level measured; latencies in nanoseconds.
    *
    * @param byReason server rejects per Spillway status code
+   * @param issueLag how late the generator issued each counted call after the time it was due: a
+   *     p99 near the latencies means the generator, not the server, set them
    */
   record Result(double offeredRps, double seconds, long issued, long ok, long good,
       long serverRejects, long clientRejects, long deadlines, long errors, Histogram okLatency,
-      Histogram rejectLatency, long[] byReason, long targetNanos) {
+      Histogram rejectLatency, long[] byReason, long targetNanos, Histogram issueLag) {
 
     double goodputRps() {
       return good / seconds;
@@ -131,11 +143,11 @@ public final class LuceneLoad implements AutoCloseable {
     String line() {
       return String.format(Locale.ROOT, "offered %.0f/s: ok %.0f/s, goodput %.0f/s (<= %.1f ms),"
               + " mean %.2f ms, p50 %.2f ms, p99 %.2f ms, drop %.1f %% (%s), reject p99 %.2f ms,"
-              + " client rejects %d, deadline %d, errors %d",
+              + " client rejects %d, deadline %d, errors %d, issue lag p99 %.2f ms",
           offeredRps, throughputRps(), goodputRps(), targetNanos / 1e6,
           okLatency.getTotalCount() == 0 ? 0 : okLatency.getMean() / 1e6, pct(okLatency, 50),
           pct(okLatency, 99), 100 * dropRate(), reasons(), pct(rejectLatency, 99), clientRejects,
-          deadlines, errors);
+          deadlines, errors, pct(issueLag, 99));
     }
 
     String json(String scheme, double capacity, String mix) {
@@ -162,6 +174,7 @@ public final class LuceneLoad implements AutoCloseable {
     final long to;
     final Histogram okLatency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     final Histogram rejectLatency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    final Histogram issueLag = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     final long[] byReason = new long[io.spillway.api.Status.values().length];
     final AtomicInteger outstanding = new AtomicInteger();
     long issued;
@@ -216,7 +229,8 @@ public final class LuceneLoad implements AutoCloseable {
 
     synchronized Result result(double rps) {
       return new Result(rps, (to - from) / 1e9, issued, ok, good, serverRejects, clientRejects,
-          deadlines, errors, okLatency.copy(), rejectLatency.copy(), byReason.clone(), targetNanos);
+          deadlines, errors, okLatency.copy(), rejectLatency.copy(), byReason.clone(), targetNanos,
+          issueLag.copy());
     }
   }
 
@@ -263,8 +277,10 @@ public final class LuceneLoad implements AutoCloseable {
       call(channels[(int) (id % channels.length)], requests.get((int) (id % requests.size())),
           (status, trailers, now) -> tally.answered(scheduled, status, trailers, now));
       if (next - tally.from >= 0) {
+        long lag = Math.max(1, System.nanoTime() - scheduled);
         synchronized (tally) {
           tally.issued++;
+          tally.issueLag.recordValue(lag);
         }
       }
       id++;
@@ -325,6 +341,65 @@ public final class LuceneLoad implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /**
+   * The protection the server runs, from the {@code --scheme} label of an aware run: the label
+   * itself ({@code breakwater}), or its part before the first {@code -} ({@code spillway-aware});
+   * {@link LuceneServer.Protection#SPILLWAY} without a label.
+   *
+   * @throws IllegalArgumentException naming the known schemes if neither is one, or for {@code
+   *     none}, which has no client gate
+   */
+  static LuceneServer.Protection awareProtection(String label) {
+    LuceneServer.Protection p = null;
+    if (label == null) {
+      p = LuceneServer.Protection.SPILLWAY;
+    } else {
+      for (String name : new String[] {label, label.split("-", 2)[0]}) {
+        try {
+          p = LuceneServer.Protection.parse(name);
+          break;
+        } catch (IllegalArgumentException notThis) {
+          // try the prefix
+        }
+      }
+    }
+    if (p == null) {
+      throw new IllegalArgumentException("--aware takes the server's scheme from --scheme NAME or"
+          + " NAME-anything; '" + label + "' names none of: " + LuceneServer.Protection.KNOWN);
+    }
+    if (p == LuceneServer.Protection.NONE) {
+      throw new IllegalArgumentException("--aware with scheme none: a server with no scheme has no"
+          + " client gate; run without --aware");
+    }
+    return p;
+  }
+
+  /**
+   * The aware clients' scheme: {@code protection}'s for the target, SEDA's clients starting at a
+   * fair share, {@code capacityRps ÷ channels} (required for SEDA), and {@code sedaTuning} (timeout
+   * in ms, adj_i, adj_d and optionally the p99 target in ms; {@code null} for {@link
+   * LuceneServer#sedaConfig}'s) in place of SEDA's tuned values, for a tuning sweep.
+   */
+  static OverloadScheme awareScheme(LuceneServer.Protection protection, long targetNanos,
+      double capacityRps, int channels, double[] sedaTuning) {
+    if (protection != LuceneServer.Protection.SEDA) {
+      return protection.scheme(targetNanos);
+    }
+    if (!(capacityRps > 0)) {
+      throw new IllegalArgumentException("SEDA's clients start at a fair share of the capacity:"
+          + " give --capacity RPS");
+    }
+    SedaConfig c = LuceneServer.sedaConfig(targetNanos, capacityRps / channels);
+    if (sedaTuning != null) {
+      c = c.withTimeout(Math.round(sedaTuning[0] * 1e6)).withAdjI(sedaTuning[1])
+          .withAdjD(sedaTuning[2]);
+      if (sedaTuning.length > 3) {
+        c = c.withTarget(Math.round(sedaTuning[3] * 1e6));
+      }
+    }
+    return Seda.of(c);
   }
 
   private static final Pattern REQUEST =
@@ -393,6 +468,7 @@ public final class LuceneLoad implements AutoCloseable {
     Path out = null;
     long seed = 1;
     long deadline = DEADLINE_MS;
+    double[] sedaTuning = null;
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (flag.equals("--aware")) {
@@ -421,6 +497,16 @@ public final class LuceneLoad implements AutoCloseable {
         case "--out" -> out = Path.of(v);
         case "--seed" -> seed = Long.parseLong(v);
         case "--deadline-ms" -> deadline = Long.parseLong(v);
+        case "--seda" -> {
+          String[] parts = v.split(",");
+          if (parts.length != 3 && parts.length != 4) {
+            usage("--seda takes TIMEOUT_MS,ADJ_I,ADJ_D[,TARGET_MS]");
+          }
+          sedaTuning = new double[parts.length];
+          for (int p = 0; p < parts.length; p++) {
+            sedaTuning[p] = Double.parseDouble(parts[p]);
+          }
+        }
         default -> usage("unknown option " + flag);
       }
     }
@@ -428,7 +514,17 @@ public final class LuceneLoad implements AutoCloseable {
       usage("give --queries FILE and --rates R,... or --closed N");
     }
     long target = Math.round(targetMs * 1e6);
-    try (LuceneLoad load = new LuceneLoad(port, channels, aware, readRequests(queries), target)) {
+    OverloadScheme clientScheme = null;
+    if (aware) {
+      try {
+        clientScheme = awareScheme(awareProtection(scheme), target, capacity, channels, sedaTuning);
+      } catch (IllegalArgumentException e) {
+        usage(e.getMessage());
+      }
+      System.err.println("spillway lucene load: aware clients, " + clientScheme);
+    }
+    try (LuceneLoad load = new LuceneLoad(port, channels, clientScheme, readRequests(queries),
+        target)) {
       load.deadlineMillis = deadline;
       if (closed > 0) {
         System.out.printf(Locale.ROOT, "closed loop, %d outstanding, %.0f s: %.0f ok/s%n", closed,
@@ -450,7 +546,8 @@ public final class LuceneLoad implements AutoCloseable {
     System.err.println("spillway lucene load: " + why);
     System.err.println("usage: spillway lucene load --queries FILE (--rates R1,R2,... | --closed N)"
         + " [--port P] [--target-ms T] [--seconds S] [--channels N] [--aware] [--scheme NAME]"
-        + " [--mix NAME] [--capacity C] [--out DIR] [--seed S] [--deadline-ms D (0: none)]");
+        + " [--mix NAME] [--capacity C] [--out DIR] [--seed S] [--deadline-ms D (0: none)]"
+        + " [--seda TIMEOUT_MS,ADJ_I,ADJ_D[,TARGET_MS]]");
     System.exit(2);
   }
 }

@@ -10,8 +10,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code ./spillway lucene [--port N] [--scheme spillway|none] [--docs N] [--shards N]
- * [--target-ms T] [--updates N] [--warmup N] [--seed S] [--ghz-data FILE] [--mix single|heavy]
+ * {@code ./spillway lucene [--port N] [--scheme spillway|protego|breakwater|seda|none] [--docs N]
+ * [--shards N] [--target-ms T] [--updates N] [--warmup N] [--seed S] [--ghz-data FILE] [--mix single|heavy]
  * [--cancel on|off] [--threads N]}:
  * the search service in the foreground. Says on standard error how long indexing and warming up
  * took, prints {@code port N}
@@ -32,7 +32,8 @@ public final class LuceneMain {
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (flag.equals("-h") || flag.equals("--help")) {
-        System.out.println("usage: spillway lucene [--port N] [--scheme spillway|none] [--docs N]"
+        System.out.println("usage: spillway lucene [--port N]"
+            + " [--scheme spillway|protego|breakwater|seda|none] [--docs N]"
             + " [--shards N] [--target-ms T] [--updates DOCS_PER_S] [--warmup QUERIES] [--seed S]"
             + " [--ghz-data FILE] [--mix single|heavy] [--cancel on|off] [--threads N]");
         return;

@@ -2,7 +2,15 @@ package io.spillway.lucene;
 
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.spillway.api.OverloadScheme;
 import io.spillway.api.Ticker;
+import io.spillway.baselines.Seda;
+import io.spillway.baselines.SedaConfig;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import io.spillway.credit.Protego;
+import io.spillway.credit.ProtegoConfig;
+import io.spillway.credit.Spillway;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
 import java.io.IOException;
@@ -28,31 +36,167 @@ import java.util.concurrent.TimeUnit;
  * and Spillway-aware ones alike, and a queueing budget in scope of every admitted call (from its
  * gRPC deadline, else from the target: {@code target − p99 service time}, protego-nsdi23 §3.2), so
  * the shard and cache locks refuse a call early and the search stops when its budget does. The
- * target defaults to 40 ms, the target delay §5.2 set for Lucene. {@link Protection#NONE} is the
- * same service on a plain gRPC server with a fixed pool as large as the processors: no budgets, so
- * the locks are plain locks and searches run to the end.
+ * target defaults to 40 ms, the target delay §5.2 set for Lucene. {@link Protection#PROTEGO},
+ * {@link Protection#BREAKWATER} and {@link Protection#SEDA}, the schemes protego-nsdi23 §5.2
+ * compares, are installed the same way with their own scheme ({@code SpillwayGrpc.server(scheme)}),
+ * each with the parameters §5.1 derives from the target (see {@link Protection}). {@link
+ * Protection#NONE} is the same service on a plain gRPC server with a fixed pool as large as the
+ * processors: no budgets, so the locks are plain locks and searches run to the end.
  *
  * <p>Thread-safe; {@link #start} and {@link #close} once each.
  */
 public final class LuceneServer implements AutoCloseable {
 
-  /** What protects the service. */
+  /**
+   * What protects the service: one of the schemes protego-nsdi23 §5 compares (Protego, Breakwater,
+   * SEDA, none), or Spillway's default. Every scheme but {@link #NONE} is installed through
+   * overload-grpc ({@code SpillwayGrpc.server(scheme)}) and has its clients' gate of the same
+   * scheme ({@link #scheme}: {@code SpillwayGrpc.client(scheme)}, {@code ./spillway lucene load
+   * --aware}), and every parameter is derived from the service's target delay ({@code
+   * --target-ms}) as §5.1 tunes each system.
+   *
+   * <h3>Parameters (protego-nsdi23 §5.1, "Parameter settings")</h3>
+   *
+   * <p>The network RTT the credit schemes take is a tenth of the target, the unloaded
+   * request-to-response time where the target is set by §5.1's rule ({@code 10 × (mean service +
+   * RTT)}): 1.2 ms for the 12 ms target of the sockets runs, against 1.16 ms measured at 400 rps
+   * (docs/results/lucene.md §3). It is Breakwater's control period and Protego's first estimate of
+   * its end-to-end RTT, as examples-kv's {@code FrameScheme} sets them.
+   *
+   * <ul>
+   *   <li>{@link #BREAKWATER}: d_t 40 % and the AQM drop threshold 80 % of the target, §5.1's
+   *       rule for Breakwater on every workload ({@code BreakwaterConfig.forSlo(target, target/10)}),
+   *       the paper's defaults otherwise (α 0.1 %, β 2 %, the client queue timeout half the
+   *       target).
+   *   <li>{@link #PROTEGO}: the target as Protego's target delay ({@code ProtegoConfig.forSlo}: t_e
+   *       10 %, t_d 100 %, a = 0.1 % of the sessions and at least 1, d 2 %, an iteration every four
+   *       end-to-end RTTs), and ASQM: a call's queueing budget is the target less the p99 service
+   *       time (§3.2), spent at the shard and cache locks and bounding the search (see "Budgets"
+   *       for calls that bring a deadline).
+   *   <li>{@link #SEDA}: see {@link #sedaConfig}.
+   *   <li>{@link #SPILLWAY}: {@code Spillway.forSlo(target)}, the library's default, with the same
+   *       budgets as Protego.
+   * </ul>
+   *
+   * <h3>Budgets</h3>
+   *
+   * <p>{@link #PROTEGO} and {@link #SPILLWAY} put a budget in scope of every admitted call ({@link
+   * #targetBudgets}): from its Spillway header, else its gRPC deadline, else the server-side
+   * target (overload-grpc's {@code SpillwayServerInterceptor}). So Protego's own budget, from the
+   * target, is that of calls without a deadline ({@code ./spillway lucene load --deadline-ms 0});
+   * Protego's clients send no budget header, and a call with a 1 s deadline gets a budget of
+   * about 1 s (docs/results/lucene.md §3 measures both). {@link #BREAKWATER} and {@link
+   * #SEDA} have no server-side target: the paper's Breakwater and SEDA have no lock budgets (§5.2:
+   * Breakwater lets the mutexes' queues grow, SEDA only slows its clients), so a call without a
+   * deadline has no budget and waits at the locks and searches to the end as under {@link #NONE}.
+   * A call with a deadline still gets the budget its deadline leaves ({@code deadline − p99
+   * service}), as it does under any scheme installed through overload-grpc: its answer after the
+   * deadline would be wasted work. With the load generator's 1 s deadline that budget is about
+   * 1 s, and in the sockets runs it refused nothing under either scheme.
+   */
   public enum Protection {
     /** Spillway's default scheme, with budgets at the locks and in the search. */
     SPILLWAY,
+    /** Protego's credits (performance-driven admission, §3.1) and ASQM budgets (§3.2). */
+    PROTEGO,
+    /** Breakwater's credits, demand speculation and delay-based AQM (breakwater-osdi20 §3). */
+    BREAKWATER,
+    /** SEDA's per-client rate control on the p99 response time; the server admits everything. */
+    SEDA,
     /** Nothing: a plain gRPC server. */
     NONE;
 
-    /** The protection called {@code name} ({@code spillway}, {@code none}). */
+    /** The names {@link #parse} knows, the default first. */
+    static final String KNOWN = "spillway (default), protego, breakwater, seda, none";
+
+    /** The protection called {@code name}, any case ({@code spillway}, {@code none}, ...). */
     public static Protection parse(String name) {
       for (Protection p : values()) {
         if (p.name().equalsIgnoreCase(name)) {
           return p;
         }
       }
-      throw new IllegalArgumentException("unknown scheme '" + name
-          + "'; known: spillway (default), none");
+      throw new IllegalArgumentException("unknown scheme '" + name + "'; known: " + KNOWN);
     }
+
+    /**
+     * Whether calls get a queueing budget from the server-side target when they bring neither a
+     * budget nor a deadline (Protego's ASQM, §3.2; see the enum's javadoc, "Budgets").
+     */
+    public boolean targetBudgets() {
+      return this == SPILLWAY || this == PROTEGO;
+    }
+
+    /**
+     * The scheme for a service whose target delay is {@code targetNanos}, as the server installs
+     * it; {@code null} for {@link #NONE}. SEDA's clients need {@link #scheme(long, double)}.
+     */
+    public OverloadScheme scheme(long targetNanos) {
+      return scheme(targetNanos, 0);
+    }
+
+    /**
+     * The scheme for a service whose target delay is {@code targetNanos}, with SEDA's clients
+     * starting at {@code clientShareRps} requests per second each (the server's capacity ÷ the
+     * clients; 0 if unknown, as on the server, where SEDA admits everything and its rates mean
+     * nothing); {@code null} for {@link #NONE}. Server and clients built from the same target
+     * have the same parameters.
+     */
+    public OverloadScheme scheme(long targetNanos, double clientShareRps) {
+      if (targetNanos <= 0) {
+        throw new IllegalArgumentException("target must be positive: " + targetNanos + " ns");
+      }
+      long rtt = Math.max(1_000, targetNanos / 10);
+      return switch (this) {
+        case SPILLWAY -> Spillway.forSloNanos(targetNanos);
+        case PROTEGO -> Protego.of(ProtegoConfig.forSlo(targetNanos, rtt));
+        case BREAKWATER -> Breakwater.of(BreakwaterConfig.forSlo(targetNanos, rtt));
+        case SEDA -> Seda.of(sedaConfig(targetNanos, clientShareRps));
+        case NONE -> null;
+      };
+    }
+  }
+
+  /**
+   * SEDA for a service whose target delay is {@code targetNanos}, for clients whose fair share of
+   * the capacity is {@code clientShareRps} each (0 if unknown: the server's copy, whose rates mean
+   * nothing since SEDA's server admits everything).
+   *
+   * <p>§5.2 ran SEDA on Lucene with timeout 1 s, adj_i 0.1 and adj_d 1.3, for a server of about
+   * 600 rps at the lock bound and 1,000 clients: 0.6 rps a client, so adj_i was a sixth of a
+   * client's share per update, and the updates 25 targets apart. This service serves thousands of
+   * rps to eight clients, and scenarios/lucene-protego.conf found §5.2's values too slow for it
+   * (SEDA stuck where it starts: 0.51 × capacity at 1×, 0.15 × at 2×); it tunes SEDA as §5.1
+   * tunes every system, by a sweep for the best goodput starting from §5.2's values, with the
+   * clients starting at a fair share ({@code seda.init_rps}), and keeps faster, smaller steps
+   * (timeout 10 ms, adj_i 2 rps a client, adj_d 1.1). The same method on sockets (the sweep in
+   * docs/results/lucene/sockets-schemes/seda-sweep.txt, 12 ms target, eight clients) kept:
+   *
+   * <ul>
+   *   <li>timeout = the target (12 ms; 1.2 ms, 76 ms, 120 ms and §5.2's 1 s did worse): an update
+   *       about every target, as often as a response time can tell anything new;
+   *   <li>adj_i = a tenth of the fair share (28 rps for 2,223 rps over eight clients; a thirtieth
+   *       and a fifth did worse): back to a fair share within ten updates of a cut;
+   *   <li>adj_d = 1.1, the simulator's;
+   *   <li>the 99th percentile steered to the target itself, which is SEDA's own default (Welsh and
+   *       Culler steer to the service's response-time target; §5.1 takes SEDA's defaults for all
+   *       but the three above). The simulator keeps {@code SedaConfig.forSlo}'s 40 %, Breakwater's
+   *       µs-scale tuning; on sockets, at 40 % (4.8 ms) the clients got under 170 responses/s
+   *       within the target at 2× in 9 of 12 sweep runs, against 724 and 740 in both runs at the
+   *       target;
+   *   <li>each client starting at a fair share, as the simulator's.
+   * </ul>
+   *
+   * <p>The rest is {@code SedaConfig.forSlo}'s: nreq 100, a floor of 2 rps, a 4-request bucket, the
+   * client queue timeout half the target.
+   */
+  static SedaConfig sedaConfig(long targetNanos, double clientShareRps) {
+    SedaConfig c = SedaConfig.forSlo(targetNanos, 1).withTarget(targetNanos)
+        .withTimeout(targetNanos).withAdjD(1.1);
+    if (clientShareRps > 0) {
+      c = c.withInitialRate(clientShareRps).withAdjI(clientShareRps / 10);
+    }
+    return c;
   }
 
   private final Builder config;
@@ -102,9 +246,12 @@ public final class LuceneServer implements AutoCloseable {
       warmRefreshNanos = config.ticker.read() - refreshStart;
     }
     ServerBuilder<?> builder = ServerBuilder.forPort(config.port).addService(new SearchService(engine));
-    if (config.protection == Protection.SPILLWAY) {
-      SpillwayGrpcServer.Builder protect = SpillwayGrpc.server().slo(config.target)
-          .ticker(config.ticker);
+    OverloadScheme scheme = config.protection.scheme(config.target.toNanos());
+    if (scheme != null) {
+      SpillwayGrpcServer.Builder protect = SpillwayGrpc.server(scheme).ticker(config.ticker);
+      if (config.protection.targetBudgets()) {
+        protect.slo(config.target); // the budget of calls with neither a budget nor a deadline
+      }
       if (config.threads > 0) {
         protect.parallelism(config.threads);
       }

@@ -1,7 +1,10 @@
 package io.spillway.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.spillway.baselines.Seda;
 import io.spillway.lucene.proto.SearchRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,5 +49,27 @@ class LuceneLoadTest {
       assertEquals(List.of(sent), LuceneLoad.readRequests(file).stream()
           .map(SearchRequest::getQuery).toList());
     }
+  }
+
+  @Test
+  void takesTheAwareClientsSchemeFromTheLabel() {
+    assertEquals(LuceneServer.Protection.SPILLWAY, LuceneLoad.awareProtection(null));
+    assertEquals(LuceneServer.Protection.SPILLWAY, LuceneLoad.awareProtection("spillway-aware"));
+    assertEquals(LuceneServer.Protection.BREAKWATER, LuceneLoad.awareProtection("breakwater"));
+    assertEquals(LuceneServer.Protection.PROTEGO, LuceneLoad.awareProtection("protego-12ms"));
+    assertEquals(LuceneServer.Protection.SEDA, LuceneLoad.awareProtection("SEDA"));
+    IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+        () -> LuceneLoad.awareProtection("cancel-on"));
+    assertTrue(unknown.getMessage().contains("spillway (default), protego, breakwater, seda, none"),
+        unknown.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> LuceneLoad.awareProtection("none"));
+    IllegalArgumentException noCapacity = assertThrows(IllegalArgumentException.class,
+        () -> LuceneLoad.awareScheme(LuceneServer.Protection.SEDA, 12_000_000, 0, 8, null));
+    assertTrue(noCapacity.getMessage().contains("--capacity"), noCapacity.getMessage());
+    Seda swept = (Seda) LuceneLoad.awareScheme(LuceneServer.Protection.SEDA, 12_000_000, 4_000, 8,
+        new double[] {100, 0.1, 1.3});
+    assertEquals(100_000_000, swept.config().timeoutNanos());
+    assertEquals(0.1, swept.config().adjI());
+    assertEquals(1.3, swept.config().adjD());
   }
 }

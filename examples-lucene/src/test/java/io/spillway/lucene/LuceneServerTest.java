@@ -1,24 +1,39 @@
 package io.spillway.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.spillway.api.OverloadScheme;
+import io.spillway.baselines.Seda;
+import io.spillway.baselines.SedaConfig;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import io.spillway.credit.Protego;
+import io.spillway.credit.ProtegoConfig;
+import io.spillway.grpc.SpillwayClientInterceptor;
+import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.lucene.proto.SearchGrpc;
 import io.spillway.lucene.proto.SearchReply;
 import io.spillway.lucene.proto.SearchRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The server as {@code ./spillway lucene} runs it, on a real socket, with both protections. */
+/** The server as {@code ./spillway lucene} runs it, on a real socket, with every protection. */
 class LuceneServerTest {
 
   private static SearchReply search(int port, String query, int k) throws InterruptedException {
@@ -32,22 +47,102 @@ class LuceneServerTest {
     }
   }
 
+  private static SearchReply search(Channel channel, String query, int k) {
+    return SearchGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+        .search(SearchRequest.newBuilder().setQuery(query).setK(k).build());
+  }
+
+  private static LuceneServer start(LuceneServer.Protection p) throws Exception {
+    return LuceneServer.builder().port(0).protection(p).docs(Fixtures.DOCS).warmup(50)
+        .updatesPerSecond(400).target(TARGET).build().start();
+  }
+
+  private static final Duration TARGET = Duration.ofMillis(40);
+
   @Test
-  void servesOverASocketWithEitherProtectionWhileUpdatesRun() throws Exception {
+  void servesOverASocketWithEveryProtectionWhileUpdatesRun() throws Exception {
     for (LuceneServer.Protection p : LuceneServer.Protection.values()) {
-      try (LuceneServer server = LuceneServer.builder().port(0).protection(p).docs(Fixtures.DOCS)
-          .warmup(50).updatesPerSecond(400).build().start()) {
+      try (LuceneServer server = start(p)) {
         assertTrue(server.describeIndex().startsWith("indexed 2,000 documents into 4 shards"),
+            server.describeIndex());
+        assertTrue(server.describeIndex().contains("scheme " + p.name().toLowerCase(Locale.ROOT)),
             server.describeIndex());
         SearchReply reply = search(server.port(), "water", 5);
         assertEquals(5, reply.getHitsCount(), p.toString());
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
             () -> search(server.port(), "water", 0));
         assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), p + ": " + e);
+        e = assertThrows(StatusRuntimeException.class, () -> search(server.port(), "", 5));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), p + ": " + e);
       }
     }
-    assertThrows(IllegalArgumentException.class, () -> LuceneServer.Protection.parse("seda"));
+  }
+
+  /** The load generator's {@code --aware} clients: a session of the server's own scheme. */
+  @Test
+  void servesAwareClientsOfTheServersScheme() throws Exception {
+    for (LuceneServer.Protection p : LuceneServer.Protection.values()) {
+      if (p == LuceneServer.Protection.NONE) {
+        continue;
+      }
+      OverloadScheme scheme = LuceneLoad.awareScheme(p, TARGET.toNanos(), 1_000, 1, null);
+      assertEquals(p.scheme(TARGET.toNanos()).name(), scheme.name(), p.toString());
+      try (LuceneServer server = start(p);
+          SpillwayClientInterceptor session = SpillwayGrpc.client(scheme).slo(TARGET).build()) {
+        ManagedChannel plain = ManagedChannelBuilder.forAddress("127.0.0.1", server.port())
+            .usePlaintext().build();
+        try {
+          Channel channel = ClientInterceptors.intercept(plain, session);
+          for (int i = 0; i < 3; i++) { // the first registers the session, the next use its credits
+            assertEquals(5, search(channel, "water", 5).getHitsCount(), p + " call " + i);
+          }
+          StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+              () -> search(channel, "", 5));
+          assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), p + ": " + e);
+        } finally {
+          plain.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+      }
+    }
+  }
+
+  @Test
+  void buildsEachSchemeFromTheTarget() {
+    long target = TARGET.toNanos();
+    BreakwaterConfig breakwater =
+        ((Breakwater) LuceneServer.Protection.BREAKWATER.scheme(target)).config();
+    assertEquals(target * 2 / 5, breakwater.targetDelayNanos()); // d_t 40 % (§5.1)
+    assertEquals(target * 4 / 5, breakwater.dropThresholdNanos()); // AQM 80 %
+    assertEquals(target / 10, breakwater.controlPeriodNanos());
+    ProtegoConfig protego = ((Protego) LuceneServer.Protection.PROTEGO.scheme(target)).config();
+    assertEquals(target, protego.maxRttNanos()); // the target as Protego's
+    assertEquals(0.10, protego.efficiencyThreshold());
+    assertEquals(1.00, protego.maxDropRate());
+    SedaConfig seda = ((Seda) LuceneLoad.awareScheme(LuceneServer.Protection.SEDA, target, 4_000, 8,
+        null)).config();
+    assertEquals(500, seda.initialRate()); // a fair share: 4,000 rps over 8 clients
+    assertEquals(target, seda.targetNanos()); // SEDA's own target: the service's
+    assertEquals(target, seda.timeoutNanos());
+    assertEquals(50, seda.adjI()); // a tenth of the fair share
+    assertEquals(1.1, seda.adjD());
+    assertNull(LuceneServer.Protection.NONE.scheme(target));
+    assertTrue(LuceneServer.Protection.PROTEGO.targetBudgets());
+    assertTrue(LuceneServer.Protection.SPILLWAY.targetBudgets());
+    assertFalse(LuceneServer.Protection.BREAKWATER.targetBudgets());
+    assertFalse(LuceneServer.Protection.SEDA.targetBudgets());
+  }
+
+  @Test
+  void parsesSchemeNamesAndListsTheKnownOnes() {
     assertEquals(LuceneServer.Protection.NONE, LuceneServer.Protection.parse("None"));
+    assertEquals(LuceneServer.Protection.SEDA, LuceneServer.Protection.parse("seda"));
+    assertEquals(LuceneServer.Protection.BREAKWATER, LuceneServer.Protection.parse("Breakwater"));
+    assertEquals(LuceneServer.Protection.PROTEGO, LuceneServer.Protection.parse("PROTEGO"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> LuceneServer.Protection.parse("dagor"));
+    assertEquals("unknown scheme 'dagor'; known: spillway (default), protego, breakwater, seda,"
+        + " none", e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> LuceneServer.Protection.parse("protego-ac"));
   }
 
   @Test
