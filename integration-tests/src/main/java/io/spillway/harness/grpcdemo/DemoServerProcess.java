@@ -11,8 +11,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link DemoServer} in its own JVM, pinned to a core where {@code taskset} and a second core
- * exist. The JVM gets no Spillway-specific options (no {@code --add-opens}): what a team that adds
- * the dependency and nothing else runs. Closing it closes the server's standard input, which stops
+ * exist. The JVM gets no Spillway-specific options unless asked (no {@code --add-opens} by
+ * default): what a team that adds the dependency and nothing else runs. Closing it closes the server's standard input, which stops
  * it.
  */
 final class DemoServerProcess implements AutoCloseable {
@@ -29,12 +29,21 @@ final class DemoServerProcess implements AutoCloseable {
 
   static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, int core, Path log)
       throws IOException {
-    return start(mode, serviceMicros, sloMillis, 0, core, log);
+    return start(mode, serviceMicros, sloMillis, 0, core, log, false);
   }
 
   /** As above, each handler then blocking {@code blockMicros} off-core ({@link DemoService}). */
   static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, long blockMicros,
       int core, Path log) throws IOException {
+    return start(mode, serviceMicros, sloMillis, blockMicros, core, log, false);
+  }
+
+  /**
+   * As above; with {@code addOpens} the JVM opens java.lang to the unnamed module, so that
+   * Spillway's carrier dispatcher measures the virtual threads' carriers (docs/design.md).
+   */
+  static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, long blockMicros,
+      int core, Path log, boolean addOpens) throws IOException {
     List<String> cmd = new ArrayList<>();
     if (core >= 0) {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
@@ -44,7 +53,11 @@ final class DemoServerProcess implements AutoCloseable {
     Path gcLog = log.resolveSibling(
         log.getFileName().toString().replaceFirst("\\.log$", "") + "-gc.log");
     cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m", "-XX:+AlwaysPreTouch",
-        "-Xlog:gc:file=" + gcLog, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+        "-Xlog:gc:file=" + gcLog, "--enable-native-access=ALL-UNNAMED"));
+    if (addOpens) {
+      cmd.addAll(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED"));
+    }
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
         DemoServer.class.getName(), mode, Long.toString(serviceMicros), Long.toString(sloMillis),
         Long.toString(blockMicros)));
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();

@@ -40,7 +40,9 @@ import org.HdrHistogram.Histogram;
  * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code block_ms} (0:
  * each handler, after its CPU time, blocks this long with no lock held, a downstream call's wait), {@code warm_s}
  * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
- * if absent), {@code seed} (1), {@code steady_max_s} (40).
+ * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code add_opens} (false: the server
+ * JVM as a team starts it; true adds {@code --add-opens java.base/java.lang=ALL-UNNAMED}, so that
+ * the carriers of its virtual threads are measured, docs/design.md).
  */
 public final class GrpcDemoMain {
 
@@ -53,6 +55,7 @@ public final class GrpcDemoMain {
     keys.put("service_us", "200");
     keys.put("slo_ms", "5");
     keys.put("block_ms", "0");
+    keys.put("add_opens", "false");
     keys.put("warm_s", "1");
     keys.put("measure_s", "4");
     keys.put("channels", "8");
@@ -136,6 +139,7 @@ public final class GrpcDemoMain {
     final long warmNanos;
     final long measureNanos;
     final int channels;
+    final boolean addOpens;
     final long seed;
     final int serverCore;
     final List<Double> levels = new ArrayList<>();
@@ -156,6 +160,11 @@ public final class GrpcDemoMain {
       if (!(blockMillis >= 0) || blockMillis > 60_000) {
         throw new IllegalArgumentException("block_ms: between 0 and 60000, got " + keys.get("block_ms"));
       }
+      String opens = keys.get("add_opens");
+      if (!opens.equals("true") && !opens.equals("false")) {
+        throw new IllegalArgumentException("add_opens: true or false, got " + opens);
+      }
+      addOpens = Boolean.parseBoolean(opens);
       sloNanos = sloMillis * 1_000_000;
       warmNanos = (long) (Double.parseDouble(keys.get("warm_s")) * 1e9);
       measureNanos = (long) (Double.parseDouble(keys.get("measure_s")) * 1e9);
@@ -276,7 +285,7 @@ public final class GrpcDemoMain {
     DemoServerProcess startServer(String serverMode, String label) throws IOException {
       return DemoServerProcess.start(serverMode, serviceMicros, sloMillis,
           Math.round(blockMillis * 1000), serverCore,
-          out.resolve("server-" + label + ".log"));
+          out.resolve("server-" + label + ".log"), addOpens);
     }
 
     void runJava(String mode) throws Exception {
