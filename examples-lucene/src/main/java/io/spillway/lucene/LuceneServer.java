@@ -107,7 +107,9 @@ public final class LuceneServer implements AutoCloseable {
     NONE;
 
     /** The names {@link #parse} knows, the default first. */
-    static final String KNOWN = "spillway (default), protego, breakwater, seda, none";
+    static final String KNOWN = java.util.Arrays.stream(values())
+        .map(p -> p.name().toLowerCase(java.util.Locale.ROOT) + (p == SPILLWAY ? " (default)" : ""))
+        .collect(java.util.stream.Collectors.joining(", "));
 
     /** The protection called {@code name}, any case ({@code spillway}, {@code none}, ...). */
     public static Protection parse(String name) {

@@ -330,7 +330,7 @@ public final class BreakwaterServerGate implements ServerGate {
             decision = Status.REJECTED_AQM;
           }
         }
-        session.arrived(nowNanos);
+        session.arrived(nowNanos, share != null);
       }
     }
     metrics.onAdmission(decision);
@@ -918,10 +918,17 @@ public final class BreakwaterServerGate implements ServerGate {
       }
     }
 
-    /** A request of this session arrived (admitted or not) at {@code nowNanos}. */
-    void arrived(long nowNanos) {
+    /**
+     * A request of this session arrived (admitted or not) at {@code nowNanos}; with {@code
+     * timed}, its gap from the last one goes into {@link #interval} (only a gate with a {@link
+     * QueueShare} reads it).
+     */
+    void arrived(long nowNanos, boolean timed) {
       if (graceArrivals > 0) {
         graceArrivals--;
+      }
+      if (!timed) {
+        return;
       }
       if (arrivals > 0) {
         long gap = nowNanos - lastArrival;
