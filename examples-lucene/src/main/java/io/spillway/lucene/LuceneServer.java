@@ -33,8 +33,9 @@ import java.util.concurrent.TimeUnit;
  * <p>{@link Protection#SPILLWAY} (the default) protects the server exactly as Spillway's gRPC
  * quick start does ({@code SpillwayGrpc.server().slo(target).install(builder)}): delay-based AQM
  * and an adaptive concurrency limit at admission, for clients that know nothing of Spillway (ghz)
- * and Spillway-aware ones alike, and a queueing budget in scope of every admitted call (from its
- * gRPC deadline, else from the target: {@code target − p99 service time}, protego-nsdi23 §3.2), so
+ * and Spillway-aware ones alike, and a queueing budget in scope of every admitted call (the
+ * target or its gRPC deadline, whichever is nearer, less the p99 service time, protego-nsdi23
+ * §3.2), so
  * the shard and cache locks refuse a call early and the search stops when its budget does. The
  * target defaults to 40 ms, the target delay §5.2 set for Lucene. {@link Protection#PROTEGO},
  * {@link Protection#BREAKWATER} and {@link Protection#SEDA}, the schemes protego-nsdi23 §5.2
@@ -81,12 +82,11 @@ public final class LuceneServer implements AutoCloseable {
    * <h3>Budgets</h3>
    *
    * <p>{@link #PROTEGO} and {@link #SPILLWAY} put a budget in scope of every admitted call ({@link
-   * #targetBudgets}): from its Spillway header, else its gRPC deadline, else the server-side
-   * target (overload-grpc's {@code SpillwayServerInterceptor}). So Protego's own budget, from the
-   * target, is that of calls without a deadline ({@code ./spillway lucene load --deadline-ms 0});
-   * Protego's clients send no budget header, and a call with a 1 s deadline gets a budget of
-   * about 1 s (docs/results/lucene.md §3 measures both). {@link #BREAKWATER} and {@link
-   * #SEDA} have no server-side target: the paper's Breakwater and SEDA have no lock budgets (§5.2:
+   * #targetBudgets}): from its Spillway header, else the server-side target or its gRPC
+   * deadline, whichever is nearer (overload-grpc's {@code SpillwayServerInterceptor}). So a call
+   * with the load generator's 1 s deadline gets Protego's own budget, from the target, as a call
+   * without a deadline does; Protego's clients send no budget header. {@link #BREAKWATER} and
+   * {@link #SEDA} have no server-side target: the paper's Breakwater and SEDA have no lock budgets (§5.2:
    * Breakwater lets the mutexes' queues grow, SEDA only slows its clients), so a call without a
    * deadline has no budget and waits at the locks and searches to the end as under {@link #NONE}.
    * A call with a deadline still gets the budget its deadline leaves ({@code deadline − p99

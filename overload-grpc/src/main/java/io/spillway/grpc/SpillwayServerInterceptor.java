@@ -56,10 +56,15 @@ import java.util.concurrent.TimeUnit;
  *   <li>A cancelled call has nobody to carry its credit delta back; a non-zero delta is sent
  *       instead on the {@code orphanCredits} channel (the session's explicit credit stream,
  *       {@link SpillwayControlService}), so the client's view of its window stays right.
- *   <li>A request that carries no budget gets one from its gRPC deadline, less the p99 of the
- *       server's service time (protego-nsdi23 §3.2: budget = target − p99 service − p99 network;
- *       the network share is left in the deadline), or, without a deadline, from the server-side
- *       target given to the constructor. A call whose deadline is already too close to be met is
+ *   <li>A request that carries no budget gets one from its gRPC deadline and the server-side
+ *       target given to the constructor, whichever is nearer, less the p99 of the server's
+ *       service time (protego-nsdi23 §3.2: budget = target − p99 service − p99 network; the
+ *       network share is left in the deadline or the target). The target is the latency the
+ *       server promises: a call that queues past it because its client would wait longer takes
+ *       the place of calls that would meet the target (§3.2 budgets from the SLO, not from a
+ *       client's patience). A deadline nearer than the
+ *       target narrows the budget; without a target, the deadline alone sets it, and without
+ *       either, the call has no budget. A call whose deadline is already too close to be met is
  *       refused at once ({@code REJECTED_BUDGET}), before the gate and before it queues. So a
  *       {@code BudgetedLock} in the handler works for any client. A call that spends the budget
  *       its deadline gave it waiting for a worker is aborted unrun (docs/design.md, "Request
@@ -281,12 +286,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     if (budget == Long.MAX_VALUE) {
       long p99 = serviceTimes.p99Nanos(now); // decays while no call completes (ServiceTimeTracker)
       if (deadline != null) {
-        budget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
-        if (budget <= 0) { // the deadline cannot be met: refuse before the call queues
+        deadlineBudget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
+        if (deadlineBudget <= 0) { // the deadline cannot be met: refuse before the call queues
           return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
         }
-        request.budgetNanos(budget);
-        deadlineBudget = budget;
+        // a deadline looser than the server's target does not loosen the target
+        request.budgetNanos(targetBudgetNanos == NO_TARGET ? deadlineBudget
+            : Math.min(deadlineBudget, Math.max(0, targetBudgetNanos - p99)));
       } else if (targetBudgetNanos != NO_TARGET) {
         request.budgetNanos(Math.max(0, targetBudgetNanos - p99));
       }

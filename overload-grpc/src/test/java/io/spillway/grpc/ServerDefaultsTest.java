@@ -241,7 +241,8 @@ class ServerDefaultsTest {
     assertEquals("4", refused.trailer(SpillwayMetadata.STATUS), "REJECTED_BUDGET");
     assertEquals(1, runs.get(), "the handler never ran");
     Calls.Reply served = Calls.unary(withDeadline(ch, 60_000), Echo.UNARY, "0").await();
-    assertEquals(Status.Code.OK, served.status().getCode(), "55 s of budget is plenty");
+    assertEquals(Status.Code.OK, served.status().getCode(),
+        "a 60 s deadline can be met; its budget is the SLO's, used up by the p99; no lock asks");
   }
 
   @Test
@@ -261,6 +262,38 @@ class ServerDefaultsTest {
         "p99 " + spillway.interceptor().p99ServiceNanos());
     Calls.Reply served = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY, "0").await();
     assertEquals(Status.Code.OK, served.status().getCode(), served.toString());
+  }
+
+  @Test
+  void aBudgetedLockRefusesAPlainClientWhoseLooseDeadlineWouldLetItWaitPastTheSlo()
+      throws Exception {
+    BudgetedLock lock = new BudgetedLock(clock);
+    Channel ch = start((method, request, out) -> {
+      try (var held = lock.acquireWithinBudget()) {
+        out.onNext("locked");
+        out.onCompleted();
+      }
+    }, 2);
+    lock.lock(); // held, with a waiter queued behind it for 30 ms of virtual time
+    Thread waiter = Thread.ofPlatform().start(() -> {
+      lock.lock();
+      lock.unlock();
+    });
+    while (lock.waiters() == 0) {
+      Thread.onSpinWait();
+    }
+    clock.advance(30 * MS);
+    try {
+      Calls.Reply refused = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "x").await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(),
+          "a 10 s deadline would wait; the 5 ms SLO bounds the budget: " + refused);
+      assertEquals("spillway: rejected (budget)", refused.status().getDescription());
+    } finally { // a call that queued instead gets the lock, so the server can stop
+      lock.unlock();
+      waiter.join();
+    }
+    Calls.Reply served = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "y").await();
+    assertEquals(Status.Code.OK, served.status().getCode(), "an idle lock fits any budget");
   }
 
   @Test

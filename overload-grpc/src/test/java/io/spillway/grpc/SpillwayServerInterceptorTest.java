@@ -284,11 +284,52 @@ class SpillwayServerInterceptorTest {
       assertEquals(List.of("header", "target", "in time"), handled);
       assertEquals(0L, budgets.get(0), "the wait for a worker took all of the header's budget");
       assertEquals(0L, budgets.get(1));
-      assertTrue(budgets.get(2) > 9_000_000_000L - 6_000 && budgets.get(2) <= 10_000_000_000L - 6_000,
-          "the deadline's budget less the wait: " + budgets.get(2));
+      assertEquals(0L, budgets.get(2),
+          "the target's budget, nearer than the deadline's, less the wait");
       assertEquals(List.of(Outcome.ABORTED, Outcome.ABORTED, Outcome.SUCCESS, Outcome.SUCCESS,
           Outcome.SUCCESS), scripted.outcomes);
       gate.assertNoLeaks();
+    }
+  }
+
+  @Test
+  void theNearerOfTheDeadlineAndTheServerTargetSetsTheBudget() {
+    long deadline = 10_000_000_000L;
+    long[][] cases = { // target, with a 10 s deadline?, then the budget's bounds
+        {SpillwayServerInterceptor.NO_TARGET, 1, deadline - 1_000_000_000L, deadline},
+        {SpillwayServerInterceptor.NO_TARGET, 0, Long.MAX_VALUE, Long.MAX_VALUE},
+        {5_000_000, 1, 5_000_000, 5_000_000}, // a looser deadline does not loosen the target
+        {5_000_000, 0, 5_000_000, 5_000_000},
+        {60_000_000_000L, 1, deadline - 1_000_000_000L, deadline}, // a nearer one narrows it
+        {60_000_000_000L, 0, 60_000_000_000L, 60_000_000_000L}};
+    for (long[] c : cases) {
+      LeakCheckingServerGate gate = new LeakCheckingServerGate(new ScriptedGate());
+      AtomicLong budget = new AtomicLong(-1);
+      Echo.Handler handler = (method, request, out) -> {
+        RequestBudget b = RequestBudget.currentOrNull();
+        budget.set(b == null ? Long.MAX_VALUE : b.remainingNanos());
+        Echo.ECHO.handle(method, request, out);
+      };
+      SpillwayServerInterceptor spillway = new SpillwayServerInterceptor(gate, clock,
+          InterfaceRegistry.of(Echo.DESCRIPTOR), ControlChannel.DISCARD, QueueDelaySignal.NONE,
+          c[0]);
+      try (InProcess grpc =
+          new InProcess(ServerInterceptors.intercept(Echo.service(handler), spillway))) {
+        Channel channel = c[1] == 0 ? grpc.channel() : ClientInterceptors.intercept(grpc.channel(),
+            new ClientInterceptor() {
+              @Override
+              public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method,
+                  CallOptions options, Channel next) {
+                return next.newCall(method,
+                    options.withDeadlineAfter(deadline, TimeUnit.NANOSECONDS));
+              }
+            });
+        Calls.Reply reply = Calls.unary(channel, Echo.UNARY, "x").await();
+        assertEquals(Status.Code.OK, reply.status().getCode(), reply.toString());
+        String what = "target " + c[0] + ", deadline " + (c[1] == 1) + ": " + budget.get();
+        assertTrue(budget.get() >= c[2] && budget.get() <= c[3], what);
+        gate.assertNoLeaks();
+      }
     }
   }
 
