@@ -200,7 +200,7 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     if (p99 == 0) {
       return queueTimeoutNanos;
     }
-    return Math.max(sloNanos / 10,
+    return Math.max(sloNanos / QueueShare.CLIENT_SHARE_DIVISOR,
         Math.min(queueTimeoutNanos, sloNanos - p99 - pathLatency.stepNanos()));
   }
 

@@ -59,8 +59,8 @@ final class QueueShare {
     this.sloNanos = sloNanos;
     this.configuredTargetNanos = targetDelayNanos;
     this.configuredDropNanos = dropThresholdNanos;
-    this.typical = new Targets(); // after the configured values, which they start from
-    this.tail = new Targets();
+    this.typical = new Targets(sloNanos / CLIENT_SHARE_DIVISOR); // from the configured values
+    this.tail = new Targets(0);
   }
 
   /** The targets for requests that carry a budget: the median residence leaves them room. */
@@ -102,17 +102,30 @@ final class QueueShare {
     tail.follow(p99.p99Nanos(nowNanos));
   }
 
+  /**
+   * The SLO's share left to a Spillway-aware client's own queue, one part in this many: the least
+   * its queue timeout may be ({@link BreakwaterClientGate#queueTimeoutNanos}). Its requests leave
+   * it that room: the AQM threshold is the SLO less the median residence and less this share.
+   */
+  static final int CLIENT_SHARE_DIVISOR = 10;
+
   /** d_t and the AQM threshold for one kind of request. Thread-safe. */
   final class Targets {
     private volatile long targetDelayNanos = configuredTargetNanos;
     private volatile long dropThresholdNanos = configuredDropNanos;
+    /** What the requests need of the SLO beyond the server's queue and its handlers. */
+    private final long reserveNanos;
+
+    private Targets(long reserveNanos) {
+      this.reserveNanos = reserveNanos;
+    }
 
     private void follow(long residenceNanos) {
       if (residenceNanos == 0) {
         return; // no handler has said when it started
       }
       long drop = Math.max(configuredDropNanos / 8,
-          Math.min(configuredDropNanos, sloNanos - residenceNanos));
+          Math.min(configuredDropNanos, sloNanos - residenceNanos - reserveNanos));
       if (drop != dropThresholdNanos) {
         targetDelayNanos = Math.max(1, (long) ((double) configuredTargetNanos * drop / configuredDropNanos));
         dropThresholdNanos = drop;

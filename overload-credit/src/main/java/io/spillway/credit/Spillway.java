@@ -23,8 +23,9 @@ import java.util.Objects;
  * budget adapting with it (below). Where the host says when handlers start, the AQM threshold and
  * d_t of both halves shrink to what the handlers' residence leaves of the SLO ({@code
  * QueueShare}: the median for the credit half, whose requests carry budgets, the p99 for plain
- * clients'): Breakwater's split leaves a fifth of the SLO for the handler, far less than a handler
- * that blocks on a downstream call takes.
+ * clients'; the credit half's also leaves its clients' queues a tenth of the SLO, the least their
+ * timeout may be): Breakwater's split leaves a fifth of the SLO for the handler, far less than a
+ * handler that blocks on a downstream call takes.
  * The control period is the one value the paper ties to the network (one RTT, §3.2.1). Spillway
  * splits it in two. The pool follows the queue every {@link #poolUpdateNanos}, a twentieth of the
  * SLO (the paper's RTT where the SLO is set by its rule, 10 × (service + RTT), and the service time

@@ -30,10 +30,11 @@ class QueueShareTest {
     QueueShare share = share();
     share.record(30 * MS, NOW); // the first sample is both estimates
     share.retarget(NOW);
-    for (QueueShare.Targets t : new QueueShare.Targets[] {share.typical(), share.tail()}) {
-      assertEquals(20 * MS, t.dropThresholdNanos(), "50 − 30");
-      assertEquals(10 * MS, t.targetDelayNanos(), "d_t scaled with it");
-    }
+    assertEquals(20 * MS, share.tail().dropThresholdNanos(), "50 − 30");
+    assertEquals(10 * MS, share.tail().targetDelayNanos(), "d_t scaled with it");
+    assertEquals(15 * MS, share.typical().dropThresholdNanos(),
+        "50 − 30 − 5: an aware client's queue keeps a tenth of the SLO");
+    assertEquals(7_500_000, share.typical().targetDelayNanos());
   }
 
   @Test
@@ -43,11 +44,11 @@ class QueueShareTest {
     share.record(1_000 * MS, NOW);
     share.retarget(NOW);
     // the median moves by a 32nd of itself, 1 ms; the p99 by 0.99 of a 16th, 1.98 ms
-    assertEquals(17 * MS, share.typical().dropThresholdNanos());
+    assertEquals(50 * MS - 33 * MS - 5 * MS, share.typical().dropThresholdNanos());
     assertEquals(50 * MS - 32 * MS - 1_980_000, share.tail().dropThresholdNanos());
     share.record(0, NOW); // a short one: the median back down by 33 / 32 ms, the p99 by a 100th of a step
     share.retarget(NOW);
-    assertEquals(18 * MS + 31_250, share.typical().dropThresholdNanos());
+    assertEquals(13 * MS + 31_250, share.typical().dropThresholdNanos());
     assertEquals(50 * MS - 32 * MS - 1_980_000 + 21_237, share.tail().dropThresholdNanos());
   }
 
@@ -56,7 +57,8 @@ class QueueShareTest {
     QueueShare fast = share();
     fast.record(5 * MS, NOW);
     fast.retarget(NOW);
-    assertEquals(40 * MS, fast.typical().dropThresholdNanos(), "a fifth of the SLO is the configured room");
+    assertEquals(40 * MS, fast.typical().dropThresholdNanos(),
+        "a fifth of the SLO is the configured room, and holds the client's tenth");
     assertEquals(40 * MS, fast.tail().dropThresholdNanos());
     QueueShare slow = share();
     slow.record(70 * MS, NOW);

@@ -74,15 +74,22 @@ class SpillwayTest {
     aware.started(clock.read());
     clock.advance(3_000_000);
     aware.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
-    clock.advance(1_000_000); // the timer runs: both halves steer to 2 ms, not 4
+    // The timer runs: the plain half's AQM threshold is 5 − 3 = 2 ms, not 4; the credit half's
+    // also leaves its clients' queues a tenth of the SLO, 1.5 ms.
+    clock.advance(1_000_000);
     delay[0] = 2_000_000;
     ServerPermit plain = gate.admit(new RequestMetadata(), clock.read());
     assertEquals(Status.REJECTED_AQM, plain.status(), "the plain half, fed by the aware call");
     plain.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
+    delay[0] = 1_999_999;
+    ServerPermit plainUnder = gate.admit(new RequestMetadata(), clock.read());
+    assertTrue(plainUnder.isAdmitted(), "under the plain half's 2 ms");
+    plainUnder.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    delay[0] = 1_500_000;
     ServerPermit again = gate.admit(new RequestMetadata().sessionId(7), clock.read());
     assertEquals(Status.REJECTED_AQM, again.status(), "the credit half");
     again.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
-    delay[0] = 1_999_999;
+    delay[0] = 1_499_999;
     ServerPermit under = gate.admit(new RequestMetadata().sessionId(7), clock.read());
     assertTrue(under.isAdmitted());
     under.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
