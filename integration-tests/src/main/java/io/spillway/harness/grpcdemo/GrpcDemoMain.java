@@ -37,10 +37,16 @@ import org.HdrHistogram.Histogram;
  *   <li>results.json (the report's schema, plus the counts), report.md and plots in {@code out}.
  * </ol>
  *
+ * <p>With {@code repeats} N above 1, the modes run N times in turn (mode A, mode B, …, then A
+ * again), each run with fresh server processes, since one run on a shared VM is one sample: the
+ * table lists every run and then, per mode and level, the median run's goodput with the runs'
+ * range; results.json holds the median run of each (mode, level), so the plots show real runs,
+ * and {@code runs.jsonl} every run's record with its number.
+ *
  * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code block_ms} (0:
  * each handler, after its CPU time, blocks this long with no lock held, a downstream call's wait), {@code warm_s}
  * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
- * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code add_opens} (false: the server
+ * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code repeats} (1), {@code add_opens} (false: the server
  * JVM as a team starts it; true adds {@code --add-opens java.base/java.lang=ALL-UNNAMED}, so that
  * the carriers of its virtual threads are measured, docs/design.md).
  */
@@ -64,6 +70,7 @@ public final class GrpcDemoMain {
     keys.put("replica_levels", "2");
     keys.put("seed", "1");
     keys.put("steady_max_s", "40");
+    keys.put("repeats", "1");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--out" -> out = Path.of(args[++i]);
@@ -113,6 +120,53 @@ public final class GrpcDemoMain {
         issued, warmSlices, reasons);
   }
 
+  /** One run's row: its place, its goodput for the median, and its results.json record. */
+  record RunRow(String mode, double level, int run, double goodput, double p99Micros,
+      String json) { }
+
+  /**
+   * The median run of each (mode, level) by goodput, in the order the pairs first appear; with an
+   * even count the lower of the two middle runs.
+   */
+  static List<RunRow> medians(List<RunRow> rows) {
+    Map<String, List<RunRow>> byCell = new LinkedHashMap<>();
+    for (RunRow r : rows) {
+      byCell.computeIfAbsent(r.mode() + "@" + r.level(), k -> new ArrayList<>()).add(r);
+    }
+    List<RunRow> medians = new ArrayList<>();
+    for (List<RunRow> cell : byCell.values()) {
+      List<RunRow> sorted = new ArrayList<>(cell);
+      sorted.sort(java.util.Comparator.comparingDouble(RunRow::goodput));
+      medians.add(sorted.get((sorted.size() - 1) / 2));
+    }
+    return medians;
+  }
+
+  /** Per (mode, level): the median run's goodput ÷ capacity, the runs' range, and their p99s. */
+  static List<String> spread(List<RunRow> rows, double capacity) {
+    List<String> lines = new ArrayList<>();
+    for (RunRow m : medians(rows)) {
+      double lo = Double.MAX_VALUE;
+      double hi = -Double.MAX_VALUE;
+      double p99lo = Double.MAX_VALUE;
+      double p99hi = -Double.MAX_VALUE;
+      int n = 0;
+      for (RunRow r : rows) {
+        if (r.mode().equals(m.mode()) && r.level() == m.level()) {
+          lo = Math.min(lo, r.goodput());
+          hi = Math.max(hi, r.goodput());
+          p99lo = Math.min(p99lo, r.p99Micros());
+          p99hi = Math.max(p99hi, r.p99Micros());
+          n++;
+        }
+      }
+      lines.add(String.format(Locale.ROOT, "%-16s %5.1fx  median %.3f (run %d)  range %.3f–%.3f"
+          + "  p99 %.0f–%.0f us  %d runs", m.mode(), m.level(), m.goodput() / capacity, m.run(),
+          lo / capacity, hi / capacity, p99lo, p99hi, n));
+    }
+    return lines;
+  }
+
   /**
    * The machine's cores, as {@code nproc --all} counts them: this JVM may be pinned to one, so
    * {@link Runtime#availableProcessors} would say 1 where the server could have a core of its own.
@@ -142,6 +196,10 @@ public final class GrpcDemoMain {
     final boolean addOpens;
     final long seed;
     final int serverCore;
+    final int repeats;
+    /** The run under way, from 1. */
+    int run = 1;
+    final List<RunRow> rows = new ArrayList<>();
     final List<Double> levels = new ArrayList<>();
     final List<String> modes = new ArrayList<>();
     final List<String> records = new ArrayList<>();
@@ -170,6 +228,10 @@ public final class GrpcDemoMain {
       measureNanos = (long) (Double.parseDouble(keys.get("measure_s")) * 1e9);
       channels = Integer.parseInt(keys.get("channels"));
       seed = Long.parseLong(keys.get("seed"));
+      repeats = Integer.parseInt(keys.get("repeats"));
+      if (repeats < 1) {
+        throw new IllegalArgumentException("repeats: at least 1, got " + repeats);
+      }
       // The launcher pins this JVM to core 1; the server takes core 0 where there are two.
       serverCore = cores() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
       for (String l : keys.get("levels").split(",")) {
@@ -198,19 +260,26 @@ public final class GrpcDemoMain {
           noneCapacity);
       table.add(String.format(Locale.ROOT, "%-16s %6s %9s %9s %7s %9s %9s %7s %8s %7s",
           "mode", "demand", "offered", "goodput", "/cap", "p50_us", "p99_us", "drop%",
-          "client_rj", "errors") + "  server rejects by reason");
-      for (String mode : modes) {
-        if (mode.equals("replicas")) {
-          runReplicas();
-        } else if (mode.startsWith("ghz-")) {
-          if (ghz == null) {
-            System.out.println(mode + ": skipped, no ghz binary");
-            continue;
+          "client_rj", "errors") + "  server rejects by reason" + (repeats > 1 ? "  run" : ""));
+      for (run = 1; run <= repeats; run++) {
+        for (String mode : modes) {
+          if (mode.equals("replicas")) {
+            runReplicas();
+          } else if (mode.startsWith("ghz-")) {
+            if (ghz == null) {
+              System.out.println(mode + ": skipped, no ghz binary");
+              continue;
+            }
+            runGhz(ghz, mode);
+          } else {
+            runJava(mode);
           }
-          runGhz(ghz, mode);
-        } else {
-          runJava(mode);
         }
+      }
+      if (repeats > 1) {
+        table.add("");
+        table.add("median run of " + repeats + " by goodput ÷ capacity (results.json), the runs' range:");
+        table.addAll(spread(rows, capacity));
       }
       table.forEach(System.out::println);
       writeResults();
@@ -285,7 +354,7 @@ public final class GrpcDemoMain {
     DemoServerProcess startServer(String serverMode, String label) throws IOException {
       return DemoServerProcess.start(serverMode, serviceMicros, sloMillis,
           Math.round(blockMillis * 1000), serverCore,
-          out.resolve("server-" + label + ".log"), addOpens);
+          out.resolve("server-" + label + (repeats > 1 ? "-run" + run : "") + ".log"), addOpens);
     }
 
     void runJava(String mode) throws Exception {
@@ -472,11 +541,14 @@ public final class GrpcDemoMain {
       double p50 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(50) / 1e3;
       double p99 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(99) / 1e3;
       double rejectP99 = rejects.getTotalCount() == 0 ? 0 : rejects.getValueAtPercentile(99) / 1e3;
-      records.add(record(mode, level, capacity, offered, throughput, goodput, p50, p99,
-          sloMillis * 1000, dropRate, rejectP99, clientRejects, errors, issued, warmSlices, reasons));
+      String json = record(mode, level, capacity, offered, throughput, goodput, p50, p99,
+          sloMillis * 1000, dropRate, rejectP99, clientRejects, errors, issued, warmSlices, reasons);
+      records.add(json);
+      rows.add(new RunRow(mode, level, run, goodput, p99, json));
       String row = String.format(Locale.ROOT,
           "%-16s %5.1fx %9.0f %9.0f %7.3f %9.0f %9.0f %7.1f %8d %7d  %s", mode, level, offered,
-          goodput, goodput / capacity, p50, p99, 100 * dropRate, clientRejects, errors, reasons);
+          goodput, goodput / capacity, p50, p99, 100 * dropRate, clientRejects, errors, reasons)
+          + (repeats > 1 ? "  " + run : "");
       table.add(row);
       System.out.println(row);
     }
@@ -495,7 +567,17 @@ public final class GrpcDemoMain {
           Double.isNaN(noneCapacity) ? -1 : noneCapacity));
       json.append(String.format(Locale.ROOT, "  \"capacity_rps\": %.0f,%n  \"capacity_measured\": "
           + "%s,%n  \"records\": [%n    ", capacity, !keys.containsKey("capacity")));
-      json.append(String.join(",\n    ", records)).append("\n  ]\n}\n");
+      List<String> kept = records;
+      if (repeats > 1) {
+        kept = medians(rows).stream().map(RunRow::json).toList();
+        StringBuilder runs = new StringBuilder();
+        for (RunRow r : rows) {
+          runs.append(r.json(), 0, r.json().length() - 1).append(", \"run\": ").append(r.run())
+              .append("}\n");
+        }
+        Files.writeString(out.resolve("runs.jsonl"), runs);
+      }
+      json.append(String.join(",\n    ", kept)).append("\n  ]\n}\n");
       Path results = out.resolve(ReportWriter.RESULTS_FILE);
       Files.writeString(results, json);
       Files.writeString(out.resolve("table.txt"), String.join("\n", table) + "\n");

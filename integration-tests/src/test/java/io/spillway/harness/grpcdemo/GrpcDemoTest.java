@@ -21,11 +21,20 @@ class GrpcDemoTest {
   void runsEveryJavaModeAndWritesTheReport(@TempDir Path out) throws Exception {
     GrpcDemoMain.main(new String[] {"--out", out.toString(), "--set", "capacity=400",
         "--set", "levels=0.5", "--set", "warm_s=0.2", "--set", "measure_s=0.5",
-        "--set", "channels=2", "--set", "steady_max_s=3",
+        "--set", "channels=2", "--set", "steady_max_s=3", "--set", "repeats=2",
         "--set", "modes=spillway-plain, spillway-aware"});
     JsonNode results = new ObjectMapper().readTree(out.resolve("results.json").toFile());
     JsonNode records = results.path("records");
-    assertEquals(2, records.size(), results.toString());
+    assertEquals(2, records.size(), "one median run per mode and level: " + results);
+    java.util.List<String> runs = Files.readAllLines(out.resolve("runs.jsonl"));
+    assertEquals(4, runs.size(), "every run of both modes: " + runs);
+    java.util.List<Integer> order = new java.util.ArrayList<>();
+    for (String line : runs) {
+      order.add(new ObjectMapper().readTree(line).path("run").asInt());
+    }
+    assertEquals(java.util.List.of(1, 1, 2, 2), order, "the modes in turn");
+    assertTrue(Files.exists(out.resolve("server-spillway-aware-run2.log")));
+    assertTrue(Files.readString(out.resolve("table.txt")).contains("median run of 2"));
     for (JsonNode r : records) {
       assertEquals(0, r.path("errors").asLong(), r.toString());
       assertTrue(r.path("issued").asLong() > 0, r.toString());
@@ -56,6 +65,21 @@ class GrpcDemoTest {
     io.spillway.report.ReportWriter.write(out.resolve("results.json"), out);
     String report = Files.readString(out.resolve("report.md"));
     assertTrue(report.contains("| 9.82 | 4,837.4 | 7.69 |"), report);
+  }
+
+  @Test
+  void theMedianRunOfEachModeAndLevelIsKept() {
+    java.util.List<GrpcDemoMain.RunRow> rows = java.util.List.of(
+        new GrpcDemoMain.RunRow("a", 1, 1, 800, 4_000, "a1"),
+        new GrpcDemoMain.RunRow("b", 1, 1, 500, 9_000, "b1"),
+        new GrpcDemoMain.RunRow("a", 1, 2, 1_000, 3_000, "a2"),
+        new GrpcDemoMain.RunRow("b", 1, 2, 700, 8_000, "b2"),
+        new GrpcDemoMain.RunRow("a", 1, 3, 900, 5_000, "a3"));
+    assertEquals(java.util.List.of("a3", "b1"),
+        GrpcDemoMain.medians(rows).stream().map(GrpcDemoMain.RunRow::json).toList(),
+        "a: 800, 900, 1,000 keeps 900; b: 500, 700 keeps the lower middle");
+    assertEquals("a                  1.0x  median 0.900 (run 3)  range 0.800–1.000  p99 3000–5000 us"
+        + "  3 runs", GrpcDemoMain.spread(rows, 1_000).get(0));
   }
 
   @Test
