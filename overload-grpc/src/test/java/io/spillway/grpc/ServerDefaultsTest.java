@@ -59,11 +59,15 @@ class ServerDefaultsTest {
   /** With {@code oneWorker}, admitted calls run on one thread, so a call waits while another runs. */
   private Channel start(Echo.Handler handler, int parallelism, io.grpc.ServerInterceptor outer,
       ExecutorService oneWorker) throws Exception {
+    return start(handler, SpillwayGrpc.server().sloMillis(5), parallelism, outer, oneWorker);
+  }
+
+  private Channel start(Echo.Handler handler, SpillwayGrpcServer.Builder b, int parallelism,
+      io.grpc.ServerInterceptor outer, ExecutorService oneWorker) throws Exception {
     String name = InProcessServerBuilder.generateName();
     InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
     builder.addService(Echo.service(handler));
-    SpillwayGrpcServer.Builder b = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
-        .parallelism(parallelism);
+    b.ticker(clock).scheduler(clock).parallelism(parallelism);
     if (oneWorker != null) {
       workers = oneWorker;
       b.executor(oneWorker, io.spillway.api.QueueDelaySignal.NONE);
@@ -274,15 +278,7 @@ class ServerDefaultsTest {
         out.onCompleted();
       }
     }, 2);
-    lock.lock(); // held, with a waiter queued behind it for 30 ms of virtual time
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      lock.lock();
-      lock.unlock();
-    });
-    while (lock.waiters() == 0) {
-      Thread.onSpinWait();
-    }
-    clock.advance(30 * MS);
+    Thread waiter = holdWithAWaiter(lock, 30 * MS);
     try {
       Calls.Reply refused = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "x").await();
       assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(),
@@ -296,20 +292,11 @@ class ServerDefaultsTest {
     assertEquals(Status.Code.OK, served.status().getCode(), "an idle lock fits any budget");
   }
 
-  @Test
-  void aBudgetedLockRefusesAPlainClientWhoseDeadlineItCannotMeet() throws Exception {
-    BudgetedLock lock = new BudgetedLock(clock);
-    AtomicReference<String> outcome = new AtomicReference<>();
-    Channel ch = start((method, request, out) -> {
-      try (var held = lock.acquireWithinBudget()) {
-        out.onNext("locked");
-        out.onCompleted();
-      } catch (BudgetExceededException e) {
-        outcome.set("refused");
-        throw e;
-      }
-    }, 2);
-    // Another thread holds the lock and a waiter has queued behind it for 30 s of virtual time.
+  /**
+   * The test thread holds {@code lock} and another thread has queued behind it for {@code
+   * waitNanos} of virtual time; returns that thread, which ends once the lock is given up.
+   */
+  private Thread holdWithAWaiter(BudgetedLock lock, long waitNanos) {
     lock.lock();
     Thread waiter = Thread.ofPlatform().start(() -> {
       lock.lock();
@@ -318,14 +305,35 @@ class ServerDefaultsTest {
     while (lock.waiters() == 0) {
       Thread.onSpinWait();
     }
-    clock.advance(30_000 * MS);
-    Calls.Reply refused = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "x").await();
-    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
-    assertEquals("spillway: rejected (budget)", refused.status().getDescription());
-    assertEquals("refused", outcome.get());
-    assertNotNull(refused.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS));
-    lock.unlock();
-    waiter.join();
+    clock.advance(waitNanos);
+    return waiter;
+  }
+
+  @Test
+  void aBudgetedLockRefusesAPlainClientWhoseDeadlineItCannotMeet() throws Exception {
+    BudgetedLock lock = new BudgetedLock(clock);
+    AtomicReference<String> outcome = new AtomicReference<>();
+    // A scheme without an SLO: no server-side target, so the deadline alone sets the budget.
+    Channel ch = start((method, request, out) -> {
+      try (var held = lock.acquireWithinBudget()) {
+        out.onNext("locked");
+        out.onCompleted();
+      } catch (BudgetExceededException e) {
+        outcome.set("refused");
+        throw e;
+      }
+    }, SpillwayGrpc.server(Breakwater.of(BreakwaterConfig.forSlo(5 * MS, MS))), 2, null, null);
+    Thread waiter = holdWithAWaiter(lock, 30_000 * MS);
+    try {
+      Calls.Reply refused = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "x").await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
+      assertEquals("spillway: rejected (budget)", refused.status().getDescription());
+      assertEquals("refused", outcome.get());
+      assertNotNull(refused.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS));
+    } finally {
+      lock.unlock();
+      waiter.join();
+    }
     Calls.Reply served = Calls.unary(withDeadline(ch, 10_000), Echo.UNARY, "y").await();
     assertEquals(Status.Code.OK, served.status().getCode(), "an idle lock fits any budget");
   }
