@@ -86,8 +86,8 @@ public final class LuceneServer implements AutoCloseable {
    * deadline, whichever is nearer (overload-grpc's {@code SpillwayServerInterceptor}). So a call
    * with the load generator's 1 s deadline gets Protego's own budget, from the target, as a call
    * without a deadline does; Protego's clients send no budget header. {@link #BREAKWATER} and
-   * {@link #SEDA} have no server-side target: the paper's Breakwater and SEDA have no lock budgets (§5.2:
-   * Breakwater lets the mutexes' queues grow, SEDA only slows its clients), so a call without a
+   * {@link #SEDA} have no server-side target: the paper's Breakwater and SEDA have no lock budgets
+   * (§5.2: Breakwater lets the mutexes' queues grow, SEDA only slows its clients), so a call without a
    * deadline has no budget and waits at the locks and searches to the end as under {@link #NONE}.
    * A call with a deadline still gets the budget its deadline leaves ({@code deadline − p99
    * service}), as it does under any scheme installed through overload-grpc: its answer after the

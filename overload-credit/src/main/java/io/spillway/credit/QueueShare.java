@@ -31,6 +31,14 @@ import io.spillway.api.ServiceTimeTracker;
  * handler that blocks on a downstream call takes about the same time every call, so for it the
  * two are close.
  *
+ * <p>Aware requests also wait in their client's queue before they are sent, for at least a tenth
+ * of the SLO when the p99 of their answers leaves less ({@link #CLIENT_SHARE_DIVISOR}), so their
+ * AQM threshold leaves that tenth as well: where handlers hold a request for most of the SLO, a
+ * threshold of the SLO less the residence lets the server's queue and the handlers' tail take the
+ * whole of it, the client's timeout sits at its floor, and the p99 passes the SLO by up to the
+ * tenth (docs/results/grpc.md, "Handlers that block"). Where handlers are short, the configured
+ * threshold, 0.8 of the SLO, already leaves it.
+ *
  * <p>One instance is shared by the gates of one server that steer by the same queue (the default
  * scheme's credit half and plain-client half); both feed it. Thread-safe: samples are recorded from
  * any thread, the targets are recomputed by the gates' control loops and read on admission.

@@ -46,7 +46,8 @@ import org.HdrHistogram.Histogram;
  * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code block_ms} (0:
  * each handler, after its CPU time, blocks this long with no lock held, a downstream call's wait), {@code warm_s}
  * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
- * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code repeats} (1), {@code add_opens} (false: the server
+ * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code repeats} (1), {@code add_opens}
+ * (false: the server
  * JVM as a team starts it; true adds {@code --add-opens java.base/java.lang=ALL-UNNAMED}, so that
  * the carriers of its virtual threads are measured, docs/design.md).
  */
@@ -278,7 +279,8 @@ public final class GrpcDemoMain {
       }
       if (repeats > 1) {
         table.add("");
-        table.add("median run of " + repeats + " by goodput ÷ capacity (results.json), the runs' range:");
+        table.add("median run of " + repeats + " by goodput ÷ capacity (results.json), the runs'"
+            + " range:");
         table.addAll(spread(rows, capacity));
       }
       table.forEach(System.out::println);
