@@ -130,42 +130,37 @@ public final class GrpcDemoMain {
    * even count the lower of the two middle runs.
    */
   static List<RunRow> medians(List<RunRow> rows) {
-    Map<String, List<RunRow>> byCell = new LinkedHashMap<>();
-    for (RunRow r : rows) {
-      byCell.computeIfAbsent(r.mode() + "@" + r.level(), k -> new ArrayList<>()).add(r);
-    }
-    List<RunRow> medians = new ArrayList<>();
-    for (List<RunRow> cell : byCell.values()) {
-      List<RunRow> sorted = new ArrayList<>(cell);
-      sorted.sort(java.util.Comparator.comparingDouble(RunRow::goodput));
-      medians.add(sorted.get((sorted.size() - 1) / 2));
-    }
-    return medians;
+    return byCell(rows).stream().map(cell -> cell.get((cell.size() - 1) / 2)).toList();
   }
 
   /** Per (mode, level): the median run's goodput ÷ capacity, the runs' range, and their p99s. */
   static List<String> spread(List<RunRow> rows, double capacity) {
     List<String> lines = new ArrayList<>();
-    for (RunRow m : medians(rows)) {
-      double lo = Double.MAX_VALUE;
-      double hi = -Double.MAX_VALUE;
-      double p99lo = Double.MAX_VALUE;
-      double p99hi = -Double.MAX_VALUE;
-      int n = 0;
-      for (RunRow r : rows) {
-        if (r.mode().equals(m.mode()) && r.level() == m.level()) {
-          lo = Math.min(lo, r.goodput());
-          hi = Math.max(hi, r.goodput());
-          p99lo = Math.min(p99lo, r.p99Micros());
-          p99hi = Math.max(p99hi, r.p99Micros());
-          n++;
-        }
-      }
+    for (List<RunRow> cell : byCell(rows)) {
+      RunRow m = cell.get((cell.size() - 1) / 2);
+      double p99lo = cell.stream().mapToDouble(RunRow::p99Micros).min().orElseThrow();
+      double p99hi = cell.stream().mapToDouble(RunRow::p99Micros).max().orElseThrow();
       lines.add(String.format(Locale.ROOT, "%-16s %5.1fx  median %.3f (run %d)  range %.3f–%.3f"
           + "  p99 %.0f–%.0f us  %d runs", m.mode(), m.level(), m.goodput() / capacity, m.run(),
-          lo / capacity, hi / capacity, p99lo, p99hi, n));
+          cell.get(0).goodput() / capacity, cell.get(cell.size() - 1).goodput() / capacity, p99lo,
+          p99hi, cell.size()));
     }
     return lines;
+  }
+
+  /** The runs of each (mode, level), in the order the pairs first appear, each by goodput. */
+  private static List<List<RunRow>> byCell(List<RunRow> rows) {
+    Map<String, List<RunRow>> cells = new LinkedHashMap<>();
+    for (RunRow r : rows) {
+      cells.computeIfAbsent(r.mode() + "@" + r.level(), k -> new ArrayList<>()).add(r);
+    }
+    List<List<RunRow>> sorted = new ArrayList<>();
+    for (List<RunRow> cell : cells.values()) {
+      List<RunRow> c = new ArrayList<>(cell);
+      c.sort(java.util.Comparator.comparingDouble(RunRow::goodput));
+      sorted.add(c);
+    }
+    return sorted;
   }
 
   /**
