@@ -30,11 +30,20 @@ import jdk.jfr.consumer.RecordingFile;
  * it. Parks that are not lock queueing are left out: condition waits (an idle pool worker, a
  * consumer waiting for work), timed parks (sleeps, timeouts) and parks with no blocker.
  *
- * <p>Two ways in: {@link #profile} records around a workload in this JVM; {@link #analyze} reads a
- * recording made with {@code -XX:StartFlightRecording} (see {@link #main}), e.g. of a service
- * under a real load test. Record with {@code jdk.ThreadPark#threshold=0ms} and {@code
- * jdk.JavaMonitorEnter#threshold=0ms} to see short waits (the JDK's defaults drop waits under 20
- * ms).
+ * <p>Virtual threads are the exception: JFR records neither event when a virtual thread waits
+ * (JDK 25), so a service that runs its requests on virtual threads (Spillway's carrier dispatcher,
+ * Spring's {@code spring.threads.virtual.enabled}) would look uncontended. Their waits are
+ * estimated from thread dumps taken at intervals ({@code ThreadDumpLockWaits}): each dump lists
+ * what every virtual thread is parked or blocked on, and a thread seen waiting stands for the time
+ * since the previous dump. Those rows are marked {@link LockContention#sampled}.
+ *
+ * <p>Three ways in: {@link #profile} records around a workload in this JVM (JFR for platform
+ * threads, dumps for virtual threads); {@link #analyze} reads a recording made with {@code
+ * -XX:StartFlightRecording} (see {@link #main}), e.g. of a service under a real load test; {@link
+ * #sample} samples a running JVM on this machine by its process id, virtual and platform threads
+ * alike, with nothing added to its command line. Record with {@code jdk.ThreadPark#threshold=0ms}
+ * and {@code jdk.JavaMonitorEnter#threshold=0ms} to see short waits (the JDK's defaults drop waits
+ * under 20 ms).
  *
  * <p>Thread-safe: stateless.
  */
@@ -47,36 +56,85 @@ public final class ContendedLockFinder {
    *
    * @param lock the lock's class (e.g. {@code ReentrantLock$NonfairSync}, or the monitor's class)
    * @param site the first application frame that waited for it
-   * @param waits how many waits were recorded
+   * @param waits how many waits were recorded (sampled: how many were seen)
    * @param totalWaitNanos their summed duration: the ranking key
    * @param maxWaitNanos the longest single wait
+   * @param sampled whether the figures are estimated from thread dumps (virtual threads, or a
+   *     process sampled by id) rather than recorded wait by wait; an estimate resolves waits no
+   *     shorter than the interval between dumps, and counts a thread's wait once however many
+   *     dumps saw it
    */
-  public record LockContention(String lock, String site, long waits, long totalWaitNanos, long maxWaitNanos) {
+  public record LockContention(String lock, String site, long waits, long totalWaitNanos, long maxWaitNanos,
+      boolean sampled) {
     /** The mean wait. */
     public long meanWaitNanos() {
       return waits == 0 ? 0 : totalWaitNanos / waits;
     }
   }
 
+  /** The interval between thread dumps where none is given. */
+  public static final Duration DEFAULT_SAMPLE_INTERVAL = Duration.ofMillis(10);
+
   /**
    * Records lock waits while {@code workload} runs on the calling thread (and whatever threads it
-   * drives), then ranks them, most total waiting first.
+   * drives), then ranks them, most total waiting first: platform threads' waits from JFR, virtual
+   * threads' from thread dumps every {@link #DEFAULT_SAMPLE_INTERVAL} (or less often where a dump
+   * takes long; {@code LockWaitSampler}).
    */
   public static List<LockContention> profile(Runnable workload) throws IOException {
+    try (LockWaitSampler.DumpSource dumps = LockWaitSampler.thisJvm()) {
+      return profile(workload, dumps, DEFAULT_SAMPLE_INTERVAL);
+    }
+  }
+
+  static List<LockContention> profile(Runnable workload, LockWaitSampler.DumpSource dumps, Duration interval)
+      throws IOException {
     Path file = Files.createTempFile("spillway-locks", ".jfr");
     try (Recording recording = new Recording()) {
       recording.enable("jdk.ThreadPark").withThreshold(Duration.ZERO).withStackTrace();
       recording.enable("jdk.JavaMonitorEnter").withThreshold(Duration.ZERO).withStackTrace();
+      LockWaitSampler sampler = new LockWaitSampler(dumps, interval, true);
       recording.start();
+      sampler.start();
+      List<LockContention> sampled;
       try {
         workload.run();
       } finally {
+        sampled = sampler.stop();
         recording.stop();
         recording.dump(file);
       }
-      return analyze(file);
+      List<LockContention> ranked = new ArrayList<>(analyze(file));
+      ranked.addAll(sampled);
+      ranked.sort(Comparator.comparingLong(LockContention::totalWaitNanos).reversed());
+      return ranked;
     } finally {
       Files.deleteIfExists(file);
+    }
+  }
+
+  /**
+   * Samples the lock waits of another JVM on this machine for {@code duration}, from thread dumps
+   * taken about every {@code interval}, and ranks them, most estimated waiting first. Virtual and
+   * platform threads are both counted; every row is {@link LockContention#sampled}. The target
+   * needs no flag: the Attach API starts its local management agent (it must run as the same user
+   * and not disable attach). Needs the {@code jdk.attach} and {@code java.management.rmi} modules,
+   * present on the class path of any full JDK.
+   */
+  public static List<LockContention> sample(long pid, Duration duration, Duration interval)
+      throws IOException, InterruptedException {
+    if (duration.isNegative() || duration.isZero()) {
+      throw new IllegalArgumentException("duration must be positive: " + duration);
+    }
+    try (LockWaitSampler.DumpSource dumps = LockWaitSampler.process(pid)) {
+      LockWaitSampler sampler = new LockWaitSampler(dumps, interval, false).start();
+      try {
+        Thread.sleep(duration);
+      } catch (InterruptedException e) {
+        sampler.stop();
+        throw e;
+      }
+      return sampler.stop();
     }
   }
 
@@ -122,8 +180,7 @@ public final class ContendedLockFinder {
         continue;
       }
       String type = f.getMethod().getType().getName();
-      if (type.startsWith("java.") || type.startsWith("jdk.") || type.startsWith("sun.")
-          || isLockWrapper(type)) {
+      if (isPlatformOrWrapper(type)) {
         continue;
       }
       return type + "." + f.getMethod().getName() + ":" + f.getLineNumber();
@@ -133,11 +190,13 @@ public final class ContendedLockFinder {
 
   /**
    * Synchronizers a thread parks on to wait for an event, not to enter a critical section: a
-   * latch, a future, a phaser, a hand-off queue. Waiting on them is not lock queueing (a server's
-   * main thread awaiting shutdown would otherwise rank first).
+   * latch, a future, a phaser, a hand-off queue, a fork-join pool's idle worker waiting for a task.
+   * Waiting on them is not lock queueing (a server's main thread awaiting shutdown, or the idle
+   * carriers of virtual threads, would otherwise rank first).
    */
   static boolean isSignal(String blockerClass) {
     return blockerClass.startsWith("java.util.concurrent.CountDownLatch")
+        || blockerClass.equals("java.util.concurrent.ForkJoinPool")
         || blockerClass.startsWith("java.util.concurrent.CompletableFuture")
         || blockerClass.startsWith("java.util.concurrent.FutureTask")
         || blockerClass.startsWith("java.util.concurrent.Phaser")
@@ -146,20 +205,33 @@ public final class ContendedLockFinder {
         || blockerClass.startsWith("java.util.concurrent.LinkedTransferQueue");
   }
 
-  /** Spillway's own lock types, whose frames sit between the application and the JDK's lock. */
-  private static boolean isLockWrapper(String type) {
-    return type.startsWith("io.spillway.asqm.BudgetedLock") || type.startsWith("io.spillway.asqm.BudgetedCondition")
+  /**
+   * The JDK's frames and Spillway's own lock types, whose frames sit between the application and
+   * the JDK's lock: a wait is labelled with the first frame that is neither.
+   */
+  static boolean isPlatformOrWrapper(String type) {
+    return type.startsWith("java.") || type.startsWith("jdk.") || type.startsWith("sun.")
+        || type.startsWith("io.spillway.asqm.BudgetedLock") || type.startsWith("io.spillway.asqm.BudgetedCondition")
         || type.startsWith("io.spillway.asqm.WaiterLine");
   }
 
-  /** Prints a ranked table. */
+  /**
+   * Prints a ranked table. Sampled rows (estimates from thread dumps) say so in the last column and
+   * give no mean or longest wait: where dumps are further apart than the lock is held, one thread
+   * seen waiting in two dumps in a row may have waited twice in between.
+   */
   public static void print(List<LockContention> ranked, int limit, PrintStream out) {
-    out.printf(Locale.ROOT, "%-4s %-48s %-56s %9s %12s %10s %10s%n", "rank", "lock", "site", "waits",
-        "total_ms", "mean_us", "max_us");
+    out.printf(Locale.ROOT, "%-4s %-48s %-56s %9s %12s %10s %10s %s%n", "rank", "lock", "site", "waits",
+        "total_ms", "mean_us", "max_us", "how");
     for (int i = 0; i < Math.min(limit, ranked.size()); i++) {
       LockContention c = ranked.get(i);
-      out.printf(Locale.ROOT, "%-4d %-48s %-56s %9d %12.3f %10.1f %10.1f%n", i + 1, c.lock(), c.site(),
-          c.waits(), c.totalWaitNanos() / 1e6, c.meanWaitNanos() / 1e3, c.maxWaitNanos() / 1e3);
+      if (c.sampled()) {
+        out.printf(Locale.ROOT, "%-4d %-48s %-56s %9d %12.3f %10s %10s %s%n", i + 1, c.lock(), c.site(),
+            c.waits(), c.totalWaitNanos() / 1e6, "-", "-", "sampled");
+      } else {
+        out.printf(Locale.ROOT, "%-4d %-48s %-56s %9d %12.3f %10.1f %10.1f %s%n", i + 1, c.lock(), c.site(),
+            c.waits(), c.totalWaitNanos() / 1e6, c.meanWaitNanos() / 1e3, c.maxWaitNanos() / 1e3, "recorded");
+      }
     }
   }
 
@@ -167,11 +239,51 @@ public final class ContendedLockFinder {
    * {@code java -cp ... io.spillway.asqm.ContendedLockFinder RECORDING.jfr [TOP]}: ranks the locks
    * in a recording made with, for example, {@code -XX:StartFlightRecording:filename=app.jfr,
    * jdk.ThreadPark#threshold=0ms,jdk.JavaMonitorEnter#threshold=0ms}.
+   *
+   * <p>{@code ... ContendedLockFinder --pid PID [--seconds S] [--interval-ms I] [TOP]}: samples the
+   * running JVM {@code PID} on this machine for {@code S} seconds (default 10), a thread dump about
+   * every {@code I} ms (default 10), and ranks its locks ({@link #sample}); for services whose
+   * requests run on virtual threads, which a recording does not show waiting.
    */
-  public static void main(String[] args) throws IOException {
+  public static void main(String[] args) throws IOException, InterruptedException {
+    String usage = "usage: ContendedLockFinder RECORDING.jfr [TOP]\n"
+        + "       ContendedLockFinder --pid PID [--seconds S] [--interval-ms I] [TOP]";
     if (args.length < 1) {
-      System.err.println("usage: ContendedLockFinder RECORDING.jfr [TOP]");
+      System.err.println(usage);
       System.exit(2);
+    }
+    if (args[0].equals("--pid")) {
+      long pid = -1;
+      double seconds = 10;
+      long intervalMs = DEFAULT_SAMPLE_INTERVAL.toMillis();
+      int top = 20;
+      try {
+        for (int i = 0; i < args.length; i++) {
+          switch (args[i]) {
+            case "--pid" -> pid = Long.parseLong(args[++i]);
+            case "--seconds" -> seconds = Double.parseDouble(args[++i]);
+            case "--interval-ms" -> intervalMs = Long.parseLong(args[++i]);
+            default -> top = Integer.parseInt(args[i]);
+          }
+        }
+      } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+        System.err.println("bad arguments: " + String.join(" ", args) + "\n" + usage);
+        System.exit(2);
+      }
+      if (pid <= 0 || !(seconds > 0) || intervalMs <= 0 || top <= 0) {
+        System.err.println("--pid, --seconds, --interval-ms and TOP must be positive\n" + usage);
+        System.exit(2);
+      }
+      List<LockContention> ranked;
+      try {
+        ranked = sample(pid, Duration.ofNanos((long) (seconds * 1e9)), Duration.ofMillis(intervalMs));
+      } catch (IOException e) {
+        System.err.println("cannot sample process " + pid + ": " + e.getMessage());
+        System.exit(1);
+        return;
+      }
+      print(ranked, top, System.out);
+      return;
     }
     Path file = Path.of(args[0]);
     if (!Files.isRegularFile(file)) {
@@ -202,7 +314,7 @@ public final class ContendedLockFinder {
     LockContention result() {
       String site = sites.entrySet().stream().max(Map.Entry.comparingByValue())
           .map(Map.Entry::getKey).orElse("?");
-      return new LockContention(lockClass, site, waits, total, max);
+      return new LockContention(lockClass, site, waits, total, max, false);
     }
   }
 }
