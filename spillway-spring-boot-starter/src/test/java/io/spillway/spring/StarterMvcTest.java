@@ -166,6 +166,56 @@ class StarterMvcTest {
     }
   }
 
+  private final java.util.concurrent.locks.ReentrantLock ledger = new java.util.concurrent.locks.ReentrantLock();
+  private volatile long ledgerSum;
+
+  /** A service-layer critical section that four threads take in turn. */
+  void ledgerUpdate() {
+    ledger.lock();
+    try {
+      long x = 0;
+      for (int i = 0; i < 20_000; i++) {
+        x += i * 31L;
+      }
+      ledgerSum = x;
+    } finally {
+      ledger.unlock();
+    }
+  }
+
+  @Test
+  void theLocksPartRanksTheLockRequestsQueueForWhileTheApplicationServes() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      threads.add(Thread.ofPlatform().start(() -> {
+        while (!stop.get()) {
+          ledgerUpdate();
+        }
+      }));
+    }
+    HttpResponse<String> profile;
+    try {
+      profile = get("/actuator/spillway/locks?seconds=1");
+    } finally {
+      stop.set(true);
+      for (Thread t : threads) {
+        t.join();
+      }
+    }
+    assertEquals(200, profile.statusCode(), profile.body());
+    String body = profile.body();
+    int firstSite = body.indexOf("\"site\"");
+    assertTrue(firstSite > 0, body);
+    String first = body.substring(firstSite, body.indexOf(',', firstSite));
+    assertTrue(first.contains(getClass().getName() + ".ledgerUpdate"), "the ledger's lock ranks first: " + body);
+    assertTrue(body.contains("\"seconds\":1"), body);
+
+    assertEquals(400, get("/actuator/spillway/locks?seconds=0").statusCode());
+    assertEquals(400, get("/actuator/spillway/locks?seconds=61").statusCode());
+    assertEquals(404, get("/actuator/spillway/nothing").statusCode());
+  }
+
   @Test
   void theRestClientFilterHonoursA503AndCarriesTheBudget() throws Exception {
     RetryPushback pushback = new RetryPushback(ticker);
