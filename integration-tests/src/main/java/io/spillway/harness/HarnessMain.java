@@ -20,10 +20,13 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -95,7 +98,8 @@ public final class HarnessMain {
       System.out.println("  --soak MINUTES: instead of the experiment, the scenario's first scheme at 2x capacity for"
           + " MINUTES, minute by minute: goodput, refusals, requests lost, the server's heap after each GC");
       System.out.println("  --profile-locks FILE.jfr: instead of the experiment, run one step at capacity under the"
-          + " scenario's first scheme with the server's lock waits recorded (JFR) to FILE, and rank its locks");
+          + " scenario's first scheme with the server's platform-thread lock waits recorded (JFR) to FILE and its"
+          + " virtual threads' sampled from thread dumps, and rank its locks");
       return 0;
     }
     Path file = cmd.scenarioFile();
@@ -242,11 +246,11 @@ public final class HarnessMain {
     /**
      * {@code --profile-locks}: Protego §4's "identifying contended locks" on the harness's own
      * service. Runs the scenario's first scheme at 1.0 × capacity for one step (warm-up plus
-     * duration) with the server recording every lock wait (JFR, {@link HarnessServer}'s {@code
-     * jfr-start}), writes the recording to {@code file} and prints {@link ContendedLockFinder}'s
-     * ranking. With {@code paths}, also says whether the path mutexes rank first. The profiled
-     * server dispatches on platform threads ({@link HarnessServer#PLATFORM_THREADS}: the Flight
-     * Recorder sees no lock waits of virtual threads); the locks are the same.
+     * duration) and ranks the server's locks by the time requests queued for them: its platform
+     * threads' waits from a Flight Recorder recording ({@link HarnessServer}'s {@code jfr-start},
+     * written to {@code file}), its virtual threads', which JFR does not record, from thread dumps
+     * of the server process taken meanwhile ({@link ContendedLockFinder#sample}). With {@code
+     * paths}, also says whether the path mutexes rank first.
      *
      * @return the exit status: 0, or 1 if the scenario has paths and they do not rank first
      */
@@ -259,15 +263,25 @@ public final class HarnessMain {
           capacity, measure ? "measured" : "given", name, step / 1e9);
       OverloadScheme scheme = SocketSchemes.create(name, scenario);
       Recorder recorder = new Recorder(scenario.windowNanos());
-      try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out, true);
+      List<ContendedLockFinder.LockContention> sampled;
+      try (ServerProcess server = ServerProcess.start(scenarioFile, overrides, name, scenario.cores(), pin, out);
            SpillwayClient client = client(scheme, server.port())) {
         warm(client, server, name, capacity);
         server.command("jfr-start");
+        CompletableFuture<List<ContendedLockFinder.LockContention>> sampling = CompletableFuture.supplyAsync(() -> {
+          try {
+            return ContendedLockFinder.sample(server.pid(), Duration.ofNanos(step),
+                ContendedLockFinder.DEFAULT_SAMPLE_INTERVAL, true);
+          } catch (IOException | InterruptedException e) {
+            throw new CompletionException(e);
+          }
+        }, runnable -> Thread.ofPlatform().daemon().start(runnable));
         LoadGenerator.openLoop(client, scenario, List.of(new Scenario.DemandStep(1.0, 0)), capacity, step,
             recorder, scenario.seed()).get(step / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
+        sampled = sampling.get(step / 1_000_000 + 30_000, TimeUnit.MILLISECONDS);
         server.command("jfr-stop " + file);
       }
-      List<ContendedLockFinder.LockContention> ranked = ContendedLockFinder.analyze(file);
+      List<ContendedLockFinder.LockContention> ranked = ContendedLockFinder.merge(ContendedLockFinder.analyze(file), sampled);
       Tally served = recorder.sum(0, step);
       report.printf(Locale.ROOT, "contended locks in the %s server at 1.00x capacity (%.0f rps offered, %d served in"
           + " %.1f s), most waiting first; recording %s%n", name, capacity, served.completed, step / 1e9, file);
@@ -471,19 +485,10 @@ public final class HarnessMain {
 
     static ServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme, int carriers,
         boolean pin, Path out) throws IOException, InterruptedException {
-      return start(scenarioFile, overrides, scheme, carriers, pin, out, false);
-    }
-
-    /** As above; {@code platformThreads} dispatches on platform threads (for a lock profile). */
-    static ServerProcess start(Path scenarioFile, Map<String, String> overrides, String scheme, int carriers,
-        boolean pin, Path out, boolean platformThreads) throws IOException, InterruptedException {
       List<String> options = new ArrayList<>();
       String transport = System.getProperty(Transport.PROPERTY);
       if (transport != null) {
         options.add("-D" + Transport.PROPERTY + "=" + transport);
-      }
-      if (platformThreads) {
-        options.add("-D" + HarnessServer.PLATFORM_THREADS + "=true");
       }
       options.addAll(AheadOfTimeCache.serverOptions());
       if (scheme.equals(SocketSchemes.SENTINEL)) {
@@ -536,6 +541,11 @@ public final class HarnessMain {
         throw new IOException("server for " + name + " did not start (first line: " + line + "); see " + log);
       }
       return new ServerProcess(p, stdout, Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip()));
+    }
+
+    /** The server JVM's process id (under {@code taskset}, which runs it in its own process). */
+    long pid() {
+      return process.pid();
     }
 
     int port() {

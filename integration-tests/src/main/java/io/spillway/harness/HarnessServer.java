@@ -54,8 +54,9 @@ import jdk.jfr.Recording;
  * after every collection since the last such command, {@code UPTIME_MS:BYTES} comma-separated, from
  * the collectors' notifications ({@link GcSamples}; the soak reads them); {@code jit} with the ms
  * its JIT has compiled since it started, -1 if the JVM does not say (capacity readings wait for it
- * to go quiet, {@link SteadyCapacity}). Lock waits are only recorded for platform threads: profile a
- * server started with {@code -D}{@value #PLATFORM_THREADS}{@code =true}.
+ * to go quiet, {@link SteadyCapacity}). JFR records lock waits of platform threads only; the
+ * harness samples the virtual threads' waits from thread dumps of this process meanwhile
+ * ({@code HarnessMain}'s {@code --profile-locks}).
  *
  * <p>Usage: {@code HarnessServer SCENARIO_FILE SCHEME CARRIERS [key=value ...]}
  */
@@ -63,13 +64,6 @@ public final class HarnessServer {
 
   static final String PORT_LINE = "SPILLWAY-PORT ";
   static final String JFR_LINE = "SPILLWAY-JFR ";
-  /**
-   * System property: {@code true} dispatches on a pool of CARRIERS platform threads instead of
-   * virtual threads. The lock-profile run needs it: JDK 25's Flight Recorder emits no {@code
-   * jdk.ThreadPark} for a virtual thread that waits for a lock (it unmounts rather than parks its
-   * carrier), so a virtual-thread server shows no lock waits at all.
-   */
-  static final String PLATFORM_THREADS = "spillway.harness.platformThreads";
 
   /**
    * Standard output as the process started: the harness reads its lines. Everything else printed
@@ -97,8 +91,7 @@ public final class HarnessServer {
     Ticker ticker = Ticker.system();
     RequestHandler handler = handler(scenario, schemeName, ticker);
     Decisions decisions = new Decisions();
-    try (CarrierDispatcher dispatcher = Boolean.getBoolean(PLATFORM_THREADS)
-             ? CarrierDispatcher.platform(carriers, ticker) : CarrierDispatcher.create(carriers, ticker);
+    try (CarrierDispatcher dispatcher = CarrierDispatcher.create(carriers, ticker);
          SpillwayServer server = builder(scenario, schemeName, handler, dispatcher, carriers)
              .ticker(ticker).metrics(decisions).build().start()) {
       System.err.println("harness server: scheme " + schemeName + ", transport " + server.transport()

@@ -104,10 +104,7 @@ public final class ContendedLockFinder {
         recording.stop();
         recording.dump(file);
       }
-      List<LockContention> ranked = new ArrayList<>(analyze(file));
-      ranked.addAll(sampled);
-      ranked.sort(Comparator.comparingLong(LockContention::totalWaitNanos).reversed());
-      return ranked;
+      return merge(analyze(file), sampled);
     } finally {
       Files.deleteIfExists(file);
     }
@@ -123,11 +120,21 @@ public final class ContendedLockFinder {
    */
   public static List<LockContention> sample(long pid, Duration duration, Duration interval)
       throws IOException, InterruptedException {
+    return sample(pid, duration, interval, false);
+  }
+
+  /**
+   * As {@link #sample(long, Duration, Duration)}; {@code virtualThreadsOnly} counts only virtual
+   * threads, for a process whose platform threads a JFR recording covers at the same time (their
+   * waits would otherwise be counted twice when the two rankings are merged).
+   */
+  public static List<LockContention> sample(long pid, Duration duration, Duration interval,
+      boolean virtualThreadsOnly) throws IOException, InterruptedException {
     if (duration.isNegative() || duration.isZero()) {
       throw new IllegalArgumentException("duration must be positive: " + duration);
     }
     try (LockWaitSampler.DumpSource dumps = LockWaitSampler.process(pid)) {
-      LockWaitSampler sampler = new LockWaitSampler(dumps, interval, false).start();
+      LockWaitSampler sampler = new LockWaitSampler(dumps, interval, virtualThreadsOnly).start();
       try {
         Thread.sleep(duration);
       } catch (InterruptedException e) {
@@ -136,6 +143,14 @@ public final class ContendedLockFinder {
       }
       return sampler.stop();
     }
+  }
+
+  /** Both rankings in one, most total waiting first. */
+  public static List<LockContention> merge(List<LockContention> a, List<LockContention> b) {
+    List<LockContention> all = new ArrayList<>(a);
+    all.addAll(b);
+    all.sort(Comparator.comparingLong(LockContention::totalWaitNanos).reversed());
+    return all;
   }
 
   /** Ranks the lock waits in a JFR recording, most total waiting first. */
