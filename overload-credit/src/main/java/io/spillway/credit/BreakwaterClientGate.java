@@ -18,7 +18,12 @@ import java.util.function.Consumer;
  *   <li>Responses and explicit credit messages change the window by their signed delta; a
  *       negative delta revokes unused credits, and when none are unused nothing happens beyond the
  *       window shrinking (§3.3: "if a client has already consumed all of its credits, no action is
- *       taken").
+ *       taken"). The window is the sum of the deltas received, never clamped: responses answered
+ *       on different server threads (or cores) can arrive in another order than the server
+ *       computed their deltas in, so a revocation may arrive before the grant it follows and take
+ *       the window below zero for a moment. Clamping it at zero there would drop part of the
+ *       revocation for good and leave the client one or more credits above the server's ledger,
+ *       and the server refuses requests beyond its ledger ({@link BreakwaterServerGate}).
  *   <li>With demand synchronisation (the ablation without speculation) a client that holds queued
  *       requests and no credit reports its demand once in an explicit message and waits for the
  *       server's answer, as the authors' client does.
@@ -78,6 +83,7 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   private final ServiceTimeTracker pathLatency;
   private final TimestampedQueue<R> queue = new TimestampedQueue<>();
   private boolean registered;
+  /** The sum of the deltas received: the server's window once every message has arrived. */
   private int window;
   private int inFlight;
   private int demandReport = -1;
@@ -153,7 +159,7 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   }
 
   private void applyCredit(int delta) {
-    window = Math.max(0, window + delta);
+    window += delta;
     awaitingCredit = false;
     if (demandSync && inFlight >= window && !queue.isEmpty()) {
       demandReport = queue.size();
@@ -221,7 +227,11 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     return registered;
   }
 
-  /** The session's credit window as this client knows it (in flight plus unused). */
+  /**
+   * The session's credit window as this client knows it (in flight plus unused); below zero for
+   * a moment where a revocation arrived before a grant the server made earlier (see the class
+   * comment).
+   */
   public int window() {
     return window;
   }
