@@ -35,7 +35,8 @@ import jdk.jfr.consumer.RecordingFile;
  * Spring's {@code spring.threads.virtual.enabled}) would look uncontended. Their waits are
  * estimated from thread dumps taken at intervals ({@code ThreadDumpLockWaits}): each dump lists
  * what every virtual thread is parked or blocked on, and a thread seen waiting stands for the time
- * since the previous dump. Those rows are marked {@link LockContention#sampled}.
+ * since the previous dump. Those rows are marked {@link LockContention#sampled}; a lock that both
+ * kinds of thread wait for has a row of each.
  *
  * <p>Three ways in: {@link #profile} records around a workload in this JVM (JFR for platform
  * threads, dumps for virtual threads); {@link #analyze} reads a recording made with {@code
