@@ -70,6 +70,30 @@ class ContendedLockFinderTest {
     }
   }
 
+  /** Worker {@code id}'s i-th request: path 1 and the other path in turn; worker 0 also takes its own lock. */
+  private void request(int i, int id, Runnable otherPath) {
+    if ((i + id) % 2 == 0) {
+      path1Request();
+    } else {
+      otherPath.run();
+    }
+    if (id == 0) {
+      privateWork();
+    }
+  }
+
+  /** Path 1's lock and {@code otherPath}'s rank first (in either order); worker 0's own lock not at all. */
+  private void assertTheTwoPathsRankFirst(List<ContendedLockFinder.LockContention> ranked, String otherPath) {
+    ContendedLockFinder.print(ranked, 5, System.out);
+    assertTrue(ranked.size() >= 2, "found " + ranked);
+    Set<String> topSites = ranked.subList(0, 2).stream()
+        .map(c -> c.site().replaceAll(":\\d+$", "")).collect(Collectors.toSet());
+    assertEquals(Set.of(getClass().getName() + ".path1Request", getClass().getName() + "." + otherPath),
+        topSites, "the two paths' locks rank first: " + ranked);
+    assertFalse(ranked.stream().anyMatch(c -> c.site().contains("privateWork")),
+        "a lock only one thread takes is never waited for: " + ranked);
+  }
+
   @Test
   void ranksTheTwoContendedMutexesFirst() throws Exception {
     int workers = 6;
@@ -85,14 +109,7 @@ class ContendedLockFinderTest {
             throw new IllegalStateException(e);
           }
           for (int i = 0; i < 4_000; i++) {
-            if ((i + id) % 2 == 0) {
-              path1Request();
-            } else {
-              path2Request();
-            }
-            if (id == 0) {
-              privateWork();
-            }
+            request(i, id, this::path2Request);
           }
         }));
       }
@@ -105,14 +122,7 @@ class ContendedLockFinderTest {
         throw new IllegalStateException(e);
       }
     });
-    ContendedLockFinder.print(ranked, 5, System.out);
-    assertTrue(ranked.size() >= 2, "found " + ranked);
-    Set<String> topSites = ranked.subList(0, 2).stream()
-        .map(c -> c.site().replaceAll(":\\d+$", "")).collect(Collectors.toSet());
-    assertEquals(Set.of(getClass().getName() + ".path1Request", getClass().getName() + ".path2Request"),
-        topSites, "the two path mutexes rank first: " + ranked);
-    assertFalse(ranked.stream().anyMatch(c -> c.site().contains("privateWork")),
-        "a lock only one thread takes is never waited for: " + ranked);
+    assertTheTwoPathsRankFirst(ranked, "path2Request");
     assertTrue(ranked.get(0).waits() > 0 && ranked.get(0).totalWaitNanos() > 0);
   }
 
@@ -185,14 +195,7 @@ class ContendedLockFinderTest {
           int id = w;
           threads.add(Thread.ofVirtual().start(() -> {
             for (int i = 0; !stop.get(); i++) {
-              if ((i + id) % 2 == 0) {
-                path1Request();
-              } else {
-                cacheRequest();
-              }
-              if (id == 0) {
-                privateWork();
-              }
+              request(i, id, this::cacheRequest);
             }
           }));
         }
@@ -209,15 +212,8 @@ class ContendedLockFinderTest {
         }
       }, dumps, Duration.ofMillis(5));
     }
-    ContendedLockFinder.print(ranked, 5, System.out);
-    assertTrue(ranked.size() >= 2, "found " + ranked);
-    Set<String> topSites = ranked.subList(0, 2).stream()
-        .map(c -> c.site().replaceAll(":\\d+$", "")).collect(Collectors.toSet());
-    assertEquals(Set.of(getClass().getName() + ".path1Request", getClass().getName() + ".cacheRequest"),
-        topSites, "the lock and the monitor rank first: " + ranked);
+    assertTheTwoPathsRankFirst(ranked, "cacheRequest");
     assertTrue(ranked.get(0).sampled() && ranked.get(1).sampled(), "from the dumps: " + ranked);
-    assertFalse(ranked.stream().anyMatch(c -> c.site().contains("privateWork")),
-        "a lock only one thread takes is never waited for: " + ranked);
   }
 
   /**
