@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -150,13 +149,13 @@ public final class ContendedLockFinder {
   public static List<LockContention> merge(List<LockContention> a, List<LockContention> b) {
     List<LockContention> all = new ArrayList<>(a);
     all.addAll(b);
-    all.sort(Comparator.comparingLong(LockContention::totalWaitNanos).reversed());
+    all.sort(LockTally.MOST_WAITING_FIRST);
     return all;
   }
 
   /** Ranks the lock waits in a JFR recording, most total waiting first. */
   public static List<LockContention> analyze(Path recording) throws IOException {
-    Map<Long, Accumulator> byLock = new HashMap<>();
+    Map<Long, LockTally> byLock = new HashMap<>();
     for (RecordedEvent e : RecordingFile.readAllEvents(recording)) {
       String type = e.getEventType().getName();
       String lockClass;
@@ -175,15 +174,11 @@ public final class ContendedLockFinder {
       }
       long address = e.getLong("address");
       long nanos = e.getDuration().toNanos();
-      Accumulator a = byLock.computeIfAbsent(address, k -> new Accumulator(lockClass));
-      a.add(nanos, applicationSite(e.getStackTrace()));
+      LockTally t = byLock.computeIfAbsent(address, k -> new LockTally(lockClass));
+      t.newWait();
+      t.add(applicationSite(e.getStackTrace()), nanos, nanos);
     }
-    List<LockContention> ranked = new ArrayList<>();
-    for (Accumulator a : byLock.values()) {
-      ranked.add(a.result());
-    }
-    ranked.sort(Comparator.comparingLong(LockContention::totalWaitNanos).reversed());
-    return ranked;
+    return LockTally.ranked(byLock.values(), false);
   }
 
   /** The first frame outside the JDK and Spillway's own lock wrappers. */
@@ -241,13 +236,10 @@ public final class ContendedLockFinder {
         "total_ms", "mean_us", "max_us", "how");
     for (int i = 0; i < Math.min(limit, ranked.size()); i++) {
       LockContention c = ranked.get(i);
-      if (c.sampled()) {
-        out.printf(Locale.ROOT, "%-4d %-48s %-56s %9d %12.3f %10s %10s %s%n", i + 1, c.lock(), c.site(),
-            c.waits(), c.totalWaitNanos() / 1e6, "-", "-", "sampled");
-      } else {
-        out.printf(Locale.ROOT, "%-4d %-48s %-56s %9d %12.3f %10.1f %10.1f %s%n", i + 1, c.lock(), c.site(),
-            c.waits(), c.totalWaitNanos() / 1e6, c.meanWaitNanos() / 1e3, c.maxWaitNanos() / 1e3, "recorded");
-      }
+      String mean = c.sampled() ? "-" : String.format(Locale.ROOT, "%.1f", c.meanWaitNanos() / 1e3);
+      String longest = c.sampled() ? "-" : String.format(Locale.ROOT, "%.1f", c.maxWaitNanos() / 1e3);
+      out.printf(Locale.ROOT, "%-4d %-48s %-56s %9d %12.3f %10s %10s %s%n", i + 1, c.lock(), c.site(),
+          c.waits(), c.totalWaitNanos() / 1e6, mean, longest, c.sampled() ? "sampled" : "recorded");
     }
   }
 
@@ -307,30 +299,5 @@ public final class ContendedLockFinder {
       System.exit(2);
     }
     print(analyze(file), args.length > 1 ? Integer.parseInt(args[1]) : 20, System.out);
-  }
-
-  private static final class Accumulator {
-    private final String lockClass;
-    private final Map<String, Long> sites = new HashMap<>();
-    private long waits;
-    private long total;
-    private long max;
-
-    Accumulator(String lockClass) {
-      this.lockClass = lockClass;
-    }
-
-    void add(long nanos, String site) {
-      waits++;
-      total += nanos;
-      max = Math.max(max, nanos);
-      sites.merge(site, nanos, Long::sum);
-    }
-
-    LockContention result() {
-      String site = sites.entrySet().stream().max(Map.Entry.comparingByValue())
-          .map(Map.Entry::getKey).orElse("?");
-      return new LockContention(lockClass, site, waits, total, max, false);
-    }
   }
 }

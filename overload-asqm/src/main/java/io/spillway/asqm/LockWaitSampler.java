@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import javax.management.MBeanServerConnection;
 import javax.management.remote.JMXConnector;
@@ -44,7 +43,6 @@ final class LockWaitSampler {
   private final long intervalNanos;
   private final boolean virtualOnly;
   private final ThreadDumpLockWaits waits = new ThreadDumpLockWaits();
-  private final AtomicLong samples = new AtomicLong();
   private volatile boolean stopping;
   private volatile IOException failure;
   private Thread thread;
@@ -65,11 +63,6 @@ final class LockWaitSampler {
     }
     thread = Thread.ofPlatform().daemon().name("spillway-lock-sampler").start(this::run);
     return this;
-  }
-
-  /** Dumps taken so far. */
-  long samples() {
-    return samples.get();
   }
 
   /**
@@ -120,9 +113,8 @@ final class LockWaitSampler {
       }
       long took = System.nanoTime() - start;
       waits.add(dump, start - previous, virtualOnly);
-      samples.incrementAndGet();
       previous = start;
-      long pause = samples.get() == 1 ? intervalNanos : Math.max(intervalNanos, 9 * took);
+      long pause = waits.samples() == 1 ? intervalNanos : Math.max(intervalNanos, 9 * took);
       long until = System.nanoTime() + pause;
       for (long left = pause; left > 0 && !stopping; left = until - System.nanoTime()) {
         LockSupport.parkNanos(this, left);

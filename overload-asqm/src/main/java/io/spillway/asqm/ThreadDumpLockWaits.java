@@ -1,7 +1,6 @@
 package io.spillway.asqm;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,9 +39,9 @@ final class ThreadDumpLockWaits {
    */
   record LockWait(long threadId, String lock, String lockClass, String site) { }
 
-  private final Map<String, Accumulator> byLock = new HashMap<>();
-  /** Each thread's lock at the previous sample, to join consecutive sightings into one wait. */
-  private Map<Long, Accumulator.Episode> waitingBefore = new HashMap<>();
+  private final Map<String, LockTally> byLock = new HashMap<>();
+  /** Each thread's wait at the previous sample, to join consecutive sightings into one wait. */
+  private Map<Long, Wait> waitingBefore = new HashMap<>();
   private long samples;
 
   /** How many dumps were added. */
@@ -64,25 +63,24 @@ final class ThreadDumpLockWaits {
 
   void add(List<LockWait> waits, long weightNanos) {
     samples++;
-    Map<Long, Accumulator.Episode> waitingNow = new HashMap<>();
+    Map<Long, Wait> waitingNow = new HashMap<>();
     for (LockWait w : waits) {
-      Accumulator a = byLock.computeIfAbsent(w.lock(), k -> new Accumulator(w.lockClass()));
-      Accumulator.Episode before = waitingBefore.get(w.threadId());
-      Accumulator.Episode episode = before != null && before.lock() == a ? before : a.newEpisode();
-      a.add(episode, weightNanos, w.site());
-      waitingNow.put(w.threadId(), episode);
+      LockTally lock = byLock.computeIfAbsent(w.lock(), k -> new LockTally(w.lockClass()));
+      Wait wait = waitingBefore.get(w.threadId());
+      if (wait == null || wait.lock != lock) {
+        wait = new Wait(lock);
+        lock.newWait();
+      }
+      wait.length += weightNanos;
+      lock.add(w.site(), weightNanos, wait.length);
+      waitingNow.put(w.threadId(), wait);
     }
     waitingBefore = waitingNow;
   }
 
   /** The locks seen, most estimated waiting first. */
   List<ContendedLockFinder.LockContention> ranked() {
-    List<ContendedLockFinder.LockContention> ranked = new ArrayList<>();
-    for (Accumulator a : byLock.values()) {
-      ranked.add(a.result());
-    }
-    ranked.sort(Comparator.comparingLong(ContendedLockFinder.LockContention::totalWaitNanos).reversed());
-    return ranked;
+    return LockTally.ranked(byLock.values(), true);
   }
 
   /**
@@ -165,36 +163,13 @@ final class ThreadDumpLockWaits {
     return line.isEmpty() ? method : method + ":" + line;
   }
 
-  private static final class Accumulator {
-    private final String lockClass;
-    private final Map<String, Long> sites = new HashMap<>();
-    private long episodes;
-    private long total;
-    private long max;
+  /** One thread's wait for one lock, seen in one or more consecutive samples. */
+  private static final class Wait {
+    final LockTally lock;
+    long length;
 
-    /** One thread's wait, seen in one or more consecutive samples. */
-    record Episode(Accumulator lock, long[] length) { }
-
-    Accumulator(String lockClass) {
-      this.lockClass = lockClass;
-    }
-
-    Episode newEpisode() {
-      episodes++;
-      return new Episode(this, new long[1]);
-    }
-
-    void add(Episode episode, long weightNanos, String site) {
-      episode.length()[0] += weightNanos;
-      total += weightNanos;
-      max = Math.max(max, episode.length()[0]);
-      sites.merge(site, weightNanos, Long::sum);
-    }
-
-    ContendedLockFinder.LockContention result() {
-      String site = sites.entrySet().stream().max(Map.Entry.comparingByValue())
-          .map(Map.Entry::getKey).orElse("?");
-      return new ContendedLockFinder.LockContention(lockClass, site, episodes, total, max, true);
+    Wait(LockTally lock) {
+      this.lock = lock;
     }
   }
 }
