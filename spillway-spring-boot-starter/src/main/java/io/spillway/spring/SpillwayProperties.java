@@ -70,6 +70,8 @@ public class SpillwayProperties implements Validator {
 
   private final Jfr jfr = new Jfr();
 
+  private final Client client = new Client();
+
   public boolean isEnabled() {
     return enabled;
   }
@@ -124,6 +126,10 @@ public class SpillwayProperties implements Validator {
 
   public Jfr getJfr() {
     return jfr;
+  }
+
+  public Client getClient() {
+    return client;
   }
 
   /** Request budgets (protego-nsdi23 §3.2). */
@@ -237,6 +243,27 @@ public class SpillwayProperties implements Validator {
 
     public void setAdmittedSampleEvery(int admittedSampleEvery) {
       this.admittedSampleEvery = admittedSampleEvery;
+    }
+  }
+
+  /**
+   * The application's own HTTP clients: Spring Boot's {@code RestClient.Builder}, {@code
+   * RestTemplateBuilder} and {@code WebClient.Builder}.
+   */
+  public static class Client {
+    /**
+     * Whether the clients built from them carry the budget of the request being served ({@code
+     * Spillway-Budget}) and hold off a server that answered {@code 503} for as long as it asked
+     * ({@code Spillway-Retry-Pushback-Ms}, else {@code Retry-After}), failing those calls at once.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 
