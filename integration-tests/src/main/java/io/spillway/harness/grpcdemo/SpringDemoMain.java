@@ -35,7 +35,11 @@ import org.HdrHistogram.Histogram;
  *   <li>over HTTP ({@code POST /reservations}), driven by {@code h2load}: {@code none} (the starter
  *       with {@code spillway.enabled=false}), {@code resilience4j}, {@code concurrency-limits}
  *       (Spillway off, the peer's filter) and {@code spillway} (the starter's defaults; h2load
- *       sends no Spillway header: plain clients);
+ *       sends no Spillway header: plain clients); and the same Spillway application driven by
+ *       {@link HttpDemoLoad} (open-loop Poisson over HTTP/2, 4 connections) instead of h2load's
+ *       rate mode: {@code spillway-poisson} (plain clients) and {@code spillway-client-side} (the
+ *       starter's client side: requests held off in the client for the pushback a {@code 503}
+ *       asked for);
  *   <li>over gRPC ({@code Inventory/Reserve}), driven by {@link DemoLoad} (open-loop Poisson, 8
  *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata) and
  *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel,
@@ -84,7 +88,14 @@ public final class SpringDemoMain {
   private static final double LEVEL_WARM_S = 2;
   private static final double PAUSE_S = 3;
   static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
-      "spillway", "grpc-spillway-plain", "grpc-spillway-credits");
+      "spillway", "spillway-poisson", "spillway-client-side", "grpc-spillway-plain",
+      "grpc-spillway-credits");
+  /** The HTTP configurations whose open-loop levels {@link HttpDemoLoad} drives, not h2load. */
+  private static final List<String> OWN_HTTP_LOAD = List.of("spillway-poisson",
+      "spillway-client-side");
+  /** A generator's own warm-up before its first level: open loop at this share of capacity. */
+  private static final double GENERATOR_WARM_LOAD = 0.5;
+  private static final double GENERATOR_WARM_S = 3;
 
   /**
    * Arguments added to every application's command line ({@code --app-arg}, repeatable): a
@@ -225,12 +236,27 @@ public final class SpringDemoMain {
               + "%s us%n", mean, state.getProperty("unloaded_p99_us"), state.getProperty("slo_us"));
         }
         long sloNanos = need("slo_us").longValue() * 1000;
-        for (double level : levels) {
-          pause();
-          OpenResult r = h2loadOpen(app.httpPort, level * capacity, seconds,
-              config + "-" + level + "x", sloNanos);
-          record(config, "http", level, capacity, r.offered, r.ok.getTotalCount() / seconds,
-              r.good / seconds, r.ok, r.rejects, r.errors, 0, "unanswered=" + r.unanswered);
+        if (OWN_HTTP_LOAD.contains(config)) {
+          try (HttpDemoLoad load = new HttpDemoLoad(app.httpPort, H2LOAD_CONNECTIONS,
+              config.equals("spillway-client-side"), sloNanos, "/reservations")) {
+            load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
+            for (double level : levels) {
+              pause();
+              DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
+                  (long) (seconds * 1e9), 1 + Math.round(level * 100));
+              record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
+                  r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
+                  r.rejectsByReason());
+            }
+          }
+        } else {
+          for (double level : levels) {
+            pause();
+            OpenResult r = h2loadOpen(app.httpPort, level * capacity, seconds,
+                config + "-" + level + "x", sloNanos);
+            record(config, "http", level, capacity, r.offered, r.ok.getTotalCount() / seconds,
+                r.good / seconds, r.ok, r.rejects, r.errors, 0, "unanswered=" + r.unanswered);
+          }
         }
         if (config.equals("spillway")) {
           saveActuator(app.httpPort, config);
