@@ -21,10 +21,8 @@ import io.spillway.harness.grpcdemo.proto.WorkReply;
 import io.spillway.harness.grpcdemo.proto.WorkRequest;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -215,30 +213,18 @@ final class DemoLoad implements AutoCloseable {
    * last {@code measureNanos} is counted. Waits for the calls to end (at most their deadline).
    */
   Result openLoop(double rps, long warmNanos, long measureNanos, long seed) throws InterruptedException {
-    SplittableRandom random = new SplittableRandom(seed);
     long start = System.nanoTime();
     Tally tally = new Tally(start + warmNanos, start + warmNanos + measureNanos);
-    long end = start + warmNanos + measureNanos;
-    double meanGap = 1e9 / rps;
-    long next = start;
-    long id = 0;
-    while (next - end < 0) {
-      long wait = next - System.nanoTime();
-      if (wait > 0) {
-        // Park, never spin: the answers are handled by an event loop on this same core, and a
-        // spinning issuer would hold it off for a scheduler slice (milliseconds of false latency).
-        LockSupport.parkNanos(wait);
-        continue;
-      }
-      call(channels[(int) (id % channels.length)], next, tally, id);
-      if (next - tally.from >= 0) {
+    long[] id = new long[1];
+    PoissonArrivals.drive(rps, start, tally.to, seed, scheduled -> {
+      call(channels[(int) (id[0] % channels.length)], scheduled, tally, id[0]);
+      if (scheduled - tally.from >= 0) {
         synchronized (tally) {
           tally.issued++;
         }
       }
-      id++;
-      next += (long) (-Math.log(1 - random.nextDouble()) * meanGap);
-    }
+      id[0]++;
+    });
     drain(tally);
     return tally.result(rps);
   }

@@ -27,10 +27,8 @@ import java.util.ArrayDeque;
 import java.util.IdentityHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -109,38 +107,25 @@ final class HttpDemoLoad implements AutoCloseable {
    */
   DemoLoad.Result openLoop(double rps, long warmNanos, long measureNanos, long seed)
       throws InterruptedException {
-    SplittableRandom random = new SplittableRandom(seed);
     long start = System.nanoTime();
     Tally tally = new Tally(start + warmNanos, start + warmNanos + measureNanos);
-    long end = tally.to;
-    double meanGap = 1e9 / rps;
-    long next = start;
-    long id = 0;
-    while (next - end < 0) {
-      long wait = next - System.nanoTime();
-      if (wait > 0) {
-        // Park, never spin: the answers are read by an event loop on this same core.
-        LockSupport.parkNanos(wait);
-        continue;
-      }
-      long scheduled = next;
-      boolean counted = scheduled - tally.from >= 0;
-      if (counted) {
+    long[] id = new long[1];
+    PoissonArrivals.drive(rps, start, tally.to, seed, scheduled -> {
+      if (scheduled - tally.from >= 0) {
         tally.issued();
       }
-      next += (long) (-Math.log(1 - random.nextDouble()) * meanGap);
       if (pushback != null) {
         try {
           pushback.checkBeforeSending(server);
         } catch (SpillwayRejectedException held) {
           tally.heldOff(scheduled);
-          continue;
+          return;
         }
       }
-      Connection c = connections[(int) (id++ % connections.length)];
+      Connection c = connections[(int) (id[0]++ % connections.length)];
       tally.outstanding.incrementAndGet();
       c.channel.eventLoop().execute(() -> c.submit(new Pending(scheduled, tally)));
-    }
+    });
     long until = System.nanoTime() + DRAIN_NANOS;
     while (tally.outstanding.get() > 0 && System.nanoTime() - until < 0) {
       Thread.sleep(5);

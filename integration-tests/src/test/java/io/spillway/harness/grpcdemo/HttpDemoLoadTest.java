@@ -89,15 +89,18 @@ class HttpDemoLoadTest {
     };
   }
 
+  /** 1,000 requests a second for half a second over 2 connections, every one counted. */
+  private static DemoLoad.Result halfASecond(int port, boolean clientSide) throws Exception {
+    try (HttpDemoLoad load = new HttpDemoLoad(port, 2, clientSide, SLO_NANOS, "/reservations")) {
+      return load.openLoop(1_000, 0, TimeUnit.MILLISECONDS.toNanos(500), 7);
+    }
+  }
+
   @Test
   void everyRequestIsAnsweredOnceAndAConnectionKeepsToTheServersStreamCap() throws Exception {
-    int port = server(3, 20, 200);
-    DemoLoad.Result r;
-    try (HttpDemoLoad load = new HttpDemoLoad(port, 2, false, SLO_NANOS, "/reservations")) {
-      // 1,000 a second for half a second, all counted, against 2 x 3 streams answered after 20
-      // ms: far more requests at once than the connections may carry, so most wait in them.
-      r = load.openLoop(1_000, 0, TimeUnit.MILLISECONDS.toNanos(500), 7);
-    }
+    // 1,000 a second for half a second against 2 x 3 streams answered after 20 ms: far more
+    // requests at once than the connections may carry, so most wait in them.
+    DemoLoad.Result r = halfASecond(server(3, 20, 200), false);
     assertTrue(r.issued() > 100, r.toString());
     assertEquals(r.issued(), r.ok(), "every request answered 200: " + r);
     assertEquals(r.issued(), received.get(), "each sent once: " + r);
@@ -108,11 +111,7 @@ class HttpDemoLoadTest {
 
   @Test
   void aPushbackHoldsTheClientSidesRequestsInTheClient() throws Exception {
-    int port = server(100, 0, 503);
-    DemoLoad.Result r;
-    try (HttpDemoLoad load = new HttpDemoLoad(port, 2, true, SLO_NANOS, "/reservations")) {
-      r = load.openLoop(1_000, 0, TimeUnit.MILLISECONDS.toNanos(500), 7);
-    }
+    DemoLoad.Result r = halfASecond(server(100, 0, 503), true);
     assertEquals(r.issued(), r.serverRejects() + r.clientRejects(), r.toString());
     assertEquals(r.serverRejects(), received.get(), "the server saw only what it refused: " + r);
     assertTrue(r.clientRejects() > r.serverRejects(), "after the first 503, held in the client: " + r);
@@ -121,11 +120,7 @@ class HttpDemoLoadTest {
 
   @Test
   void plainClientsSendEveryRequestWhateverTheServerSays() throws Exception {
-    int port = server(100, 0, 503);
-    DemoLoad.Result r;
-    try (HttpDemoLoad load = new HttpDemoLoad(port, 2, false, SLO_NANOS, "/reservations")) {
-      r = load.openLoop(1_000, 0, TimeUnit.MILLISECONDS.toNanos(500), 7);
-    }
+    DemoLoad.Result r = halfASecond(server(100, 0, 503), false);
     assertEquals(r.issued(), r.serverRejects(), r.toString());
     assertEquals(r.issued(), received.get());
     assertEquals(0, r.clientRejects());
