@@ -78,7 +78,16 @@ final class HttpDemoLoad implements AutoCloseable {
     Http2Headers headers = new DefaultHttp2Headers().method("POST").path(path).scheme("http")
         .authority("127.0.0.1:" + port);
     connections = new Connection[connectionCount];
-    for (int i = 0; i < connectionCount; i++) {
+    try {
+      connect(port, headers);
+    } catch (Throwable e) { // Netty's sync() rethrows a refused connection unchecked
+      close(); // the event loop's thread would keep the JVM alive
+      throw e;
+    }
+  }
+
+  private void connect(int port, Http2Headers headers) throws InterruptedException {
+    for (int i = 0; i < connections.length; i++) {
       Connection c = new Connection(headers);
       Channel ch = new Bootstrap().group(group).channel(NioSocketChannel.class)
           .option(ChannelOption.TCP_NODELAY, true)
@@ -95,7 +104,6 @@ final class HttpDemoLoad implements AutoCloseable {
     for (Connection c : connections) {
       // Its first requests go once the server's SETTINGS (its stream cap) have arrived.
       if (!c.settled.await(5, TimeUnit.SECONDS)) {
-        close();
         throw new IllegalStateException("no HTTP/2 SETTINGS from " + server + " within 5 s");
       }
     }
@@ -348,7 +356,9 @@ final class HttpDemoLoad implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     for (Connection c : connections) {
-      c.channel.close();
+      if (c != null) {
+        c.channel.close();
+      }
     }
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
   }

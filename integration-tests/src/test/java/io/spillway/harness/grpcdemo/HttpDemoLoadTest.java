@@ -125,4 +125,16 @@ class HttpDemoLoadTest {
     assertEquals(r.issued(), received.get());
     assertEquals(0, r.clientRejects());
   }
+
+  @Test
+  void aServerThatIsNotThereIsAnErrorAtOnce() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    int closed = port;
+    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+        () -> new HttpDemoLoad(closed, 2, false, SLO_NANOS, "/reservations"));
+    assertTrue(String.valueOf(e.getMessage()).contains("Connection refused"), e.toString());
+  }
 }
