@@ -43,6 +43,7 @@ public final class Scenario {
     keys.put("cost_reject_us", "server CPU to answer a request it does not run (a refusal, or an abort before its handler runs), beside cost_rx_us; default cost_tx_us");
     keys.put("plain_share", "share of requests from clients that do not speak Spillway (docs/design.md): no session, no client queue, credits or tokens, sent at once; a refusal ends the call; default 0 (simulator only)");
     keys.put("block_us", "each handler, after its service time on a core, blocks this long off-core (a downstream call, a database) on its own thread, then needs a core again to send its response; default 0 (simulator only)");
+    keys.put("plain_pushback", "whether clients that do not speak Spillway honour the pushback a refusal carries, as the Spring starter's HTTP client side does: a refused client sends nothing more until the server's queueing delay at the refusal (at least 1 ms, in whole ms) has passed, and the requests it issues meanwhile fail in the client; default false (simulator only)");
     keys.put("report_starts", "whether the server tells its gate when a handler gets its request (ServerPermit.started), as the gRPC, native and HTTP hosts do; false: a host that does not, where the gate counts a request until it completes; default true (simulator only)");
     keys.put("demand", "comma-separated demand levels as multiples of capacity, one steady run each");
     keys.put("schedule", "demand steps 'level@ms, ...' (first at 0); replaces 'demand' with one time-series run");
@@ -174,6 +175,7 @@ public final class Scenario {
       Map.entry("path_hold_us", ""),
       Map.entry("lock_handoff", "fifo"),
       Map.entry("plain_share", "0"),
+      Map.entry("plain_pushback", "false"),
       Map.entry("block_us", "0"),
       Map.entry("report_starts", "true"));
 
@@ -249,6 +251,7 @@ public final class Scenario {
       throw invalid("plain_share", "in [0, 1], got " + plain);
     }
     nonNegative("block_us", doubleValue("block_us"));
+    plainPushback();
     reportStarts();
     nonNegative("warmup_ms", doubleValue("warmup_ms"));
     positiveDouble("duration_ms", doubleValue("duration_ms"));
@@ -363,6 +366,11 @@ public final class Scenario {
     return doubleValue("plain_share");
   }
 
+  /** Whether clients that do not speak Spillway honour a refusal's pushback. */
+  public boolean plainPushback() {
+    return booleanValue("plain_pushback");
+  }
+
   /** How long each handler blocks off-core after its service time. */
   public long blockNanos() {
     return nanos("block_us", 1_000);
@@ -382,6 +390,9 @@ public final class Scenario {
     List<String> keys = new ArrayList<>();
     if (plainShare() > 0) {
       keys.add("plain_share");
+    }
+    if (plainPushback()) {
+      keys.add("plain_pushback");
     }
     if (blockNanos() > 0) {
       keys.add("block_us");

@@ -90,7 +90,11 @@ import java.util.SplittableRandom;
  * call (such a client does not retry here); an answer is good within the SLO, as any other. A
  * request the server does not run costs its core {@code cost_rx} to parse and {@code cost_reject}
  * to answer (gRPC answers a refusal without running the call: docs/results/grpc.md measures
- * 15–18 µs a refusal against 268–280 µs a served call).
+ * 15–18 µs a refusal against 268–280 µs a served call). With {@code plain_pushback} such a client
+ * honours the pushback its refusals carry, as the Spring starter's HTTP client side does
+ * ({@code RetryPushback}): the server's queueing delay at the refusal, in whole milliseconds, at
+ * least one; until then the client sends nothing, and requests it issues fail in the client
+ * (counted with those that expire in client queues).
  *
  * <p>Handlers that block (scenario key {@code block_us}): after its service time a handler gives up
  * its core for that long (a downstream call, a database) on its own thread, as a virtual thread or
@@ -125,7 +129,10 @@ final class Simulation {
   private final long rxCost;
   private final long txCost;
   private final long rejectCost;
+  private static final long MILLI = 1_000_000;
   private final double plainShare;
+  /** Whether plain clients honour a refusal's pushback ({@code plain_pushback}). */
+  private final boolean plainPushback;
   private final long blockNanos;
   private final boolean reportStarts;
   private final SplittableRandom plainRandom;
@@ -184,6 +191,7 @@ final class Simulation {
     this.txCost = scenario.txCostNanos();
     this.rejectCost = scenario.rejectCostNanos();
     this.plainShare = scenario.plainShare();
+    this.plainPushback = scenario.plainPushback();
     this.blockNanos = scenario.blockNanos();
     this.reportStarts = scenario.reportStarts();
     this.slo = scenario.sloNanos();
@@ -349,6 +357,13 @@ final class Simulation {
 
   /** A request from a client that does not speak Spillway: no session, no client gate, sent now. */
   private void sendPlain(Request r) {
+    Client c = r.client;
+    if (c.held && now - c.heldUntil < 0) {
+      recorder.at(now).expired++; // failed in the client, unsent, as the pushback asked
+      reissueIfClosedLoop(c);
+      return;
+    }
+    c.held = false;
     r.plain = true;
     r.sentAt = now;
     recorder.at(now).sent++;
@@ -433,6 +448,11 @@ final class Simulation {
         }
       }
       if (r.plain) {
+        if (plainPushback && m.response.status() != Status.OK && m.pushbackNanos > 0) {
+          long until = now + m.pushbackNanos;
+          c.heldUntil = c.held && c.heldUntil - until > 0 ? c.heldUntil : until;
+          c.held = true;
+        }
         return;
       }
     }
@@ -474,6 +494,8 @@ final class Simulation {
     final TimestampedQueue<Message> receiveQueue = new TimestampedQueue<>(1024);
     final TimestampedQueue<Request> runQueue = new TimestampedQueue<>(1024);
     final ArrayDeque<Message> sendQueue = new ArrayDeque<>();
+    /** The queueing delay the gate steers by, which a refusal's pushback reports. */
+    final QueueDelaySignal queueDelay;
     int idleCores;
 
     Server(int index, int clientCount) {
@@ -486,6 +508,7 @@ final class Simulation {
       Ticker ticker = () -> origin + now;
       Scheduler scheduler = events.scheduler(TASK, () -> now);
       QueueDelaySignal delay = QueueDelaySignal.sum(receiveQueue, runQueue);
+      this.queueDelay = delay;
       ControlChannel control = this::sendCredit;
       this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
           OverloadMetrics.NONE, scenario.cores()));
@@ -628,6 +651,7 @@ final class Simulation {
           reject.response = new ResponseMetadata();
           permit.complete(Outcome.DROPPED, origin + now, reject.response);
           reject.phase = Message.PHASE_SEND;
+          reject.pushbackNanos = pushbackNanos();
           busy(rejectCost, reject);
         }
         return;
@@ -665,7 +689,17 @@ final class Simulation {
       reject.response = new ResponseMetadata();
       r.permit.complete(Outcome.ABORTED, origin + now, reject.response);
       reject.phase = Message.PHASE_SEND;
+      reject.pushbackNanos = pushbackNanos();
       busy(rejectCost, reject);
+    }
+
+    /**
+     * The pushback a refusal carries, as the Spring starter's HTTP gate writes it: the queueing
+     * delay now, in whole milliseconds rounded up, at least one.
+     */
+    private long pushbackNanos() {
+      long delay = queueDelay.queueingDelayNanos(origin + now);
+      return Math.max(1, (delay + MILLI - 1) / MILLI) * MILLI;
     }
 
     /**
@@ -720,6 +754,9 @@ final class Simulation {
     final Server server;
     final ClientGate<Request> gate;
     final WakeupTimer wakeup = new WakeupTimer();
+    /** With {@code plain_pushback}: until when a refusal asked this client not to send. */
+    long heldUntil;
+    boolean held;
 
     Client(long sessionId, int index, Server server, ClientGate<Request> gate) {
       this.sessionId = sessionId;
@@ -787,6 +824,8 @@ final class Simulation {
     Request request;
     ResponseMetadata response;
     int demand;
+    /** On a refusal: how long the server asks its client to hold off. */
+    long pushbackNanos;
 
     Message(int type, Client client) {
       this.type = type;
