@@ -244,9 +244,13 @@ public final class SpringDemoMain {
               pause();
               DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
                   (long) (seconds * 1e9), 1 + Math.round(level * 100));
+              Histogram refused = r.rejectLatency();
+              String delay = refused.getTotalCount() == 0 ? "" : String.format(Locale.ROOT,
+                  "; refusals reached the client after p50 %.2f / p99 %.2f ms",
+                  refused.getValueAtPercentile(50) / 1e6, refused.getValueAtPercentile(99) / 1e6);
               record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
                   r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
-                  r.rejectsByReason());
+                  r.rejectsByReason() + delay);
             }
           }
         } else {
