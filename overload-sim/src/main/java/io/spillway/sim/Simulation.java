@@ -111,6 +111,8 @@ import java.util.SplittableRandom;
  */
 final class Simulation {
 
+  private static final long MILLI = 1_000_000;
+
   private static final int ARRIVAL = 0;
   private static final int SERVER_RX = 1;
   private static final int CORE_DONE = 2;
@@ -129,7 +131,6 @@ final class Simulation {
   private final long rxCost;
   private final long txCost;
   private final long rejectCost;
-  private static final long MILLI = 1_000_000;
   private final double plainShare;
   /** Whether plain clients honour a refusal's pushback ({@code plain_pushback}). */
   private final boolean plainPushback;
@@ -651,7 +652,7 @@ final class Simulation {
           reject.response = new ResponseMetadata();
           permit.complete(Outcome.DROPPED, origin + now, reject.response);
           reject.phase = Message.PHASE_SEND;
-          reject.pushbackNanos = pushbackNanos();
+          reject.pushbackNanos = plainPushback ? pushbackNanos() : 0;
           busy(rejectCost, reject);
         }
         return;
@@ -689,7 +690,7 @@ final class Simulation {
       reject.response = new ResponseMetadata();
       r.permit.complete(Outcome.ABORTED, origin + now, reject.response);
       reject.phase = Message.PHASE_SEND;
-      reject.pushbackNanos = pushbackNanos();
+      reject.pushbackNanos = plainPushback ? pushbackNanos() : 0;
       busy(rejectCost, reject);
     }
 
