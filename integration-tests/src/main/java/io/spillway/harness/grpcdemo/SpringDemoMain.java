@@ -244,13 +244,9 @@ public final class SpringDemoMain {
               pause();
               DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
                   (long) (seconds * 1e9), 1 + Math.round(level * 100));
-              Histogram refused = r.rejectLatency();
-              String delay = refused.getTotalCount() == 0 ? "" : String.format(Locale.ROOT,
-                  "; refusals reached the client after p50 %.2f / p99 %.2f ms",
-                  refused.getValueAtPercentile(50) / 1e6, refused.getValueAtPercentile(99) / 1e6);
               record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
                   r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
-                  r.rejectsByReason() + delay);
+                  r.rejectsByReason() + refusalDelay(r));
             }
           }
         } else {
@@ -447,9 +443,17 @@ public final class SpringDemoMain {
               (long) (seconds * 1e9), 1 + Math.round(level * 100));
           record(config, "grpc", level, capacity, r.issued() / seconds, r.throughputRps(),
               r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
-              r.rejectsByReason());
+              r.rejectsByReason() + refusalDelay(r));
         }
       }
+    }
+
+    /** How long the server's refusals took to reach the clients, from each call's scheduled send. */
+    static String refusalDelay(DemoLoad.Result r) {
+      Histogram refused = r.rejectLatency();
+      return refused.getTotalCount() == 0 ? "" : String.format(Locale.ROOT,
+          "; refusals reached the client after p50 %.2f / p99 %.2f ms",
+          refused.getValueAtPercentile(50) / 1e6, refused.getValueAtPercentile(99) / 1e6);
     }
 
     // ---- results ---------------------------------------------------------------------------
