@@ -44,7 +44,6 @@ class ServletBlockingTest {
     CountDownLatch hold = new CountDownLatch(1);
     CountDownLatch entered = new CountDownLatch(requests);
     MvcTestApp.HOLD.set(hold);
-    MvcTestApp.ENTERED.set(entered);
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
     try {
@@ -53,18 +52,21 @@ class ServletBlockingTest {
       // the blocked handlers hold. Counted in flight, the third would be refused.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       for (int i = 0; i < requests; i++) {
+        CountDownLatch in = new CountDownLatch(1); // its handler counts it down on entry
+        MvcTestApp.ENTERED.set(in);
         CompletableFuture<HttpResponse<String>> r = http.sendAsync(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + port + "/work?hold=true")).build(),
             HttpResponse.BodyHandlers.ofString());
         sent.add(r);
         // liveness only: inside its handler, or answered (refused) meanwhile
-        while (entered.getCount() > requests - i - 1 && !r.isDone()
+        while (!in.await(5, TimeUnit.MILLISECONDS) && !r.isDone()
             && System.nanoTime() < deadline) {
-          Thread.sleep(1);
+          // waiting
         }
-        if (r.isDone()) {
+        if (in.getCount() > 0) {
           break;
         }
+        entered.countDown();
       }
       assertEquals(0, entered.getCount(), (requests - entered.getCount()) + " of " + requests
           + " handlers entered; refused for the limit: " + refusedForLimit());
