@@ -19,7 +19,8 @@ class PlainPushbackSimulationTest {
 
   private static ResultRecord atThreeTimes(String pushback) throws Exception {
     Experiment.Results r = new Experiment(Scenario.load(SPRING, Map.of("demand", "3.0",
-        "warmup_ms", "1000", "duration_ms", "2000", "plain_pushback", pushback)), 1).run();
+        "warmup_ms", "1000", "duration_ms", "2000", "plain_pushback", pushback, "sweep", "")), 1)
+        .run();
     return r.rows().stream().filter(x -> x.scheme().equals("spillway")).findFirst().orElseThrow();
   }
 
