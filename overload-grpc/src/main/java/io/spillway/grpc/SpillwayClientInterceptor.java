@@ -17,6 +17,7 @@ import io.spillway.api.OverloadScheme;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Scheduler;
+import io.spillway.api.SessionIds;
 import io.spillway.api.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;

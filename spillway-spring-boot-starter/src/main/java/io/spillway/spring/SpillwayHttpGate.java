@@ -113,6 +113,14 @@ public final class SpillwayHttpGate implements AutoCloseable {
     return defaults.enabled ? defaults : null;
   }
 
+  /**
+   * Whether any endpoint's scheme issues credits: then the filters serve the sessions' credit
+   * streams.
+   */
+  public boolean issuesCredits() {
+    return endpoints().stream().anyMatch(e -> e.issuesCredits);
+  }
+
   /** The default endpoint, then the overrides. */
   public List<Endpoint> endpoints() {
     return java.util.stream.Stream.concat(java.util.stream.Stream.of(defaults), overrides.stream())
@@ -210,6 +218,17 @@ public final class SpillwayHttpGate implements AutoCloseable {
     }
   }
 
+  /**
+   * A session left (its credit stream ended, or it said so): its unused credits return to each
+   * endpoint's pool. Requests of the session in flight still end normally.
+   */
+  public void deregister(long sessionId) {
+    long now = ticker.read();
+    for (Endpoint e : endpoints()) {
+      e.gate.deregister(sessionId, now);
+    }
+  }
+
   /** Stops every endpoint's control loop. */
   @Override
   public void close() {
@@ -230,6 +249,7 @@ public final class SpillwayHttpGate implements AutoCloseable {
     final long targetBudgetNanos;
     final GateStats stats;
     final ServiceTimeTracker serviceTimes = new ServiceTimeTracker();
+    final boolean issuesCredits;
 
     /**
      * @param name the low-cardinality name of its meters and events
@@ -239,9 +259,12 @@ public final class SpillwayHttpGate implements AutoCloseable {
      * @param sloNanos its SLO
      * @param targetBudgetNanos the budget target of requests without one
      * @param stats where {@code gate} reports
+     * @param issuesCredits whether its scheme {@linkplain
+     *     io.spillway.api.OverloadScheme#issuesCredits issues credits}
      */
     public Endpoint(String name, String pattern, boolean enabled, ServerGate gate, long sloNanos,
-        long targetBudgetNanos, GateStats stats) {
+        long targetBudgetNanos, GateStats stats, boolean issuesCredits) {
+      this.issuesCredits = issuesCredits;
       this.name = Objects.requireNonNull(name, "name");
       this.pattern = Objects.requireNonNull(pattern, "pattern");
       this.enabled = enabled;
@@ -318,6 +341,15 @@ public final class SpillwayHttpGate implements AutoCloseable {
       return rejectResponse == null;
     }
 
+    /**
+     * Whether the request came from a Spillway session (it carries {@code Spillway-Session}): its
+     * answer must carry the response fields, the credit delta among them, so the filters end its
+     * permit before the response's headers are sent.
+     */
+    public boolean hasSession() {
+      return request.sessionId() != 0;
+    }
+
     public Status status() {
       return permit.status();
     }
@@ -367,10 +399,14 @@ public final class SpillwayHttpGate implements AutoCloseable {
     }
 
     /**
-     * Writes the headers of an admitted request that aborted on its budget: the budget status,
-     * {@code Retry-After} and the pushback.
+     * Writes the headers of an admitted request that aborted on its budget: the response fields of
+     * its end ({@code ended}, {@code null} if they were sent already or it had ended before), the
+     * budget status, {@code Retry-After} and the pushback.
      */
-    public void writeAbortHeaders(BiConsumer<String, String> header) {
+    public void writeAbortHeaders(ResponseMetadata ended, BiConsumer<String, String> header) {
+      if (ended != null) {
+        SpillwayHttpHeaders.writeResponse(ended, header);
+      }
       header.accept(SpillwayHttpHeaders.STATUS, Integer.toString(Status.REJECTED_BUDGET.code()));
       writePushback(header, ticker.read());
     }

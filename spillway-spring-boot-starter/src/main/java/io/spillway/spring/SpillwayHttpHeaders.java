@@ -49,7 +49,30 @@ public final class SpillwayHttpHeaders {
       SpillwayMetadata.TOKENS, SpillwayMetadata.PRIORITY, SpillwayMetadata.FLAGS,
       SpillwayMetadata.BUDGET);
 
+  private static final List<String> RESPONSE_NAMES = List.of(STATUS, CREDIT_DELTA, CREDIT_ID,
+      PRICE);
+  private static final List<Metadata.Key<String>> RESPONSE_KEYS = List.of(SpillwayMetadata.STATUS,
+      SpillwayMetadata.CREDIT_DELTA, SpillwayMetadata.CREDIT_ID, SpillwayMetadata.PRICE);
+
   private SpillwayHttpHeaders() { }
+
+  /**
+   * Resets {@code into} and fills it from the response headers {@code header} returns by name
+   * ({@code null} when absent), as {@link SpillwayMetadata#readResponse} reads trailers: a
+   * malformed value counts as absent.
+   *
+   * @return {@code null} if every value present was well formed, else why some were ignored
+   */
+  public static String readResponse(Function<String, String> header, ResponseMetadata into) {
+    Metadata found = new Metadata();
+    for (int i = 0; i < RESPONSE_NAMES.size(); i++) {
+      String v = header.apply(RESPONSE_NAMES.get(i));
+      if (v != null) {
+        found.put(RESPONSE_KEYS.get(i), v.trim());
+      }
+    }
+    return SpillwayMetadata.readResponse(found, into);
+  }
 
   /**
    * Resets {@code into} and fills it from the request headers {@code header} returns by name

@@ -258,12 +258,41 @@ public class SpillwayProperties implements Validator {
      */
     private boolean enabled = true;
 
+    /**
+     * Whether they also speak Spillway's credits with each server they call: a session per
+     * server, requests waiting for its credits (Breakwater), the server's credit stream open.
+     * A server that is not Spillway is detected on its first answer and gets requests at once.
+     */
+    private boolean credits = true;
+
+    /**
+     * The end-to-end SLO of the requests they send, which bounds a request's wait for a credit;
+     * {@code spillway.slo} if unset.
+     */
+    private Duration slo;
+
     public boolean isEnabled() {
       return enabled;
     }
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+
+    public boolean isCredits() {
+      return credits;
+    }
+
+    public void setCredits(boolean credits) {
+      this.credits = credits;
+    }
+
+    public Duration getSlo() {
+      return slo;
+    }
+
+    public void setSlo(Duration slo) {
+      this.slo = slo;
     }
   }
 
@@ -288,6 +317,9 @@ public class SpillwayProperties implements Validator {
     }
     if (p.budget.whenAbsent == null) {
       errors.rejectValue("budget.whenAbsent", "spillway.budget", "must be set");
+    }
+    if (p.client.slo != null) {
+      positive(errors, "client.slo", p.client.slo);
     }
     if (p.jfr.admittedSampleEvery < 1) {
       errors.rejectValue("jfr.admittedSampleEvery", "spillway.jfr", "must be at least 1");

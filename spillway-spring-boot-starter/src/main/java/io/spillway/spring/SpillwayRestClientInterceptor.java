@@ -3,8 +3,10 @@ package io.spillway.spring;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
@@ -14,29 +16,40 @@ import org.springframework.http.client.ClientHttpResponse;
  * For {@code RestClient} (and {@code RestTemplate}): carries the budget of the request being
  * served ({@link RequestBudget#CURRENT}, bound by the starter's filter) to the callee as {@code
  * Spillway-Budget}, unless the caller set one, so the callee's budgeted locks see what is left of
- * the end-to-end budget; and honours the callee's {@code 503}s through a {@link RetryPushback}:
- * requests to a server that asked to wait fail at once with a {@link SpillwayRejectedException}.
+ * the end-to-end budget; honours the callee's {@code 503}s through a {@link RetryPushback}:
+ * requests to a server that asked to wait fail at once with a {@link SpillwayRejectedException};
+ * and, given {@link SpillwayHttpSessions}, speaks Spillway's credits with each server it calls
+ * (a {@link SpillwayHttpSession} per server): a request waits on the calling thread until its
+ * session holds a credit, and fails with a {@link SpillwayRejectedException} ({@code EXPIRED}) if
+ * it waits past its session's queue timeout. A server that is not Spillway gets requests at once.
  *
  * <pre>{@code
  * RestClient client = RestClient.builder().baseUrl(url)
- *     .requestInterceptor(new SpillwayRestClientInterceptor(pushback)).build();
+ *     .requestInterceptor(new SpillwayRestClientInterceptor(pushback, sessions)).build();
  * }</pre>
- *
- * <p>Over HTTP the client side is server-only protection's partner, not a credit session: a
- * servlet response's headers are sent before the handler's permit ends, so the credit delta cannot
- * ride on them (Spillway-aware credits between Spring services go over gRPC).
  *
  * <p>Thread-safe.
  */
 public final class SpillwayRestClientInterceptor implements ClientHttpRequestInterceptor {
 
   private final RetryPushback pushback;
+  private final SpillwayHttpSessions sessions;
 
-  public SpillwayRestClientInterceptor(RetryPushback pushback) {
+  /**
+   * @param sessions the sessions with the servers called, or {@code null} to send at once
+   *     (budget and pushback only)
+   */
+  public SpillwayRestClientInterceptor(RetryPushback pushback, SpillwayHttpSessions sessions) {
     this.pushback = Objects.requireNonNull(pushback, "pushback");
+    this.sessions = sessions;
   }
 
-  /** With its own pushback memory on the system clock. */
+  /** Budget and pushback only: requests are sent at once. */
+  public SpillwayRestClientInterceptor(RetryPushback pushback) {
+    this(pushback, null);
+  }
+
+  /** With its own pushback memory on the system clock, and no sessions. */
   public SpillwayRestClientInterceptor() {
     this(new RetryPushback(Ticker.system()));
   }
@@ -50,11 +63,63 @@ public final class SpillwayRestClientInterceptor implements ClientHttpRequestInt
     if (budget != null && !request.getHeaders().containsHeader(SpillwayHttpHeaders.BUDGET)) {
       request.getHeaders().set(SpillwayHttpHeaders.BUDGET, Long.toString(budget.remainingNanos()));
     }
-    ClientHttpResponse response = execution.execute(request, body);
+    SpillwayHttpSession session = sessions == null ? null : sessions.of(request.getURI());
+    SpillwayHttpSession.Ticket ticket = null;
+    if (session != null) {
+      ticket = session.offer();
+      try {
+        ticket.released().get();
+      } catch (InterruptedException e) {
+        session.abandon(ticket);
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while waiting for a credit");
+      } catch (ExecutionException e) {
+        throw (SpillwayRejectedException) e.getCause();
+      }
+      writeSessionHeaders(ticket, request.getHeaders()::getFirst, request.getHeaders()::set);
+    }
+    ClientHttpResponse response;
+    try {
+      response = execution.execute(request, body);
+    } catch (IOException | RuntimeException | Error e) {
+      if (ticket != null) {
+        session.abandon(ticket);
+      }
+      throw e;
+    }
+    if (ticket != null) {
+      session.onAnswer(ticket, response.getStatusCode().value(),
+          response.getHeaders()::getFirst);
+    }
     pushback.onResponse(server, response.getStatusCode().value(),
         response.getHeaders().getFirst(SpillwayHttpHeaders.RETRY_PUSHBACK_MS),
         response.getHeaders().getFirst(SpillwayHttpHeaders.RETRY_AFTER));
     return response;
+  }
+
+  /**
+   * Writes a released request's session fields; of two budgets, the one the request carries
+   * already (the caller's, or what is left of the request being served) and the session's, the
+   * nearer goes.
+   */
+  static void writeSessionHeaders(SpillwayHttpSession.Ticket ticket,
+      java.util.function.Function<String, String> present,
+      java.util.function.BiConsumer<String, String> set) {
+    ticket.writeHeaders((name, value) -> {
+      if (SpillwayHttpHeaders.BUDGET.equals(name)) {
+        String before = present.apply(name);
+        if (before != null) {
+          try {
+            if (Long.parseLong(before.trim()) <= Long.parseLong(value)) {
+              return;
+            }
+          } catch (NumberFormatException malformed) {
+            // the session's replaces it
+          }
+        }
+      }
+      set.accept(name, value);
+    });
   }
 
   static String server(URI uri) {

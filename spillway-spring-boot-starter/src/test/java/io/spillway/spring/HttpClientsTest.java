@@ -32,7 +32,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * The starter adds its client side to the builders Spring Boot hands the application: a client
  * built from {@code RestClient.Builder}, {@code RestTemplateBuilder} or {@code WebClient.Builder}
  * carries the budget of the request being served and holds off a server that answered {@code 503}
- * for as long as it asked, across every client of the application.
+ * for as long as it asked, across every client of the application. The server here is not
+ * Spillway's (no credit stream), so the clients' sessions send at once.
  */
 class HttpClientsTest {
 
@@ -47,6 +48,11 @@ class HttpClientsTest {
   void start() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     server.createContext("/", exchange -> {
+      if (exchange.getRequestURI().getPath().equals("/spillway/credits")) {
+        exchange.sendResponseHeaders(404, -1); // not a Spillway server
+        exchange.close();
+        return;
+      }
       received.incrementAndGet();
       String budget = exchange.getRequestHeaders().getFirst(SpillwayHttpHeaders.BUDGET);
       budgets.add(budget == null ? "none" : budget);
@@ -110,6 +116,9 @@ class HttpClientsTest {
       ticker.advanceMillis(60_000);
       assertThat(other.get().uri("/b").retrieve().body(String.class)).isEqualTo("ok");
       assertThat(received).hasValue(4);
+      // its session found the server is not Spillway's: its requests went at once
+      assertThat(context.getBean(SpillwayHttpSessions.class).sessions().values())
+          .singleElement().satisfies(s -> assertThat(s.isPassThrough()).isTrue());
     });
   }
 

@@ -32,7 +32,8 @@ class HttpGateServiceTimeTest {
     ServerGate g = Spillway.forSlo(Duration.ofMillis(10)).newServerGate(new ServerEnvironment(
         clock, clock, now -> 0, ControlChannel.DISCARD, stats, 1));
     gate = new SpillwayHttpGate(clock, now -> 0,
-        new SpillwayHttpGate.Endpoint("default", "/**", true, g, 10_000_000, 10_000_000, stats),
+        new SpillwayHttpGate.Endpoint("default", "/**", true, g, 10_000_000, 10_000_000, stats,
+            false),
         List.of(), List.of(), SpillwayProperties.NoBudget.TARGET, false, 1);
     for (int i = 0; i < 400; i++) {
       SpillwayHttpGate.Admission a = admit();

@@ -38,7 +38,8 @@ class JfrEventsTest {
         clock, clock, now -> delay.get(), ControlChannel.DISCARD, stats, 2));
     g.start();
     SpillwayHttpGate gate = new SpillwayHttpGate(clock, now -> delay.get(),
-        new SpillwayHttpGate.Endpoint("default", "/**", true, g, 10_000_000, 10_000_000, stats),
+        new SpillwayHttpGate.Endpoint("default", "/**", true, g, 10_000_000, 10_000_000, stats,
+            false),
         List.of(), List.of(), SpillwayProperties.NoBudget.TARGET, true, 1);
     Path file = dir.resolve("spillway.jfr");
     try (Recording recording = new Recording()) {

@@ -22,6 +22,9 @@ import io.netty.handler.codec.http2.Http2SettingsFrame;
 import io.netty.util.ReferenceCountUtil;
 import io.spillway.api.Ticker;
 import io.spillway.spring.RetryPushback;
+import io.spillway.spring.SpillwayHttpHeaders;
+import io.spillway.spring.SpillwayHttpSession;
+import io.spillway.spring.SpillwayHttpSessions;
 import io.spillway.spring.SpillwayRejectedException;
 import java.util.ArrayDeque;
 import java.util.IdentityHashMap;
@@ -47,6 +50,13 @@ import org.HdrHistogram.Histogram;
  *       request, told each answer), so after a {@code 503} the requests of the milliseconds the
  *       server asked for ({@code Spillway-Retry-Pushback-Ms}) fail at once in the client without
  *       being sent. One pushback memory for all connections: one calling application.
+ *   <li><b>with credits</b>: the starter's whole client side as a Spring client gets it by default,
+ *       the pushback above and one {@link SpillwayHttpSession} with the server (one calling
+ *       application, one session, whatever the connections): each request waits in the session
+ *       until it holds a credit, is sent with the session's {@code Spillway-*} headers, and its
+ *       answer's credit delta goes back to the session; the session's credit stream is open
+ *       through the JDK's client. A request that expires in the session's queue is a client
+ *       reject.
  * </ul>
  *
  * <p>A connection holds at most the server's {@code SETTINGS_MAX_CONCURRENT_STREAMS} requests
@@ -65,16 +75,31 @@ final class HttpDemoLoad implements AutoCloseable {
   private final long sloNanos;
   private final RetryPushback pushback;
   private final String server;
+  private final SpillwayHttpSessions sessions;
+  private final SpillwayHttpSession session;
+
+  /** What the client side does. */
+  enum ClientSide {
+    /** Every request is sent. */
+    PLAIN,
+    /** The starter's {@link RetryPushback}. */
+    PUSHBACK,
+    /** The pushback and a credit session ({@link SpillwayHttpSession}). */
+    CREDITS
+  }
 
   /**
-   * @param clientSide whether requests pass through the starter's pushback ({@link RetryPushback})
+   * @param clientSide what the client side does
    * @param path the request's path; every request is a {@code POST} with no body
    */
-  HttpDemoLoad(int port, int connectionCount, boolean clientSide, long sloNanos, String path)
+  HttpDemoLoad(int port, int connectionCount, ClientSide clientSide, long sloNanos, String path)
       throws InterruptedException {
     this.sloNanos = sloNanos;
     this.server = "http://127.0.0.1:" + port;
-    this.pushback = clientSide ? new RetryPushback(Ticker.system()) : null;
+    this.pushback = clientSide == ClientSide.PLAIN ? null : new RetryPushback(Ticker.system());
+    this.sessions = clientSide == ClientSide.CREDITS
+        ? new SpillwayHttpSessions(java.time.Duration.ofNanos(sloNanos)) : null;
+    this.session = sessions == null ? null : sessions.of(java.net.URI.create(server));
     Http2Headers headers = new DefaultHttp2Headers().method("POST").path(path).scheme("http")
         .authority("127.0.0.1:" + port);
     connections = new Connection[connectionCount];
@@ -132,7 +157,19 @@ final class HttpDemoLoad implements AutoCloseable {
       }
       Connection c = connections[(int) (id[0]++ % connections.length)];
       tally.outstanding.incrementAndGet();
-      c.channel.eventLoop().execute(() -> c.submit(new Pending(scheduled, tally)));
+      Pending p = new Pending(scheduled, tally);
+      if (session == null) {
+        c.channel.eventLoop().execute(() -> c.submit(p));
+        return;
+      }
+      p.ticket = session.offer();
+      p.ticket.released().whenComplete((released, expired) -> {
+        if (expired != null) {
+          tally.expired(scheduled);
+        } else {
+          c.channel.eventLoop().execute(() -> c.submit(p));
+        }
+      });
     });
     long until = System.nanoTime() + DRAIN_NANOS;
     while (tally.outstanding.get() > 0 && System.nanoTime() - until < 0) {
@@ -149,6 +186,12 @@ final class HttpDemoLoad implements AutoCloseable {
     String spillwayStatus;
     String pushbackMs;
     String retryAfter;
+    SpillwayHttpSession.Ticket ticket;
+    /** When it was written, and the budget it carried (-1: none): for a session's requests. */
+    long sentAt;
+    long budgetNanos = -1;
+    String creditDelta;
+    String creditId;
 
     Pending(long scheduled, Tally tally) {
       this.scheduled = scheduled;
@@ -183,7 +226,19 @@ final class HttpDemoLoad implements AutoCloseable {
     private void send(Pending p) {
       Http2FrameStream stream = newStream();
       open.put(stream, p);
-      channel.writeAndFlush(new DefaultHttp2HeadersFrame(headers, true).stream(stream))
+      Http2Headers h = headers;
+      if (p.ticket != null) {
+        Http2Headers withSession = new DefaultHttp2Headers().set(headers);
+        p.ticket.writeHeaders((name, value) -> {
+          withSession.set(name.toLowerCase(Locale.ROOT), value);
+          if (name.equals(SpillwayHttpHeaders.BUDGET)) {
+            p.budgetNanos = Long.parseLong(value);
+          }
+        });
+        h = withSession;
+      }
+      p.sentAt = System.nanoTime();
+      channel.writeAndFlush(new DefaultHttp2HeadersFrame(h, true).stream(stream))
           .addListener(f -> {
             if (!f.isSuccess() && open.remove(stream) != null) {
               finish(p, -1);
@@ -208,6 +263,8 @@ final class HttpDemoLoad implements AutoCloseable {
             p.spillwayStatus = string(h.headers().get("spillway-status"));
             p.pushbackMs = string(h.headers().get("spillway-retry-pushback-ms"));
             p.retryAfter = string(h.headers().get("retry-after"));
+            p.creditDelta = string(h.headers().get("spillway-credit-delta"));
+            p.creditId = string(h.headers().get("spillway-credit-id"));
           }
           if (h.isEndStream()) {
             end(h.stream());
@@ -272,7 +329,23 @@ final class HttpDemoLoad implements AutoCloseable {
     }
 
     private void finish(Pending p, int status) {
-      p.tally.answered(p.scheduled, status, p.spillwayStatus, System.nanoTime());
+      if (p.ticket != null) {
+        if (status < 0) {
+          session.onFailure(p.ticket);
+        } else {
+          session.onAnswer(p.ticket, status, name -> switch (name) {
+            case SpillwayHttpHeaders.STATUS -> p.spillwayStatus;
+            case SpillwayHttpHeaders.CREDIT_DELTA -> p.creditDelta;
+            case SpillwayHttpHeaders.CREDIT_ID -> p.creditId;
+            default -> null;
+          });
+        }
+      }
+      long now = System.nanoTime();
+      if (p.ticket != null && status > 0) {
+        p.tally.sent(p, status, now);
+      }
+      p.tally.answered(p.scheduled, status, p.spillwayStatus, now);
     }
   }
 
@@ -304,10 +377,33 @@ final class HttpDemoLoad implements AutoCloseable {
       issued++;
     }
 
+    // a session's requests only: from sending to the answer, and the budget sent, by outcome
+    final Histogram sentToOk = new Histogram(3_600_000_000_000L, 3);
+    final Histogram sentToRefusal = new Histogram(3_600_000_000_000L, 3);
+    final Histogram budgetOk = new Histogram(3_600_000_000_000L, 3);
+    final Histogram budgetRefused = new Histogram(3_600_000_000_000L, 3);
+
+    synchronized void sent(Pending p, int status, long now) {
+      if (p.scheduled - from < 0 || p.scheduled - to >= 0) {
+        return;
+      }
+      boolean ok = status >= 200 && status < 300;
+      (ok ? sentToOk : sentToRefusal).recordValue(Math.max(1, now - p.sentAt));
+      if (p.budgetNanos >= 0) {
+        (ok ? budgetOk : budgetRefused).recordValue(Math.max(1, p.budgetNanos));
+      }
+    }
+
     synchronized void heldOff(long scheduled) {
-      if (scheduled - from >= 0) {
+      if (scheduled - from >= 0 && scheduled - to < 0) {
         clientRejects++;
       }
+    }
+
+    /** A request that waited past its session's queue timeout, unsent. */
+    synchronized void expired(long scheduled) {
+      outstanding.decrementAndGet();
+      heldOff(scheduled);
     }
 
     synchronized void answered(long scheduled, int status, String spillwayStatus, long now) {
@@ -335,9 +431,24 @@ final class HttpDemoLoad implements AutoCloseable {
       StringBuilder reasons = new StringBuilder();
       byReason.forEach((k, v) -> reasons.append(reasons.isEmpty() ? "" : " ").append(k).append('=')
           .append(v[0]));
+      if (sentToOk.getTotalCount() + sentToRefusal.getTotalCount() > 0) {
+        reasons.append(String.format(Locale.ROOT, "; sent to answer p50/p99 %s ms (ok), %s ms "
+            + "(refused); budget sent p50 %s ms (ok), %s ms (refused)", p5099(sentToOk),
+            p5099(sentToRefusal), p50(budgetOk), p50(budgetRefused)));
+      }
       return new DemoLoad.Result(offeredRps, issued, ok, good, serverRejects, clientRejects, errors,
           (to - from) / 1e9, okLatency.copy(), rejectLatency.copy(), reasons.toString());
     }
+  }
+
+  private static String p5099(Histogram h) {
+    return h.getTotalCount() == 0 ? "-" : String.format(Locale.ROOT, "%.2f/%.2f",
+        h.getValueAtPercentile(50) / 1e6, h.getValueAtPercentile(99) / 1e6);
+  }
+
+  private static String p50(Histogram h) {
+    return h.getTotalCount() == 0 ? "-"
+        : String.format(Locale.ROOT, "%.2f", h.getValueAtPercentile(50) / 1e6);
   }
 
   /** {@code Spillway-Status}'s code as the status's name ({@code aqm}, {@code limit}, ...). */
@@ -355,6 +466,9 @@ final class HttpDemoLoad implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
+    if (sessions != null) {
+      sessions.close();
+    }
     for (Connection c : connections) {
       if (c != null) {
         c.channel.close();

@@ -37,9 +37,10 @@ import org.HdrHistogram.Histogram;
  *       (Spillway off, the peer's filter) and {@code spillway} (the starter's defaults; h2load
  *       sends no Spillway header: plain clients); and the same Spillway application driven by
  *       {@link HttpDemoLoad} (open-loop Poisson over HTTP/2, 4 connections) instead of h2load's
- *       rate mode: {@code spillway-poisson} (plain clients) and {@code spillway-client-side} (the
- *       starter's client side: requests held off in the client for the pushback a {@code 503}
- *       asked for);
+ *       rate mode: {@code spillway-poisson} (plain clients), {@code spillway-client-side}
+ *       (requests held off in the client for the pushback a {@code 503} asked for) and {@code
+ *       spillway-credits} (the starter's client side as a Spring client gets it by default: that
+ *       pushback and a credit session with the server);
  *   <li>over gRPC ({@code Inventory/Reserve}), driven by {@link DemoLoad} (open-loop Poisson, 8
  *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata) and
  *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel,
@@ -88,11 +89,11 @@ public final class SpringDemoMain {
   private static final double LEVEL_WARM_S = 2;
   private static final double PAUSE_S = 3;
   static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
-      "spillway", "spillway-poisson", "spillway-client-side", "grpc-spillway-plain",
-      "grpc-spillway-credits");
+      "spillway", "spillway-poisson", "spillway-client-side", "spillway-credits",
+      "grpc-spillway-plain", "grpc-spillway-credits");
   /** The HTTP configurations whose open-loop levels {@link HttpDemoLoad} drives, not h2load. */
   private static final List<String> OWN_HTTP_LOAD = List.of("spillway-poisson",
-      "spillway-client-side");
+      "spillway-client-side", "spillway-credits");
   /** A generator's own warm-up before its first level: open loop at this share of capacity. */
   private static final double GENERATOR_WARM_LOAD = 0.5;
   private static final double GENERATOR_WARM_S = 3;
@@ -237,8 +238,13 @@ public final class SpringDemoMain {
         }
         long sloNanos = need("slo_us").longValue() * 1000;
         if (OWN_HTTP_LOAD.contains(config)) {
-          try (HttpDemoLoad load = new HttpDemoLoad(app.httpPort, H2LOAD_CONNECTIONS,
-              config.equals("spillway-client-side"), sloNanos, "/reservations")) {
+          HttpDemoLoad.ClientSide side = switch (config) {
+            case "spillway-client-side" -> HttpDemoLoad.ClientSide.PUSHBACK;
+            case "spillway-credits" -> HttpDemoLoad.ClientSide.CREDITS;
+            default -> HttpDemoLoad.ClientSide.PLAIN;
+          };
+          try (HttpDemoLoad load = new HttpDemoLoad(app.httpPort, H2LOAD_CONNECTIONS, side,
+              sloNanos, "/reservations")) {
             load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
             for (double level : levels) {
               pause();

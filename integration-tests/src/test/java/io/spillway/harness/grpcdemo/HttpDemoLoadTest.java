@@ -90,7 +90,8 @@ class HttpDemoLoadTest {
   }
 
   /** 1,000 requests a second for half a second over 2 connections, every one counted. */
-  private static DemoLoad.Result halfASecond(int port, boolean clientSide) throws Exception {
+  private static DemoLoad.Result halfASecond(int port, HttpDemoLoad.ClientSide clientSide)
+      throws Exception {
     try (HttpDemoLoad load = new HttpDemoLoad(port, 2, clientSide, SLO_NANOS, "/reservations")) {
       return load.openLoop(1_000, 0, TimeUnit.MILLISECONDS.toNanos(500), 7);
     }
@@ -100,7 +101,7 @@ class HttpDemoLoadTest {
   void everyRequestIsAnsweredOnceAndAConnectionKeepsToTheServersStreamCap() throws Exception {
     // 1,000 a second for half a second against 2 x 3 streams answered after 20 ms: far more
     // requests at once than the connections may carry, so most wait in them.
-    DemoLoad.Result r = halfASecond(server(3, 20, 200), false);
+    DemoLoad.Result r = halfASecond(server(3, 20, 200), HttpDemoLoad.ClientSide.PLAIN);
     assertTrue(r.issued() > 100, r.toString());
     assertEquals(r.issued(), r.ok(), "every request answered 200: " + r);
     assertEquals(r.issued(), received.get(), "each sent once: " + r);
@@ -111,7 +112,7 @@ class HttpDemoLoadTest {
 
   @Test
   void aPushbackHoldsTheClientSidesRequestsInTheClient() throws Exception {
-    DemoLoad.Result r = halfASecond(server(100, 0, 503), true);
+    DemoLoad.Result r = halfASecond(server(100, 0, 503), HttpDemoLoad.ClientSide.PUSHBACK);
     assertEquals(r.issued(), r.serverRejects() + r.clientRejects(), r.toString());
     assertEquals(r.serverRejects(), received.get(), "the server saw only what it refused: " + r);
     assertTrue(r.clientRejects() > r.serverRejects(), "after the first 503, held in the client: " + r);
@@ -119,8 +120,19 @@ class HttpDemoLoadTest {
   }
 
   @Test
+  void aCreditSessionWithAServerThatIsNotSpillwaySendsEveryRequest() throws Exception {
+    // no credit stream (this server speaks only HTTP/2 with prior knowledge) and no
+    // Spillway-Status in its answers: the session lets everything through, nothing is lost
+    DemoLoad.Result r = halfASecond(server(3, 20, 200), HttpDemoLoad.ClientSide.CREDITS);
+    assertTrue(r.issued() > 100, r.toString());
+    assertEquals(r.issued(), r.ok(), "every request answered 200: " + r);
+    assertEquals(r.issued(), received.get(), "each sent once: " + r);
+    assertEquals(0, r.errors() + r.serverRejects() + r.clientRejects(), r.toString());
+  }
+
+  @Test
   void plainClientsSendEveryRequestWhateverTheServerSays() throws Exception {
-    DemoLoad.Result r = halfASecond(server(100, 0, 503), false);
+    DemoLoad.Result r = halfASecond(server(100, 0, 503), HttpDemoLoad.ClientSide.PLAIN);
     assertEquals(r.issued(), r.serverRejects(), r.toString());
     assertEquals(r.issued(), received.get());
     assertEquals(0, r.clientRejects());
@@ -134,7 +146,8 @@ class HttpDemoLoadTest {
     }
     int closed = port;
     Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
-        () -> new HttpDemoLoad(closed, 2, false, SLO_NANOS, "/reservations"));
+        () -> new HttpDemoLoad(closed, 2, HttpDemoLoad.ClientSide.PLAIN, SLO_NANOS,
+            "/reservations"));
     assertTrue(String.valueOf(e.getMessage()).contains("Connection refused"), e.toString());
   }
 }

@@ -30,6 +30,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.thread.Threading;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
@@ -74,20 +75,56 @@ public class SpillwayAutoConfiguration {
     return delay;
   }
 
+  /** The credit streams of Spillway sessions, every endpoint gate's explicit credits. */
+  @Bean(destroyMethod = "endAll")
+  HttpCreditStreams spillwayCreditStreams() {
+    return new HttpCreditStreams();
+  }
+
+  /**
+   * Ends the credit streams as the application starts to stop, before the web server's graceful
+   * shutdown (lifecycles stop in descending phase; this one has the default, the highest), which
+   * waits for requests in progress and would wait out its timeout for the streams.
+   */
+  @Bean
+  SmartLifecycle spillwayCreditStreamsLifecycle(HttpCreditStreams streams) {
+    return new SmartLifecycle() {
+      private volatile boolean running;
+
+      @Override
+      public void start() {
+        running = true;
+      }
+
+      @Override
+      public void stop() {
+        running = false;
+        streams.endAll();
+      }
+
+      @Override
+      public boolean isRunning() {
+        return running;
+      }
+    };
+  }
+
   @Bean(destroyMethod = "close")
   SpillwayHttpGate spillwayHttpGate(SpillwayProperties properties, Ticker ticker,
-      Scheduler scheduler, ServerQueueDelay delay, ObjectProvider<OverloadScheme> scheme) {
+      Scheduler scheduler, ServerQueueDelay delay, ObjectProvider<OverloadScheme> scheme,
+      HttpCreditStreams credits) {
     OverloadScheme custom = scheme.getIfUnique();
     long slo = properties.getSlo().toNanos();
     Duration target = properties.getBudget().getTarget();
     SpillwayHttpGate.Endpoint defaults = endpoint("default", "/**", true, slo,
-        target != null ? target.toNanos() : slo, properties, custom, ticker, scheduler, delay);
+        target != null ? target.toNanos() : slo, properties, custom, ticker, scheduler, delay,
+        credits);
     List<SpillwayHttpGate.Endpoint> overrides = new ArrayList<>();
     for (SpillwayProperties.Endpoint e : properties.getEndpoints()) {
       long s = e.getSlo() != null ? e.getSlo().toNanos() : slo;
       long t = e.getBudgetTarget() != null ? e.getBudgetTarget().toNanos() : s;
       overrides.add(endpoint(e.getName() != null ? e.getName() : e.getPath(), e.getPath(),
-          e.isEnabled(), s, t, properties, custom, ticker, scheduler, delay));
+          e.isEnabled(), s, t, properties, custom, ticker, scheduler, delay, credits));
     }
     return new SpillwayHttpGate(ticker, delay.signal(), defaults, overrides,
         properties.getExcludedPaths(), properties.getBudget().getWhenAbsent(),
@@ -96,14 +133,14 @@ public class SpillwayAutoConfiguration {
 
   private static SpillwayHttpGate.Endpoint endpoint(String name, String pattern, boolean enabled,
       long sloNanos, long targetNanos, SpillwayProperties properties, OverloadScheme custom,
-      Ticker ticker, Scheduler scheduler, ServerQueueDelay delay) {
+      Ticker ticker, Scheduler scheduler, ServerQueueDelay delay, ControlChannel credits) {
     OverloadScheme scheme = custom != null ? custom : scheme(properties.getScheme(), sloNanos);
     GateStats stats = new GateStats(name);
     ServerGate gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay.signal(),
-        ControlChannel.DISCARD, stats, properties.getParallelism()));
+        credits, stats, properties.getParallelism()));
     gate.start();
     return new SpillwayHttpGate.Endpoint(name, pattern, enabled, gate, sloNanos, targetNanos,
-        stats);
+        stats, scheme.issuesCredits());
   }
 
   /** The scheme {@code spillway.scheme} names (validated by {@link SpillwayProperties}). */
@@ -152,9 +189,10 @@ public class SpillwayAutoConfiguration {
 
     @Bean
     FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate,
-        ServletStages stages) {
+        ServletStages stages, HttpCreditStreams credits) {
       FilterRegistrationBean<SpillwayServletFilter> registration = new FilterRegistrationBean<>(
-          new SpillwayServletFilter(gate, stages.runQueue(), stages.slots()));
+          new SpillwayServletFilter(gate, stages.runQueue(), stages.slots(),
+              gate.issuesCredits() ? credits : null));
       registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
       registration.setAsyncSupported(true);
       registration.setName("spillway");
@@ -202,13 +240,13 @@ public class SpillwayAutoConfiguration {
 
     @Bean
     SpillwayWebFilter spillwayWebFilter(SpillwayHttpGate gate, ServerQueueDelay delay,
-        Ticker ticker) {
+        Ticker ticker, HttpCreditStreams credits) {
       EventLoopProbe probe = null;
       if (EventLoopProbe.available()) {
         probe = new EventLoopProbe(ticker);
         delay.addMeasured("netty-event-loops", probe);
       }
-      return new SpillwayWebFilter(gate, probe);
+      return new SpillwayWebFilter(gate, probe, gate.issuesCredits() ? credits : null);
     }
   }
 }

@@ -3,8 +3,10 @@ package io.spillway.spring.internal;
 import io.spillway.api.BudgetExceededException;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestBudget;
+import io.spillway.api.ResponseMetadata;
 import io.spillway.spring.SpillwayHttpGate;
 import io.spillway.spring.SpillwayHttpGate.Admission;
+import io.spillway.spring.SpillwayHttpHeaders;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
@@ -32,6 +34,12 @@ import java.io.IOException;
  * ({@link RunQueueDelay}), the filter samples a request's CPU time and its wait for the CPU around
  * the rest of the chain, on the thread that runs it, and the slots size themselves from that.
  *
+ * <p>A request from a Spillway session ({@code Spillway-Session}) gets its response fields, the
+ * credit delta among them, in its response headers: its permit ends as the response is about to
+ * be committed (the handler asked for the body's stream, flushed, or sent an error or a redirect)
+ * or, if nothing committed it, when the chain returns. Its credit stream ({@value
+ * HttpCreditStreams#PATH}) is served here too ({@link ServletCreditStream}).
+ *
  * <p>Only the request dispatch is decided on; error and async re-dispatches pass through.
  * Thread-safe.
  */
@@ -40,15 +48,20 @@ public final class SpillwayServletFilter implements Filter {
   private final SpillwayHttpGate gate;
   private final RunQueueDelay runQueue;
   private final RunSlots slots;
+  private final HttpCreditStreams credits;
 
   /**
    * @param runQueue the run-queue stage to sample, or {@code null} where it is not measured
    * @param slots the run slots of admitted requests on platform threads, or {@code null} for none
+   * @param credits where the credit streams of Spillway sessions are kept ({@value
+   *     HttpCreditStreams#PATH} is served from it), or {@code null} to serve no such path
    */
-  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue, RunSlots slots) {
+  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue, RunSlots slots,
+      HttpCreditStreams credits) {
     this.gate = gate;
     this.runQueue = runQueue;
     this.slots = slots;
+    this.credits = credits;
   }
 
   @Override
@@ -61,6 +74,10 @@ public final class SpillwayServletFilter implements Filter {
     }
     String uri = request.getRequestURI();
     String path = uri.substring(Math.min(uri.length(), request.getContextPath().length()));
+    if (credits != null && HttpCreditStreams.PATH.equals(path)) {
+      ServletCreditStream.serve(request, response, credits, gate);
+      return;
+    }
     SpillwayHttpGate.Endpoint endpoint = gate.endpointFor(path);
     if (endpoint == null) {
       chain.doFilter(req, res);
@@ -81,9 +98,9 @@ public final class SpillwayServletFilter implements Filter {
       if (waited < 0) {
         long now = gate.ticker().read();
         response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
-        admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE, new BudgetExceededException(
-            slots.queueingDelayNanos(now), budget.remainingNanos()));
-        admission.writeAbortHeaders(response::setHeader);
+        admission.writeAbortHeaders(admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE,
+            new BudgetExceededException(slots.queueingDelayNanos(now), budget.remainingNanos())),
+            response::setHeader);
         return;
       }
       if (budget != null) {
@@ -93,16 +110,16 @@ public final class SpillwayServletFilter implements Filter {
     }
     // past the run slots: what it waits for now is the CPU, locks, I/O
     admission.started(admission.decidedAtNanos() + slotWait);
-    long budgetAtStart = budget == null ? 0 : budget.remainingNanos();
-    boolean sampled = runQueue != null && runQueue.begin();
-    long startedAt = sampled ? gate.ticker().read() : 0;
+    Served served = new Served(admission, response, budget, slotted, slotWait);
+    HttpServletResponse out = admission.hasSession() ? new CreditCarryingResponse(response, served)
+        : response;
     Throwable failure = null;
     try {
       if (budget == null) {
-        chain.doFilter(request, response);
+        chain.doFilter(request, out);
       } else {
         ScopedValue.where(RequestBudget.CURRENT, budget).call(() -> {
-          chain.doFilter(request, response);
+          chain.doFilter(request, out);
           return null;
         });
       }
@@ -112,6 +129,70 @@ public final class SpillwayServletFilter implements Filter {
       failure = new ServletException(e);
     } finally {
       boolean async = failure == null && request.isAsyncStarted();
+      served.account(async);
+      if (slotted) {
+        slots.release();
+      }
+      if (async) {
+        request.getAsyncContext().addListener(new End(admission));
+      } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
+          && !response.isCommitted()) {
+        response.resetBuffer();
+        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        admission.writeAbortHeaders(admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE,
+            failure), response::setHeader);
+        failure = null; // answered: a fast reject, not an error
+      } else {
+        served.end(response.getStatus(), failure);
+      }
+    }
+    if (failure instanceof IOException e) {
+      throw e;
+    } else if (failure instanceof ServletException e) {
+      throw e;
+    } else if (failure instanceof RuntimeException e) {
+      throw e;
+    } else if (failure instanceof Error e) {
+      throw e;
+    }
+  }
+
+  /**
+   * One admitted request's accounting after its handler: its CPU and run-queue sample, what it
+   * queued after admission, and the end of its permit with the response fields in its headers.
+   * The accounting runs once, on the thread that ran the chain (the run-queue sample is that
+   * thread's); the end runs once, from whichever comes first of the response's commit ({@link
+   * CreditCarryingResponse}) and the chain's return.
+   */
+  private final class Served implements java.util.function.IntConsumer {
+    private final Admission admission;
+    private final HttpServletResponse response;
+    private final RequestBudget budget;
+    private final boolean slotted;
+    private final long slotWait;
+    private final Thread thread = Thread.currentThread();
+    private final long budgetAtStart;
+    private final boolean sampled;
+    private final long startedAt;
+    private boolean accounted;
+
+    Served(Admission admission, HttpServletResponse response, RequestBudget budget,
+        boolean slotted, long slotWait) {
+      this.admission = admission;
+      this.response = response;
+      this.budget = budget;
+      this.slotted = slotted;
+      this.slotWait = slotWait;
+      this.budgetAtStart = budget == null ? 0 : budget.remainingNanos();
+      this.sampled = runQueue != null && runQueue.begin();
+      this.startedAt = sampled ? gate.ticker().read() : 0;
+    }
+
+    void account(boolean async) {
+      if (accounted) {
+        return;
+      }
+      accounted = true;
       if (sampled) {
         long cpuWait = runQueue.end();
         if (cpuWait >= 0 && slotted && !async) {
@@ -123,30 +204,23 @@ public final class SpillwayServletFilter implements Filter {
       } else if (runQueue != null) {
         admission.queuedAfterAdmission(-1);
       }
-      if (slotted) {
-        slots.release();
-      }
-      if (async) {
-        request.getAsyncContext().addListener(new End(admission));
-      } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
-          && !response.isCommitted()) {
-        response.resetBuffer();
-        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
-        admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE, failure);
-        admission.writeAbortHeaders(response::setHeader);
-        failure = null; // answered: a fast reject, not an error
-      } else {
-        admission.end(response.getStatus(), failure);
+    }
+
+    /** Ends the permit; a session's response fields go in the headers if they are not sent. */
+    void end(int status, Throwable failure) {
+      ResponseMetadata fields = admission.end(status, failure);
+      if (fields != null && admission.hasSession() && !response.isCommitted()) {
+        SpillwayHttpHeaders.writeResponse(fields, response::setHeader);
       }
     }
-    if (failure instanceof IOException e) {
-      throw e;
-    } else if (failure instanceof ServletException e) {
-      throw e;
-    } else if (failure instanceof RuntimeException e) {
-      throw e;
-    } else if (failure instanceof Error e) {
-      throw e;
+
+    /** The response is about to be committed with {@code status}: the handler is done with it. */
+    @Override
+    public void accept(int status) {
+      if (Thread.currentThread() == thread) {
+        account(false);
+      }
+      end(status, null);
     }
   }
 

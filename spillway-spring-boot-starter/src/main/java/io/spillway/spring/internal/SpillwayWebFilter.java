@@ -2,20 +2,27 @@ package io.spillway.spring.internal;
 
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestBudget;
+import io.spillway.api.ResponseMetadata;
 import io.spillway.grpc.EventLoopProbe;
 import io.spillway.spring.SpillwayHttpGate;
 import io.spillway.spring.SpillwayHttpGate.Admission;
+import io.spillway.spring.SpillwayHttpHeaders;
 import io.spillway.spring.SpillwayReactor;
 import java.net.InetSocketAddress;
 import java.util.function.Consumer;
 import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.publisher.SignalType;
 
 /**
@@ -24,7 +31,9 @@ import reactor.core.publisher.SignalType;
  * exchange's budget in the Reactor context ({@link SpillwayReactor#BUDGET_KEY}); and ends its permit
  * exactly once, when the exchange completes, fails or is cancelled (the client went away). A
  * {@link io.spillway.api.BudgetExceededException} becomes a fast {@code 503} if the response is not
- * committed yet. The event loop is probed on each arrival ({@link EventLoopProbe}), which is how
+ * committed yet. A request from a Spillway session gets its response fields, the credit delta
+ * among them, in its headers: its permit ends just before they are sent. Its credit stream
+ * ({@value HttpCreditStreams#PATH}) is served here too. The event loop is probed on each arrival ({@link EventLoopProbe}), which is how
  * Reactor Netty's backlog enters the queueing delay.
  *
  * <p>Thread-safe.
@@ -33,11 +42,17 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
 
   private final SpillwayHttpGate gate;
   private final EventLoopProbe probe;
+  private final HttpCreditStreams credits;
 
-  /** @param probe the event loops' probe, or {@code null} if Netty is absent */
-  public SpillwayWebFilter(SpillwayHttpGate gate, EventLoopProbe probe) {
+  /**
+   * @param probe the event loops' probe, or {@code null} if Netty is absent
+   * @param credits where the credit streams of Spillway sessions are kept ({@value
+   *     HttpCreditStreams#PATH} is served from it), or {@code null} to serve no such path
+   */
+  public SpillwayWebFilter(SpillwayHttpGate gate, EventLoopProbe probe, HttpCreditStreams credits) {
     this.gate = gate;
     this.probe = probe;
+    this.credits = credits;
   }
 
   @Override
@@ -47,8 +62,11 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
 
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-    SpillwayHttpGate.Endpoint endpoint =
-        gate.endpointFor(exchange.getRequest().getPath().pathWithinApplication().value());
+    String path = exchange.getRequest().getPath().pathWithinApplication().value();
+    if (credits != null && HttpCreditStreams.PATH.equals(path)) {
+      return serveCredits(exchange);
+    }
+    SpillwayHttpGate.Endpoint endpoint = gate.endpointFor(path);
     if (endpoint == null) {
       return chain.filter(exchange);
     }
@@ -67,6 +85,17 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     // The chain runs from here, on this thread: no queue of the server's own lies between the
     // decision and the handler, and a handler awaiting a downstream reply is not waiting in one.
     admission.started(admission.decidedAtNanos());
+    if (admission.hasSession()) {
+      // the credit delta must be in the headers: end the permit as they are about to go
+      response.beforeCommit(() -> {
+        HttpStatusCode status = response.getStatusCode();
+        ResponseMetadata fields = admission.end(status == null ? 200 : status.value(), null);
+        if (fields != null) {
+          SpillwayHttpHeaders.writeResponse(fields, response.getHeaders()::set);
+        }
+        return Mono.empty();
+      });
+    }
     Mono<Void> served = chain.filter(exchange);
     RequestBudget budget = admission.budget();
     if (budget != null) {
@@ -77,12 +106,70 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
         .onErrorResume(e -> SpillwayHttpGate.budgetExceeded(e) != null && !response.isCommitted(),
             e -> {
               response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
-              admission.end(HttpStatus.SERVICE_UNAVAILABLE.value(), e);
-              admission.writeAbortHeaders(response.getHeaders()::set);
+              admission.writeAbortHeaders(admission.end(HttpStatus.SERVICE_UNAVAILABLE.value(), e),
+                  response.getHeaders()::set);
               return response.setComplete();
             })
         .doOnError(end.onError)
         .doFinally(end);
+  }
+
+  /**
+   * {@value HttpCreditStreams#PATH}: {@code GET} opens the session's credit stream, a response body
+   * of server-sent events fed by the gates' control loops through a sink ({@code send} never
+   * blocks), {@code DELETE} deregisters the session; without a well-formed {@code
+   * Spillway-Session} it is a {@code 400}.
+   */
+  private Mono<Void> serveCredits(ServerWebExchange exchange) {
+    ServerHttpResponse response = exchange.getResponse();
+    long session = ServletCreditStream.sessionOf(
+        exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.SESSION));
+    if (session <= 0) {
+      response.setStatusCode(HttpStatus.BAD_REQUEST);
+      return response.setComplete();
+    }
+    HttpMethod method = exchange.getRequest().getMethod();
+    if (HttpMethod.DELETE.equals(method)) {
+      credits.end(session);
+      gate.deregister(session);
+      response.setStatusCode(HttpStatus.NO_CONTENT);
+      return response.setComplete();
+    }
+    if (!HttpMethod.GET.equals(method)) {
+      response.setStatusCode(HttpStatus.METHOD_NOT_ALLOWED);
+      response.getHeaders().set("Allow", "GET, DELETE");
+      return response.setComplete();
+    }
+    SinkStream stream = new SinkStream();
+    if (!credits.open(session, stream)) {
+      response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+      return response.setComplete();
+    }
+    response.setStatusCode(HttpStatus.OK);
+    response.getHeaders().setContentType(MediaType.TEXT_EVENT_STREAM);
+    response.getHeaders().setCacheControl("no-store");
+    Flux<Mono<DataBuffer>> events = Flux.concat(Mono.just(HttpCreditStreams.SUBSCRIBED),
+        stream.sink.asFlux()).map(bytes -> Mono.just(response.bufferFactory().wrap(bytes)));
+    return response.writeAndFlushWith(events).doFinally(signal -> {
+      if (credits.closed(session, stream)) {
+        gate.deregister(session);
+      }
+    });
+  }
+
+  /** A credit stream fed through a unicast sink; emissions are serialised, as a sink needs. */
+  private static final class SinkStream implements HttpCreditStreams.Stream {
+    final Sinks.Many<byte[]> sink = Sinks.many().unicast().onBackpressureBuffer();
+
+    @Override
+    public synchronized void send(int creditDelta) {
+      sink.tryEmitNext(HttpCreditStreams.event(creditDelta));
+    }
+
+    @Override
+    public synchronized void end() {
+      sink.tryEmitComplete();
+    }
   }
 
   /** Ends the exchange's permit, once (later calls are ignored by the admission). */

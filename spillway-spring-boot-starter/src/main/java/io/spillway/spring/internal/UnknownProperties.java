@@ -29,7 +29,7 @@ public final class UnknownProperties {
       "excludedpaths", "excludedpaths[]", "budget.target", "budget.whenabsent",
       "endpoints[].path", "endpoints[].name", "endpoints[].enabled", "endpoints[].slo",
       "endpoints[].budgettarget", "jfr.enabled", "jfr.admittedsampleevery",
-      "client.enabled",
+      "client.enabled", "client.credits", "client.slo",
       // the seed of the randomized tests, which the build sets as a system property
       "seed");
 

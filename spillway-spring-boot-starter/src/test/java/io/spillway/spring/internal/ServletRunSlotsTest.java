@@ -42,9 +42,9 @@ class ServletRunSlotsTest {
         clock, clock, slots, ControlChannel.DISCARD, stats, 2));
     gate = new SpillwayHttpGate(clock, slots,
         new SpillwayHttpGate.Endpoint("default", "/**", true, g, 100_000_000, targetBudgetNanos,
-            stats),
+            stats, false),
         List.of(), List.of(), SpillwayProperties.NoBudget.TARGET, false, 1);
-    return new SpillwayServletFilter(gate, runQueue, slots);
+    return new SpillwayServletFilter(gate, runQueue, slots, null);
   }
 
   /** Serves one request whose handler takes {@code wallNanos}, {@code cpuNanos} of it on a CPU. */

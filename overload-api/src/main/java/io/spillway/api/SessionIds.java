@@ -1,4 +1,4 @@
-package io.spillway.grpc;
+package io.spillway.api;
 
 import java.security.SecureRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -10,16 +10,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * through a bijective mix, so ids of one process are not adjacent to another's. Zero, which means
  * "no session", is never returned.
  *
- * <p>Thread-safe.
+ * <p>Used by every client transport (gRPC sessions, HTTP sessions) so that ids mean the same
+ * everywhere. Thread-safe.
  */
-final class SessionIds {
+public final class SessionIds {
 
   private static final AtomicLong NEXT = new AtomicLong(new SecureRandom().nextLong());
 
   private SessionIds() { }
 
   /** A fresh positive session id. */
-  static long next() {
+  public static long next() {
     while (true) {
       long id = mix(NEXT.getAndIncrement()) & Long.MAX_VALUE;
       if (id != 0) {

@@ -1,0 +1,545 @@
+package io.spillway.spring;
+
+import io.spillway.api.Cancellable;
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.OverloadMetrics;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Scheduler;
+import io.spillway.api.SessionIds;
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * One client session of an admission scheme with one HTTP server (docs/design.md, "A request's
+ * path on a client"; credits are per client session and per backend): the HTTP twin of the gRPC
+ * transport's {@code SpillwayClientInterceptor}. A request {@linkplain #offer offered} waits in the
+ * session's {@link ClientGate} until the gate lets it go (Breakwater: until the session holds a
+ * credit, breakwater-osdi20 §3.3), and is then sent with the gate's fields as {@code Spillway-*}
+ * headers ({@link Ticket#writeHeaders}); its answer, read back with {@link #onAnswer}, brings the
+ * credit delta the server wrote into the response's headers.
+ *
+ * <ul>
+ *   <li>A request that waits past the gate's timeout fails with a {@link
+ *       SpillwayRejectedException} of status {@link Status#EXPIRED}, unsent, driven by the
+ *       injected {@link Scheduler}: one pending wake-up per session, never a timer per request.
+ *   <li>When the scheme {@linkplain OverloadScheme#issuesCredits issues credits}, the session
+ *       keeps the server's credit stream open ({@link CreditStreams}; {@code GET
+ *       /spillway/credits}, served by the starter): it opens it with its first request and holds
+ *       requests until the server has answered it, so that a credit for a drained session, with
+ *       nothing in flight to carry it, always has a way in.
+ *   <li>A server that is not Spillway (an answer without {@code Spillway-Status}, or no credit
+ *       stream: {@code 404}, {@code 405}) makes the session a pass-through for good: held and
+ *       queued requests go at once, later ones are not queued. A third-party API called through the
+ *       same client is then limited by nothing of Spillway's but its own {@code 503}s.
+ *   <li>{@link #close()} fails queued requests ({@link Status#FAILED}) and deregisters the session
+ *       (its unused credits return to the server's pool).
+ * </ul>
+ *
+ * <p>Thread-safe: the gate, which is not, is driven under one lock; futures complete outside it.
+ * The ticker is read once per event.
+ */
+public final class SpillwayHttpSession implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(SpillwayHttpSession.class.getName());
+  private static final long FAR_FUTURE = 1L << 62;
+  private static final long MIN_WAKEUP_NANOS = 1_000;
+
+  private static final int CONTROL_OFF = 0; // the scheme sends no explicit credits
+  private static final int CONTROL_NONE = 1; // none yet: open one with the next request
+  private static final int CONTROL_OPENING = 2; // hold requests until the server answers it
+  private static final int CONTROL_READY = 3;
+
+  private final URI server;
+  private final long sessionId;
+  private final ClientGate<Ticket> gate;
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final CreditStreams streams;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  // Guarded by lock:
+  private final ResponseMetadata answer = new ResponseMetadata();
+  private final Runnable wakeupTask = this::onWakeup;
+  private List<Ticket> releasing = new ArrayList<>();
+  private List<Ticket> failing = new ArrayList<>();
+  private List<Ticket> held;
+  private Cancellable wakeup;
+  private long wakeupAt;
+  private int control;
+  private Cancellable stream;
+  private boolean passThrough;
+  private boolean closed;
+
+  /**
+   * A session with {@code server}.
+   *
+   * @param server the server's origin (scheme, host, port)
+   * @param scheme the admission scheme the server runs
+   * @param sloNanos the end-to-end SLO of the session's requests
+   * @param ticker read once per event
+   * @param scheduler wakes the session when its oldest request is due to expire
+   * @param streams opens the server's credit stream
+   */
+  public SpillwayHttpSession(URI server, OverloadScheme scheme, long sloNanos, Ticker ticker,
+      Scheduler scheduler, CreditStreams streams) {
+    this.server = Objects.requireNonNull(server, "server");
+    this.sessionId = SessionIds.next();
+    this.gate = Objects.requireNonNull(scheme, "scheme")
+        .newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.streams = Objects.requireNonNull(streams, "streams");
+    this.control = scheme.issuesCredits() ? CONTROL_NONE : CONTROL_OFF;
+  }
+
+  /** The server's origin. */
+  public URI server() {
+    return server;
+  }
+
+  /** The session's id, as its requests carry it. */
+  public long sessionId() {
+    return sessionId;
+  }
+
+  /** Whether the server turned out not to be Spillway, so requests go at once. */
+  public boolean isPassThrough() {
+    lock.lock();
+    try {
+      return passThrough;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Requests waiting to be sent. */
+  public int queued() {
+    lock.lock();
+    try {
+      return gate.queued() + (held == null ? 0 : held.size());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * A request the application is making now. Its {@link Ticket#released()} completes when it may
+   * be sent, or fails with a {@link SpillwayRejectedException} if it expired in the queue or the
+   * session closed; once released, the caller must report its end once, with {@link #onAnswer} or
+   * {@link #onFailure}.
+   */
+  public Ticket offer() {
+    Ticket ticket = new Ticket();
+    long now = ticker.read();
+    boolean open = false;
+    lock.lock();
+    try {
+      if (closed) {
+        failing.add(ticket);
+      } else if (passThrough) {
+        ticket.header.reset();
+        releasing.add(ticket);
+      } else if (control == CONTROL_NONE || control == CONTROL_OPENING) {
+        open = control == CONTROL_NONE;
+        control = CONTROL_OPENING;
+        if (held == null) {
+          held = new ArrayList<>(4);
+        }
+        held.add(ticket);
+      } else {
+        gate.offer(ticket, now);
+        drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (open) {
+      openStream();
+    }
+    settle();
+    return ticket;
+  }
+
+  /**
+   * The answer to a released request: its HTTP status and response headers by name ({@code null}
+   * when absent). Later reports of the same request are ignored.
+   */
+  public void onAnswer(Ticket ticket, int httpStatus, Function<String, String> headers) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (!ticket.end()) {
+        return;
+      }
+      if (passThrough) {
+        return;
+      }
+      String status = headers.apply(SpillwayHttpHeaders.STATUS);
+      if (status == null) {
+        becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS);
+      } else {
+        String problem = SpillwayHttpHeaders.readResponse(headers, answer.reset());
+        if (problem != null) {
+          LOG.log(Level.DEBUG, "session {0} with {1}: {2}", sessionId, server, problem);
+        }
+        answer.sessionId(sessionId);
+        gate.onResponse(answer, ticket.sentAt, now);
+      }
+      drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+    settle();
+  }
+
+  /**
+   * The caller gives up on {@code ticket}, wherever it is: a request still queued is withdrawn
+   * (and never sent), a released one counts as ended without an answer, one that failed already
+   * needs nothing. Use it where the caller cannot tell which (an interrupt, a cancellation).
+   */
+  public void abandon(Ticket ticket) {
+    if (!ticket.released.cancel(false) && !ticket.released.isCompletedExceptionally()) {
+      onFailure(ticket);
+    }
+  }
+
+  /**
+   * A released request ended without an answer (the connection failed, the caller gave up, or it
+   * was never sent): no credit came back with it.
+   */
+  public void onFailure(Ticket ticket) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (!ticket.end() || passThrough) {
+        return;
+      }
+      answer.reset().sessionId(sessionId).status(Status.FAILED);
+      gate.onResponse(answer, ticket.sentAt, now);
+      drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+    settle();
+  }
+
+  /** The server answered the credit stream: requests may go. */
+  void onStreamOpen(Cancellable from) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (from == stream && control == CONTROL_OPENING) {
+        control = CONTROL_READY;
+        offerHeldLocked(now);
+        drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    settle();
+  }
+
+  /** An explicit credit arrived on the stream. */
+  void onCredit(Cancellable from, int delta) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (from == stream && !passThrough) {
+        answer.reset().sessionId(sessionId).creditDelta(delta);
+        gate.onControl(answer, now);
+        drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    settle();
+  }
+
+  /**
+   * The stream ended or could not be opened. {@code notSpillway}: the server has no credit stream
+   * ({@code 404}, {@code 405}). Otherwise the session goes on without one and opens another with
+   * its next request.
+   */
+  void onStreamClosed(Cancellable from, boolean notSpillway, String why) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (from != stream) {
+        return;
+      }
+      stream = null;
+      if (closed) {
+        return;
+      }
+      if (notSpillway) {
+        becomePassThroughLocked("it has no credit stream (" + why + ")");
+      } else {
+        control = CONTROL_NONE;
+        offerHeldLocked(now); // they go on without a stream, as the session does
+        LOG.log(Level.DEBUG, "session {0} with {1}: credit stream ended: {2}", sessionId, server,
+            why);
+      }
+      drainLocked(now);
+    } finally {
+      lock.unlock();
+    }
+    settle();
+  }
+
+  private void onWakeup() {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      wakeup = null;
+      if (!closed) {
+        drainLocked(now);
+      }
+    } finally {
+      lock.unlock();
+    }
+    settle();
+  }
+
+  /**
+   * Ends the session: queued requests fail, the stream closes, and the server is told to return
+   * the session's unused credits to its pool. Requests in flight end normally. Idempotent.
+   */
+  @Override
+  public void close() {
+    long now = ticker.read();
+    Cancellable open;
+    boolean deregister;
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      gate.expire(now + FAR_FUTURE, failing::add);
+      if (held != null) {
+        failing.addAll(held);
+        held = null;
+      }
+      if (wakeup != null) {
+        wakeup.cancel();
+        wakeup = null;
+      }
+      open = stream;
+      stream = null;
+      deregister = gate.isRegistered() && !passThrough && control != CONTROL_OFF;
+    } finally {
+      lock.unlock();
+    }
+    settle();
+    if (open != null) {
+      open.cancel();
+    }
+    if (deregister) {
+      streams.deregister(server, sessionId);
+    }
+  }
+
+  // ---- under the lock ----
+
+  private void becomePassThroughLocked(String why) {
+    if (passThrough) {
+      return;
+    }
+    passThrough = true;
+    LOG.log(Level.INFO, "{0} is not a Spillway server: {1}; requests to it are sent at once",
+        server, why);
+    offerHeldLocked(ticker.read());
+    gate.expire(FAR_FUTURE + ticker.read(), t -> {
+      t.header.reset();
+      releasing.add(t);
+    });
+    if (wakeup != null) {
+      wakeup.cancel();
+      wakeup = null;
+    }
+  }
+
+  /** Offers the requests held while the stream opened, as arriving now. */
+  private void offerHeldLocked(long now) {
+    if (held == null) {
+      return;
+    }
+    for (Ticket t : held) {
+      if (passThrough) {
+        t.header.reset();
+        releasing.add(t);
+      } else {
+        gate.offer(t, now);
+      }
+    }
+    held = null;
+  }
+
+  /** Expires, releases what may go, re-arms the wake-up. */
+  private void drainLocked(long now) {
+    if (passThrough) {
+      return;
+    }
+    gate.expire(now, failing::add);
+    if (control != CONTROL_OPENING) {
+      RequestMetadata fields = new RequestMetadata();
+      Ticket next;
+      while ((next = gate.poll(now, fields)) != null) {
+        next.header = fields;
+        releasing.add(next);
+        fields = new RequestMetadata();
+      }
+    }
+    if (!closed && gate.queued() > 0) {
+      long at = gate.nextWakeupNanos();
+      if (wakeup == null || at - wakeupAt < 0) {
+        if (wakeup != null) {
+          wakeup.cancel();
+        }
+        wakeupAt = at;
+        wakeup = scheduler.schedule(wakeupTask, Math.max(at - now, MIN_WAKEUP_NANOS));
+      }
+    }
+  }
+
+  // ---- outside the lock ----
+
+  /** Completes the futures the last events decided on. */
+  private void settle() {
+    List<Ticket> go;
+    List<Ticket> fail;
+    long now;
+    boolean wasClosed;
+    lock.lock();
+    try {
+      if (releasing.isEmpty() && failing.isEmpty()) {
+        return;
+      }
+      go = releasing;
+      fail = failing;
+      releasing = new ArrayList<>();
+      failing = new ArrayList<>();
+      now = ticker.read();
+      wasClosed = closed;
+    } finally {
+      lock.unlock();
+    }
+    for (Ticket t : fail) {
+      t.released.completeExceptionally(new SpillwayRejectedException(
+          wasClosed ? Status.FAILED : Status.EXPIRED, 0));
+    }
+    for (Ticket t : go) {
+      t.sentAt = now;
+      if (!t.released.complete(t)) {
+        onFailure(t); // the caller gave up while it waited: it is not sent
+      }
+    }
+  }
+
+  private void openStream() {
+    Cancellable[] self = new Cancellable[1];
+    CreditStreams.Listener listener = new CreditStreams.Listener() {
+      @Override
+      public void opened() {
+        onStreamOpen(self[0]);
+      }
+
+      @Override
+      public void credit(int delta) {
+        onCredit(self[0], delta);
+      }
+
+      @Override
+      public void closed(boolean notSpillway, String why) {
+        onStreamClosed(self[0], notSpillway, why);
+      }
+    };
+    lock.lock();
+    try {
+      if (closed || control != CONTROL_OPENING) {
+        return;
+      }
+      // set before the stream can report: its events are matched against it
+      self[0] = streams.open(server, sessionId, listener);
+      stream = self[0];
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * One request's passage through the session: it may go once {@link #released()} completes,
+   * carrying {@link #writeHeaders}; then its end is reported once. Cancelling {@link #released()}
+   * while it waits withdraws the request.
+   */
+  public static final class Ticket {
+    RequestMetadata header = new RequestMetadata(); // replaced under the lock as it is released
+    final CompletableFuture<Ticket> released = new CompletableFuture<>();
+    volatile long sentAt;
+    private boolean ended; // guarded by the session's lock
+
+    private Ticket() { }
+
+    /** Completes when the request may be sent; fails if it expired or the session closed. */
+    public CompletableFuture<Ticket> released() {
+      return released;
+    }
+
+    /** Writes the overload fields the gate gave the request. */
+    public void writeHeaders(BiConsumer<String, String> header) {
+      SpillwayHttpHeaders.writeRequest(this.header, header);
+    }
+
+    boolean end() {
+      if (ended) {
+        return false;
+      }
+      ended = true;
+      return true;
+    }
+  }
+
+  /**
+   * Opens servers' credit streams. The default, {@link #jdk()}, speaks HTTP/1.1 through the JDK's
+   * {@code HttpClient}; tests and other transports supply their own.
+   */
+  public interface CreditStreams {
+
+    /** What a stream reports, in order: {@code opened}, then credits, then {@code closed}. */
+    interface Listener {
+      void opened();
+
+      void credit(int delta);
+
+      /** @param notSpillway the server has no credit stream at all */
+      void closed(boolean notSpillway, String why);
+    }
+
+    /**
+     * Opens {@code GET /spillway/credits} for {@code sessionId} on {@code server}; cancelling the
+     * returned handle closes it. Must not block, nor call {@code listener} before returning.
+     */
+    Cancellable open(URI server, long sessionId, Listener listener);
+
+    /** Sends {@code DELETE /spillway/credits} for {@code sessionId}; fire and forget. */
+    void deregister(URI server, long sessionId);
+
+    /** The JDK {@code HttpClient}'s, on a client shared by every session of the process. */
+    static CreditStreams jdk() {
+      return JdkCreditStreams.SHARED;
+    }
+  }
+
+}

@@ -1,0 +1,130 @@
+package io.spillway.spring;
+
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Scheduler;
+import io.spillway.api.Ticker;
+import io.spillway.credit.Spillway;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.LongFunction;
+
+/**
+ * An HTTP client's sessions, one per server it calls (credits are per client session and per
+ * backend, docs/design.md), created on the first request to each origin (scheme, host, port) and
+ * kept until {@link #close()}. The client filters ({@link SpillwayRestClientInterceptor}, {@link
+ * SpillwayWebClientFilter}) take one of these to speak Spillway's credits.
+ *
+ * <pre>{@code
+ * SpillwayHttpSessions sessions = new SpillwayHttpSessions(Duration.ofMillis(50));
+ * RestClient client = RestClient.builder().baseUrl(url)
+ *     .requestInterceptor(new SpillwayRestClientInterceptor(new RetryPushback(Ticker.system()),
+ *         sessions)).build();
+ * }</pre>
+ *
+ * <p>Each session runs the default scheme for the SLO ({@link Spillway#forSloNanos}), a scheme of
+ * its own per server: the scheme's sessions share their estimate of the path's latency, which
+ * differs from server to server. Thread-safe.
+ */
+public final class SpillwayHttpSessions implements AutoCloseable {
+
+  private final long sloNanos;
+  private final LongFunction<OverloadScheme> schemes;
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final ScheduledExecutorService ownTimer;
+  private final SpillwayHttpSession.CreditStreams streams;
+  private final ConcurrentHashMap<String, SpillwayHttpSession> sessions = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /**
+   * @param sloNanos the end-to-end SLO of the requests sent through these sessions
+   * @param schemes the scheme of a new session, given the SLO
+   * @param ticker read once per event
+   * @param scheduler wakes sessions when their oldest request is due to expire
+   * @param streams opens servers' credit streams
+   */
+  public SpillwayHttpSessions(long sloNanos, LongFunction<OverloadScheme> schemes, Ticker ticker,
+      Scheduler scheduler, SpillwayHttpSession.CreditStreams streams) {
+    this(sloNanos, schemes, ticker, scheduler, null, streams);
+  }
+
+  /**
+   * Sessions of the default scheme for {@code slo}, on the system clock, with a daemon timer of
+   * their own and the JDK's {@code HttpClient} for credit streams.
+   */
+  public SpillwayHttpSessions(Duration slo) {
+    this(slo.toNanos(), Spillway::forSloNanos, Ticker.system(), null, newTimer(),
+        SpillwayHttpSession.CreditStreams.jdk());
+  }
+
+  private SpillwayHttpSessions(long sloNanos, LongFunction<OverloadScheme> schemes, Ticker ticker,
+      Scheduler scheduler, ScheduledExecutorService ownTimer,
+      SpillwayHttpSession.CreditStreams streams) {
+    if (sloNanos <= 0) {
+      throw new IllegalArgumentException("the SLO must be positive: " + sloNanos + " ns");
+    }
+    this.sloNanos = sloNanos;
+    this.schemes = Objects.requireNonNull(schemes, "schemes");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.ownTimer = ownTimer;
+    this.scheduler = scheduler != null ? scheduler : Scheduler.of(ownTimer);
+    this.streams = Objects.requireNonNull(streams, "streams");
+  }
+
+  private static ScheduledExecutorService newTimer() {
+    return Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "spillway-http-sessions");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /**
+   * The session with {@code uri}'s origin, created on first use.
+   *
+   * @throws IllegalStateException once closed
+   */
+  public SpillwayHttpSession of(URI uri) {
+    if (closed) {
+      throw new IllegalStateException("the sessions are closed");
+    }
+    String origin = origin(uri);
+    SpillwayHttpSession s = sessions.get(origin);
+    if (s != null) {
+      return s;
+    }
+    return sessions.computeIfAbsent(origin, o -> new SpillwayHttpSession(URI.create(o),
+        schemes.apply(sloNanos), sloNanos, ticker, scheduler, streams));
+  }
+
+  /** The sessions open now, by origin. */
+  public java.util.Map<String, SpillwayHttpSession> sessions() {
+    return java.util.Map.copyOf(sessions);
+  }
+
+  /** {@code scheme://host:port}, with the scheme's default port where the URI has none. */
+  static String origin(URI uri) {
+    int port = uri.getPort();
+    if (port < 0) {
+      port = "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
+    }
+    return uri.getScheme() + "://" + uri.getHost() + ":" + port;
+  }
+
+  /** Closes every session (each deregisters with its server). Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    for (SpillwayHttpSession s : sessions.values()) {
+      s.close();
+    }
+    sessions.clear();
+    if (ownTimer != null) {
+      ownTimer.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package io.spillway.spring.internal;
+
+import io.spillway.spring.SpillwayHttpGate;
+import io.spillway.spring.SpillwayHttpHeaders;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * A session's credit stream ({@link HttpCreditStreams}) on a servlet container: an asynchronous
+ * request without a timeout, written by a virtual thread of its own, so that a gate's control
+ * loop only queues an event ({@link #send} never blocks) and a slow client holds up no one but
+ * itself. When the stream ends, by the client, an error, or a later stream of the same session,
+ * the thread completes the request; a stream that is still the session's then deregisters it.
+ *
+ * <p>Thread-safe.
+ */
+final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListener, Runnable {
+
+  private static final System.Logger LOG = System.getLogger(ServletCreditStream.class.getName());
+  private static final Integer END = Integer.MIN_VALUE;
+
+  private final long sessionId;
+  private final AsyncContext async;
+  private final ServletOutputStream out;
+  private final HttpCreditStreams streams;
+  private final SpillwayHttpGate gate;
+  private final LinkedBlockingQueue<Integer> events = new LinkedBlockingQueue<>();
+
+  private ServletCreditStream(long sessionId, AsyncContext async, ServletOutputStream out,
+      HttpCreditStreams streams, SpillwayHttpGate gate) {
+    this.sessionId = sessionId;
+    this.async = async;
+    this.out = out;
+    this.streams = streams;
+    this.gate = gate;
+  }
+
+  /**
+   * Serves {@value HttpCreditStreams#PATH}: {@code GET} opens the session's stream, {@code DELETE}
+   * deregisters the session; without a well-formed {@code Spillway-Session} it is a {@code 400}.
+   */
+  static void serve(HttpServletRequest request, HttpServletResponse response,
+      HttpCreditStreams streams, SpillwayHttpGate gate) throws IOException {
+    long session = sessionOf(request.getHeader(SpillwayHttpHeaders.SESSION));
+    if (session <= 0) {
+      response.sendError(HttpServletResponse.SC_BAD_REQUEST,
+          "a credit stream needs a positive Spillway-Session");
+      return;
+    }
+    switch (request.getMethod()) {
+      case "DELETE" -> {
+        streams.end(session);
+        gate.deregister(session);
+        response.setStatus(HttpServletResponse.SC_NO_CONTENT);
+      }
+      case "GET" -> open(session, request, response, streams, gate);
+      default -> {
+        response.setHeader("Allow", "GET, DELETE");
+        response.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
+      }
+    }
+  }
+
+  /** The session id in {@code header}, or 0 if it is absent or not a positive decimal long. */
+  static long sessionOf(String header) {
+    if (header == null) {
+      return 0;
+    }
+    try {
+      return Math.max(0, Long.parseLong(header.trim()));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  private static void open(long session, HttpServletRequest request, HttpServletResponse response,
+      HttpCreditStreams streams, SpillwayHttpGate gate) throws IOException {
+    response.setStatus(HttpServletResponse.SC_OK);
+    response.setContentType("text/event-stream");
+    response.setHeader("Cache-Control", "no-store");
+    AsyncContext async = request.startAsync();
+    async.setTimeout(0);
+    ServletCreditStream stream = new ServletCreditStream(session, async, response.getOutputStream(),
+        streams, gate);
+    if (!streams.open(session, stream)) {
+      response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+      async.complete();
+      return;
+    }
+    async.addListener(stream);
+    Thread.ofVirtual().name("spillway-credits-" + session).start(stream);
+  }
+
+  @Override
+  public void send(int creditDelta) {
+    events.add(creditDelta);
+  }
+
+  @Override
+  public void end() {
+    events.add(END);
+  }
+
+  @Override
+  public void run() {
+    try {
+      out.write(HttpCreditStreams.SUBSCRIBED);
+      out.flush();
+      while (true) {
+        Integer delta = events.take();
+        if (delta.equals(END)) {
+          break;
+        }
+        out.write(HttpCreditStreams.event(delta));
+        out.flush();
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG,
+          "credit stream of session {0} ended: {1}", sessionId, e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      try {
+        async.complete();
+      } catch (IllegalStateException alreadyOver) {
+        // the container ended the request first (the client went away)
+      }
+      if (streams.closed(sessionId, this)) {
+        gate.deregister(sessionId);
+      }
+    }
+  }
+
+  @Override
+  public void onComplete(AsyncEvent event) {
+    end();
+  }
+
+  @Override
+  public void onTimeout(AsyncEvent event) {
+    end();
+  }
+
+  @Override
+  public void onError(AsyncEvent event) {
+    end();
+  }
+
+  @Override
+  public void onStartAsync(AsyncEvent event) { }
+}

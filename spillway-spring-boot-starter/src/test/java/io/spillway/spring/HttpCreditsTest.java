@@ -1,0 +1,96 @@
+package io.spillway.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spillway.api.Status;
+import io.spillway.api.Ticker;
+import io.spillway.spring.app.MvcTestApp;
+import io.spillway.spring.internal.HttpCreditStreams;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.client.RestClient;
+
+/**
+ * Spillway's credits between Spring services over HTTP, on a real Tomcat, with the starter's
+ * defaults on both sides: a client built from Boot's {@code RestClient.Builder} keeps a session
+ * with the server it calls, the server writes each answer's overload fields into its headers, and
+ * the session's credit stream is open for the credits no answer can carry.
+ */
+@SpringBootTest(classes = MvcTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class HttpCreditsTest {
+
+  @LocalServerPort
+  int port;
+  @Autowired
+  RestClient.Builder builder;
+  @Autowired
+  SpillwayHttpSessions sessions;
+  @Autowired
+  HttpCreditStreams streams;
+  @Autowired
+  SpillwayHttpGate gate;
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .build();
+
+  private String url() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  @Test
+  void aClientFromBootsBuilderHoldsACreditSessionWithTheServerItCalls() {
+    RestClient client = builder.baseUrl(url()).build();
+    for (int i = 0; i < 5; i++) {
+      ResponseEntity<String> r = client.get().uri("/work").retrieve().toEntity(String.class);
+      assertThat(r.getBody()).isEqualTo("ok");
+      // the permit ended before the body went, so its fields are in the headers
+      assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).isEqualTo("0");
+    }
+    assertThat(sessions.sessions().values()).singleElement().satisfies(s -> {
+      assertThat(s.isPassThrough()).isFalse();
+      assertThat(s.server()).isEqualTo(URI.create(url()));
+    });
+    assertThat(streams.open()).isEqualTo(1);
+    assertThat(gate.endpoints().get(0).stats().decisions(Status.REJECTED_NO_CREDIT)).isZero();
+  }
+
+  @Test
+  void closingTheSessionsEndsTheirStreamsAtTheServer() throws Exception {
+    int before = streams.open();
+    SpillwayHttpSessions own = new SpillwayHttpSessions(Duration.ofMillis(50));
+    RestClient client = RestClient.builder().baseUrl(url())
+        .requestInterceptor(new SpillwayRestClientInterceptor(new RetryPushback(Ticker.system()),
+            own)).build();
+    assertThat(client.get().uri("/work").retrieve().body(String.class)).isEqualTo("ok");
+    assertThat(streams.open()).isEqualTo(before + 1);
+    own.close();
+    StarterMvcTest.waitUntil(() -> streams.open() == before); // the DELETE is asynchronous
+  }
+
+  @Test
+  void theCreditStreamRefusesWhatItCannotServe() throws Exception {
+    assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH)).GET())
+        .statusCode()).isEqualTo(400);
+    assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH))
+        .header(SpillwayHttpHeaders.SESSION, "x1").GET()).statusCode()).isEqualTo(400);
+    HttpResponse<String> post = send(HttpRequest.newBuilder(URI.create(url()
+        + HttpCreditStreams.PATH)).header(SpillwayHttpHeaders.SESSION, "7")
+        .POST(HttpRequest.BodyPublishers.noBody()));
+    assertThat(post.statusCode()).isEqualTo(405);
+    assertThat(post.headers().firstValue("Allow")).hasValue("GET, DELETE");
+    assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH))
+        .header(SpillwayHttpHeaders.SESSION, "7").DELETE()).statusCode()).isEqualTo(204);
+  }
+
+  private HttpResponse<String> send(HttpRequest.Builder request) throws Exception {
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+}

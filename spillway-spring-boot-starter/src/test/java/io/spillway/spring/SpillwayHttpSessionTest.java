@@ -1,0 +1,192 @@
+package io.spillway.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.spillway.api.Cancellable;
+import io.spillway.api.Scheduler;
+import io.spillway.api.Status;
+import io.spillway.credit.Spillway;
+import io.spillway.spring.app.ManualTicker;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A client session with one HTTP server, driven in virtual time: a manual clock, a scheduler
+ * whose tasks the test runs, and a credit stream the test plays the server's side of.
+ */
+class SpillwayHttpSessionTest {
+
+  private static final URI SERVER = URI.create("http://svc:8080");
+  private static final long SLO_MS = 50;
+
+  private final ManualTicker ticker = new ManualTicker();
+  private final List<Runnable> timers = new ArrayList<>();
+  private final Scheduler scheduler = (task, delayNanos) -> {
+    timers.add(task);
+    return () -> timers.remove(task);
+  };
+  private final Streams streams = new Streams();
+  private SpillwayHttpSession session;
+
+  /** The server's side of the credit streams: what was opened and deregistered. */
+  private static final class Streams implements SpillwayHttpSession.CreditStreams {
+    Listener listener;
+    Cancellable handle;
+    boolean cancelled;
+    final List<Long> deregistered = new ArrayList<>();
+
+    @Override
+    public Cancellable open(URI server, long sessionId, Listener l) {
+      listener = l;
+      handle = () -> cancelled = true;
+      return handle;
+    }
+
+    @Override
+    public void deregister(URI server, long sessionId) {
+      deregistered.add(sessionId);
+    }
+  }
+
+  @BeforeEach
+  void open() {
+    session = new SpillwayHttpSession(SERVER, Spillway.forSloNanos(SLO_MS * 1_000_000),
+        SLO_MS * 1_000_000, ticker, scheduler, streams);
+  }
+
+  private static Map<String, String> headers(SpillwayHttpSession.Ticket t) {
+    Map<String, String> h = new HashMap<>();
+    t.writeHeaders(h::put);
+    return h;
+  }
+
+  private void answer(SpillwayHttpSession.Ticket t, int creditDelta) {
+    Map<String, String> h = Map.of(SpillwayHttpHeaders.STATUS, "0",
+        SpillwayHttpHeaders.CREDIT_DELTA, Integer.toString(creditDelta));
+    session.onAnswer(t, 200, h::get);
+  }
+
+  private void runTimers() {
+    List<Runnable> due = new ArrayList<>(timers);
+    timers.clear();
+    due.forEach(Runnable::run);
+  }
+
+  @Test
+  void aDrainedSessionWaitsForTheServersCreditAndGoesWhenItsStreamBringsOne() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    SpillwayHttpSession.Ticket b = session.offer();
+    // held until the server has answered the stream: a credit must have a way in first
+    assertThat(streams.listener).isNotNull();
+    assertThat(a.released()).isNotDone();
+    streams.listener.opened();
+    assertThat(a.released()).isCompleted(); // the first request registers with its own credit
+    assertThat(b.released()).isNotDone();
+    Map<String, String> sent = headers(a);
+    assertThat(sent).containsEntry(SpillwayHttpHeaders.SESSION,
+        Long.toString(session.sessionId()));
+    assertThat(sent).containsEntry(SpillwayHttpHeaders.DEMAND, "1");
+    assertThat(sent).containsKey(SpillwayHttpHeaders.FLAGS); // the register flag
+
+    answer(a, -1); // the server takes the credit back: the session is drained
+    assertThat(b.released()).isNotDone();
+    streams.listener.credit(1); // an explicit credit, with nothing in flight to carry it
+    assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).doesNotContainKey(SpillwayHttpHeaders.FLAGS);
+  }
+
+  @Test
+  void aRequestThatWaitsPastItsQueueTimeoutExpiresUnsent() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    streams.listener.opened();
+    answer(a, -1);
+    SpillwayHttpSession.Ticket b = session.offer();
+    assertThat(timers).hasSize(1);
+    ticker.advanceMillis(SLO_MS); // past any timeout the SLO allows
+    runTimers();
+    assertThatThrownBy(() -> b.released().get()).isInstanceOf(ExecutionException.class)
+        .cause().isInstanceOfSatisfying(SpillwayRejectedException.class,
+            e -> assertThat(e.status()).isEqualTo(Status.EXPIRED));
+    assertThat(session.queued()).isZero();
+  }
+
+  @Test
+  void aServerWithoutACreditStreamGetsRequestsAtOnce() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    SpillwayHttpSession.Ticket b = session.offer();
+    streams.listener.closed(true, "HTTP 404");
+    assertThat(session.isPassThrough()).isTrue();
+    assertThat(a.released()).isCompleted();
+    assertThat(b.released()).isCompleted();
+    assertThat(headers(a)).isEmpty(); // nothing of Spillway's on the wire
+    assertThat(session.offer().released()).isCompleted();
+    session.close();
+    assertThat(streams.deregistered).isEmpty();
+  }
+
+  @Test
+  void anAnswerWithoutSpillwayStatusReleasesTheQueueForGood() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    streams.listener.opened();
+    SpillwayHttpSession.Ticket b = session.offer();
+    assertThat(b.released()).isNotDone();
+    session.onAnswer(a, 200, name -> null);
+    assertThat(session.isPassThrough()).isTrue();
+    assertThat(b.released()).isCompleted();
+    assertThat(timers).isEmpty();
+  }
+
+  @Test
+  void aStreamThatEndsIsReopenedWithTheNextRequest() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    Cancellable first = streams.handle;
+    streams.listener.opened();
+    answer(a, 0);
+    streams.listener.closed(false, "connection reset");
+    assertThat(session.isPassThrough()).isFalse();
+    SpillwayHttpSession.Ticket b = session.offer();
+    assertThat(streams.handle).isNotSameAs(first);
+    assertThat(b.released()).isNotDone(); // held until the new stream is answered
+    streams.listener.opened();
+    assertThat(b.released()).isCompleted();
+  }
+
+  @Test
+  void anAbandonedRequestIsNeverSentAndGivesItsCreditToTheNext() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    streams.listener.opened();
+    answer(a, -1);
+    SpillwayHttpSession.Ticket b = session.offer();
+    session.abandon(b);
+    assertThat(b.released()).isCancelled();
+    streams.listener.credit(1); // b reaches the head, is found withdrawn, and ends unsent
+    SpillwayHttpSession.Ticket c = session.offer();
+    assertThat(c.released()).isCompleted();
+    session.abandon(c); // released, then the caller failed to send it: its credit comes back
+    SpillwayHttpSession.Ticket d = session.offer();
+    assertThat(d.released()).isCompleted();
+  }
+
+  @Test
+  void closingFailsQueuedRequestsAndDeregisters() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    streams.listener.opened();
+    SpillwayHttpSession.Ticket b = session.offer();
+    session.close();
+    assertThat(a.released()).isCompleted();
+    assertThatThrownBy(() -> b.released().get()).cause()
+        .isInstanceOfSatisfying(SpillwayRejectedException.class,
+            e -> assertThat(e.status()).isEqualTo(Status.FAILED));
+    assertThat(streams.cancelled).isTrue();
+    assertThat(streams.deregistered).containsExactly(session.sessionId());
+    assertThatThrownBy(() -> session.offer().released().get()).cause()
+        .isInstanceOf(SpillwayRejectedException.class);
+  }
+}
