@@ -63,6 +63,17 @@ class HttpCreditsTest {
   }
 
   @Test
+  void anAsynchronousAnswerCarriesItsFieldsTooAndEndsItsPermitOnce() throws Exception {
+    RestClient client = builder.baseUrl(url()).build();
+    for (int i = 0; i < 3; i++) {
+      ResponseEntity<String> r = client.get().uri("/async").retrieve().toEntity(String.class);
+      assertThat(r.getBody()).isEqualTo("ok");
+      assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).isEqualTo("0");
+    }
+    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0); // the container reports the end later
+  }
+
+  @Test
   void closingTheSessionsEndsTheirStreamsAtTheServer() throws Exception {
     int before = streams.open();
     SpillwayHttpSessions own = new SpillwayHttpSessions(Duration.ofMillis(50));

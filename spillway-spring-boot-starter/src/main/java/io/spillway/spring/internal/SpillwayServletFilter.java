@@ -111,6 +111,8 @@ public final class SpillwayServletFilter implements Filter {
     // past the run slots: what it waits for now is the CPU, locks, I/O
     admission.started(admission.decidedAtNanos() + slotWait);
     Served served = new Served(admission, response, budget, slotted, slotWait);
+    // An asynchronous answer keeps this response: Spring MVC starts async processing with the
+    // request and response its chain was given, so the async dispatch writes through the wrapper.
     HttpServletResponse out = admission.hasSession() ? new CreditCarryingResponse(response, served)
         : response;
     Throwable failure = null;
