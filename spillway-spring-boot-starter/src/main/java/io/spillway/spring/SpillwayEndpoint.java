@@ -19,8 +19,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * {@code /actuator/spillway}: the live state of every gate, HTTP endpoints' and the gRPC servers'
  * (decisions by reason, outcomes, budget aborts, credit pool, concurrency limit, price, p99
  * service time), the queueing delay and its stages, how the workers are
- * measured, the servlet run slots (how many, running, waiting; absent where not used), and the
- * unknown {@code spillway.*} properties found at start-up. Expose it with
+ * measured, the servlet run slots (how many, running, waiting; absent where not used), credits
+ * over HTTP (the credit streams open here; the application's client sessions by server: pass-through
+ * or not, requests queued), and the unknown {@code spillway.*} properties found at start-up. Expose it with
  * {@code management.endpoints.web.exposure.include=spillway}.
  *
  * <p>{@code /actuator/spillway/locks?seconds=N} ranks the locks this application's requests queue
@@ -37,6 +38,7 @@ public class SpillwayEndpoint {
   private final Supplier<Map<String, Object>> runSlots;
   private final List<String> unknownProperties;
   private final Supplier<Map<String, Object>> grpc;
+  private final Supplier<Map<String, Object>> httpCredits;
   private final AtomicBoolean profiling = new AtomicBoolean();
 
   /** Lock profiles run this long where the request names no length. */
@@ -58,6 +60,17 @@ public class SpillwayEndpoint {
   public SpillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay, Supplier<String> workers,
       Supplier<Map<String, Object>> runSlots, List<String> unknownProperties,
       Supplier<Map<String, Object>> grpc) {
+    this(gate, delay, workers, runSlots, unknownProperties, grpc, Map::of);
+  }
+
+  /**
+   * @param httpCredits credits over HTTP: the credit streams open at this server and the
+   *     application's client sessions, or an empty map where neither exists
+   */
+  public SpillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay, Supplier<String> workers,
+      Supplier<Map<String, Object>> runSlots, List<String> unknownProperties,
+      Supplier<Map<String, Object>> grpc, Supplier<Map<String, Object>> httpCredits) {
+    this.httpCredits = httpCredits;
     this.gate = gate;
     this.delay = delay;
     this.workers = workers;
@@ -75,6 +88,10 @@ public class SpillwayEndpoint {
     Map<String, Object> g = grpc.get();
     if (!g.isEmpty()) {
       m.put("grpc", g);
+    }
+    Map<String, Object> credits = httpCredits.get();
+    if (!credits.isEmpty()) {
+      m.put("httpCredits", credits);
     }
     m.put("unknownProperties", unknownProperties);
     return m;

@@ -24,7 +24,8 @@ import org.springframework.web.client.RestClient;
  * with the server it calls, the server writes each answer's overload fields into its headers, and
  * the session's credit stream is open for the credits no answer can carry.
  */
-@SpringBootTest(classes = MvcTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = MvcTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "management.endpoints.web.exposure.include=spillway")
 class HttpCreditsTest {
 
   @LocalServerPort
@@ -37,6 +38,8 @@ class HttpCreditsTest {
   HttpCreditStreams streams;
   @Autowired
   SpillwayHttpGate gate;
+  @Autowired
+  SpillwayEndpoint endpoint;
 
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .build();
@@ -60,6 +63,10 @@ class HttpCreditsTest {
     });
     assertThat(streams.open()).isEqualTo(1);
     assertThat(gate.endpoints().get(0).stats().decisions(Status.REJECTED_NO_CREDIT)).isZero();
+    // and the Actuator endpoint shows both sides
+    assertThat(endpoint.state().get("httpCredits")).isEqualTo(java.util.Map.of("streamsOpen", 1,
+        "clientSessions", java.util.Map.of(url() + "", java.util.Map.of("passThrough", false,
+            "queued", 0))));
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.spillway.spring.internal;
 import io.spillway.spring.ServerQueueDelay;
 import io.spillway.spring.SpillwayEndpoint;
 import io.spillway.spring.SpillwayHttpGate;
+import io.spillway.spring.SpillwayHttpSessions;
 import io.spillway.spring.SpillwayMeterBinder;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -39,7 +40,10 @@ public class SpillwayObservabilityAutoConfiguration {
     @ConditionalOnAvailableEndpoint(SpillwayEndpoint.class)
     SpillwayEndpoint spillwayEndpoint(SpillwayHttpGate gate, ServerQueueDelay delay,
         ObjectProvider<ServerWorkers> workers, ObjectProvider<ServletStages> servlet,
-        UnknownProperties unknown, ObjectProvider<SpillwayGrpcAutoConfiguration.GrpcWiring> grpc) {
+        UnknownProperties unknown, ObjectProvider<SpillwayGrpcAutoConfiguration.GrpcWiring> grpc,
+        ObjectProvider<HttpCreditStreams> streams, ObjectProvider<SpillwayHttpSessions> sessions) {
+      HttpCreditStreams open = streams.getIfAvailable();
+      SpillwayHttpSessions clients = sessions.getIfAvailable();
       ServletStages stages = servlet.getIfAvailable();
       SpillwayGrpcAutoConfiguration.GrpcWiring wiring = grpc.getIfAvailable();
       // Tomcat and Jetty may both be on the class path; the one whose factory was customized runs.
@@ -47,7 +51,22 @@ public class SpillwayObservabilityAutoConfiguration {
           .filter(ServerWorkers::customized).map(ServerWorkers::route).findFirst()
           .orElse("event loops or an unmeasured server"),
           stages != null ? stages::state : java.util.Map::of, unknown.names(),
-          wiring != null ? wiring::state : java.util.Map::of);
+          wiring != null ? wiring::state : java.util.Map::of, () -> httpCredits(open, clients));
+    }
+
+    private static java.util.Map<String, Object> httpCredits(HttpCreditStreams open,
+        SpillwayHttpSessions clients) {
+      java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+      if (open != null) {
+        m.put("streamsOpen", open.open());
+      }
+      if (clients != null) {
+        java.util.Map<String, Object> byServer = new java.util.TreeMap<>();
+        clients.sessions().forEach((origin, s) -> byServer.put(origin, java.util.Map.of(
+            "passThrough", s.isPassThrough(), "queued", s.queued())));
+        m.put("clientSessions", byServer);
+      }
+      return m;
     }
   }
 }
