@@ -39,9 +39,11 @@ import java.util.function.Function;
  *       /spillway/credits}, served by the starter): it opens it with its first request and holds
  *       requests until the server has answered it, so that a credit for a drained session, with
  *       nothing in flight to carry it, always has a way in.
- *   <li>A server that is not Spillway (an answer without {@code Spillway-Status}, or no credit
- *       stream: {@code 404}, {@code 405}) makes the session a pass-through for good: held and
- *       queued requests go at once, later ones are not queued. A third-party API called through the
+ *   <li>A server that is not Spillway (no credit stream: {@code 404}, {@code 405}; or, before it
+ *       has shown otherwise, an answer without {@code Spillway-Status}) makes the session a
+ *       pass-through for good: held and queued requests go at once, later ones are not queued.
+ *       Once the server has answered the stream or sent the fields, an answer without them (an
+ *       error page, a proxy's own answer) counts as a failure that brought no credit. A third-party API called through the
  *       same client is then limited by nothing of Spillway's but its own {@code 503}s.
  *   <li>{@link #close()} fails queued requests ({@link Status#FAILED}) and deregisters the session
  *       (its unused credits return to the server's pool).
@@ -62,6 +64,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private static final int CONTROL_READY = 3;
 
   private final URI server;
+  private final long sloNanos;
   private final long sessionId;
   private final ClientGate<Ticket> gate;
   private final Ticker ticker;
@@ -80,6 +83,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private int control;
   private Cancellable stream;
   private boolean passThrough;
+  /** Whether the server has shown it is Spillway's: an answer with its fields, or its stream. */
+  private boolean spokeSpillway;
   private boolean closed;
 
   /**
@@ -95,6 +100,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
   public SpillwayHttpSession(URI server, OverloadScheme scheme, long sloNanos, Ticker ticker,
       Scheduler scheduler, CreditStreams streams) {
     this.server = Objects.requireNonNull(server, "server");
+    this.sloNanos = sloNanos;
     this.sessionId = SessionIds.next();
     this.gate = Objects.requireNonNull(scheme, "scheme")
         .newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
@@ -103,6 +109,20 @@ public final class SpillwayHttpSession implements AutoCloseable {
     this.streams = Objects.requireNonNull(streams, "streams");
     this.control = scheme.issuesCredits() ? CONTROL_NONE : CONTROL_OFF;
   }
+
+  /**
+   * The longest a caller should wait for {@link Ticket#released()} by the wall clock: the SLO plus
+   * {@link #STREAM_OPEN_ALLOWANCE_NANOS}. The gate expires a queued request sooner (its queue
+   * timeout is at most the SLO) on the session's own clock, and a request held while the credit
+   * stream opens waits for that, not in the queue (the JDK client gives up connecting after 5 s);
+   * this bound only keeps a caller from waiting for ever on a clock or scheduler that stands still.
+   */
+  public long maxWaitNanos() {
+    return sloNanos + STREAM_OPEN_ALLOWANCE_NANOS;
+  }
+
+  /** How long a session's first requests may be held while its credit stream opens: 10 s. */
+  public static final long STREAM_OPEN_ALLOWANCE_NANOS = 10_000_000_000L;
 
   /** The server's origin. */
   public URI server() {
@@ -187,9 +207,14 @@ public final class SpillwayHttpSession implements AutoCloseable {
         return;
       }
       String status = headers.apply(SpillwayHttpHeaders.STATUS);
-      if (status == null) {
+      if (status == null && !spokeSpillway) {
         becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS);
+      } else if (status == null) {
+        // a Spillway server's answer without its fields: an error page, a proxy's own answer
+        answer.reset().sessionId(sessionId).status(Status.FAILED);
+        gate.onResponse(answer, ticket.sentAt, now);
       } else {
+        spokeSpillway = true;
         String problem = SpillwayHttpHeaders.readResponse(headers, answer.reset());
         if (problem != null) {
           LOG.log(Level.DEBUG, "session {0} with {1}: {2}", sessionId, server, problem);
@@ -242,6 +267,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     try {
       if (from == stream && control == CONTROL_OPENING) {
         control = CONTROL_READY;
+        spokeSpillway = true;
         offerHeldLocked(now);
         drainLocked(now);
       }

@@ -7,6 +7,8 @@ import java.io.InterruptedIOException;
 import java.net.URI;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
@@ -68,13 +70,16 @@ public final class SpillwayRestClientInterceptor implements ClientHttpRequestInt
     if (session != null) {
       ticket = session.offer();
       try {
-        ticket.released().get();
+        ticket.released().get(session.maxWaitNanos(), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         session.abandon(ticket);
         Thread.currentThread().interrupt();
         throw new InterruptedIOException("interrupted while waiting for a credit");
       } catch (ExecutionException e) {
         throw (SpillwayRejectedException) e.getCause();
+      } catch (TimeoutException e) {
+        session.abandon(ticket);
+        throw new SpillwayRejectedException(io.spillway.api.Status.EXPIRED, 0);
       }
       writeSessionHeaders(ticket, request.getHeaders()::getFirst, request.getHeaders()::set);
     }

@@ -2,6 +2,7 @@ package io.spillway.spring;
 
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import org.springframework.web.reactive.function.client.ClientRequest;
@@ -67,6 +68,8 @@ public final class SpillwayWebClientFilter implements ExchangeFilterFunction {
       SpillwayHttpSession.Ticket ticket = session.offer();
       return Mono.fromFuture(ticket.released(), true)
           .onErrorMap(CompletionException.class, Throwable::getCause)
+          .timeout(Duration.ofNanos(session.maxWaitNanos()),
+              Mono.error(() -> new SpillwayRejectedException(io.spillway.api.Status.EXPIRED, 0)))
           .flatMap(released -> {
             ClientRequest.Builder b = ClientRequest.from(toSend);
             SpillwayRestClientInterceptor.writeSessionHeaders(released,

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
-import io.spillway.spring.app.MvcTestApp;
+import io.spillway.spring.credits.CreditsTestApp;
 import io.spillway.spring.internal.HttpCreditStreams;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,12 +19,12 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.client.RestClient;
 
 /**
- * Spillway's credits between Spring services over HTTP, on a real Tomcat, with the starter's
- * defaults on both sides: a client built from Boot's {@code RestClient.Builder} keeps a session
+ * Spillway's credits between Spring services over HTTP, on a real Tomcat and the system clock,
+ * with the starter's defaults on both sides: a client built from Boot's {@code RestClient.Builder} keeps a session
  * with the server it calls, the server writes each answer's overload fields into its headers, and
  * the session's credit stream is open for the credits no answer can carry.
  */
-@SpringBootTest(classes = MvcTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(classes = CreditsTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = "management.endpoints.web.exposure.include=spillway")
 class HttpCreditsTest {
 

@@ -132,15 +132,28 @@ class SpillwayHttpSessionTest {
   }
 
   @Test
-  void anAnswerWithoutSpillwayStatusReleasesTheQueueForGood() {
+  void aFirstAnswerWithoutSpillwayStatusReleasesTheQueueForGood() {
     SpillwayHttpSession.Ticket a = session.offer();
-    streams.listener.opened();
-    SpillwayHttpSession.Ticket b = session.offer();
+    streams.listener.closed(false, "connection reset"); // says nothing of the server
+    assertThat(a.released()).isCompleted();
+    SpillwayHttpSession.Ticket b = session.offer(); // held: a new stream is being opened
     assertThat(b.released()).isNotDone();
     session.onAnswer(a, 200, name -> null);
     assertThat(session.isPassThrough()).isTrue();
     assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).isEmpty();
     assertThat(timers).isEmpty();
+  }
+
+  @Test
+  void anAnswerWithoutFieldsFromASpillwayServerIsAFailureNotAPassThrough() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    streams.listener.opened(); // the server has a credit stream: it is Spillway's
+    SpillwayHttpSession.Ticket b = session.offer();
+    session.onAnswer(a, 500, name -> null); // an error page that lost the headers
+    assertThat(session.isPassThrough()).isFalse();
+    assertThat(b.released()).isCompleted(); // a's credit came back with its failure
+    assertThat(headers(b)).containsKey(SpillwayHttpHeaders.SESSION);
   }
 
   @Test

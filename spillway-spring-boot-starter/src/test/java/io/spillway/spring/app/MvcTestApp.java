@@ -53,12 +53,6 @@ public class MvcTestApp {
       return "ok";
     }
 
-    /** Answered asynchronously, on another thread, through an async re-dispatch. */
-    @GetMapping("/async")
-    java.util.concurrent.CompletableFuture<String> async() {
-      return java.util.concurrent.CompletableFuture.supplyAsync(() -> "ok");
-    }
-
     /** The remaining budget bound for this request, -1 if none. */
     @GetMapping("/budget")
     long budget() {

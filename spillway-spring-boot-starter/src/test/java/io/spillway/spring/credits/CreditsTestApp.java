@@ -1,0 +1,31 @@
+package io.spillway.spring.credits;
+
+import java.util.concurrent.CompletableFuture;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A Spring MVC application with the starter and nothing else, on the system clock: credits over
+ * HTTP need time to pass (a drained session waits for the server's next pool update, and a
+ * request for its expiry), which the other test applications' hand-moved clock does not. On
+ * Tomcat, as {@code MvcTestApp}.
+ */
+@SpringBootApplication(excludeName =
+    "org.springframework.boot.jetty.autoconfigure.servlet.JettyServletWebServerAutoConfiguration")
+public class CreditsTestApp {
+
+  @RestController
+  static class Work {
+    @GetMapping("/work")
+    String work() {
+      return "ok";
+    }
+
+    /** Answered asynchronously, on another thread, through an async re-dispatch. */
+    @GetMapping("/async")
+    CompletableFuture<String> async() {
+      return CompletableFuture.supplyAsync(() -> "ok");
+    }
+  }
+}
