@@ -41,10 +41,12 @@ import java.util.function.Function;
  *       nothing in flight to carry it, always has a way in.
  *   <li>A server that is not Spillway (no credit stream: {@code 404}, {@code 405}; or, before it
  *       has shown otherwise, an answer without {@code Spillway-Status}) makes the session a
- *       pass-through for good: held and queued requests go at once, later ones are not queued.
- *       Once the server has answered the stream or sent the fields, an answer without them (an
- *       error page, a proxy's own answer) counts as a failure that brought no credit. A third-party API called through the
- *       same client is then limited by nothing of Spillway's but its own {@code 503}s.
+ *       pass-through for good: held and queued requests go at once, without Spillway headers, and
+ *       later ones are not queued. Once the server has answered the stream or sent the fields, an
+ *       answer without them (an error page, a proxy's own answer) counts as a failure that brought
+ *       no credit.
+ *   <li>A stream that cannot be opened makes it a pass-through for {@link #STREAM_RETRY_NANOS};
+ *       a stream that ends starts the session again under a new id (see {@code onStreamClosed}).
  *   <li>{@link #close()} fails queued requests ({@link Status#FAILED}) and deregisters the session
  *       (its unused credits return to the server's pool).
  * </ul>
@@ -64,9 +66,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private static final int CONTROL_READY = 3;
 
   private final URI server;
+  private final OverloadScheme scheme;
   private final long sloNanos;
-  private final long sessionId;
-  private final ClientGate<Ticket> gate;
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final CreditStreams streams;
@@ -82,7 +83,13 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private long wakeupAt;
   private int control;
   private Cancellable stream;
+  /** The session's id and gate; both renewed when the server may have forgotten the session. */
+  private long sessionId;
+  private ClientGate<Ticket> gate;
   private boolean passThrough;
+  /** While passing through because the stream could not be opened: when to try again. */
+  private long retryStreamAt;
+  private boolean passThroughForGood;
   /** Whether the server has shown it is Spillway's: an answer with its fields, or its stream. */
   private boolean spokeSpillway;
   private boolean closed;
@@ -100,10 +107,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
   public SpillwayHttpSession(URI server, OverloadScheme scheme, long sloNanos, Ticker ticker,
       Scheduler scheduler, CreditStreams streams) {
     this.server = Objects.requireNonNull(server, "server");
+    this.scheme = Objects.requireNonNull(scheme, "scheme");
     this.sloNanos = sloNanos;
     this.sessionId = SessionIds.next();
-    this.gate = Objects.requireNonNull(scheme, "scheme")
-        .newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
+    this.gate = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.streams = Objects.requireNonNull(streams, "streams");
@@ -129,9 +136,14 @@ public final class SpillwayHttpSession implements AutoCloseable {
     return server;
   }
 
-  /** The session's id, as its requests carry it. */
+  /** The session's id, as its requests carry it now (a renewed session has a new one). */
   public long sessionId() {
-    return sessionId;
+    lock.lock();
+    try {
+      return sessionId;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Whether the server turned out not to be Spillway, so requests go at once. */
@@ -166,10 +178,13 @@ public final class SpillwayHttpSession implements AutoCloseable {
     boolean open = false;
     lock.lock();
     try {
+      if (passThrough && !passThroughForGood && now - retryStreamAt >= 0) {
+        passThrough = false; // try the server's credit stream again, as a new session
+        renewLocked();
+      }
       if (closed) {
         failing.add(ticket);
       } else if (passThrough) {
-        ticket.header.reset();
         releasing.add(ticket);
       } else if (control == CONTROL_NONE || control == CONTROL_OPENING) {
         open = control == CONTROL_NONE;
@@ -200,15 +215,12 @@ public final class SpillwayHttpSession implements AutoCloseable {
     long now = ticker.read();
     lock.lock();
     try {
-      if (!ticket.end()) {
-        return;
-      }
-      if (passThrough) {
-        return;
+      if (!ticket.end() || ticket.gate != gate) {
+        return; // released in passing through, or by a session since renewed: no credit of ours
       }
       String status = headers.apply(SpillwayHttpHeaders.STATUS);
       if (status == null && !spokeSpillway) {
-        becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS);
+        becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS, true);
       } else if (status == null) {
         // a Spillway server's answer without its fields: an error page, a proxy's own answer
         answer.reset().sessionId(sessionId).status(Status.FAILED);
@@ -248,7 +260,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     long now = ticker.read();
     lock.lock();
     try {
-      if (!ticket.end() || passThrough) {
+      if (!ticket.end() || ticket.gate != gate) {
         return;
       }
       answer.reset().sessionId(sessionId).status(Status.FAILED);
@@ -294,34 +306,73 @@ public final class SpillwayHttpSession implements AutoCloseable {
   }
 
   /**
-   * The stream ended or could not be opened. {@code notSpillway}: the server has no credit stream
-   * ({@code 404}, {@code 405}). Otherwise the session goes on without one and opens another with
-   * its next request.
+   * The stream ended or could not be opened:
+   * <ul>
+   *   <li>{@code notSpillway} (the server has no credit stream: {@code 404}, {@code 405}): a
+   *       pass-through for good;
+   *   <li>it could not be opened (the server is down or unreachable, a TLS failure): a
+   *       pass-through for {@link #STREAM_RETRY_NANOS}, then the next request tries again as a new
+   *       session; requests sent meanwhile carry no session, so the server takes them as a plain
+   *       client's (its AQM and limit, its pushback), and none waits for a stream that does not
+   *       come;
+   *   <li>it had been open (the server ended it, or the connection broke): the server deregistered
+   *       the session with it, and may have restarted, so its ledger of this session is gone. The
+   *       session starts again under a new id with a new gate, its queued requests held until the
+   *       new stream is answered; answers to requests of the old one bring no credit.
+   * </ul>
    */
   void onStreamClosed(Cancellable from, boolean notSpillway, String why) {
     long now = ticker.read();
+    boolean reopen = false;
     lock.lock();
     try {
       if (from != stream) {
         return;
       }
+      boolean wasOpen = control == CONTROL_READY;
       stream = null;
       if (closed) {
         return;
       }
       if (notSpillway) {
-        becomePassThroughLocked("it has no credit stream (" + why + ")");
+        becomePassThroughLocked("it has no credit stream (" + why + ")", true);
+      } else if (!wasOpen) {
+        retryStreamAt = now + STREAM_RETRY_NANOS;
+        becomePassThroughLocked("its credit stream could not be opened (" + why + "); trying "
+            + "again in " + STREAM_RETRY_NANOS / 1_000_000_000 + " s", false);
       } else {
-        control = CONTROL_NONE;
-        offerHeldLocked(now); // they go on without a stream, as the session does
-        LOG.log(Level.DEBUG, "session {0} with {1}: credit stream ended: {2}", sessionId, server,
-            why);
+        LOG.log(Level.DEBUG, "session {0} with {1}: credit stream ended ({2}); starting again as "
+            + "a new session", sessionId, server, why);
+        List<Ticket> queued = new ArrayList<>();
+        gate.expire(now + FAR_FUTURE, queued::add);
+        renewLocked();
+        control = CONTROL_OPENING;
+        held = queued;
+        reopen = true;
       }
       drainLocked(now);
     } finally {
       lock.unlock();
     }
+    if (reopen) {
+      openStream();
+    }
     settle();
+  }
+
+  /** How long a session whose credit stream could not be opened passes requests through: 30 s. */
+  public static final long STREAM_RETRY_NANOS = 30_000_000_000L;
+
+  /** A new id and a new gate, nothing registered: the server will know it as a newcomer. */
+  private void renewLocked() {
+    if (wakeup != null) {
+      wakeup.cancel();
+      wakeup = null;
+    }
+    sessionId = SessionIds.next();
+    gate = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
+    control = scheme.issuesCredits() ? CONTROL_NONE : CONTROL_OFF;
+    spokeSpillway = false;
   }
 
   private void onWakeup() {
@@ -379,18 +430,16 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   // ---- under the lock ----
 
-  private void becomePassThroughLocked(String why) {
+  private void becomePassThroughLocked(String why, boolean forGood) {
     if (passThrough) {
       return;
     }
     passThrough = true;
-    LOG.log(Level.INFO, "{0} is not a Spillway server: {1}; requests to it are sent at once",
-        server, why);
+    passThroughForGood = forGood;
+    LOG.log(forGood ? Level.INFO : Level.WARNING, "{0}: {1}; requests to it are sent at once"
+        + " without credits", server, forGood ? "not a Spillway server, " + why : why);
     offerHeldLocked(ticker.read());
-    gate.expire(FAR_FUTURE + ticker.read(), t -> {
-      t.header.reset();
-      releasing.add(t);
-    });
+    gate.expire(FAR_FUTURE + ticker.read(), releasing::add);
     if (wakeup != null) {
       wakeup.cancel();
       wakeup = null;
@@ -404,7 +453,6 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
     for (Ticket t : held) {
       if (passThrough) {
-        t.header.reset();
         releasing.add(t);
       } else {
         gate.offer(t, now);
@@ -424,6 +472,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       Ticket next;
       while ((next = gate.poll(now, fields)) != null) {
         next.header = fields;
+        next.gate = gate;
         releasing.add(next);
         fields = new RequestMetadata();
       }
@@ -511,7 +560,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * while it waits withdraws the request.
    */
   public static final class Ticket {
-    RequestMetadata header = new RequestMetadata(); // replaced under the lock as it is released
+    /** Replaced under the lock as a gate releases it; empty when released passing through. */
+    RequestMetadata header = new RequestMetadata();
+    /** The gate that released it, {@code null} when released passing through. */
+    ClientGate<Ticket> gate;
     final CompletableFuture<Ticket> released = new CompletableFuture<>();
     volatile long sentAt;
     private boolean ended; // guarded by the session's lock

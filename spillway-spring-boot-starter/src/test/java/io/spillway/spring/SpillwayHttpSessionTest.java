@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.spillway.api.Cancellable;
+import io.spillway.api.NoControl;
 import io.spillway.api.Scheduler;
 import io.spillway.api.Status;
 import io.spillway.credit.Spillway;
@@ -132,17 +133,18 @@ class SpillwayHttpSessionTest {
   }
 
   @Test
-  void aFirstAnswerWithoutSpillwayStatusReleasesTheQueueForGood() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    streams.listener.closed(false, "connection reset"); // says nothing of the server
+  void aFirstAnswerWithoutSpillwayStatusMakesASessionAPassThroughForGood() {
+    SpillwayHttpSession plain = new SpillwayHttpSession(SERVER, NoControl.INSTANCE,
+        SLO_MS * 1_000_000, ticker, scheduler, streams); // a scheme without credits: no stream
+    SpillwayHttpSession.Ticket a = plain.offer();
     assertThat(a.released()).isCompleted();
-    SpillwayHttpSession.Ticket b = session.offer(); // held: a new stream is being opened
-    assertThat(b.released()).isNotDone();
-    session.onAnswer(a, 200, name -> null);
-    assertThat(session.isPassThrough()).isTrue();
+    plain.onAnswer(a, 200, name -> null);
+    assertThat(plain.isPassThrough()).isTrue();
+    ticker.advanceMillis(60_000);
+    SpillwayHttpSession.Ticket b = plain.offer();
     assertThat(b.released()).isCompleted();
-    assertThat(headers(b)).isEmpty();
-    assertThat(timers).isEmpty();
+    assertThat(headers(b)).isEmpty(); // nothing of Spillway's on the wire
+    assertThat(streams.listener).isNull();
   }
 
   @Test
@@ -157,18 +159,44 @@ class SpillwayHttpSessionTest {
   }
 
   @Test
-  void aStreamThatEndsIsReopenedWithTheNextRequest() {
+  void aStreamThatEndsStartsTheSessionAgainUnderANewId() {
     SpillwayHttpSession.Ticket a = session.offer();
     Cancellable first = streams.handle;
+    long firstId = session.sessionId();
     streams.listener.opened();
-    answer(a, 0);
+    SpillwayHttpSession.Ticket b = session.offer(); // queued: a holds the one credit
+    // the server ended the stream, and deregistered the session with it (or restarted)
     streams.listener.closed(false, "connection reset");
     assertThat(session.isPassThrough()).isFalse();
-    SpillwayHttpSession.Ticket b = session.offer();
-    assertThat(streams.handle).isNotSameAs(first);
+    assertThat(session.sessionId()).isNotEqualTo(firstId);
+    assertThat(streams.handle).isNotSameAs(first); // a new stream, opened at once for b
     assertThat(b.released()).isNotDone(); // held until the new stream is answered
     streams.listener.opened();
     assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).containsEntry(SpillwayHttpHeaders.SESSION,
+        Long.toString(session.sessionId())).containsKey(SpillwayHttpHeaders.FLAGS); // registers
+    answer(a, 5); // the old session's answer brings the new one nothing
+    assertThat(session.offer().released()).isNotDone(); // b holds the new session's credit
+  }
+
+  @Test
+  void aStreamThatCannotBeOpenedSendsAtOnceForAWhileThenTriesAgain() {
+    SpillwayHttpSession.Ticket a = session.offer();
+    Cancellable first = streams.handle;
+    streams.listener.closed(false, "connection refused"); // never answered
+    assertThat(a.released()).isCompleted();
+    assertThat(headers(a)).isEmpty(); // sent as a plain client's, not waiting for a stream
+    assertThat(session.offer().released()).isCompleted();
+    assertThat(streams.handle).isSameAs(first);
+    ticker.advanceMillis(30_000);
+    SpillwayHttpSession.Ticket b = session.offer();
+    assertThat(streams.handle).isNotSameAs(first); // tried again, as a new session
+    assertThat(b.released()).isNotDone();
+    streams.listener.opened();
+    assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).containsKey(SpillwayHttpHeaders.SESSION);
+    session.onAnswer(a, 200, name -> null); // sent passing through: no credit, no verdict
+    assertThat(session.isPassThrough()).isFalse();
   }
 
   @Test
