@@ -115,7 +115,9 @@ class HttpDemoLoadTest {
     DemoLoad.Result r = halfASecond(server(100, 0, 503), HttpDemoLoad.ClientSide.PUSHBACK);
     assertEquals(r.issued(), r.serverRejects() + r.clientRejects(), r.toString());
     assertEquals(r.serverRejects(), received.get(), "the server saw only what it refused: " + r);
-    assertTrue(r.clientRejects() > r.serverRejects(), "after the first 503, held in the client: " + r);
+    // How many go before the first 503 is back depends on the machine's speed (a cold JVM took
+    // 260 ms once); that the rest stay in the client does not.
+    assertTrue(r.clientRejects() > 0, "after the first 503, held in the client: " + r);
     assertEquals("limit=" + r.serverRejects(), r.rejectsByReason());
   }
 
