@@ -43,7 +43,7 @@ import java.util.function.Function;
  *       has shown otherwise, an answer without {@code Spillway-Status}) makes the session a
  *       pass-through for good: held and queued requests go at once, without Spillway headers, and
  *       later ones are not queued. Once the server has answered the stream or sent the fields, an
- *       answer without them (an error page, a proxy's own answer) counts as a failure that brought
+ *       answer without them (a proxy's or a gateway's own answer) counts as a failure that brought
  *       no credit.
  *   <li>A stream that cannot be opened makes it a pass-through for {@link #STREAM_RETRY_NANOS};
  *       a stream that ends starts the session again under a new id (see {@code onStreamClosed}).
@@ -222,7 +222,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       if (status == null && !spokeSpillway) {
         becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS, true);
       } else if (status == null) {
-        // a Spillway server's answer without its fields: an error page, a proxy's own answer
+        // an answer without the fields from a Spillway server: a proxy's or a gateway's own
         answer.reset().sessionId(sessionId).status(Status.FAILED);
         gate.onResponse(answer, ticket.sentAt, now);
       } else {

@@ -81,6 +81,22 @@ class HttpCreditsTest {
   }
 
   @Test
+  void anErrorPageCarriesTheFieldsOfTheRequestThatFailed() throws Exception {
+    RestClient client = builder.baseUrl(url()).build();
+    for (String path : new String[] {"/boom", "/teapot"}) {
+      ResponseEntity<String> r = client.get().uri(path).exchange((request, response) ->
+          ResponseEntity.status(response.getStatusCode()).headers(response.getHeaders())
+              .body(""));
+      assertThat(r.getStatusCode().value()).as(path).isIn(500, 418);
+      // the container's error page replaced the response, and the fields were written again
+      assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).as(path).isNotNull();
+    }
+    assertThat(sessions.sessions().values()).allSatisfy(s -> assertThat(s.isPassThrough())
+        .isFalse());
+    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0);
+  }
+
+  @Test
   void closingTheSessionsEndsTheirStreamsAtTheServer() throws Exception {
     int before = streams.open();
     SpillwayHttpSessions own = new SpillwayHttpSessions(Duration.ofMillis(50));

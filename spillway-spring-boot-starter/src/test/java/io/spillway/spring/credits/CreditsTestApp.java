@@ -22,6 +22,19 @@ public class CreditsTestApp {
       return "ok";
     }
 
+    /** Fails: the container's error page answers. */
+    @GetMapping("/boom")
+    String boom() {
+      throw new IllegalStateException("boom");
+    }
+
+    /** Refuses with a status: Spring MVC sends the error. */
+    @GetMapping("/teapot")
+    String teapot() {
+      throw new org.springframework.web.server.ResponseStatusException(
+          org.springframework.http.HttpStatus.I_AM_A_TEAPOT);
+    }
+
     /** Answered asynchronously, on another thread, through an async re-dispatch. */
     @GetMapping("/async")
     CompletableFuture<String> async() {
