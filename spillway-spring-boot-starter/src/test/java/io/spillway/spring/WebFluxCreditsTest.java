@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spillway.spring.internal.HttpCreditStreams;
 import io.spillway.spring.reactive.WebFluxTestApp;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -45,5 +49,37 @@ class WebFluxCreditsTest {
     assertThat(sessions.sessions().values()).singleElement()
         .satisfies(s -> assertThat(s.isPassThrough()).isFalse());
     assertThat(streams.open()).isEqualTo(1);
+  }
+
+  @Test
+  void theCreditStreamRefusesWhatItCannotServeAndADeleteEndsASession() throws Exception {
+    String url = "http://127.0.0.1:" + port + HttpCreditStreams.PATH;
+    assertThat(send(HttpRequest.newBuilder(URI.create(url)).GET()).statusCode()).isEqualTo(400);
+    HttpResponse<String> post = send(HttpRequest.newBuilder(URI.create(url))
+        .header(SpillwayHttpHeaders.SESSION, "7").POST(HttpRequest.BodyPublishers.noBody()));
+    assertThat(post.statusCode()).isEqualTo(405);
+    assertThat(post.headers().firstValue("Allow")).hasValue("GET, DELETE");
+    // a stream of its own, answered at once with the comment that opens it, then ended by DELETE
+    int before = streams.open();
+    HttpResponse<java.util.stream.Stream<String>> stream = http.send(HttpRequest.newBuilder(
+        URI.create(url)).header(SpillwayHttpHeaders.SESSION, "8").GET().build(),
+        HttpResponse.BodyHandlers.ofLines());
+    assertThat(stream.statusCode()).isEqualTo(200);
+    assertThat(stream.headers().firstValue("Content-Type")).hasValueSatisfying(
+        v -> assertThat(v).startsWith("text/event-stream"));
+    assertThat(streams.open()).isEqualTo(before + 1);
+    assertThat(send(HttpRequest.newBuilder(URI.create(url)).header(SpillwayHttpHeaders.SESSION,
+        "8").DELETE()).statusCode()).isEqualTo(204);
+    assertThat(streams.open()).isEqualTo(before);
+    // the stream's body ends (bounded, so a stream that did not end fails instead of hanging)
+    assertThat(java.util.concurrent.CompletableFuture.supplyAsync(() -> stream.body().toList())
+        .get(30, java.util.concurrent.TimeUnit.SECONDS)).startsWith(": subscribed");
+  }
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .build();
+
+  private HttpResponse<String> send(HttpRequest.Builder request) throws Exception {
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 }
