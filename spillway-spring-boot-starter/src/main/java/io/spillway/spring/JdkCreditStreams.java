@@ -1,6 +1,7 @@
 package io.spillway.spring;
 
 import io.spillway.api.Cancellable;
+import io.spillway.spring.internal.HttpCreditStreams;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,8 +23,6 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
   static final JdkCreditStreams SHARED = new JdkCreditStreams(HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build());
 
-  static final String PATH = "/spillway/credits";
-
   private final HttpClient client;
 
   JdkCreditStreams(HttpClient client) {
@@ -32,7 +31,7 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
   @Override
   public Cancellable open(URI server, long sessionId, Listener listener) {
-    HttpRequest request = HttpRequest.newBuilder(server.resolve(PATH)).GET()
+    HttpRequest request = HttpRequest.newBuilder(server.resolve(HttpCreditStreams.PATH)).GET()
         .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
         .header("Accept", "text/event-stream").build();
     Events events = new Events(listener);
@@ -64,7 +63,7 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
   @Override
   public void deregister(URI server, long sessionId) {
-    HttpRequest request = HttpRequest.newBuilder(server.resolve(PATH)).DELETE()
+    HttpRequest request = HttpRequest.newBuilder(server.resolve(HttpCreditStreams.PATH)).DELETE()
         .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)).build();
     client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
   }

@@ -127,7 +127,8 @@ public final class SpillwayRestClientInterceptor implements ClientHttpRequestInt
     });
   }
 
+  /** The key a server's pushback is kept under: its origin, as its session's. */
   static String server(URI uri) {
-    return uri.getScheme() + "://" + uri.getHost() + ":" + uri.getPort();
+    return SpillwayHttpSessions.origin(uri);
   }
 }
