@@ -78,6 +78,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private final Runnable wakeupTask = this::onWakeup;
   private List<Ticket> releasing = new ArrayList<>();
   private List<Ticket> failing = new ArrayList<>();
+  /** What the gate writes a polled request's fields into; handed to the ticket it releases. */
+  private RequestMetadata spareFields = new RequestMetadata();
   private List<Ticket> held;
   private Cancellable wakeup;
   private long wakeupAt;
@@ -203,7 +205,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     if (open) {
       openStream();
     }
-    settle();
+    settle(now);
     return ticket;
   }
 
@@ -220,7 +222,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       }
       String status = headers.apply(SpillwayHttpHeaders.STATUS);
       if (status == null && !spokeSpillway) {
-        becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS, true);
+        becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS, true, now);
       } else if (status == null) {
         // an answer without the fields from a Spillway server: a proxy's or a gateway's own
         answer.reset().sessionId(sessionId).status(Status.FAILED);
@@ -238,7 +240,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    settle();
+    settle(now);
   }
 
   /**
@@ -269,7 +271,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    settle();
+    settle(now);
   }
 
   /** The server answered the credit stream: requests may go. */
@@ -286,7 +288,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    settle();
+    settle(now);
   }
 
   /** An explicit credit arrived on the stream. */
@@ -302,7 +304,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    settle();
+    settle(now);
   }
 
   /**
@@ -335,11 +337,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
         return;
       }
       if (notSpillway) {
-        becomePassThroughLocked("it has no credit stream (" + why + ")", true);
+        becomePassThroughLocked("it has no credit stream (" + why + ")", true, now);
       } else if (!wasOpen) {
         retryStreamAt = now + STREAM_RETRY_NANOS;
         becomePassThroughLocked("its credit stream could not be opened (" + why + "); trying "
-            + "again in " + STREAM_RETRY_NANOS / 1_000_000_000 + " s", false);
+            + "again in " + STREAM_RETRY_NANOS / 1_000_000_000 + " s", false, now);
       } else {
         LOG.log(Level.DEBUG, "session {0} with {1}: credit stream ended ({2}); starting again as "
             + "a new session", sessionId, server, why);
@@ -357,7 +359,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     if (reopen) {
       openStream();
     }
-    settle();
+    settle(now);
   }
 
   /** How long a session whose credit stream could not be opened passes requests through: 30 s. */
@@ -386,7 +388,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    settle();
+    settle(now);
   }
 
   /**
@@ -419,7 +421,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    settle();
+    settle(now);
     if (open != null) {
       open.cancel();
     }
@@ -430,7 +432,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   // ---- under the lock ----
 
-  private void becomePassThroughLocked(String why, boolean forGood) {
+  private void becomePassThroughLocked(String why, boolean forGood, long now) {
     if (passThrough) {
       return;
     }
@@ -438,8 +440,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     passThroughForGood = forGood;
     LOG.log(forGood ? Level.INFO : Level.WARNING, "{0}: {1}; requests to it are sent at once"
         + " without credits", server, forGood ? "not a Spillway server, " + why : why);
-    offerHeldLocked(ticker.read());
-    gate.expire(FAR_FUTURE + ticker.read(), releasing::add);
+    offerHeldLocked(now);
+    gate.expire(now + FAR_FUTURE, releasing::add);
     if (wakeup != null) {
       wakeup.cancel();
       wakeup = null;
@@ -468,13 +470,12 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
     gate.expire(now, failing::add);
     if (control != CONTROL_OPENING) {
-      RequestMetadata fields = new RequestMetadata();
       Ticket next;
-      while ((next = gate.poll(now, fields)) != null) {
-        next.header = fields;
+      while ((next = gate.poll(now, spareFields.reset())) != null) {
+        next.header = spareFields; // the ticket keeps them: a new spare for the next one
         next.gate = gate;
         releasing.add(next);
-        fields = new RequestMetadata();
+        spareFields = new RequestMetadata();
       }
     }
     if (!closed && gate.queued() > 0) {
@@ -491,22 +492,27 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   // ---- outside the lock ----
 
-  /** Completes the futures the last events decided on. */
-  private void settle() {
+  /**
+   * Completes the futures the last events decided on; {@code now} is the event's time, which a
+   * released request takes as its sending time.
+   */
+  private void settle(long now) {
     List<Ticket> go;
     List<Ticket> fail;
-    long now;
     boolean wasClosed;
     lock.lock();
     try {
       if (releasing.isEmpty() && failing.isEmpty()) {
         return;
       }
-      go = releasing;
-      fail = failing;
-      releasing = new ArrayList<>();
-      failing = new ArrayList<>();
-      now = ticker.read();
+      go = take(releasing);
+      if (go == releasing) {
+        releasing = new ArrayList<>();
+      }
+      fail = take(failing);
+      if (fail == failing) {
+        failing = new ArrayList<>();
+      }
       wasClosed = closed;
     } finally {
       lock.unlock();
@@ -523,34 +529,69 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
   }
 
+  /** {@code list} itself if it holds anything (the caller replaces it), else an empty list. */
+  private static List<Ticket> take(List<Ticket> list) {
+    return list.isEmpty() ? List.of() : list;
+  }
+
+  /**
+   * Opens the credit stream outside the lock: the handle is the session's before the stream is
+   * asked for, so an event that arrives at once (even on this thread, from a failure the client
+   * reports before {@code open} returns) is matched against it and not lost.
+   */
   private void openStream() {
-    Cancellable[] self = new Cancellable[1];
-    CreditStreams.Listener listener = new CreditStreams.Listener() {
-      @Override
-      public void opened() {
-        onStreamOpen(self[0]);
-      }
-
-      @Override
-      public void credit(int delta) {
-        onCredit(self[0], delta);
-      }
-
-      @Override
-      public void closed(boolean notSpillway, String why) {
-        onStreamClosed(self[0], notSpillway, why);
-      }
-    };
+    StreamHandle handle = new StreamHandle();
+    long id;
     lock.lock();
     try {
       if (closed || control != CONTROL_OPENING) {
         return;
       }
-      // set before the stream can report: its events are matched against it
-      self[0] = streams.open(server, sessionId, listener);
-      stream = self[0];
+      stream = handle;
+      id = sessionId;
     } finally {
       lock.unlock();
+    }
+    handle.opened(streams.open(server, id, handle));
+  }
+
+  /** One credit stream of the session: its events, and the way to close it once it is open. */
+  private final class StreamHandle implements CreditStreams.Listener, Cancellable {
+    private Cancellable underlying; // guarded by this
+    private boolean cancelled; // guarded by this
+
+    synchronized void opened(Cancellable c) {
+      underlying = c;
+      if (cancelled) {
+        c.cancel();
+      }
+    }
+
+    @Override
+    public void cancel() {
+      Cancellable c;
+      synchronized (this) {
+        cancelled = true;
+        c = underlying;
+      }
+      if (c != null) {
+        c.cancel();
+      }
+    }
+
+    @Override
+    public void opened() {
+      onStreamOpen(this);
+    }
+
+    @Override
+    public void credit(int delta) {
+      onCredit(this, delta);
+    }
+
+    @Override
+    public void closed(boolean notSpillway, String why) {
+      onStreamClosed(this, notSpillway, why);
     }
   }
 
@@ -561,12 +602,15 @@ public final class SpillwayHttpSession implements AutoCloseable {
    */
   public static final class Ticket {
     /** Replaced under the lock as a gate releases it; empty when released passing through. */
-    RequestMetadata header = new RequestMetadata();
+    RequestMetadata header = NO_FIELDS;
     /** The gate that released it, {@code null} when released passing through. */
     ClientGate<Ticket> gate;
     final CompletableFuture<Ticket> released = new CompletableFuture<>();
     volatile long sentAt;
     private boolean ended; // guarded by the session's lock
+
+    /** The fields of a request released passing through: none. Never written. */
+    private static final RequestMetadata NO_FIELDS = new RequestMetadata();
 
     private Ticket() { }
 
@@ -607,7 +651,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
     /**
      * Opens {@code GET /spillway/credits} for {@code sessionId} on {@code server}; cancelling the
-     * returned handle closes it. Must not block, nor call {@code listener} before returning.
+     * returned handle closes it. Must not block; may report to {@code listener} from any thread,
+     * before it returns too.
      */
     Cancellable open(URI server, long sessionId, Listener listener);
 
