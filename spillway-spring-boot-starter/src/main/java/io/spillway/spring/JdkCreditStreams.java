@@ -14,7 +14,8 @@ import java.util.concurrent.Flow;
 
 /**
  * Credit streams over the JDK's {@code HttpClient} (HTTP/1.1, one connection per open stream):
- * {@code GET /spillway/credits} read as server-sent events, one {@code data:} line per credit.
+ * {@code GET /spillway/credits} read as server-sent events, one {@code data:} line per credit, its
+ * answer's {@code Spillway-Routes} handed to the listener as it opens.
  * Any status but {@code 200} ends the stream at once; {@code 404}, {@code 405} and a {@code 200}
  * that is not {@code text/event-stream} (a catch-all handler) mean the server has none. Thread-safe.
  */
@@ -41,7 +42,7 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
         return BodySubscribers.discarding();
       }
       events.opened = true;
-      listener.opened();
+      listener.opened(info.headers().firstValue(SpillwayHttpHeaders.ROUTES).orElse(null));
       return events.lines;
     });
     exchange.whenComplete((response, failure) -> {
@@ -99,11 +100,19 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
       }
     }
 
+    /** {@code data: <delta>} is gate 0's credit, {@code data: <delta> <gate>} another gate's. */
     @Override
     public void onNext(String line) {
       if (line.startsWith("data:")) {
+        String data = line.substring(5).trim();
+        int space = data.indexOf(' ');
         try {
-          listener.credit(Integer.parseInt(line.substring(5).trim()));
+          if (space < 0) {
+            listener.credit(0, Integer.parseInt(data));
+          } else {
+            listener.credit(Integer.parseInt(data.substring(space + 1).trim()),
+                Integer.parseInt(data.substring(0, space)));
+          }
         } catch (NumberFormatException e) {
           // not a credit: ignored, as a malformed header is
         }

@@ -71,6 +71,7 @@ public final class SpillwayHttpGate implements AutoCloseable {
   private final AtomicInteger sampleCounter = new AtomicInteger();
   private final java.util.concurrent.atomic.LongAdder inFlight =
       new java.util.concurrent.atomic.LongAdder();
+  private final String routes;
 
   /**
    * @param ticker the clock, read once at admission and once at the end of each request
@@ -96,6 +97,37 @@ public final class SpillwayHttpGate implements AutoCloseable {
       throw new IllegalArgumentException("admittedSampleEvery must be at least 1");
     }
     this.sampleEvery = admittedSampleEvery;
+    this.routes = routesOf(this.defaults, this.overrides, this.excluded);
+  }
+
+  /**
+   * Which gate decides on which paths, for a client session's windows ({@link
+   * SpillwayHttpHeaders#ROUTES}, sent with each credit stream): the excluded patterns, then each
+   * override, then the default's {@code /**}, in the order {@link #endpointFor} tries them. A
+   * gate is named by its index, the default endpoint's 0 and the overrides' 1, 2, ... in order,
+   * the index whose control channel carries its explicit credits ({@code HttpCreditStreams}); a
+   * path no gate decides on, or whose gate issues no credits, is {@code -}.
+   */
+  public String routes() {
+    return routes;
+  }
+
+  private static String routesOf(Endpoint defaults, List<Endpoint> overrides,
+      List<String> excluded) {
+    List<Integer> gates = new java.util.ArrayList<>();
+    List<String> patterns = new java.util.ArrayList<>();
+    for (String pattern : excluded) {
+      gates.add(-1);
+      patterns.add(pattern);
+    }
+    for (int i = 0; i < overrides.size(); i++) {
+      Endpoint e = overrides.get(i);
+      gates.add(e.enabled && e.issuesCredits ? i + 1 : -1);
+      patterns.add(e.pattern);
+    }
+    gates.add(defaults.enabled && defaults.issuesCredits ? 0 : -1);
+    patterns.add("/**");
+    return EndpointRoutes.format(gates, patterns);
   }
 
   /** The endpoint that decides on {@code path}, or {@code null} if none does. */

@@ -41,6 +41,11 @@ public final class SpillwayHttpHeaders {
   public static final String RETRY_PUSHBACK_MS = "Spillway-Retry-Pushback-Ms";
   /** On a reject: the same, in whole seconds rounded up, at least 1. */
   public static final String RETRY_AFTER = "Retry-After";
+  /**
+   * On the credit stream's answer: which gate decides on which paths ({@link
+   * SpillwayHttpGate#routes}), so a session keeps one credit window per gate.
+   */
+  public static final String ROUTES = "Spillway-Routes";
 
   private static final List<String> REQUEST_NAMES = List.of(SESSION, REQUEST_ID, DEMAND,
       CREDIT_ID, TOKENS, PRIORITY, FLAGS, BUDGET);

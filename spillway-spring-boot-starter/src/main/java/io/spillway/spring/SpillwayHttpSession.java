@@ -30,6 +30,12 @@ import java.util.function.Function;
  * headers ({@link Ticket#writeHeaders}); its answer, read back with {@link #onAnswer}, brings the
  * credit delta the server wrote into the response's headers.
  *
+ * <p>A server whose endpoints have gates of their own ({@code spillway.endpoints}) keeps a ledger
+ * of the session's credits per gate, and refuses a request beyond its gate's; so the session keeps
+ * a gate, and a window, per server gate, under one id, and routes each request by its path as the
+ * server's credit stream says ({@code Spillway-Routes}, {@link EndpointRoutes}). A path that no
+ * gate with credits decides on goes at once, without the session's fields.
+ *
  * <ul>
  *   <li>A request that waits past the gate's timeout fails with a {@link
  *       SpillwayRejectedException} of status {@link Status#EXPIRED}, unsent, driven by the
@@ -51,7 +57,8 @@ import java.util.function.Function;
  *       (its unused credits return to the server's pool).
  * </ul>
  *
- * <p>Thread-safe: the gate, which is not, is driven under one lock; futures complete outside it.
+ * <p>Thread-safe: the gates, which are not, are driven under one lock; futures complete outside
+ * it.
  * The ticker is read once per event.
  */
 public final class SpillwayHttpSession implements AutoCloseable {
@@ -85,9 +92,12 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private long wakeupAt;
   private int control;
   private Cancellable stream;
-  /** The session's id and gate; both renewed when the server may have forgotten the session. */
+  /** The session's id and gates; all renewed when the server may have forgotten the session. */
   private long sessionId;
-  private ClientGate<Ticket> gate;
+  /** One gate per server gate, by its index in the routes; created as a path first needs one. */
+  private ClientGate<Ticket>[] gates;
+  /** Which server gate decides on which path, from the credit stream's answer. */
+  private EndpointRoutes routes = EndpointRoutes.ONE_GATE;
   private boolean passThrough;
   /** While passing through because the stream could not be opened: when to try again. */
   private long retryStreamAt;
@@ -112,7 +122,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     this.scheme = Objects.requireNonNull(scheme, "scheme");
     this.sloNanos = sloNanos;
     this.sessionId = SessionIds.next();
-    this.gate = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
+    this.gates = newGates(1);
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.streams = Objects.requireNonNull(streams, "streams");
@@ -162,20 +172,25 @@ public final class SpillwayHttpSession implements AutoCloseable {
   public int queued() {
     lock.lock();
     try {
-      return gate.queued() + (held == null ? 0 : held.size());
+      int queued = held == null ? 0 : held.size();
+      for (ClientGate<Ticket> g : gates) {
+        queued += g == null ? 0 : g.queued();
+      }
+      return queued;
     } finally {
       lock.unlock();
     }
   }
 
   /**
-   * A request the application is making now. Its {@link Ticket#released()} completes when it may
-   * be sent, or fails with a {@link SpillwayRejectedException} if it expired in the queue or the
+   * A request the application is making now, to {@code path} (the request URI's raw path, which
+   * picks the server gate it waits for). Its {@link Ticket#released()} completes when it may be
+   * sent, or fails with a {@link SpillwayRejectedException} if it expired in the queue or the
    * session closed; once released, the caller must report its end once, with {@link #onAnswer} or
    * {@link #onFailure}.
    */
-  public Ticket offer() {
-    Ticket ticket = new Ticket();
+  public Ticket offer(String path) {
+    Ticket ticket = new Ticket(path == null || path.isEmpty() ? "/" : path);
     long now = ticker.read();
     boolean open = false;
     lock.lock();
@@ -196,7 +211,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
         }
         held.add(ticket);
       } else {
-        gate.offer(ticket, now);
+        offerLocked(ticket, now);
         drainLocked(now);
       }
     } finally {
@@ -217,7 +232,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     long now = ticker.read();
     lock.lock();
     try {
-      if (!ticket.end() || ticket.gate != gate) {
+      ClientGate<Ticket> gate = ticket.gate;
+      if (!ticket.end() || !isCurrentLocked(ticket)) {
         return; // released in passing through, or by a session since renewed: no credit of ours
       }
       String status = headers.apply(SpillwayHttpHeaders.STATUS);
@@ -262,7 +278,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     long now = ticker.read();
     lock.lock();
     try {
-      if (!ticket.end() || ticket.gate != gate) {
+      ClientGate<Ticket> gate = ticket.gate;
+      if (!ticket.end() || !isCurrentLocked(ticket)) {
         return;
       }
       answer.reset().sessionId(sessionId).status(Status.FAILED);
@@ -274,13 +291,23 @@ public final class SpillwayHttpSession implements AutoCloseable {
     settle(now);
   }
 
-  /** The server answered the credit stream: requests may go. */
-  void onStreamOpen(Cancellable from) {
+  /**
+   * The server answered the credit stream, with its routes ({@code null}: one gate): requests may
+   * go.
+   */
+  void onStreamOpen(Cancellable from, String routesHeader) {
     long now = ticker.read();
     lock.lock();
     try {
       if (from == stream && control == CONTROL_OPENING) {
         control = CONTROL_READY;
+        try {
+          routes = EndpointRoutes.parse(routesHeader);
+        } catch (IllegalArgumentException e) {
+          LOG.log(Level.WARNING, "{0}: malformed {1} ({2}); every path waits for the default "
+              + "gate''s credits", server, SpillwayHttpHeaders.ROUTES, e.getMessage());
+          routes = EndpointRoutes.ONE_GATE;
+        }
         spokeSpillway = true;
         offerHeldLocked(now);
         drainLocked(now);
@@ -291,14 +318,18 @@ public final class SpillwayHttpSession implements AutoCloseable {
     settle(now);
   }
 
-  /** An explicit credit arrived on the stream. */
-  void onCredit(Cancellable from, int delta) {
+  /**
+   * An explicit credit from server gate {@code gateIndex} arrived on the stream. A gate sends
+   * them only to sessions it has registered, so one this session has not called is ignored.
+   */
+  void onCredit(Cancellable from, int gateIndex, int delta) {
     long now = ticker.read();
     lock.lock();
     try {
-      if (from == stream && !passThrough) {
+      if (from == stream && !passThrough && gateIndex >= 0 && gateIndex < gates.length
+          && gates[gateIndex] != null) {
         answer.reset().sessionId(sessionId).creditDelta(delta);
-        gate.onControl(answer, now);
+        gates[gateIndex].onControl(answer, now);
         drainLocked(now);
       }
     } finally {
@@ -346,7 +377,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
         LOG.log(Level.DEBUG, "session {0} with {1}: credit stream ended ({2}); starting again as "
             + "a new session", sessionId, server, why);
         List<Ticket> queued = new ArrayList<>();
-        gate.expire(now + FAR_FUTURE, queued::add);
+        expireAllLocked(now, queued);
         renewLocked();
         control = CONTROL_OPENING;
         held = queued;
@@ -365,14 +396,14 @@ public final class SpillwayHttpSession implements AutoCloseable {
   /** How long a session whose credit stream could not be opened passes requests through: 30 s. */
   public static final long STREAM_RETRY_NANOS = 30_000_000_000L;
 
-  /** A new id and a new gate, nothing registered: the server will know it as a newcomer. */
+  /** A new id and new gates, nothing registered: the server will know it as a newcomer. */
   private void renewLocked() {
     if (wakeup != null) {
       wakeup.cancel();
       wakeup = null;
     }
     sessionId = SessionIds.next();
-    gate = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
+    gates = newGates(1);
     control = scheme.issuesCredits() ? CONTROL_NONE : CONTROL_OFF;
     spokeSpillway = false;
   }
@@ -406,7 +437,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
         return;
       }
       closed = true;
-      gate.expire(now + FAR_FUTURE, failing::add);
+      expireAllLocked(now, failing);
       if (held != null) {
         failing.addAll(held);
         held = null;
@@ -417,7 +448,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
       }
       open = stream;
       stream = null;
-      deregister = gate.isRegistered() && !passThrough && control != CONTROL_OFF;
+      boolean registered = false;
+      for (ClientGate<Ticket> g : gates) {
+        registered |= g != null && g.isRegistered();
+      }
+      deregister = registered && !passThrough && control != CONTROL_OFF;
     } finally {
       lock.unlock();
     }
@@ -441,7 +476,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     LOG.log(forGood ? Level.INFO : Level.WARNING, "{0}: {1}; requests to it are sent at once"
         + " without credits", server, forGood ? "not a Spillway server, " + why : why);
     offerHeldLocked(now);
-    gate.expire(now + FAR_FUTURE, releasing::add);
+    expireAllLocked(now, releasing);
     if (wakeup != null) {
       wakeup.cancel();
       wakeup = null;
@@ -457,10 +492,50 @@ public final class SpillwayHttpSession implements AutoCloseable {
       if (passThrough) {
         releasing.add(t);
       } else {
-        gate.offer(t, now);
+        offerLocked(t, now);
       }
     }
     held = null;
+  }
+
+  /**
+   * Queues {@code t} in the gate of the server gate that decides on its path, or releases it at
+   * once where none with credits does.
+   */
+  private void offerLocked(Ticket t, long now) {
+    int index = routes.gateFor(t.path);
+    if (index < 0) {
+      releasing.add(t); // no gate of the server counts it: it goes without the session's fields
+      return;
+    }
+    if (index >= gates.length) {
+      gates = java.util.Arrays.copyOf(gates, index + 1);
+    }
+    ClientGate<Ticket> g = gates[index];
+    if (g == null) {
+      g = scheme.newClientGate(new ClientEnvironment(sessionId, sloNanos, OverloadMetrics.NONE));
+      gates[index] = g;
+    }
+    g.offer(t, now);
+  }
+
+  /** Whether a gate of this session, as it is now, released {@code t}. */
+  private boolean isCurrentLocked(Ticket t) {
+    return t.gate != null && t.gateIndex < gates.length && gates[t.gateIndex] == t.gate;
+  }
+
+  /** Takes every queued request out of every gate, into {@code into}. */
+  private void expireAllLocked(long now, List<Ticket> into) {
+    for (ClientGate<Ticket> g : gates) {
+      if (g != null) {
+        g.expire(now + FAR_FUTURE, into::add);
+      }
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static ClientGate<Ticket>[] newGates(int n) {
+    return (ClientGate<Ticket>[]) new ClientGate<?>[n];
   }
 
   /** Expires, releases what may go, re-arms the wake-up. */
@@ -468,18 +543,33 @@ public final class SpillwayHttpSession implements AutoCloseable {
     if (passThrough) {
       return;
     }
-    gate.expire(now, failing::add);
-    if (control != CONTROL_OPENING) {
-      Ticket next;
-      while ((next = gate.poll(now, spareFields.reset())) != null) {
-        next.header = spareFields; // the ticket keeps them: a new spare for the next one
-        next.gate = gate;
-        releasing.add(next);
-        spareFields = new RequestMetadata();
+    long at = 0;
+    boolean due = false;
+    for (int i = 0; i < gates.length; i++) {
+      ClientGate<Ticket> gate = gates[i];
+      if (gate == null) {
+        continue;
+      }
+      gate.expire(now, failing::add);
+      if (control != CONTROL_OPENING) {
+        Ticket next;
+        while ((next = gate.poll(now, spareFields.reset())) != null) {
+          next.header = spareFields; // the ticket keeps them: a new spare for the next one
+          next.gate = gate;
+          next.gateIndex = i;
+          releasing.add(next);
+          spareFields = new RequestMetadata();
+        }
+      }
+      if (gate.queued() > 0) {
+        long dueAt = gate.nextWakeupNanos();
+        if (!due || dueAt - at < 0) {
+          at = dueAt;
+          due = true;
+        }
       }
     }
-    if (!closed && gate.queued() > 0) {
-      long at = gate.nextWakeupNanos();
+    if (!closed && due) {
       if (wakeup == null || at - wakeupAt < 0) {
         if (wakeup != null) {
           wakeup.cancel();
@@ -580,13 +670,13 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
 
     @Override
-    public void opened() {
-      onStreamOpen(this);
+    public void opened(String routes) {
+      onStreamOpen(this, routes);
     }
 
     @Override
-    public void credit(int delta) {
-      onCredit(this, delta);
+    public void credit(int gate, int delta) {
+      onCredit(this, gate, delta);
     }
 
     @Override
@@ -605,6 +695,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
     RequestMetadata header = NO_FIELDS;
     /** The gate that released it, {@code null} when released passing through. */
     ClientGate<Ticket> gate;
+    /** That gate's index in the session's gates. */
+    int gateIndex;
+    /** The request's path, which picks its gate. */
+    final String path;
     final CompletableFuture<Ticket> released = new CompletableFuture<>();
     volatile long sentAt;
     private boolean ended; // guarded by the session's lock
@@ -612,7 +706,9 @@ public final class SpillwayHttpSession implements AutoCloseable {
     /** The fields of a request released passing through: none. Never written. */
     private static final RequestMetadata NO_FIELDS = new RequestMetadata();
 
-    private Ticket() { }
+    private Ticket(String path) {
+      this.path = path;
+    }
 
     /** Completes when the request may be sent; fails if it expired or the session closed. */
     public CompletableFuture<Ticket> released() {
@@ -641,9 +737,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
     /** What a stream reports, in order: {@code opened}, then credits, then {@code closed}. */
     interface Listener {
-      void opened();
+      /** @param routes the answer's {@code Spillway-Routes}, {@code null} if it had none */
+      void opened(String routes);
 
-      void credit(int delta);
+      /** An explicit credit of {@code delta} from the server gate with index {@code gate}. */
+      void credit(int gate, int delta);
 
       /** @param notSpillway the server has no credit stream at all */
       void closed(boolean notSpillway, String why);

@@ -68,7 +68,7 @@ public final class SpillwayRestClientInterceptor implements ClientHttpRequestInt
     SpillwayHttpSession session = sessions == null ? null : sessions.of(request.getURI());
     SpillwayHttpSession.Ticket ticket = null;
     if (session != null) {
-      ticket = session.offer();
+      ticket = session.offer(request.getURI().getRawPath());
       try {
         ticket.released().get(session.maxWaitNanos(), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {

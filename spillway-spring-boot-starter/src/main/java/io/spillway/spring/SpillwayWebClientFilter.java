@@ -65,7 +65,7 @@ public final class SpillwayWebClientFilter implements ExchangeFilterFunction {
       }
       ClientRequest toSend = withBudget;
       SpillwayHttpSession session = sessions.of(request.url());
-      SpillwayHttpSession.Ticket ticket = session.offer();
+      SpillwayHttpSession.Ticket ticket = session.offer(request.url().getRawPath());
       return Mono.fromFuture(ticket.released(), true)
           .onErrorMap(CompletionException.class, Throwable::getCause)
           .timeout(Duration.ofNanos(session.maxWaitNanos()),

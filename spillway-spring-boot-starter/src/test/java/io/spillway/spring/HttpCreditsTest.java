@@ -25,7 +25,8 @@ import org.springframework.web.client.RestClient;
  * the session's credit stream is open for the credits no answer can carry.
  */
 @SpringBootTest(classes = CreditsTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "management.endpoints.web.exposure.include=spillway")
+    properties = {"management.endpoints.web.exposure.include=spillway",
+        "spillway.endpoints[0].path=/async", "spillway.endpoints[0].name=async"})
 class HttpCreditsTest {
 
   @LocalServerPort
@@ -78,6 +79,52 @@ class HttpCreditsTest {
       assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).isEqualTo("0");
     }
     StarterMvcTest.waitUntil(() -> gate.inFlight() == 0); // the container reports the end later
+  }
+
+  /**
+   * {@code /async} has a gate of its own, which keeps its own ledger of the session's credits:
+   * the session keeps a window per gate, as the stream's routes say, and is never refused for
+   * credit while calls to both gates overlap.
+   */
+  @Test
+  void aSessionKeepsAWindowForEachEndpointGate() throws Exception {
+    HttpResponse<java.util.stream.Stream<String>> stream = http.send(HttpRequest.newBuilder(
+        URI.create(url() + HttpCreditStreams.PATH)).header(SpillwayHttpHeaders.SESSION, "9")
+        .GET().build(), HttpResponse.BodyHandlers.ofLines());
+    assertThat(stream.headers().firstValue(SpillwayHttpHeaders.ROUTES))
+        .hasValue("- /actuator/**, - /error, 1 /async, 0 /**");
+    assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH))
+        .header(SpillwayHttpHeaders.SESSION, "9").DELETE()).statusCode()).isEqualTo(204);
+    stream.body().close();
+
+    RestClient client = builder.baseUrl(url()).build();
+    java.util.concurrent.ExecutorService callers =
+        java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      java.util.List<java.util.concurrent.Future<String>> calls = new java.util.ArrayList<>();
+      for (int i = 0; i < 160; i++) {
+        String path = i % 2 == 0 ? "/work" : "/async";
+        calls.add(callers.submit(() -> client.get().uri(path).retrieve().body(String.class)));
+      }
+      for (var call : calls) {
+        try {
+          assertThat(call.get(60, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("ok");
+        } catch (java.util.concurrent.ExecutionException e) {
+          // Eight callers at once may outwait a fresh session's window (expired in the client),
+          // or meet a queue on a busy machine (the AQM's 503, then the client's pushback): what
+          // this test holds is below, that no gate refused the session for credit.
+          assertThat(e.getCause()).isInstanceOfAny(SpillwayRejectedException.class,
+              org.springframework.web.client.HttpServerErrorException.ServiceUnavailable.class);
+        }
+      }
+    } finally {
+      callers.shutdownNow();
+    }
+    for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
+      assertThat(e.stats().decisions(Status.OK)).as(e.name()).isPositive();
+      assertThat(e.stats().decisions(Status.REJECTED_NO_CREDIT)).as(e.name()).isZero();
+    }
+    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0);
   }
 
   @Test

@@ -82,12 +82,12 @@ class SpillwayHttpSessionTest {
 
   @Test
   void aDrainedSessionWaitsForTheServersCreditAndGoesWhenItsStreamBringsOne() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     // held until the server has answered the stream: a credit must have a way in first
     assertThat(streams.listener).isNotNull();
     assertThat(a.released()).isNotDone();
-    streams.listener.opened();
+    streams.listener.opened(null);
     assertThat(a.released()).isCompleted(); // the first request registers with its own credit
     assertThat(b.released()).isNotDone();
     Map<String, String> sent = headers(a);
@@ -98,17 +98,65 @@ class SpillwayHttpSessionTest {
 
     answer(a, -1); // the server takes the credit back: the session is drained
     assertThat(b.released()).isNotDone();
-    streams.listener.credit(1); // an explicit credit, with nothing in flight to carry it
+    streams.listener.credit(0, 1); // an explicit credit, with nothing in flight to carry it
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).doesNotContainKey(SpillwayHttpHeaders.FLAGS);
   }
 
+  /**
+   * A server whose endpoints have gates of their own keeps a ledger per gate: each gate's credits
+   * release only the requests it decides on, and a path no gate with credits decides on goes at
+   * once without the session's fields.
+   */
+  @Test
+  void eachServerGateHasAWindowOfItsOwn() {
+    SpillwayHttpSession.Ticket items = session.offer("/items/1");
+    SpillwayHttpSession.Ticket report = session.offer("/slow/report");
+    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**");
+    // each gate's first request registers with that gate, on its own credit
+    assertThat(items.released()).isCompleted();
+    assertThat(report.released()).isCompleted();
+    answer(items, -1); // gate 0 takes its credit back
+    answer(report, -1); // and so does gate 1
+    SpillwayHttpSession.Ticket moreItems = session.offer("/items/2");
+    SpillwayHttpSession.Ticket moreReport = session.offer("/slow/report");
+    streams.listener.credit(1, 1); // a credit of gate 1 releases only what gate 1 decides on
+    assertThat(moreReport.released()).isCompleted();
+    assertThat(moreItems.released()).isNotDone();
+    streams.listener.credit(0, 1);
+    assertThat(moreItems.released()).isCompleted();
+    assertThat(headers(moreReport)).containsEntry(SpillwayHttpHeaders.SESSION,
+        Long.toString(session.sessionId()));
+
+    // no gate counts the Actuator's paths: at once, nothing of Spillway's, and its answer (which
+    // has no fields either) is no sign that the server is not Spillway's
+    SpillwayHttpSession.Ticket health = session.offer("/actuator/health");
+    assertThat(health.released()).isCompleted();
+    assertThat(headers(health)).isEmpty();
+    session.onAnswer(health, 200, name -> null);
+    assertThat(session.isPassThrough()).isFalse();
+    assertThat(session.queued()).isZero();
+  }
+
+  @Test
+  void malformedRoutesLeaveEveryPathToTheDefaultGate() {
+    SpillwayHttpSession.Ticket a = session.offer("/slow/report");
+    streams.listener.opened("1 /slow/**, 999 /**");
+    assertThat(a.released()).isCompleted();
+    answer(a, -1);
+    SpillwayHttpSession.Ticket b = session.offer("/slow/report");
+    streams.listener.credit(1, 1); // no gate 1 here: ignored
+    assertThat(b.released()).isNotDone();
+    streams.listener.credit(0, 1);
+    assertThat(b.released()).isCompleted();
+  }
+
   @Test
   void aRequestThatWaitsPastItsQueueTimeoutExpiresUnsent() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    streams.listener.opened();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
     answer(a, -1);
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     assertThat(timers).hasSize(1);
     ticker.advanceMillis(SLO_MS); // past any timeout the SLO allows
     runTimers();
@@ -120,14 +168,14 @@ class SpillwayHttpSessionTest {
 
   @Test
   void aServerWithoutACreditStreamGetsRequestsAtOnce() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     streams.listener.closed(true, "HTTP 404");
     assertThat(session.isPassThrough()).isTrue();
     assertThat(a.released()).isCompleted();
     assertThat(b.released()).isCompleted();
     assertThat(headers(a)).isEmpty(); // nothing of Spillway's on the wire
-    assertThat(session.offer().released()).isCompleted();
+    assertThat(session.offer("/x").released()).isCompleted();
     session.close();
     assertThat(streams.deregistered).isEmpty();
   }
@@ -136,12 +184,12 @@ class SpillwayHttpSessionTest {
   void aFirstAnswerWithoutSpillwayStatusMakesASessionAPassThroughForGood() {
     SpillwayHttpSession plain = new SpillwayHttpSession(SERVER, NoControl.INSTANCE,
         SLO_MS * 1_000_000, ticker, scheduler, streams); // a scheme without credits: no stream
-    SpillwayHttpSession.Ticket a = plain.offer();
+    SpillwayHttpSession.Ticket a = plain.offer("/x");
     assertThat(a.released()).isCompleted();
     plain.onAnswer(a, 200, name -> null);
     assertThat(plain.isPassThrough()).isTrue();
     ticker.advanceMillis(60_000);
-    SpillwayHttpSession.Ticket b = plain.offer();
+    SpillwayHttpSession.Ticket b = plain.offer("/x");
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).isEmpty(); // nothing of Spillway's on the wire
     assertThat(streams.listener).isNull();
@@ -149,9 +197,9 @@ class SpillwayHttpSessionTest {
 
   @Test
   void anAnswerWithoutFieldsFromASpillwayServerIsAFailureNotAPassThrough() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    streams.listener.opened(); // the server has a credit stream: it is Spillway's
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null); // the server has a credit stream: it is Spillway's
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     session.onAnswer(a, 500, name -> null); // an error page that lost the headers
     assertThat(session.isPassThrough()).isFalse();
     assertThat(b.released()).isCompleted(); // a's credit came back with its failure
@@ -160,39 +208,39 @@ class SpillwayHttpSessionTest {
 
   @Test
   void aStreamThatEndsStartsTheSessionAgainUnderANewId() {
-    SpillwayHttpSession.Ticket a = session.offer();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
     Cancellable first = streams.handle;
     long firstId = session.sessionId();
-    streams.listener.opened();
-    SpillwayHttpSession.Ticket b = session.offer(); // queued: a holds the one credit
+    streams.listener.opened(null);
+    SpillwayHttpSession.Ticket b = session.offer("/x"); // queued: a holds the one credit
     // the server ended the stream, and deregistered the session with it (or restarted)
     streams.listener.closed(false, "connection reset");
     assertThat(session.isPassThrough()).isFalse();
     assertThat(session.sessionId()).isNotEqualTo(firstId);
     assertThat(streams.handle).isNotSameAs(first); // a new stream, opened at once for b
     assertThat(b.released()).isNotDone(); // held until the new stream is answered
-    streams.listener.opened();
+    streams.listener.opened(null);
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).containsEntry(SpillwayHttpHeaders.SESSION,
         Long.toString(session.sessionId())).containsKey(SpillwayHttpHeaders.FLAGS); // registers
     answer(a, 5); // the old session's answer brings the new one nothing
-    assertThat(session.offer().released()).isNotDone(); // b holds the new session's credit
+    assertThat(session.offer("/x").released()).isNotDone(); // b holds the new session's credit
   }
 
   @Test
   void aStreamThatCannotBeOpenedSendsAtOnceForAWhileThenTriesAgain() {
-    SpillwayHttpSession.Ticket a = session.offer();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
     Cancellable first = streams.handle;
     streams.listener.closed(false, "connection refused"); // never answered
     assertThat(a.released()).isCompleted();
     assertThat(headers(a)).isEmpty(); // sent as a plain client's, not waiting for a stream
-    assertThat(session.offer().released()).isCompleted();
+    assertThat(session.offer("/x").released()).isCompleted();
     assertThat(streams.handle).isSameAs(first);
     ticker.advanceMillis(30_000);
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     assertThat(streams.handle).isNotSameAs(first); // tried again, as a new session
     assertThat(b.released()).isNotDone();
-    streams.listener.opened();
+    streams.listener.opened(null);
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).containsKey(SpillwayHttpHeaders.SESSION);
     session.onAnswer(a, 200, name -> null); // sent passing through: no credit, no verdict
@@ -201,25 +249,25 @@ class SpillwayHttpSessionTest {
 
   @Test
   void anAbandonedRequestIsNeverSentAndGivesItsCreditToTheNext() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    streams.listener.opened();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
     answer(a, -1);
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     session.abandon(b);
     assertThat(b.released()).isCancelled();
-    streams.listener.credit(1); // b reaches the head, is found withdrawn, and ends unsent
-    SpillwayHttpSession.Ticket c = session.offer();
+    streams.listener.credit(0, 1); // b reaches the head, is found withdrawn, and ends unsent
+    SpillwayHttpSession.Ticket c = session.offer("/x");
     assertThat(c.released()).isCompleted();
     session.abandon(c); // released, then the caller failed to send it: its credit comes back
-    SpillwayHttpSession.Ticket d = session.offer();
+    SpillwayHttpSession.Ticket d = session.offer("/x");
     assertThat(d.released()).isCompleted();
   }
 
   @Test
   void closingFailsQueuedRequestsAndDeregisters() {
-    SpillwayHttpSession.Ticket a = session.offer();
-    streams.listener.opened();
-    SpillwayHttpSession.Ticket b = session.offer();
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    SpillwayHttpSession.Ticket b = session.offer("/x");
     session.close();
     assertThat(a.released()).isCompleted();
     assertThatThrownBy(() -> b.released().get()).cause()
@@ -227,7 +275,7 @@ class SpillwayHttpSessionTest {
             e -> assertThat(e.status()).isEqualTo(Status.FAILED));
     assertThat(streams.cancelled).isTrue();
     assertThat(streams.deregistered).containsExactly(session.sessionId());
-    assertThatThrownBy(() -> session.offer().released().get()).cause()
+    assertThatThrownBy(() -> session.offer("/x").released().get()).cause()
         .isInstanceOf(SpillwayRejectedException.class);
   }
 }

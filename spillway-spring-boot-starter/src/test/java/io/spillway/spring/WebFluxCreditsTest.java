@@ -67,6 +67,8 @@ class WebFluxCreditsTest {
     assertThat(stream.statusCode()).isEqualTo(200);
     assertThat(stream.headers().firstValue("Content-Type")).hasValueSatisfying(
         v -> assertThat(v).startsWith("text/event-stream"));
+    assertThat(stream.headers().firstValue(SpillwayHttpHeaders.ROUTES))
+        .hasValue("- /actuator/**, - /error, 0 /**"); // one gate: every path waits for gate 0
     assertThat(streams.open()).isEqualTo(before + 1);
     assertThat(send(HttpRequest.newBuilder(URI.create(url)).header(SpillwayHttpHeaders.SESSION,
         "8").DELETE()).statusCode()).isEqualTo(204);

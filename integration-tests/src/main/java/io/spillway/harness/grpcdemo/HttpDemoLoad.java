@@ -77,6 +77,7 @@ final class HttpDemoLoad implements AutoCloseable {
   private final String server;
   private final SpillwayHttpSessions sessions;
   private final SpillwayHttpSession session;
+  private final String path;
 
   /** What the client side does. */
   enum ClientSide {
@@ -95,6 +96,7 @@ final class HttpDemoLoad implements AutoCloseable {
   HttpDemoLoad(int port, int connectionCount, ClientSide clientSide, long sloNanos, String path)
       throws InterruptedException {
     this.sloNanos = sloNanos;
+    this.path = path;
     this.server = "http://127.0.0.1:" + port;
     this.pushback = clientSide == ClientSide.PLAIN ? null : new RetryPushback(Ticker.system());
     this.sessions = clientSide == ClientSide.CREDITS
@@ -162,7 +164,7 @@ final class HttpDemoLoad implements AutoCloseable {
         c.channel.eventLoop().execute(() -> c.submit(p));
         return;
       }
-      p.ticket = session.offer();
+      p.ticket = session.offer(path);
       p.ticket.released().whenComplete((released, expired) -> {
         if (expired != null) {
           tally.expired(scheduled);

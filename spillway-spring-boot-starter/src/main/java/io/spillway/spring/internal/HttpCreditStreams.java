@@ -14,21 +14,28 @@ import java.util.concurrent.ConcurrentHashMap;
  * <pre>
  * GET /spillway/credits          Spillway-Session: 8125…
  * 200 text/event-stream          (headers at once: the client waits for them before sending)
+ * Spillway-Routes: - /actuator/**, 1 /orders/**, 0 /**
  * : subscribed
  *
- * data: 2                        (one event per explicit credit, the signed delta)
+ * data: 2                        (one event per explicit credit: the signed delta, from gate 0)
+ * data: -1 1                     (the delta, and the gate when it is not 0)
  * </pre>
+ *
+ * <p>A server whose endpoints have gates of their own ({@code spillway.endpoints}) keeps one
+ * ledger of a session's credits per gate, so a session needs one window per gate: the stream's
+ * headers carry {@code Spillway-Routes}, which gate decides on which paths ({@link
+ * io.spillway.spring.SpillwayHttpGate#routes}), and each explicit credit names its gate.
  *
  * <p>{@code DELETE} {@value #PATH} with the session's header deregisters it (its unused credits
  * return to the pool) and ends its stream; so does a stream that ends. A session's second stream
  * replaces its first. When the application stops, every stream ends first ({@link #endAll}). At most {@link #MAX_STREAMS} streams are open at once: beyond them a client
  * gets a {@code 503} and goes on without, as a session whose server has none.
  *
- * <p>This object is every endpoint gate's {@link ControlChannel}; the servlet filter and the
- * WebFilter serve the path and register their streams here. Thread-safe; {@link #sendCredit}
- * never blocks.
+ * <p>Each endpoint gate's {@link ControlChannel} is {@link #channel} of its index; the servlet
+ * filter and the WebFilter serve the path and register their streams here. Thread-safe; a
+ * channel's {@code sendCredit} never blocks.
  */
-public final class HttpCreditStreams implements ControlChannel {
+public final class HttpCreditStreams {
 
   /** The path of the credit stream. */
   public static final String PATH = "/spillway/credits";
@@ -42,24 +49,34 @@ public final class HttpCreditStreams implements ControlChannel {
 
   /** One session's open stream, as its server writes it. */
   public interface Stream {
-    /** Queues an event for the delta; never blocks. */
-    void send(int creditDelta);
+    /** Queues an event for gate {@code endpoint}'s delta; never blocks. */
+    void send(int endpoint, int creditDelta);
 
     /** Ends the stream from the server's side. Idempotent. */
     void end();
   }
 
-  /** The event for {@code delta}. */
-  static byte[] event(int delta) {
-    return ("data: " + delta + "\n\n").getBytes(StandardCharsets.US_ASCII);
+  /** The event for gate {@code endpoint}'s {@code delta}. */
+  static byte[] event(int endpoint, int delta) {
+    return ("data: " + delta + (endpoint == 0 ? "" : " " + endpoint) + "\n\n")
+        .getBytes(StandardCharsets.US_ASCII);
   }
 
-  @Override
-  public void sendCredit(long sessionId, int creditDelta) {
-    Stream s = streams.get(sessionId);
-    if (s != null) {
-      s.send(creditDelta);
+  /**
+   * The control channel of the gate with index {@code endpoint} in {@link
+   * io.spillway.spring.SpillwayHttpGate#routes}: its explicit credits go to the session's stream,
+   * named by the index.
+   */
+  public ControlChannel channel(int endpoint) {
+    if (endpoint < 0) {
+      throw new IllegalArgumentException("endpoint index must be at least 0: " + endpoint);
     }
+    return (sessionId, creditDelta) -> {
+      Stream s = streams.get(sessionId);
+      if (s != null) {
+        s.send(endpoint, creditDelta);
+      }
+    };
   }
 
   /**

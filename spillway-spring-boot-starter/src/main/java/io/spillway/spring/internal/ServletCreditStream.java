@@ -23,14 +23,15 @@ import java.util.concurrent.LinkedBlockingQueue;
 final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListener, Runnable {
 
   private static final System.Logger LOG = System.getLogger(ServletCreditStream.class.getName());
-  private static final Integer END = Integer.MIN_VALUE;
+  /** Ends the writer; compared by identity. */
+  private static final byte[] END = new byte[0];
 
   private final long sessionId;
   private final AsyncContext async;
   private final ServletOutputStream out;
   private final HttpCreditStreams streams;
   private final SpillwayHttpGate gate;
-  private final LinkedBlockingQueue<Integer> events = new LinkedBlockingQueue<>();
+  private final LinkedBlockingQueue<byte[]> events = new LinkedBlockingQueue<>();
 
   private ServletCreditStream(long sessionId, AsyncContext async, ServletOutputStream out,
       HttpCreditStreams streams, SpillwayHttpGate gate) {
@@ -84,6 +85,7 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
     response.setStatus(HttpServletResponse.SC_OK);
     response.setContentType("text/event-stream");
     response.setHeader("Cache-Control", "no-store");
+    response.setHeader(SpillwayHttpHeaders.ROUTES, gate.routes());
     AsyncContext async = request.startAsync();
     async.setTimeout(0);
     ServletCreditStream stream = new ServletCreditStream(session, async, response.getOutputStream(),
@@ -98,8 +100,8 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
   }
 
   @Override
-  public void send(int creditDelta) {
-    events.add(creditDelta);
+  public void send(int endpoint, int creditDelta) {
+    events.add(HttpCreditStreams.event(endpoint, creditDelta));
   }
 
   @Override
@@ -113,11 +115,11 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
       out.write(HttpCreditStreams.SUBSCRIBED);
       out.flush();
       while (true) {
-        Integer delta = events.take();
-        if (delta.equals(END)) {
+        byte[] event = events.take();
+        if (event == END) {
           break;
         }
-        out.write(HttpCreditStreams.event(delta));
+        out.write(event);
         out.flush();
       }
     } catch (IOException | RuntimeException e) {

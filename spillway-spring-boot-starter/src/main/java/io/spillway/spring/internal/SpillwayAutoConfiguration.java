@@ -116,15 +116,18 @@ public class SpillwayAutoConfiguration {
     OverloadScheme custom = scheme.getIfUnique();
     long slo = properties.getSlo().toNanos();
     Duration target = properties.getBudget().getTarget();
+    // Each gate's explicit credits are named by its index in SpillwayHttpGate#routes: the
+    // default endpoint 0, the overrides 1, 2, ... in order.
     SpillwayHttpGate.Endpoint defaults = endpoint("default", "/**", true, slo,
         target != null ? target.toNanos() : slo, properties, custom, ticker, scheduler, delay,
-        credits);
+        credits.channel(0));
     List<SpillwayHttpGate.Endpoint> overrides = new ArrayList<>();
     for (SpillwayProperties.Endpoint e : properties.getEndpoints()) {
       long s = e.getSlo() != null ? e.getSlo().toNanos() : slo;
       long t = e.getBudgetTarget() != null ? e.getBudgetTarget().toNanos() : s;
       overrides.add(endpoint(e.getName() != null ? e.getName() : e.getPath(), e.getPath(),
-          e.isEnabled(), s, t, properties, custom, ticker, scheduler, delay, credits));
+          e.isEnabled(), s, t, properties, custom, ticker, scheduler, delay,
+          credits.channel(overrides.size() + 1)));
     }
     return new SpillwayHttpGate(ticker, delay.signal(), defaults, overrides,
         properties.getExcludedPaths(), properties.getBudget().getWhenAbsent(),

@@ -148,6 +148,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     response.setStatusCode(HttpStatus.OK);
     response.getHeaders().setContentType(MediaType.TEXT_EVENT_STREAM);
     response.getHeaders().setCacheControl("no-store");
+    response.getHeaders().set(SpillwayHttpHeaders.ROUTES, gate.routes());
     Flux<Mono<DataBuffer>> events = Flux.concat(Mono.just(HttpCreditStreams.SUBSCRIBED),
         stream.sink.asFlux()).map(bytes -> Mono.just(response.bufferFactory().wrap(bytes)));
     return response.writeAndFlushWith(events).doFinally(signal -> {
@@ -162,8 +163,8 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     final Sinks.Many<byte[]> sink = Sinks.many().unicast().onBackpressureBuffer();
 
     @Override
-    public synchronized void send(int creditDelta) {
-      sink.tryEmitNext(HttpCreditStreams.event(creditDelta));
+    public synchronized void send(int endpoint, int creditDelta) {
+      sink.tryEmitNext(HttpCreditStreams.event(endpoint, creditDelta));
     }
 
     @Override
