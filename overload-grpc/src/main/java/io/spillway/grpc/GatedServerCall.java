@@ -123,6 +123,52 @@ final class GatedServerCall<ReqT, RespT>
     return new Listener(delegate);
   }
 
+  /** Whether the method's handler runs as the call starts (client-streaming and bidi methods). */
+  boolean handlerRunsAtStart() {
+    return !runsAtHalfClose;
+  }
+
+  /**
+   * The handler has the call now: its wait for a worker ends here, and with it the wait its
+   * budget is charged for. A client-streaming or bidi handler runs as the call starts, whether or
+   * not the client ever sends a message; a unary or server-streaming one at its request message
+   * and half-close ({@link Listener#dispatch}). Returns {@code false} if the budget its deadline
+   * set was spent waiting: the call is then aborted unrun.
+   */
+  private boolean reachHandler(long now) {
+    handlerReached = true;
+    owner.handlerStarted(ticket);
+    if (budget != null && !budgetCharged) {
+      // Its wait for the server's executor, every crossing of it, is queueing: charged once, as
+      // the handler gets the request.
+      budgetCharged = true;
+      long waited = Math.max(0, now - admittedAt);
+      if (waited >= deadlineBudgetNanos) {
+        abortedUnrun = true;
+        return false;
+      }
+      budget.charge(waited);
+      startedAt = now;
+      started = true;
+    }
+    return true;
+  }
+
+  /**
+   * Starts a client-streaming or bidi call's permit as its handler starts ({@link
+   * #reachHandler}); returns {@code false}, with the call closed, if it was aborted unrun.
+   */
+  boolean startStreaming() {
+    long now = owner.ticker().read();
+    permitStarted = true;
+    permit.started(now);
+    if (!reachHandler(now)) {
+      failed(new BudgetExceededException(Math.max(0, now - admittedAt), deadlineBudgetNanos));
+      return false;
+    }
+    return true;
+  }
+
   /** A callback threw: end the call here, so the permit's fields still reach the client. */
   private void failed(Throwable t) {
     if (closeCalled) {
@@ -210,11 +256,7 @@ final class GatedServerCall<ReqT, RespT>
     }
 
     private void dispatch(int event, ReqT message) {
-      if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)) {
-        handlerReached = true; // the request's queueing ends as its handler gets the request
-        owner.handlerStarted(ticket);
-      }
-      if (!permitStarted && (event == HALF_CLOSE || (event == MESSAGE && !runsAtHalfClose))) {
+      if (!permitStarted && event == HALF_CLOSE) {
         // A unary or server-streaming handler runs at half-close, one more crossing of the
         // workers' queue after its message: until then the call still waits for a worker.
         permitStarted = true;
@@ -225,23 +267,14 @@ final class GatedServerCall<ReqT, RespT>
       }
       Context previous = context.attach();
       try {
+        if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)
+            && !reachHandler(budget == null ? 0 : owner.ticker().read())) {
+          throw new BudgetExceededException(Math.max(0, owner.ticker().read() - admittedAt),
+              deadlineBudgetNanos);
+        }
         if (budget == null) {
           deliver(event, message);
         } else {
-          if (!budgetCharged && handlerReached) {
-            // Its wait for the server's executor, every crossing of it (UnstartedCalls), is
-            // queueing: charged once, as the handler gets the request.
-            budgetCharged = true;
-            long now = owner.ticker().read();
-            long waited = Math.max(0, now - admittedAt);
-            if (waited >= deadlineBudgetNanos) {
-              abortedUnrun = true;
-              throw new BudgetExceededException(waited, deadlineBudgetNanos);
-            }
-            budget.charge(waited);
-            startedAt = now;
-            started = true;
-          }
           ScopedValue.where(RequestBudget.CURRENT, budget).run(() -> deliver(event, message));
         }
       } catch (RuntimeException | Error t) {

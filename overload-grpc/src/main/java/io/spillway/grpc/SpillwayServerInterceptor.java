@@ -90,8 +90,9 @@ import java.util.concurrent.TimeUnit;
  * Used as a plain interceptor, the decision is made in {@link #interceptCall}.
  *
  * <p>Cost per call: one ticker reading at admission and one at completion (one more at the first
- * callback if the request carries a budget), the request's and the response's metadata objects,
- * the call and listener wrappers, and a derived {@link Context}. No threads, no timers.
+ * callback if the request carries a budget, and, installed, one for each hand-off to the workers
+ * after the first: a unary call's request message), the request's and the response's metadata
+ * objects, the call and listener wrappers, and a derived {@link Context}. No threads, no timers.
  *
  * <p>Thread-safe; one instance serves any number of services and calls.
  */
@@ -218,9 +219,44 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         if (!d.admitted()) {
           return null; // a reject is answered on the transport thread
         }
-        return threading != null && threading.arrivedInline(now) ? null : workers;
+        if (threading != null && threading.arrivedInline(now)) {
+          handlerStarted(d.ticket); // runs where it arrived: it waits for no worker
+          return null;
+        }
+        return d.ticket < 0 ? workers : new CallHandOffs(workers, d.ticket);
       }
     };
+  }
+
+  /**
+   * One call's executor: each task gRPC hands the workers for it counts as the call waiting
+   * ({@link UnstartedCalls}) from the hand-off until a worker runs it. gRPC hands a call over as
+   * it starts, and again whenever work for it arrives while it has none queued (its request
+   * message, its half-close); between hand-offs the call waits for its client, not for the
+   * server, so an idle stream or a request still being uploaded is not read as queueing delay.
+   * The first hand-off is the call's start, stamped as it was admitted; a later one reads the
+   * clock. gRPC runs a call's tasks one at a time through its own serializing executor, so a
+   * task queued while the call's previous one runs is run by that worker and never handed off.
+   */
+  private final class CallHandOffs implements Executor {
+    private final Executor workers;
+    /** The admission's ticket, for the first hand-off; then -1. */
+    private final java.util.concurrent.atomic.AtomicLong first;
+
+    CallHandOffs(Executor workers, long admissionTicket) {
+      this.workers = workers;
+      this.first = new java.util.concurrent.atomic.AtomicLong(admissionTicket);
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      long t = first.getAndSet(-1);
+      long ticket = t >= 0 ? t : unstarted.arrived(ticker.read());
+      workers.execute(() -> {
+        unstarted.started(ticket);
+        task.run();
+      });
+    }
   }
 
   @Override
@@ -250,6 +286,9 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     ServerCall.Listener<ReqT> listener;
     Context previous = context.attach();
     try {
+      if (gated.handlerRunsAtStart() && !gated.startStreaming()) {
+        return new ServerCall.Listener<>() { }; // its deadline's budget went waiting: closed unrun
+      }
       listener = next.startCall(gated, headers);
     } catch (RuntimeException | Error e) {
       gated.finish(Outcome.FAILED, ticker.read()); // gRPC fails the call; the permit must end too

@@ -14,8 +14,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * call starts in one task; the handler asks for the request message, which the transport thread
  * then delivers in a second task that joins the back of the same queue. A unary call therefore
  * crosses the workers' queue at least twice, and the queue's own oldest-entry delay reports about
- * half of what the call waits. This signal stamps the call once as it is admitted and clears it
- * when its first message or half-close reaches the handler, so it reads the whole wait.
+ * half of what the call waits. The server's interceptor stamps the call as it is admitted and
+ * clears it as a worker runs its first task, and stamps it again at each later hand-off
+ * (SpillwayServerInterceptor's {@code CallHandOffs}), so the signal reads every crossing of the
+ * queue and none of the time a call waits for its client between them: a stream the client
+ * leaves idle, or a request message still on its way, is not queueing at this server.
  *
  * <p>Calls are kept in a ring of {@value #SIZE} slots indexed by an admission sequence number; a
  * slot holds its sequence number (plus one) while the call waits and zero once it started. A
