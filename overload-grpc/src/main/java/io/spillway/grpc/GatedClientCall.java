@@ -35,6 +35,8 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private Metadata headers;
   /** When the call left the client; written under the session's lock before the call starts. */
   long sentAt;
+  /** The session's gate that released it (a renewed session's calls bring it no credit). */
+  Object releasedBy;
   private int state;
   private List<Runnable> pending;
   private volatile boolean passThrough;

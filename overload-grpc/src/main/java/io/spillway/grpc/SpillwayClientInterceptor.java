@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.LongFunction;
 
 /**
  * One client session of an admission scheme on a gRPC channel (docs/design.md, "A request's
@@ -84,8 +85,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   private static final Status CLOSED =
       Status.UNAVAILABLE.withDescription("spillway: client session closed");
 
-  private final long sessionId;
-  private final ClientGate<Object> gate;
+  /** The session's id and gate; both renewed when the server may have forgotten the session. */
+  private volatile long sessionId;
+  private ClientGate<Object> gate; // guarded by lock
+  /** Makes the gate of a renewed session from its new id; {@code null}: the session is not renewed. */
+  private final LongFunction<ClientGate<Object>> renewal;
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final InterfaceRegistry interfaces;
@@ -122,10 +126,21 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
    * @param scheduler wakes the session when the gate's oldest call is due to expire
    * @param interfaces numbers the methods called, for {@link InterfaceCall}
    */
-  @SuppressWarnings("unchecked") // the gate is opaque in its request type
   public SpillwayClientInterceptor(ClientGate<? super InterfaceCall> gate, long sessionId,
       boolean explicitCredits, Ticker ticker, Scheduler scheduler, InterfaceRegistry interfaces) {
+    this(gate, sessionId, null, explicitCredits, ticker, scheduler, interfaces);
+  }
+
+  /**
+   * As above; with {@code renewal}, a session whose credit stream ends after the server had
+   * acknowledged it starts again under a new id (see {@link #onSubscriptionClosed}).
+   */
+  @SuppressWarnings("unchecked") // the gate is opaque in its request type
+  SpillwayClientInterceptor(ClientGate<? super InterfaceCall> gate, long sessionId,
+      LongFunction<ClientGate<Object>> renewal, boolean explicitCredits, Ticker ticker,
+      Scheduler scheduler, InterfaceRegistry interfaces) {
     this.gate = (ClientGate<Object>) Objects.requireNonNull(gate, "gate");
+    this.renewal = renewal;
     this.sessionId = sessionId;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
@@ -220,6 +235,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     long now = ticker.read();
     lock.lock();
     try {
+      if (call.releasedBy != gate) {
+        return null; // a call of the session before it was renewed: no credit of this one's
+      }
       answer.interfaceId(call.interfaceId());
       if (SpillwayMetadata.hasResponse(trailers)) {
         String problem = SpillwayMetadata.readResponse(trailers, answer, interfaces);
@@ -251,6 +269,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     Batch batch;
     lock.lock();
     try {
+      if (call.releasedBy != gate) {
+        return;
+      }
       answer.reset().interfaceId(call.interfaceId()).sessionId(sessionId)
           .status(io.spillway.api.Status.FAILED);
       gate.onResponse(answer, now, now);
@@ -301,10 +322,24 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     }
   }
 
-  /** The credit stream ended. Without a stream the session goes on; the next call re-subscribes. */
+  /**
+   * The credit stream ended.
+   * <ul>
+   *   <li>It had been acknowledged: the server deregistered the session with it (a stream that
+   *       ends is a client that left, as a closed connection is to the native transport), or has
+   *       restarted, so its ledger of the session is gone; a drained session would wait for ever
+   *       for a credit, and one with credits would send beyond what the server grants. The
+   *       session starts again under a new id with a new gate (a builder's session; one made
+   *       with a given gate goes on as below), its queued calls held until the new stream is
+   *       acknowledged; answers to the old session's calls bring no credit.
+   *   <li>The server has no control service: the session goes on without a stream.
+   *   <li>Otherwise the session goes on without a stream and the next call re-subscribes.
+   * </ul>
+   */
   void onSubscriptionClosed(CreditSubscription from, Status status) {
     long now = ticker.read();
     Batch batch = null;
+    boolean resubscribe = false;
     lock.lock();
     try {
       if (from != subscription) {
@@ -314,19 +349,40 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       if (closed) {
         return;
       }
-      admitHeldLocked(now); // they go on without a stream, as the session does
-      if (status.getCode() == Status.Code.UNIMPLEMENTED) {
-        controlState = CONTROL_UNAVAILABLE;
-        LOG.log(Level.WARNING, "session {0}: the server has no {1} service; explicit credits cannot "
-            + "reach this session, which may stall once drained", sessionId,
-            SpillwayControlService.SERVICE_NAME);
+      if (controlState == CONTROL_READY && renewal != null
+          && status.getCode() != Status.Code.UNIMPLEMENTED) {
+        List<GatedClientCall<?, ?>> queued = new ArrayList<>();
+        gate.expire(now + FAR_FUTURE, c -> queued.add((GatedClientCall<?, ?>) c));
+        long renewed = SessionIds.next();
+        LOG.log(Level.DEBUG, "session {0}: credit stream ended ({1}); starting again as session "
+            + "{2}", sessionId, status, renewed);
+        sessionId = renewed;
+        gate = renewal.apply(renewed);
+        if (wakeup != null) {
+          wakeup.cancel();
+          wakeup = null;
+        }
+        controlState = CONTROL_SUBSCRIBING;
+        held = queued;
+        resubscribe = true;
       } else {
-        controlState = CONTROL_NONE;
-        LOG.log(Level.DEBUG, "session {0}: credit stream ended: {1}", sessionId, status);
+        admitHeldLocked(now); // they go on without a stream, as the session does
+        if (status.getCode() == Status.Code.UNIMPLEMENTED) {
+          controlState = CONTROL_UNAVAILABLE;
+          LOG.log(Level.WARNING, "session {0}: the server has no {1} service; explicit credits "
+              + "cannot reach this session, which may stall once drained", sessionId,
+              SpillwayControlService.SERVICE_NAME);
+        } else {
+          controlState = CONTROL_NONE;
+          LOG.log(Level.DEBUG, "session {0}: credit stream ended: {1}", sessionId, status);
+        }
       }
       batch = drainLocked(now);
     } finally {
       lock.unlock();
+    }
+    if (resubscribe) {
+      subscribe();
     }
     if (batch != null) {
       batch.run();
@@ -431,6 +487,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       while ((next = gate.poll(now, header.reset())) != null) {
         GatedClientCall<?, ?> call = (GatedClientCall<?, ?>) next;
         call.sentAt = now;
+        call.releasedBy = gate;
         SpillwayMetadata.writeRequest(header, call.headers());
         batch().released(call);
       }
@@ -671,9 +728,12 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       }
       OverloadScheme chosen = scheme != null ? scheme : io.spillway.credit.Spillway.forSloNanos(sloNanos);
       long id = sessionId != 0 ? sessionId : SessionIds.next();
-      ClientGate<Object> gate = chosen.newClientGate(new ClientEnvironment(id, sloNanos, metrics));
-      return new SpillwayClientInterceptor(gate, id, chosen.issuesCredits(), ticker,
-          scheduler != null ? scheduler : SharedTimer.scheduler(), interfaces);
+      OverloadMetrics m = metrics;
+      long slo = sloNanos;
+      LongFunction<ClientGate<Object>> renewal =
+          renewedId -> chosen.newClientGate(new ClientEnvironment(renewedId, slo, m));
+      return new SpillwayClientInterceptor(renewal.apply(id), id, renewal, chosen.issuesCredits(),
+          ticker, scheduler != null ? scheduler : SharedTimer.scheduler(), interfaces);
     }
   }
 }
