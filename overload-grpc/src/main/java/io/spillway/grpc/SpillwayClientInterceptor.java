@@ -332,6 +332,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
    *       session starts again under a new id with a new gate (a builder's session; one made
    *       with a given gate goes on as below), its queued calls held until the new stream is
    *       acknowledged; answers to the old session's calls bring no credit.
+   *   <li>The server refused it as another connection's session ({@code PERMISSION_DENIED}:
+   *       a stream of the session's broken connection the server has not yet seen end): the
+   *       same, a new id.
    *   <li>The server has no control service: the session goes on without a stream.
    *   <li>Otherwise the session goes on without a stream and the next call re-subscribes.
    * </ul>
@@ -349,9 +352,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       if (closed) {
         return;
       }
-      if (controlState == CONTROL_READY && renewal != null
-          && status.getCode() != Status.Code.UNIMPLEMENTED) {
-        List<GatedClientCall<?, ?>> queued = new ArrayList<>();
+      if (renewal != null && (controlState == CONTROL_READY && status.getCode()
+          != Status.Code.UNIMPLEMENTED || status.getCode() == Status.Code.PERMISSION_DENIED)) {
+        List<GatedClientCall<?, ?>> queued = held != null ? held : new ArrayList<>();
         gate.expire(now + FAR_FUTURE, c -> queued.add((GatedClientCall<?, ?>) c));
         long renewed = SessionIds.next();
         LOG.log(Level.DEBUG, "session {0}: credit stream ended ({1}); starting again as session "

@@ -46,6 +46,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link io.spillway.api.ServerEnvironment}, then {@link #bind} the gate.
  * {@link SpillwayGrpc#server} does all of this.
  *
+ * <p>A session's credit stream binds it to the connection the stream came on (its remote
+ * address, {@link SpillwayServerInterceptor#originOf}), as the native transport binds a session
+ * to its connection: another connection's {@code Credits}, {@code Demand} or {@code Deregister}
+ * for the session is refused with {@code PERMISSION_DENIED}, so a client that names another's
+ * session id cannot take its credits, end its stream or return its credits to the pool. A client
+ * whose connection broke starts again under a new id ({@link SpillwayClientInterceptor}). At most
+ * {@value #MAX_STREAMS_PER_CONNECTION} credit streams are open per connection (the native
+ * transport's default cap of sessions per connection); beyond it {@code RESOURCE_EXHAUSTED}.
+ * In-process calls have no connection and are all one.
+ *
  * <p>Thread-safe. {@link #sendCredit} never blocks: gRPC buffers the message. A credit for a
  * session without a stream (a client that does not subscribe) is dropped, as a credit for a gone
  * connection is in the native transport.
@@ -75,6 +85,11 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
 
   private final Ticker ticker;
   private final ConcurrentHashMap<Long, CreditStream> streams = new ConcurrentHashMap<>();
+  /** Credit streams open per connection (origin); an entry goes when its count would be 0. */
+  private final ConcurrentHashMap<Long, Integer> streamsPerConnection = new ConcurrentHashMap<>();
+
+  /** The most credit streams one connection may have open. */
+  public static final int MAX_STREAMS_PER_CONNECTION = 16_384;
   private volatile ServerGate gate;
   private volatile boolean closed;
 
@@ -131,7 +146,7 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
   public void close() {
     closed = true;
     for (CreditStream stream : streams.values()) {
-      if (streams.remove(stream.sessionId, stream)) {
+      if (forget(stream)) {
         stream.end(Status.UNAVAILABLE.withDescription("spillway: server shutting down"));
       }
     }
@@ -154,20 +169,75 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
           : Status.UNAVAILABLE.withDescription("spillway: server shutting down"), new Metadata());
       return new ServerCall.Listener<>() { };
     }
-    CreditStream stream = new CreditStream(session, call);
-    call.request(1); // the empty request message
-    CreditStream previous;
+    long origin = SpillwayServerInterceptor.originOf(call);
+    CreditStream stream = new CreditStream(session, call, origin);
+    CreditStream[] previous = new CreditStream[1];
+    Status refused;
     synchronized (stream) {
       // Registered before the headers go: the client starts sending once it has them, and a
       // credit for the session sent before the registration would be dropped, leaving the gate
       // counting a credit the session never got. A credit sent meanwhile waits for the headers.
-      previous = streams.put(session, stream);
-      stream.open();
+      Status[] why = new Status[1];
+      streams.compute(session, (id, before) -> {
+        if (before != null && before.origin != origin) {
+          why[0] = Status.PERMISSION_DENIED.withDescription(
+              "spillway: session " + id + " has its credit stream on another connection");
+          return before;
+        }
+        if (before == null && !countStream(origin)) {
+          why[0] = Status.RESOURCE_EXHAUSTED.withDescription("spillway: at most "
+              + MAX_STREAMS_PER_CONNECTION + " credit streams per connection");
+          return null;
+        }
+        previous[0] = before; // the same connection's earlier stream: this one replaces it
+        return stream;
+      });
+      refused = why[0];
+      if (refused == null) {
+        call.request(1); // the empty request message
+        stream.open();
+      }
     }
-    if (previous != null) {
-      previous.end(Status.ABORTED.withDescription("spillway: superseded by a newer Credits stream"));
+    if (refused != null) {
+      call.close(refused, new Metadata());
+      return new ServerCall.Listener<>() { };
+    }
+    if (previous[0] != null) {
+      previous[0].end(Status.ABORTED.withDescription("spillway: superseded by a newer Credits stream"));
     }
     return stream;
+  }
+
+  /** Counts a new stream on {@code origin}'s connection; {@code false} if it has its most. */
+  private boolean countStream(long origin) {
+    boolean[] counted = {false};
+    streamsPerConnection.compute(origin, (o, n) -> {
+      int open = n == null ? 0 : n;
+      if (open >= MAX_STREAMS_PER_CONNECTION) {
+        return n;
+      }
+      counted[0] = true;
+      return open + 1;
+    });
+    return counted[0];
+  }
+
+  /** Removes {@code stream} if it is still its session's; returns whether it was. */
+  private boolean forget(CreditStream stream) {
+    if (!streams.remove(stream.sessionId, stream)) {
+      return false;
+    }
+    streamsPerConnection.computeIfPresent(stream.origin, (o, n) -> n <= 1 ? null : n - 1);
+    return true;
+  }
+
+  /**
+   * Whether {@code call} may act on {@code session}: it has no credit stream here, or its stream
+   * came on the call's connection.
+   */
+  private boolean owns(ServerCall<?, ?> call, long session) {
+    CreditStream stream = streams.get(session);
+    return stream == null || stream.origin == SpillwayServerInterceptor.originOf(call);
   }
 
   private ServerCallHandler<byte[], byte[]> answer(boolean demand) {
@@ -178,6 +248,11 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
         call.close(Status.INVALID_ARGUMENT.withDescription("spillway: "
             + call.getMethodDescriptor().getBareMethodName() + " needs a spillway-session header"
             + (problem == null ? "" : "; " + problem)), new Metadata());
+        return new ServerCall.Listener<>() { };
+      }
+      if (!owns(call, fields.sessionId())) {
+        call.close(Status.PERMISSION_DENIED.withDescription("spillway: session "
+            + fields.sessionId() + " has its credit stream on another connection"), new Metadata());
         return new ServerCall.Listener<>() { };
       }
       long now = ticker.read();
@@ -205,12 +280,15 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
   /** One session's open Credits call. Sends are serialised by the monitor. */
   private final class CreditStream extends ServerCall.Listener<byte[]> {
     final long sessionId;
+    /** The connection it came on ({@link SpillwayServerInterceptor#originOf}). */
+    final long origin;
     private final ServerCall<byte[], Integer> call;
     private boolean ended;
 
-    CreditStream(long sessionId, ServerCall<byte[], Integer> call) {
+    CreditStream(long sessionId, ServerCall<byte[], Integer> call, long origin) {
       this.sessionId = sessionId;
       this.call = call;
+      this.origin = origin;
     }
 
     synchronized void open() {
@@ -248,7 +326,7 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
       // The client went away (closed, or its connection broke): like a closed connection in the
       // native transport, the session leaves and its credits return. Not if a newer stream has
       // taken over the session.
-      if (streams.remove(sessionId, this)) {
+      if (forget(this)) {
         ServerGate g = gate;
         if (g != null) {
           g.deregister(sessionId, ticker.read());
