@@ -28,6 +28,12 @@ import java.util.concurrent.RejectedExecutionException;
  * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
  * then. When the connection closes, its sessions are deregistered and their credits return.
  *
+ * <p>A session belongs to the first connection that sends on it while no other holds it: that
+ * connection receives its explicit credits and ends it, by a deregister frame or by closing.
+ * Another connection sending on the same session id shares its window but can neither end it nor
+ * draw its credit frames away, so a connection cannot take another's session by naming it; it
+ * takes the session over only once the owner has let it go.
+ *
  * <p>A request refused for want of credit ({@link Status#REJECTED_NO_CREDIT}) stops the reading
  * of its connection until the connection is next answered or credited. The gate refuses so only
  * a session with its whole window in the server (Breakwater §3.2: a client sends only with a
@@ -57,7 +63,10 @@ import java.util.concurrent.RejectedExecutionException;
 final class ServerFrameHandler extends ByteToMessageDecoder {
 
   private static final System.Logger LOG = System.getLogger(ServerFrameHandler.class.getName());
-  private static final Object PRESENT = Boolean.TRUE;
+  /** A session of this connection bound to it in the server ({@link SpillwayServer#bind}). */
+  private static final Object OWNED = Boolean.TRUE;
+  /** A session this connection sends on while another connection owns it (see the class comment). */
+  private static final Object SHARED = Boolean.FALSE;
 
   private final SpillwayServer server;
   private final RequestMetadata header = new RequestMetadata();
@@ -157,7 +166,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
           long session = header.sessionId();
           // Only the connection a session's frames came on may end it: any other could otherwise
           // return a stranger's credits to the pool and strand its queued calls.
-          if (sessions.remove(session) != null) {
+          if (sessions.remove(session) == OWNED) {
             server.unbind(session, ctx.channel());
             server.gate().deregister(session, server.ticker().read());
           }
@@ -219,14 +228,16 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
    * and the connection already carries {@link SpillwayServer.Builder#maxSessionsPerConnection}.
    */
   private boolean track(long sessionId) {
-    if (sessions.containsKey(sessionId)) {
+    Object held = sessions.get(sessionId);
+    if (held == OWNED) {
       return true;
     }
-    if (sessions.size() >= server.maxSessionsPerConnection()) {
+    if (held == null && sessions.size() >= server.maxSessionsPerConnection()) {
       return false;
     }
-    sessions.put(sessionId, PRESENT);
-    server.bind(sessionId, ctx.channel());
+    if (held == null || server.isUnbound(sessionId)) {
+      sessions.put(sessionId, server.bind(sessionId, ctx.channel()) ? OWNED : SHARED);
+    }
     return true;
   }
 
@@ -376,9 +387,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
     try {
       long now = server.ticker().read();
-      for (long session : sessions.keySet()) {
-        server.unbind(session, ctx.channel());
-        server.gate().deregister(session, now);
+      for (LongObjectHashMap.PrimitiveEntry<Object> session : sessions.entries()) {
+        if (session.value() == OWNED) {
+          server.unbind(session.key(), ctx.channel());
+          server.gate().deregister(session.key(), now);
+        }
       }
       sessions.clear();
     } finally {

@@ -353,8 +353,19 @@ public final class SpillwayServer implements AutoCloseable {
     return config.maxSessionsPerConnection;
   }
 
-  void bind(long sessionId, Channel channel) {
-    sessions.put(sessionId, (ServerFrameHandler) channel.pipeline().get("spillway-server"));
+  /**
+   * Binds the session to {@code channel}'s connection unless another connection holds it; whether
+   * {@code channel}'s connection holds it now.
+   */
+  boolean bind(long sessionId, Channel channel) {
+    ServerFrameHandler handler = (ServerFrameHandler) channel.pipeline().get("spillway-server");
+    ServerFrameHandler holder = sessions.putIfAbsent(sessionId, handler);
+    return holder == null || holder == handler;
+  }
+
+  /** Whether no connection holds the session. */
+  boolean isUnbound(long sessionId) {
+    return !sessions.containsKey(sessionId);
   }
 
   void unbind(long sessionId, Channel channel) {

@@ -424,6 +424,80 @@ class ServerClientTest {
   }
 
   /**
+   * A connection that sends a request on a session another connection registered shares that
+   * session's window but does not own it: closing, it neither deregisters the session (its credits
+   * stay with the client that registered it) nor takes the session's explicit credits with it. The
+   * intruder's own session (77) is deregistered as it closes, which tells the test its close has
+   * been handled; the server has one loop, so the victim's next call is answered after that.
+   */
+  @Test
+  void aConnectionClosingDoesNotEndASessionAnotherConnectionRegistered() throws Exception {
+    java.util.Set<Long> deregistered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    OverloadScheme inner = Breakwater.of(BW);
+    OverloadScheme recording = new OverloadScheme() {
+      @Override
+      public String name() {
+        return inner.name();
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        ServerGate g = inner.newServerGate(environment);
+        return new ServerGate() {
+          @Override
+          public ServerPermit admit(RequestMetadata request, long nowNanos) {
+            return g.admit(request, nowNanos);
+          }
+
+          @Override
+          public void onDemand(long sessionId, int demand, long nowNanos) {
+            g.onDemand(sessionId, demand, nowNanos);
+          }
+
+          @Override
+          public void deregister(long sessionId, long nowNanos) {
+            deregistered.add(sessionId);
+            g.deregister(sessionId, nowNanos);
+          }
+
+          @Override
+          public void start() {
+            g.start();
+          }
+
+          @Override
+          public void close() {
+            g.close();
+          }
+        };
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return inner.newClientGate(environment);
+      }
+    };
+    try (SpillwayServer server = SpillwayServer.builder().scheme(recording).transport(Transport.NIO).ioThreads(1)
+        .parallelism(2).handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient client = client(inner, server, 1, 1)) {
+      long victim = client.session(0).id();
+      for (int i = 0; i < 2; i++) { // a second call: off probation
+        client.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      }
+      assertEquals(1, server.boundSessions());
+      try (Socket raw = new Socket("127.0.0.1", server.port())) {
+        raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        callRaw(raw, 77, 1, Long.MAX_VALUE);
+        callRaw(raw, victim, 2, Long.MAX_VALUE);
+      }
+      waitUntil(() -> deregistered.contains(77L));
+      assertArrayEquals(new byte[] {3}, client.session(0).call(new byte[] {3}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertFalse(deregistered.contains(victim), "another connection's close deregistered the victim's session");
+      assertEquals(1, server.boundSessions(), "the victim's session is no longer bound to its connection");
+    }
+  }
+
+  /**
    * A session that sends its whole burst at once, ignoring its window: while the request it was
    * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
    * for want of credit) and reads nothing else from that connection; once answers flow, each
@@ -738,9 +812,14 @@ class ServerClientTest {
 
   /** Sends one request frame with a one-byte payload and {@code budgetNanos}; returns the answer's status. */
   private static Status callRaw(Socket raw, long requestId, long budgetNanos) throws Exception {
+    return callRaw(raw, 7, requestId, budgetNanos);
+  }
+
+  /** As {@link #callRaw(Socket, long, long)}, on session {@code sessionId}. */
+  private static Status callRaw(Socket raw, long sessionId, long requestId, long budgetNanos) throws Exception {
     var out = Unpooled.buffer();
     Frame.writeRequest(out, Frame.TYPE_REQUEST,
-        new RequestMetadata().sessionId(7).requestId(requestId).budgetNanos(budgetNanos), 1);
+        new RequestMetadata().sessionId(sessionId).requestId(requestId).budgetNanos(budgetNanos), 1);
     out.writeByte(42);
     byte[] bytes = new byte[out.readableBytes()];
     out.readBytes(bytes);
