@@ -442,6 +442,13 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       execute(true, nowNanos);
     }
 
+    /** On the loop, which is stopping: the request ends as a failure, unrun. */
+    @Override
+    public void abandon() {
+      payload.release();
+      respond(permit, Outcome.FAILED, sessionId, requestId, Unpooled.EMPTY_BUFFER, server.ticker().read());
+    }
+
     private void execute(boolean clockRead, long nowNanos) {
       // Out of the dispatcher's queue: no longer waiting (ServerPermit#started). The one clock
       // reading at dispatch serves this and the budget check.

@@ -498,6 +498,47 @@ class ServerClientTest {
   }
 
   /**
+   * Requests queued on an event loop ({@link Threading#LOOP_QUEUE}) when the server closes still
+   * end: the loop's queue drains in slices scheduled on the loop, and a loop that shuts down
+   * cancels what is scheduled. The first request's handler holds its loop until the loop is
+   * shutting down, so the others are still queued then; the ticker moves past the one-nanosecond
+   * slice on every read, so each slice runs one request. Two loops: the connection's (the first,
+   * as the gate's control loop) is not the listener's, which the close must reach first.
+   */
+  @Test
+  void requestsQueuedOnTheLoopEndWhenTheServerCloses() throws Exception {
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+    CountDownLatch holding = new CountDownLatch(1);
+    Capturing scheme = new Capturing(NoControl.INSTANCE);
+    SpillwayServer server = SpillwayServer.builder().scheme(scheme).transport(Transport.NIO).ioThreads(2)
+        .threading(Threading.LOOP_QUEUE).sliceNanos(1).ticker(() -> clock.addAndGet(1_000))
+        .handler((req, alloc) -> {
+          if (req.getByte(req.readerIndex()) == 0) {
+            holding.countDown();
+            io.netty.util.concurrent.EventExecutor loop = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
+            while (!loop.isShuttingDown()) {
+              Thread.onSpinWait();
+            }
+          }
+          return req.retainedDuplicate();
+        }).build().start();
+    try (Socket raw = new Socket("127.0.0.1", server.port())) {
+      var buf = Unpooled.buffer();
+      for (int i = 0; i < 10; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1).requestId(i), 1);
+        buf.writeByte(i);
+      }
+      buf.readBytes(raw.getOutputStream(), buf.readableBytes()); // one write: decoded in one read
+      raw.getOutputStream().flush();
+      buf.release();
+      assertTrue(holding.await(WAIT_SECONDS, TimeUnit.SECONDS));
+      server.close();
+    }
+    assertEquals(10, scheme.leakChecked.get().admitted());
+    scheme.leakChecked.get().assertNoLeaks();
+  }
+
+  /**
    * A session that sends its whole burst at once, ignoring its window: while the request it was
    * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
    * for want of credit) and reads nothing else from that connection; once answers flow, each
