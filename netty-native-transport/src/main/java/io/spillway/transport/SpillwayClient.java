@@ -63,8 +63,22 @@ public final class SpillwayClient implements AutoCloseable {
     return new Builder();
   }
 
-  /** Connects every connection and creates the sessions. */
+  /**
+   * Connects every connection and creates the sessions. If a connection cannot be made, the
+   * connections made are closed and the event loops stopped, as by {@link #close()}, and the
+   * failure is thrown: the caller has no started client to close, and the loops would keep the JVM
+   * alive.
+   */
   public synchronized SpillwayClient start() throws InterruptedException {
+    try {
+      return connect();
+    } catch (Throwable t) {
+      close();
+      throw t;
+    }
+  }
+
+  private SpillwayClient connect() throws InterruptedException {
     group = transport.newEventLoopGroup(config.ioThreads);
     for (int i = 0; i < config.connections; i++) {
       Connection c = new Connection(i);

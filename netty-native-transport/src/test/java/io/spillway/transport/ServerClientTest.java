@@ -539,6 +539,37 @@ class ServerClientTest {
   }
 
   /**
+   * A server that cannot bind its port, or a client that cannot connect, throws from {@code
+   * start()}, and the caller has no instance to close: the event loops (non-daemon threads) and
+   * whatever else the start began must stop with the failure, or they keep the JVM alive.
+   */
+  @Test
+  void aServerThatCannotBindOrAClientThatCannotConnectLeavesNoThreadRunning() throws Exception {
+    java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+      SpillwayServer.Builder b = SpillwayServer.builder().scheme(Breakwater.of(BW)).transport(Transport.NIO)
+          .port(taken.getLocalPort()).handler((req, alloc) -> req.retainedDuplicate());
+      assertThrows(java.net.BindException.class, () -> b.build().start());
+    }
+    int closedPort;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+      closedPort = probe.getLocalPort(); // free once closed: nothing listens there
+    }
+    SpillwayClient.Builder c = SpillwayClient.builder().scheme(Breakwater.of(BW)).transport(Transport.NIO)
+        .port(closedPort);
+    assertThrows(java.net.ConnectException.class, () -> c.build().start());
+    java.util.function.Supplier<List<String>> started = () -> Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> !before.contains(t) && t.isAlive() && !t.isDaemon()
+            && !t.getName().startsWith("globalEventExecutor")) // Netty's, ends by itself when idle
+        .map(Thread::getName).toList();
+    try {
+      waitUntil(() -> started.get().isEmpty());
+    } catch (AssertionError e) {
+      throw new AssertionError("threads left running by a failed start: " + started.get(), e);
+    }
+  }
+
+  /**
    * A session that sends its whole burst at once, ignoring its window: while the request it was
    * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
    * for want of credit) and reads nothing else from that connection; once answers flow, each
