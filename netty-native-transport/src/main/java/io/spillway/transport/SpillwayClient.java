@@ -145,6 +145,8 @@ public final class SpillwayClient implements AutoCloseable {
     final boolean arrivalGiven;
     final long arrivalNanos;
     long sentAt;
+    /** The session that sent it, once sent. */
+    Session session;
 
     Call(byte[] payload, boolean arrivalGiven, long arrivalNanos) {
       this.payload = payload;
@@ -266,6 +268,7 @@ public final class SpillwayClient implements AutoCloseable {
         long requestId = ++connection.nextRequestId;
         header.requestId(requestId);
         call.sentAt = now;
+        call.session = this;
         connection.inFlight.put(requestId, call);
         connection.write(Frame.TYPE_REQUEST, header, call.payload);
         wrote = true;
@@ -365,13 +368,19 @@ public final class SpillwayClient implements AutoCloseable {
           case Frame.TYPE_RESPONSE -> {
             byte[] body = new byte[length];
             in.readBytes(body);
-            Call call = inFlight.remove(response.requestId());
-            Session s = sessions.get(response.sessionId());
-            if (call == null || s == null) {
+            Call call = inFlight.get(response.requestId());
+            if (call == null) {
               LOG.log(Level.WARNING, "response to unknown request {0} of session {1}",
                   response.requestId(), response.sessionId());
               continue;
             }
+            Session s = call.session;
+            if (s.id != response.sessionId()) {
+              // The call stays in flight: closing the connection fails it with the others.
+              throw new FrameException("response to request " + response.requestId() + " of session "
+                  + s.id + " names session " + response.sessionId());
+            }
+            inFlight.remove(response.requestId());
             s.gate.onResponse(response, call.sentAt, now);
             if (response.status() == Status.OK) {
               call.future.complete(body);

@@ -570,6 +570,33 @@ class ServerClientTest {
   }
 
   /**
+   * A response that names its request but another session than the request's is malformed: the
+   * client closes the connection and the call fails with a clear error instead of waiting for an
+   * answer that has already come. The server here is a raw socket.
+   */
+  @Test
+  void aResponseNamingAnotherSessionThanItsRequestsFailsTheCall() throws Exception {
+    try (java.net.ServerSocket listener = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(Transport.NIO)
+             .port(listener.getLocalPort()).sloNanos(10_000_000_000L).build().start();
+         Socket raw = listener.accept()) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      CompletableFuture<byte[]> call = client.session(0).call(new byte[] {1});
+      byte[] head = raw.getInputStream().readNBytes(Frame.HEADER_SIZE);
+      RequestMetadata request = Frame.readRequest(Unpooled.wrappedBuffer(head), new RequestMetadata());
+      raw.getInputStream().readNBytes((int) Frame.payloadLength(Unpooled.wrappedBuffer(head)));
+      var out = Unpooled.buffer();
+      Frame.writeResponse(out, Frame.TYPE_RESPONSE, new ResponseMetadata().sessionId(request.sessionId() + 1000)
+          .requestId(request.requestId()).status(Status.OK), 0);
+      out.readBytes(raw.getOutputStream(), out.readableBytes());
+      raw.getOutputStream().flush();
+      out.release();
+      ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(ConnectionClosedException.class, e.getCause());
+    }
+  }
+
+  /**
    * A session that sends its whole burst at once, ignoring its window: while the request it was
    * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
    * for want of credit) and reads nothing else from that connection; once answers flow, each
