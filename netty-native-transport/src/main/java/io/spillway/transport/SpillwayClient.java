@@ -178,9 +178,12 @@ public final class SpillwayClient implements AutoCloseable {
      * Sends {@code payload} when the scheme allows; the future completes with the response payload,
      * or exceptionally with {@link OverloadRejectedException} (rejected or expired) or
      * {@link ConnectionClosedException}.
+     *
+     * @throws IllegalArgumentException if {@code payload} is longer than {@link Builder#maxPayload}:
+     *     a server refuses such a frame by closing the connection, which would fail every call on it
      */
     public CompletableFuture<byte[]> call(byte[] payload) {
-      return submit(new Call(Objects.requireNonNull(payload, "payload"), false, 0));
+      return submit(new Call(sendable(payload), false, 0));
     }
 
     /**
@@ -192,7 +195,16 @@ public final class SpillwayClient implements AutoCloseable {
      * instant.
      */
     public CompletableFuture<byte[]> call(byte[] payload, long arrivalNanos) {
-      return submit(new Call(Objects.requireNonNull(payload, "payload"), true, arrivalNanos));
+      return submit(new Call(sendable(payload), true, arrivalNanos));
+    }
+
+    private byte[] sendable(byte[] payload) {
+      Objects.requireNonNull(payload, "payload");
+      if (payload.length > config.maxPayload) {
+        throw new IllegalArgumentException("payload of " + payload.length + " bytes exceeds the frame limit of "
+            + config.maxPayload + " (Builder.maxPayload)");
+      }
+      return payload;
     }
 
     private CompletableFuture<byte[]> submit(Call call) {
@@ -464,6 +476,10 @@ public final class SpillwayClient implements AutoCloseable {
 
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
+    /**
+     * The largest payload a frame may carry, each way: a longer response closes the connection, a
+     * longer call is refused. Keep it at the server's ({@link Frame#DEFAULT_MAX_PAYLOAD} by default).
+     */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 
     /** A copy with the same values: every field is a value or an immutable reference. */

@@ -597,6 +597,27 @@ class ServerClientTest {
   }
 
   /**
+   * A payload longer than the frame limit the client speaks with ({@link
+   * SpillwayClient.Builder#maxPayload}, the server's default by default) is refused at the call,
+   * with a clear error, instead of being sent: the server would close the connection on that
+   * malformed frame, failing every call of every session on it, and the client does not reconnect.
+   */
+  @Test
+  void anOversizedPayloadIsRefusedAtTheCallAndTheConnectionKeepsWorking() throws Exception {
+    try (SpillwayServer server = echoServer(NoControl.INSTANCE, Transport.NIO);
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 2)) {
+      byte[] oversized = new byte[Frame.DEFAULT_MAX_PAYLOAD + 1];
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> client.session(1).call(oversized).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertTrue(e.getMessage().contains(String.valueOf(Frame.DEFAULT_MAX_PAYLOAD)), e.getMessage());
+      assertArrayEquals(new byte[] {5}, client.session(0).call(new byte[] {5}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+          "the other session's call on the same connection is served");
+      byte[] largest = new byte[Frame.DEFAULT_MAX_PAYLOAD];
+      assertEquals(largest.length, client.session(1).call(largest).get(WAIT_SECONDS, TimeUnit.SECONDS).length);
+    }
+  }
+
+  /**
    * A session that sends its whole burst at once, ignoring its window: while the request it was
    * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
    * for want of credit) and reads nothing else from that connection; once answers flow, each
