@@ -236,7 +236,7 @@ public final class SpillwayClient implements AutoCloseable {
     /**
      * Tells the server this session has nothing more to send, returning its unused credits to the
      * pool (Breakwater §3: the deregister message). Calls already queued or in flight still end
-     * normally; a later call registers the session again.
+     * normally; a later call registers the session again. Does nothing once the client is closed.
      */
     public void deregister() {
       EventLoop loop = connection.channel.eventLoop();
@@ -249,7 +249,11 @@ public final class SpillwayClient implements AutoCloseable {
       if (loop.inEventLoop()) {
         send.run();
       } else {
-        loop.execute(send);
+        try {
+          loop.execute(send);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+          // the client is closed: closing the connection deregistered the session at the server
+        }
       }
     }
 

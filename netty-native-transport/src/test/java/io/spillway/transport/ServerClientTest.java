@@ -618,6 +618,24 @@ class ServerClientTest {
   }
 
   /**
+   * After the client is closed a session has nothing to tell the server (its connection's close
+   * deregistered it): {@link SpillwayClient.Session#deregister} does nothing, and a call fails
+   * with {@link ConnectionClosedException}, neither throwing from its stopped event loop.
+   */
+  @Test
+  void aSessionOfAClosedClientDeregistersQuietlyAndFailsItsCalls() throws Exception {
+    try (SpillwayServer server = echoServer(NoControl.INSTANCE, Transport.NIO)) {
+      SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1);
+      client.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      client.close();
+      client.session(0).deregister();
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(0).call(new byte[] {2}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(ConnectionClosedException.class, e.getCause());
+    }
+  }
+
+  /**
    * A session that sends its whole burst at once, ignoring its window: while the request it was
    * admitted is unanswered (its handler held on a latch), the server decides on one more (refused
    * for want of credit) and reads nothing else from that connection; once answers flow, each
