@@ -458,6 +458,16 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       Outcome outcome;
       try {
         response = invoke(true, now);
+        if (response != null && response.readableBytes() > server.maxPayload()) {
+          // A client refuses a longer frame by closing its connection, failing every call there:
+          // this request fails alone instead.
+          ByteBuf tooLong = response;
+          response = Unpooled.EMPTY_BUFFER;
+          int length = tooLong.readableBytes();
+          tooLong.release();
+          throw new IllegalStateException("the handler's response of " + length
+              + " bytes exceeds the frame limit of " + server.maxPayload() + " (Builder.maxPayload)");
+        }
         outcome = Outcome.SUCCESS;
       } catch (Throwable t) {
         outcome = server.isBudgetAbort(t) ? Outcome.ABORTED : Outcome.FAILED;

@@ -480,6 +480,11 @@ public final class SpillwayServer implements AutoCloseable {
 
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
+    /**
+     * The largest payload a frame may carry, each way ({@link Frame#DEFAULT_MAX_PAYLOAD} by
+     * default, as for a client): a longer request closes its connection, a longer response fails
+     * its request ({@code FAILED}).
+     */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 
     /**

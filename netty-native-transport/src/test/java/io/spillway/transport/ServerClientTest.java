@@ -618,6 +618,28 @@ class ServerClientTest {
   }
 
   /**
+   * A response longer than the frame limit ({@link SpillwayServer.Builder#maxPayload}, the
+   * client's too by default) would be a malformed frame to the client, which closes the connection
+   * on it, failing every call of every session there: the server answers that request {@code
+   * FAILED} instead, and the connection keeps working.
+   */
+  @Test
+  void aResponseOverTheFrameLimitFailsItsRequestAndTheConnectionKeepsWorking() throws Exception {
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).transport(Transport.NIO)
+             .handler((req, alloc) -> req.getByte(req.readerIndex()) == 0
+                 ? alloc.buffer(Frame.DEFAULT_MAX_PAYLOAD + 1).writeZero(Frame.DEFAULT_MAX_PAYLOAD + 1)
+                 : req.retainedDuplicate()).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 2)) {
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(1).call(new byte[] {0}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      OverloadRejectedException failed = assertInstanceOf(OverloadRejectedException.class, e.getCause());
+      assertEquals(Status.FAILED, failed.status());
+      assertArrayEquals(new byte[] {5}, client.session(0).call(new byte[] {5}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+          "the other session's call on the same connection is served");
+    }
+  }
+
+  /**
    * After the client is closed a session has nothing to tell the server (its connection's close
    * deregistered it): {@link SpillwayClient.Session#deregister} does nothing, and a call fails
    * with {@link ConnectionClosedException}, neither throwing from its stopped event loop.
