@@ -78,6 +78,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private LoopQueue loopQueue;
   private ThreadingSwitch.Loop threading;
   private boolean flushScheduled;
+  /** Closed after an error, which has been reported. */
+  private boolean closing;
   /** Decoding and reading stopped until the peer drains its responses. */
   private boolean paused;
   /** Decoding and reading stopped after a refusal for want of credit, until an answer or a credit. */
@@ -403,6 +405,13 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     Throwable root = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
         ? cause.getCause() : cause;
+    if (closing) {
+      // Every answer queued when the connection failed fails with it, each reported here: one
+      // warning per connection, so a peer that resets with a full buffer cannot flood the log.
+      LOG.log(Level.DEBUG, "after closing " + ctx.channel().remoteAddress(), root);
+      return;
+    }
+    closing = true;
     if (root instanceof FrameException) {
       LOG.log(Level.WARNING, "closing {0}: malformed frame: {1}", ctx.channel().remoteAddress(), root.getMessage());
     } else {

@@ -335,6 +335,63 @@ class ServerClientTest {
     }
   }
 
+  /**
+   * A client that floods, does not read and then resets its connection leaves the server with a
+   * full outbound buffer of responses, each of which fails as the connection goes: the server
+   * warns once for that connection, not once per response it had queued, so a peer cannot flood
+   * the server's log (as {@link HandlerFailures} bounds the handler's failures).
+   */
+  @Test
+  void aConnectionResetWithResponsesQueuedIsWarnedOnceNotPerResponse() throws Exception {
+    java.util.logging.Logger log = java.util.logging.Logger.getLogger(ServerFrameHandler.class.getName());
+    java.util.concurrent.atomic.AtomicInteger warnings = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.logging.Handler counting = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        if (record.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.incrementAndGet();
+        }
+      }
+
+      @Override
+      public void flush() { }
+
+      @Override
+      public void close() { }
+    };
+    Capturing scheme = new Capturing(NoControl.INSTANCE);
+    int size = 1024;
+    log.addHandler(counting);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).transport(Transport.NIO).parallelism(2)
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start()) {
+      var buf = Unpooled.buffer();
+      for (int i = 0; i < 20_000; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(7).requestId(i), size);
+        buf.writeZero(size);
+      }
+      java.nio.ByteBuffer flood = buf.nioBuffer();
+      try (java.nio.channels.SocketChannel raw = java.nio.channels.SocketChannel.open()) {
+        raw.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4096);
+        raw.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+        raw.configureBlocking(false);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (flood.hasRemaining() && server.pausedConnections.get() == 0 && System.nanoTime() - deadline < 0) {
+          if (raw.write(flood) == 0) {
+            Thread.onSpinWait();
+          }
+        }
+        assertEquals(1, server.pausedConnections.get(), "the server never stopped reading the flood");
+        waitUntil(() -> scheme.leakChecked.get().outstanding() == 0);
+        raw.setOption(java.net.StandardSocketOptions.SO_LINGER, 0); // closes with a reset
+      }
+      buf.release();
+      waitUntil(() -> server.boundSessions() == 0); // its close, and so its writes' failures, handled
+      assertTrue(warnings.get() <= 1, "warnings for one connection reset: " + warnings.get());
+    } finally {
+      log.removeHandler(counting);
+    }
+  }
+
   private static byte[] oversizedHeader(SpillwayServer server) {
     var buf = Unpooled.buffer();
     Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1), Frame.DEFAULT_MAX_PAYLOAD + 1);
