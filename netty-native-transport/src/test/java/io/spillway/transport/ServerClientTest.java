@@ -573,7 +573,8 @@ class ServerClientTest {
           if (req.getByte(req.readerIndex()) == 0) {
             holding.countDown();
             io.netty.util.concurrent.EventExecutor loop = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
-            while (!loop.isShuttingDown()) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS); // fails, not hangs
+            while (!loop.isShuttingDown() && System.nanoTime() - deadline < 0) {
               Thread.onSpinWait();
             }
           }
