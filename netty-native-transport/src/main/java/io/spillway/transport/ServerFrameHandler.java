@@ -467,7 +467,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       Outcome outcome;
       try {
         response = invoke(true, now);
-        if (response != null && response.readableBytes() > server.maxPayload()) {
+        if (response != null && response.readableBytes() > server.maxResponsePayload()) {
           // A client refuses a longer frame by closing its connection, failing every call there:
           // this request fails alone instead.
           ByteBuf tooLong = response;
@@ -475,7 +475,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
           int length = tooLong.readableBytes();
           tooLong.release();
           throw new IllegalStateException("the handler's response of " + length
-              + " bytes exceeds the frame limit of " + server.maxPayload() + " (Builder.maxPayload)");
+              + " bytes exceeds the frame limit of " + server.maxResponsePayload() + " (Builder.maxPayload)");
         }
         outcome = Outcome.SUCCESS;
       } catch (Throwable t) {

@@ -361,6 +361,11 @@ public final class SpillwayServer implements AutoCloseable {
     return config.maxPayload;
   }
 
+  /** The longest response payload sent (see {@link Builder#maxPayload}). */
+  int maxResponsePayload() {
+    return Math.max(config.maxPayload, Frame.DEFAULT_MAX_PAYLOAD);
+  }
+
   /**
    * A number for a new connection, never 0 and never repeated while the server runs: its
    * requests' {@link io.spillway.api.RequestMetadata#origin}, by which a credit gate bounds the
@@ -481,9 +486,10 @@ public final class SpillwayServer implements AutoCloseable {
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
     /**
-     * The largest payload a frame may carry, each way ({@link Frame#DEFAULT_MAX_PAYLOAD} by
-     * default, as for a client): a longer request closes its connection, a longer response fails
-     * its request ({@code FAILED}).
+     * The largest request payload accepted ({@link Frame#DEFAULT_MAX_PAYLOAD} by default): a longer
+     * request closes its connection. A response may carry as much, or {@link
+     * Frame#DEFAULT_MAX_PAYLOAD} if that is more (what a client accepts unless set otherwise); a
+     * longer one fails its request ({@code FAILED}), as the client would close the connection on it.
      */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 
