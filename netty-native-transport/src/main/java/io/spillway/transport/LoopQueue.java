@@ -32,6 +32,11 @@ final class LoopQueue implements QueueDelaySignal {
     this.loop = loop;
     this.ticker = ticker;
     this.sliceNanos = sliceNanos;
+    if (loop instanceof io.netty.util.concurrent.SingleThreadEventExecutor executor) {
+      // A loop that shuts down cancels its scheduled tasks, the next slice among them; its shutdown
+      // hooks run after that, and after its last read, so every request still queued ends here.
+      executor.addShutdownHook(this::abandonAll);
+    }
   }
 
   /** A queued request. */
@@ -41,6 +46,9 @@ final class LoopQueue implements QueueDelaySignal {
      * the request to use instead of reading the clock again.
      */
     void runAt(long nowNanos);
+
+    /** Ends the request without running it: its loop is stopping. */
+    void abandon();
   }
 
   /** Queues a request admitted at {@code nowNanos}. On the loop. */
@@ -79,6 +87,14 @@ final class LoopQueue implements QueueDelaySignal {
     while (!queue.isEmpty()) {
       long stamp = queue.oldestEnqueueNanos();
       sink.accept(queue.poll(), stamp);
+    }
+  }
+
+  /** Ends every queued request unrun (docs/design.md: every admitted request ends exactly once). On the loop. */
+  private void abandonAll() {
+    Task next;
+    while ((next = queue.poll()) != null) {
+      next.abandon();
     }
   }
 

@@ -28,6 +28,12 @@ import java.util.concurrent.RejectedExecutionException;
  * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
  * then. When the connection closes, its sessions are deregistered and their credits return.
  *
+ * <p>A session belongs to the first connection that sends on it while no other holds it: that
+ * connection receives its explicit credits and ends it, by a deregister frame or by closing.
+ * Another connection sending on the same session id shares its window but can neither end it nor
+ * draw its credit frames away, so a connection cannot take another's session by naming it; it
+ * takes the session over only once the owner has let it go.
+ *
  * <p>A request refused for want of credit ({@link Status#REJECTED_NO_CREDIT}) stops the reading
  * of its connection until the connection is next answered or credited. The gate refuses so only
  * a session with its whole window in the server (Breakwater §3.2: a client sends only with a
@@ -57,7 +63,10 @@ import java.util.concurrent.RejectedExecutionException;
 final class ServerFrameHandler extends ByteToMessageDecoder {
 
   private static final System.Logger LOG = System.getLogger(ServerFrameHandler.class.getName());
-  private static final Object PRESENT = Boolean.TRUE;
+  /** A session of this connection bound to it in the server ({@link SpillwayServer#bind}). */
+  private static final Object OWNED = Boolean.TRUE;
+  /** A session this connection sends on while another connection owns it (see the class comment). */
+  private static final Object SHARED = Boolean.FALSE;
 
   private final SpillwayServer server;
   private final RequestMetadata header = new RequestMetadata();
@@ -69,6 +78,8 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private LoopQueue loopQueue;
   private ThreadingSwitch.Loop threading;
   private boolean flushScheduled;
+  /** Closed after an error, which has been reported. */
+  private boolean closing;
   /** Decoding and reading stopped until the peer drains its responses. */
   private boolean paused;
   /** Decoding and reading stopped after a refusal for want of credit, until an answer or a credit. */
@@ -157,7 +168,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
           long session = header.sessionId();
           // Only the connection a session's frames came on may end it: any other could otherwise
           // return a stranger's credits to the pool and strand its queued calls.
-          if (sessions.remove(session) != null) {
+          if (sessions.remove(session) == OWNED) {
             server.unbind(session, ctx.channel());
             server.gate().deregister(session, server.ticker().read());
           }
@@ -219,14 +230,16 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
    * and the connection already carries {@link SpillwayServer.Builder#maxSessionsPerConnection}.
    */
   private boolean track(long sessionId) {
-    if (sessions.containsKey(sessionId)) {
+    Object held = sessions.get(sessionId);
+    if (held == OWNED) {
       return true;
     }
-    if (sessions.size() >= server.maxSessionsPerConnection()) {
+    if (held == null && sessions.size() >= server.maxSessionsPerConnection()) {
       return false;
     }
-    sessions.put(sessionId, PRESENT);
-    server.bind(sessionId, ctx.channel());
+    if (held == null || server.isUnbound(sessionId)) {
+      sessions.put(sessionId, server.bind(sessionId, ctx.channel()) ? OWNED : SHARED);
+    }
     return true;
   }
 
@@ -376,9 +389,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
     try {
       long now = server.ticker().read();
-      for (long session : sessions.keySet()) {
-        server.unbind(session, ctx.channel());
-        server.gate().deregister(session, now);
+      for (LongObjectHashMap.PrimitiveEntry<Object> session : sessions.entries()) {
+        if (session.value() == OWNED) {
+          server.unbind(session.key(), ctx.channel());
+          server.gate().deregister(session.key(), now);
+        }
       }
       sessions.clear();
     } finally {
@@ -390,6 +405,13 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     Throwable root = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
         ? cause.getCause() : cause;
+    if (closing) {
+      // Every answer queued when the connection failed fails with it, each reported here: one
+      // warning per connection, so a peer that resets with a full buffer cannot flood the log.
+      LOG.log(Level.DEBUG, "after closing " + ctx.channel().remoteAddress(), root);
+      return;
+    }
+    closing = true;
     if (root instanceof FrameException) {
       LOG.log(Level.WARNING, "closing {0}: malformed frame: {1}", ctx.channel().remoteAddress(), root.getMessage());
     } else {
@@ -429,6 +451,13 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       execute(true, nowNanos);
     }
 
+    /** On the loop, which is stopping: the request ends as a failure, unrun. */
+    @Override
+    public void abandon() {
+      payload.release();
+      respond(permit, Outcome.FAILED, sessionId, requestId, Unpooled.EMPTY_BUFFER, server.ticker().read());
+    }
+
     private void execute(boolean clockRead, long nowNanos) {
       // Out of the dispatcher's queue: no longer waiting (ServerPermit#started). The one clock
       // reading at dispatch serves this and the budget check.
@@ -438,6 +467,16 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       Outcome outcome;
       try {
         response = invoke(true, now);
+        if (response != null && response.readableBytes() > server.maxResponsePayload()) {
+          // A client refuses a longer frame by closing its connection, failing every call there:
+          // this request fails alone instead.
+          ByteBuf tooLong = response;
+          response = Unpooled.EMPTY_BUFFER;
+          int length = tooLong.readableBytes();
+          tooLong.release();
+          throw new IllegalStateException("the handler's response of " + length
+              + " bytes exceeds the frame limit of " + server.maxResponsePayload() + " (Builder.maxPayload)");
+        }
         outcome = Outcome.SUCCESS;
       } catch (Throwable t) {
         outcome = server.isBudgetAbort(t) ? Outcome.ABORTED : Outcome.FAILED;

@@ -63,8 +63,22 @@ public final class SpillwayClient implements AutoCloseable {
     return new Builder();
   }
 
-  /** Connects every connection and creates the sessions. */
+  /**
+   * Connects every connection and creates the sessions. If a connection cannot be made, the
+   * connections made are closed and the event loops stopped, as by {@link #close()}, and the
+   * failure is thrown: the caller has no started client to close, and the loops would keep the JVM
+   * alive.
+   */
   public synchronized SpillwayClient start() throws InterruptedException {
+    try {
+      return connect();
+    } catch (Throwable t) {
+      close();
+      throw t;
+    }
+  }
+
+  private SpillwayClient connect() throws InterruptedException {
     group = transport.newEventLoopGroup(config.ioThreads);
     for (int i = 0; i < config.connections; i++) {
       Connection c = new Connection(i);
@@ -131,6 +145,8 @@ public final class SpillwayClient implements AutoCloseable {
     final boolean arrivalGiven;
     final long arrivalNanos;
     long sentAt;
+    /** The session that sent it, once sent. */
+    Session session;
 
     Call(byte[] payload, boolean arrivalGiven, long arrivalNanos) {
       this.payload = payload;
@@ -162,9 +178,12 @@ public final class SpillwayClient implements AutoCloseable {
      * Sends {@code payload} when the scheme allows; the future completes with the response payload,
      * or exceptionally with {@link OverloadRejectedException} (rejected or expired) or
      * {@link ConnectionClosedException}.
+     *
+     * @throws IllegalArgumentException if {@code payload} is longer than {@link Builder#maxPayload}:
+     *     a server refuses such a frame by closing the connection, which would fail every call on it
      */
     public CompletableFuture<byte[]> call(byte[] payload) {
-      return submit(new Call(Objects.requireNonNull(payload, "payload"), false, 0));
+      return submit(new Call(sendable(payload), false, 0));
     }
 
     /**
@@ -176,7 +195,16 @@ public final class SpillwayClient implements AutoCloseable {
      * instant.
      */
     public CompletableFuture<byte[]> call(byte[] payload, long arrivalNanos) {
-      return submit(new Call(Objects.requireNonNull(payload, "payload"), true, arrivalNanos));
+      return submit(new Call(sendable(payload), true, arrivalNanos));
+    }
+
+    private byte[] sendable(byte[] payload) {
+      Objects.requireNonNull(payload, "payload");
+      if (payload.length > config.maxPayload) {
+        throw new IllegalArgumentException("payload of " + payload.length + " bytes exceeds the frame limit of "
+            + config.maxPayload + " (Builder.maxPayload)");
+      }
+      return payload;
     }
 
     private CompletableFuture<byte[]> submit(Call call) {
@@ -208,7 +236,7 @@ public final class SpillwayClient implements AutoCloseable {
     /**
      * Tells the server this session has nothing more to send, returning its unused credits to the
      * pool (Breakwater §3: the deregister message). Calls already queued or in flight still end
-     * normally; a later call registers the session again.
+     * normally; a later call registers the session again. Does nothing once the client is closed.
      */
     public void deregister() {
       EventLoop loop = connection.channel.eventLoop();
@@ -221,7 +249,11 @@ public final class SpillwayClient implements AutoCloseable {
       if (loop.inEventLoop()) {
         send.run();
       } else {
-        loop.execute(send);
+        try {
+          loop.execute(send);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+          // the client is closed: closing the connection deregistered the session at the server
+        }
       }
     }
 
@@ -252,6 +284,7 @@ public final class SpillwayClient implements AutoCloseable {
         long requestId = ++connection.nextRequestId;
         header.requestId(requestId);
         call.sentAt = now;
+        call.session = this;
         connection.inFlight.put(requestId, call);
         connection.write(Frame.TYPE_REQUEST, header, call.payload);
         wrote = true;
@@ -351,13 +384,19 @@ public final class SpillwayClient implements AutoCloseable {
           case Frame.TYPE_RESPONSE -> {
             byte[] body = new byte[length];
             in.readBytes(body);
-            Call call = inFlight.remove(response.requestId());
-            Session s = sessions.get(response.sessionId());
-            if (call == null || s == null) {
+            Call call = inFlight.get(response.requestId());
+            if (call == null) {
               LOG.log(Level.WARNING, "response to unknown request {0} of session {1}",
                   response.requestId(), response.sessionId());
               continue;
             }
+            Session s = call.session;
+            if (s.id != response.sessionId()) {
+              // The call stays in flight: closing the connection fails it with the others.
+              throw new FrameException("response to request " + response.requestId() + " of session "
+                  + s.id + " names session " + response.sessionId());
+            }
+            inFlight.remove(response.requestId());
             s.gate.onResponse(response, call.sentAt, now);
             if (response.status() == Status.OK) {
               call.future.complete(body);
@@ -441,6 +480,10 @@ public final class SpillwayClient implements AutoCloseable {
 
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
+    /**
+     * The largest payload a frame may carry, each way: a longer response closes the connection, a
+     * longer call is refused. Keep it at the server's ({@link Frame#DEFAULT_MAX_PAYLOAD} by default).
+     */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 
     /** A copy with the same values: every field is a value or an immutable reference. */

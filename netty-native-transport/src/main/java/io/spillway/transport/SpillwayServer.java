@@ -85,6 +85,7 @@ public final class SpillwayServer implements AutoCloseable {
   private Executor dispatcher;
   private ServerGate gate;
   private Channel listener;
+  private boolean started;
 
   private SpillwayServer(Builder b) {
     this.config = b.copy(); // a builder reused or changed later must not reach a running instance
@@ -114,11 +115,26 @@ public final class SpillwayServer implements AutoCloseable {
     return new Builder();
   }
 
-  /** Binds and starts serving; returns this server. */
+  /**
+   * Binds and starts serving; returns this server. A server is started once: if it cannot start
+   * (its port is taken), what it had started is stopped, as by {@link #close()}, and the failure is
+   * thrown, since the caller has no started server to close and its event loops would keep the JVM
+   * alive.
+   */
   public synchronized SpillwayServer start() throws InterruptedException {
-    if (listener != null) {
+    if (started) {
       throw new IllegalStateException("already started");
     }
+    started = true;
+    try {
+      return startServing();
+    } catch (Throwable t) {
+      close();
+      throw t;
+    }
+  }
+
+  private SpillwayServer startServing() throws InterruptedException {
     java.util.Set<ThreadingModel> models = config.models();
     if (!models.isEmpty()) {
       int max = ThreadingSwitch.maxWorkers(models);
@@ -225,10 +241,12 @@ public final class SpillwayServer implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    if (listener == null) {
+    if (!started) {
       return;
     }
-    listener.close().syncUninterruptibly();
+    if (listener != null) {
+      listener.close().syncUninterruptibly();
+    }
     // Close the connections and wait for it before stopping their loops: a loop that stops first
     // may never run a connection's close (io_uring closes asynchronously), and then its decoder
     // never releases the bytes it holds.
@@ -236,8 +254,12 @@ public final class SpillwayServer implements AutoCloseable {
     if (adapting != null) {
       adapting.cancel();
     }
-    gate.close();
-    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    if (gate != null) {
+      gate.close();
+    }
+    if (group != null) {
+      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
     if (workers != null) {
       workers.close();
     }
@@ -339,6 +361,11 @@ public final class SpillwayServer implements AutoCloseable {
     return config.maxPayload;
   }
 
+  /** The longest response payload sent (see {@link Builder#maxPayload}). */
+  int maxResponsePayload() {
+    return Math.max(config.maxPayload, Frame.DEFAULT_MAX_PAYLOAD);
+  }
+
   /**
    * A number for a new connection, never 0 and never repeated while the server runs: its
    * requests' {@link io.spillway.api.RequestMetadata#origin}, by which a credit gate bounds the
@@ -353,8 +380,19 @@ public final class SpillwayServer implements AutoCloseable {
     return config.maxSessionsPerConnection;
   }
 
-  void bind(long sessionId, Channel channel) {
-    sessions.put(sessionId, (ServerFrameHandler) channel.pipeline().get("spillway-server"));
+  /**
+   * Binds the session to {@code channel}'s connection unless another connection holds it; whether
+   * {@code channel}'s connection holds it now.
+   */
+  boolean bind(long sessionId, Channel channel) {
+    ServerFrameHandler handler = (ServerFrameHandler) channel.pipeline().get("spillway-server");
+    ServerFrameHandler holder = sessions.putIfAbsent(sessionId, handler);
+    return holder == null || holder == handler;
+  }
+
+  /** Whether no connection holds the session. */
+  boolean isUnbound(long sessionId) {
+    return !sessions.containsKey(sessionId);
   }
 
   void unbind(long sessionId, Channel channel) {
@@ -447,6 +485,12 @@ public final class SpillwayServer implements AutoCloseable {
 
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
+    /**
+     * The largest request payload accepted ({@link Frame#DEFAULT_MAX_PAYLOAD} by default): a longer
+     * request closes its connection. A response may carry as much, or {@link
+     * Frame#DEFAULT_MAX_PAYLOAD} if that is more (what a client accepts unless set otherwise); a
+     * longer one fails its request ({@code FAILED}), as the client would close the connection on it.
+     */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 
     /**

@@ -335,6 +335,63 @@ class ServerClientTest {
     }
   }
 
+  /**
+   * A client that floods, does not read and then resets its connection leaves the server with a
+   * full outbound buffer of responses, each of which fails as the connection goes: the server
+   * warns once for that connection, not once per response it had queued, so a peer cannot flood
+   * the server's log (as {@link HandlerFailures} bounds the handler's failures).
+   */
+  @Test
+  void aConnectionResetWithResponsesQueuedIsWarnedOnceNotPerResponse() throws Exception {
+    java.util.logging.Logger log = java.util.logging.Logger.getLogger(ServerFrameHandler.class.getName());
+    java.util.concurrent.atomic.AtomicInteger warnings = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.logging.Handler counting = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        if (record.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.incrementAndGet();
+        }
+      }
+
+      @Override
+      public void flush() { }
+
+      @Override
+      public void close() { }
+    };
+    Capturing scheme = new Capturing(NoControl.INSTANCE);
+    int size = 1024;
+    log.addHandler(counting);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).transport(Transport.NIO).parallelism(2)
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start()) {
+      var buf = Unpooled.buffer();
+      for (int i = 0; i < 20_000; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(7).requestId(i), size);
+        buf.writeZero(size);
+      }
+      java.nio.ByteBuffer flood = buf.nioBuffer();
+      try (java.nio.channels.SocketChannel raw = java.nio.channels.SocketChannel.open()) {
+        raw.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4096);
+        raw.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+        raw.configureBlocking(false);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (flood.hasRemaining() && server.pausedConnections.get() == 0 && System.nanoTime() - deadline < 0) {
+          if (raw.write(flood) == 0) {
+            Thread.onSpinWait();
+          }
+        }
+        assertEquals(1, server.pausedConnections.get(), "the server never stopped reading the flood");
+        waitUntil(() -> scheme.leakChecked.get().outstanding() == 0);
+        raw.setOption(java.net.StandardSocketOptions.SO_LINGER, 0); // closes with a reset
+      }
+      buf.release();
+      waitUntil(() -> server.boundSessions() == 0); // its close, and so its writes' failures, handled
+      assertTrue(warnings.get() <= 1, "warnings for one connection reset: " + warnings.get());
+    } finally {
+      log.removeHandler(counting);
+    }
+  }
+
   private static byte[] oversizedHeader(SpillwayServer server) {
     var buf = Unpooled.buffer();
     Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1), Frame.DEFAULT_MAX_PAYLOAD + 1);
@@ -420,6 +477,241 @@ class ServerClientTest {
       assertEquals(Status.OK, callRaw(raw, 1, Long.MAX_VALUE));
       assertEquals(window, gate.windowOf(victim), "the victim's session and credits stay");
       assertEquals(2, gate.sessionCount());
+    }
+  }
+
+  /**
+   * A connection that sends a request on a session another connection registered shares that
+   * session's window but does not own it: closing, it neither deregisters the session (its credits
+   * stay with the client that registered it) nor takes the session's explicit credits with it. The
+   * intruder's own session (77) is deregistered as it closes, which tells the test its close has
+   * been handled; the server has one loop, so the victim's next call is answered after that.
+   */
+  @Test
+  void aConnectionClosingDoesNotEndASessionAnotherConnectionRegistered() throws Exception {
+    java.util.Set<Long> deregistered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    OverloadScheme inner = Breakwater.of(BW);
+    OverloadScheme recording = new OverloadScheme() {
+      @Override
+      public String name() {
+        return inner.name();
+      }
+
+      @Override
+      public ServerGate newServerGate(ServerEnvironment environment) {
+        ServerGate g = inner.newServerGate(environment);
+        return new ServerGate() {
+          @Override
+          public ServerPermit admit(RequestMetadata request, long nowNanos) {
+            return g.admit(request, nowNanos);
+          }
+
+          @Override
+          public void onDemand(long sessionId, int demand, long nowNanos) {
+            g.onDemand(sessionId, demand, nowNanos);
+          }
+
+          @Override
+          public void deregister(long sessionId, long nowNanos) {
+            deregistered.add(sessionId);
+            g.deregister(sessionId, nowNanos);
+          }
+
+          @Override
+          public void start() {
+            g.start();
+          }
+
+          @Override
+          public void close() {
+            g.close();
+          }
+        };
+      }
+
+      @Override
+      public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+        return inner.newClientGate(environment);
+      }
+    };
+    try (SpillwayServer server = SpillwayServer.builder().scheme(recording).transport(Transport.NIO).ioThreads(1)
+        .parallelism(2).handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient client = client(inner, server, 1, 1)) {
+      long victim = client.session(0).id();
+      for (int i = 0; i < 2; i++) { // a second call: off probation
+        client.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      }
+      assertEquals(1, server.boundSessions());
+      try (Socket raw = new Socket("127.0.0.1", server.port())) {
+        raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        callRaw(raw, 77, 1, Long.MAX_VALUE);
+        callRaw(raw, victim, 2, Long.MAX_VALUE);
+      }
+      waitUntil(() -> deregistered.contains(77L));
+      assertArrayEquals(new byte[] {3}, client.session(0).call(new byte[] {3}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertFalse(deregistered.contains(victim), "another connection's close deregistered the victim's session");
+      assertEquals(1, server.boundSessions(), "the victim's session is no longer bound to its connection");
+    }
+  }
+
+  /**
+   * Requests queued on an event loop ({@link Threading#LOOP_QUEUE}) when the server closes still
+   * end: the loop's queue drains in slices scheduled on the loop, and a loop that shuts down
+   * cancels what is scheduled. The first request's handler holds its loop until the loop is
+   * shutting down, so the others are still queued then; the ticker moves past the one-nanosecond
+   * slice on every read, so each slice runs one request. Two loops: the connection's (the first,
+   * as the gate's control loop) is not the listener's, which the close must reach first.
+   */
+  @Test
+  void requestsQueuedOnTheLoopEndWhenTheServerCloses() throws Exception {
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+    CountDownLatch holding = new CountDownLatch(1);
+    Capturing scheme = new Capturing(NoControl.INSTANCE);
+    SpillwayServer server = SpillwayServer.builder().scheme(scheme).transport(Transport.NIO).ioThreads(2)
+        .threading(Threading.LOOP_QUEUE).sliceNanos(1).ticker(() -> clock.addAndGet(1_000))
+        .handler((req, alloc) -> {
+          if (req.getByte(req.readerIndex()) == 0) {
+            holding.countDown();
+            io.netty.util.concurrent.EventExecutor loop = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS); // fails, not hangs
+            while (!loop.isShuttingDown() && System.nanoTime() - deadline < 0) {
+              Thread.onSpinWait();
+            }
+          }
+          return req.retainedDuplicate();
+        }).build().start();
+    try (Socket raw = new Socket("127.0.0.1", server.port())) {
+      var buf = Unpooled.buffer();
+      for (int i = 0; i < 10; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(1).requestId(i), 1);
+        buf.writeByte(i);
+      }
+      buf.readBytes(raw.getOutputStream(), buf.readableBytes()); // one write: decoded in one read
+      raw.getOutputStream().flush();
+      buf.release();
+      assertTrue(holding.await(WAIT_SECONDS, TimeUnit.SECONDS));
+      server.close();
+    }
+    assertEquals(10, scheme.leakChecked.get().admitted());
+    scheme.leakChecked.get().assertNoLeaks();
+  }
+
+  /**
+   * A server that cannot bind its port, or a client that cannot connect, throws from {@code
+   * start()}, and the caller has no instance to close: the event loops (non-daemon threads) and
+   * whatever else the start began must stop with the failure, or they keep the JVM alive.
+   */
+  @Test
+  void aServerThatCannotBindOrAClientThatCannotConnectLeavesNoThreadRunning() throws Exception {
+    java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+      SpillwayServer.Builder b = SpillwayServer.builder().scheme(Breakwater.of(BW)).transport(Transport.NIO)
+          .port(taken.getLocalPort()).handler((req, alloc) -> req.retainedDuplicate());
+      assertThrows(java.net.BindException.class, () -> b.build().start());
+    }
+    int closedPort;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+      closedPort = probe.getLocalPort(); // free once closed: nothing listens there
+    }
+    SpillwayClient.Builder c = SpillwayClient.builder().scheme(Breakwater.of(BW)).transport(Transport.NIO)
+        .port(closedPort);
+    assertThrows(java.net.ConnectException.class, () -> c.build().start());
+    java.util.function.Supplier<List<String>> started = () -> Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> !before.contains(t) && t.isAlive() && !t.isDaemon()
+            && !t.getName().startsWith("globalEventExecutor")) // Netty's, ends by itself when idle
+        .map(Thread::getName).toList();
+    try {
+      waitUntil(() -> started.get().isEmpty());
+    } catch (AssertionError e) {
+      throw new AssertionError("threads left running by a failed start: " + started.get(), e);
+    }
+  }
+
+  /**
+   * A response that names its request but another session than the request's is malformed: the
+   * client closes the connection and the call fails with a clear error instead of waiting for an
+   * answer that has already come. The server here is a raw socket.
+   */
+  @Test
+  void aResponseNamingAnotherSessionThanItsRequestsFailsTheCall() throws Exception {
+    try (java.net.ServerSocket listener = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(Transport.NIO)
+             .port(listener.getLocalPort()).sloNanos(10_000_000_000L).build().start();
+         Socket raw = listener.accept()) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      CompletableFuture<byte[]> call = client.session(0).call(new byte[] {1});
+      byte[] head = raw.getInputStream().readNBytes(Frame.HEADER_SIZE);
+      RequestMetadata request = Frame.readRequest(Unpooled.wrappedBuffer(head), new RequestMetadata());
+      raw.getInputStream().readNBytes((int) Frame.payloadLength(Unpooled.wrappedBuffer(head)));
+      var out = Unpooled.buffer();
+      Frame.writeResponse(out, Frame.TYPE_RESPONSE, new ResponseMetadata().sessionId(request.sessionId() + 1000)
+          .requestId(request.requestId()).status(Status.OK), 0);
+      out.readBytes(raw.getOutputStream(), out.readableBytes());
+      raw.getOutputStream().flush();
+      out.release();
+      ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(ConnectionClosedException.class, e.getCause());
+    }
+  }
+
+  /**
+   * A payload longer than the frame limit the client speaks with ({@link
+   * SpillwayClient.Builder#maxPayload}, the server's default by default) is refused at the call,
+   * with a clear error, instead of being sent: the server would close the connection on that
+   * malformed frame, failing every call of every session on it, and the client does not reconnect.
+   */
+  @Test
+  void anOversizedPayloadIsRefusedAtTheCallAndTheConnectionKeepsWorking() throws Exception {
+    try (SpillwayServer server = echoServer(NoControl.INSTANCE, Transport.NIO);
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 2)) {
+      byte[] oversized = new byte[Frame.DEFAULT_MAX_PAYLOAD + 1];
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> client.session(1).call(oversized).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertTrue(e.getMessage().contains(String.valueOf(Frame.DEFAULT_MAX_PAYLOAD)), e.getMessage());
+      assertArrayEquals(new byte[] {5}, client.session(0).call(new byte[] {5}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+          "the other session's call on the same connection is served");
+      byte[] largest = new byte[Frame.DEFAULT_MAX_PAYLOAD];
+      assertEquals(largest.length, client.session(1).call(largest).get(WAIT_SECONDS, TimeUnit.SECONDS).length);
+    }
+  }
+
+  /**
+   * A response longer than the frame limit ({@link SpillwayServer.Builder#maxPayload}, the
+   * client's too by default) would be a malformed frame to the client, which closes the connection
+   * on it, failing every call of every session there: the server answers that request {@code
+   * FAILED} instead, and the connection keeps working.
+   */
+  @Test
+  void aResponseOverTheFrameLimitFailsItsRequestAndTheConnectionKeepsWorking() throws Exception {
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).transport(Transport.NIO)
+             .handler((req, alloc) -> req.getByte(req.readerIndex()) == 0
+                 ? alloc.buffer(Frame.DEFAULT_MAX_PAYLOAD + 1).writeZero(Frame.DEFAULT_MAX_PAYLOAD + 1)
+                 : req.retainedDuplicate()).build().start();
+         SpillwayClient client = client(NoControl.INSTANCE, server, 1, 2)) {
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(1).call(new byte[] {0}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      OverloadRejectedException failed = assertInstanceOf(OverloadRejectedException.class, e.getCause());
+      assertEquals(Status.FAILED, failed.status());
+      assertArrayEquals(new byte[] {5}, client.session(0).call(new byte[] {5}).get(WAIT_SECONDS, TimeUnit.SECONDS),
+          "the other session's call on the same connection is served");
+    }
+  }
+
+  /**
+   * After the client is closed a session has nothing to tell the server (its connection's close
+   * deregistered it): {@link SpillwayClient.Session#deregister} does nothing, and a call fails
+   * with {@link ConnectionClosedException}, neither throwing from its stopped event loop.
+   */
+  @Test
+  void aSessionOfAClosedClientDeregistersQuietlyAndFailsItsCalls() throws Exception {
+    try (SpillwayServer server = echoServer(NoControl.INSTANCE, Transport.NIO)) {
+      SpillwayClient client = client(NoControl.INSTANCE, server, 1, 1);
+      client.session(0).call(new byte[] {1}).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      client.close();
+      client.session(0).deregister();
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> client.session(0).call(new byte[] {2}).get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(ConnectionClosedException.class, e.getCause());
     }
   }
 
@@ -738,9 +1030,14 @@ class ServerClientTest {
 
   /** Sends one request frame with a one-byte payload and {@code budgetNanos}; returns the answer's status. */
   private static Status callRaw(Socket raw, long requestId, long budgetNanos) throws Exception {
+    return callRaw(raw, 7, requestId, budgetNanos);
+  }
+
+  /** As {@link #callRaw(Socket, long, long)}, on session {@code sessionId}. */
+  private static Status callRaw(Socket raw, long sessionId, long requestId, long budgetNanos) throws Exception {
     var out = Unpooled.buffer();
     Frame.writeRequest(out, Frame.TYPE_REQUEST,
-        new RequestMetadata().sessionId(7).requestId(requestId).budgetNanos(budgetNanos), 1);
+        new RequestMetadata().sessionId(sessionId).requestId(requestId).budgetNanos(budgetNanos), 1);
     out.writeByte(42);
     byte[] bytes = new byte[out.readableBytes()];
     out.readBytes(bytes);
