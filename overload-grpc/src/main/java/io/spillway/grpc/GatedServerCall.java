@@ -73,13 +73,25 @@ final class GatedServerCall<ReqT, RespT>
     this.runsAtHalfClose = delegate.getMethodDescriptor().getType().clientSendsOneMessage();
   }
 
+  /**
+   * Ends the permit with the call's status and writes its fields into the trailers. A call whose
+   * client has gone (cancelled, or past its deadline: gRPC cancels the call's context at once,
+   * while the handler's close may still be on its way) never gets those trailers, so its permit
+   * ends as a failure and a credit delta goes on the session's credit stream instead, as for a
+   * cancel that comes first ({@link Listener#onCancel}).
+   */
   @Override
   public void close(Status status, Metadata trailers) {
     closeCalled = true;
     long now = owner.ticker().read();
-    Outcome outcome = outcomeOf(status);
+    boolean clientGone = context.isCancelled();
+    Outcome outcome = clientGone ? cancelledOutcome() : outcomeOf(status);
     ResponseMetadata response = finish(outcome, now);
-    if (response != null) {
+    if (response != null && clientGone) {
+      if (response.creditDelta() != 0) {
+        owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
+      }
+    } else if (response != null) {
       owner.writeResponse(response, trailers);
     }
     if (outcome == Outcome.ABORTED) {
@@ -107,6 +119,12 @@ final class GatedServerCall<ReqT, RespT>
       owner.serviceTimes().record(now - startedAt, now);
     }
     return response;
+  }
+
+  /** How a call its client left ends: timed out past its deadline, else failed. */
+  private Outcome cancelledOutcome() {
+    Deadline deadline = context.getDeadline();
+    return deadline != null && deadline.isExpired() ? Outcome.TIMED_OUT : Outcome.FAILED;
   }
 
   private static Outcome outcomeOf(Status status) {
@@ -246,9 +264,7 @@ final class GatedServerCall<ReqT, RespT>
 
     @Override
     public void onCancel() {
-      Deadline deadline = context.getDeadline();
-      Outcome outcome = deadline != null && deadline.isExpired() ? Outcome.TIMED_OUT : Outcome.FAILED;
-      ResponseMetadata response = finish(outcome, owner.ticker().read());
+      ResponseMetadata response = finish(cancelledOutcome(), owner.ticker().read());
       if (response != null && response.creditDelta() != 0) {
         owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
       }
