@@ -131,22 +131,35 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
     }
     int start = Math.floorMod(next.getAndIncrement(), n);
     int best = -1;
-    int bestQueued = Integer.MAX_VALUE;
+    long bestScore = Long.MAX_VALUE;
     for (int k = 0; k < n; k++) {
       int i = (start + k) % n;
       if (i == avoid) {
         continue;
       }
-      int queued = backends.get(i).session().queued();
-      if (queued < bestQueued) {
+      Backend b = backends.get(i);
+      // As round_robin does, calls go to backends that are connected while any is: one that is
+      // down (its connection failed, or it closed) would fail its share of them. A backend not
+      // connected yet is asked to connect, and is taken only if none is connected.
+      long score = b.session().queued() + healthPenalty(b.channel().getState(true));
+      if (score < bestScore) {
         best = i;
-        bestQueued = queued;
-        if (queued == 0) {
+        bestScore = score;
+        if (score == 0) {
           break;
         }
       }
     }
     return best < 0 ? start : best;
+  }
+
+  /** Ranks a backend's connection below any connected backend's queue: ready, connecting, down. */
+  private static long healthPenalty(io.grpc.ConnectivityState state) {
+    return switch (state) {
+      case READY -> 0;
+      case IDLE, CONNECTING -> 1L << 32;
+      case TRANSIENT_FAILURE, SHUTDOWN -> 1L << 33;
+    };
   }
 
   private boolean takeRetryToken() {

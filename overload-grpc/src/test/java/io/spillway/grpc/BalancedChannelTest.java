@@ -130,4 +130,34 @@ class BalancedChannelTest {
     assertNotEquals(0, channel.pick(0), "never the backend to avoid");
     channel.close();
   }
+
+  /**
+   * As round_robin does, calls go to the backends that are connected: one that went away (its
+   * server closed) does not keep its share of the calls, which would all fail UNAVAILABLE.
+   */
+  @Test
+  void aBackendThatWentAwayGetsNoCallsWhileOthersAreConnected() {
+    try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
+        InProcess b = new InProcess(Echo.service(Echo.ECHO));
+        InProcess c = new InProcess(Echo.service(Echo.ECHO))) {
+      SpillwayBalancedChannel channel = SpillwayGrpc.balanced(io.spillway.api.NoControl.INSTANCE)
+          .slo(Duration.ofMillis(5)).ticker(clock).scheduler(clock)
+          .build(List.of(a.channel(), b.channel(), c.channel()));
+      try {
+        for (int i = 0; i < 6; i++) { // every backend connected and serving
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status()
+              .getCode());
+        }
+        b.close(); // backend B goes away
+        int unavailable = 0;
+        for (int i = 0; i < 30; i++) {
+          Calls.Reply r = Calls.unary(channel, Echo.UNARY, "x").await();
+          unavailable += r.status().getCode() == Status.Code.UNAVAILABLE ? 1 : 0;
+        }
+        assertEquals(0, unavailable, "calls sent to the backend that went away");
+      } finally {
+        channel.close();
+      }
+    }
+  }
 }
