@@ -351,6 +351,9 @@ public final class LuceneServer implements AutoCloseable {
       updater.shutdown(); // no interrupt: a batch in progress ends cleanly, no further ones start
     }
     if (server != null) {
+      if (spillway != null) {
+        spillway.stopCreditStreams(); // or the graceful shutdown waits for the clients' streams
+      }
       server.shutdown();
       try {
         if (!server.awaitTermination(5, TimeUnit.SECONDS)) {

@@ -136,8 +136,21 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   }
 
   /**
+   * Ends the clients' credit streams ({@code UNAVAILABLE}) and opens no more: call it as the gRPC
+   * server starts to shut down, just before {@code server.shutdown()}. A Spillway client keeps its
+   * credit stream open for as long as its session lasts, and gRPC's graceful shutdown waits for
+   * every open call, so without this {@code awaitTermination} waits out its whole timeout (for
+   * ever without one). Calls in flight go on; a client whose stream ends starts its session again
+   * (on another server, where its channel balances). Idempotent.
+   */
+  public void stopCreditStreams() {
+    control.close();
+  }
+
+  /**
    * Stops the gate's control loop, ends the credit streams, and closes what {@link Builder#install}
-   * created (its worker executor: call this after the gRPC server has terminated).
+   * created (its worker executor: call this after the gRPC server has terminated, and {@link
+   * #stopCreditStreams} before shutting it down).
    */
   @Override
   public void close() {

@@ -40,6 +40,61 @@ class GrpcAndClientsTest {
         });
   }
 
+  /**
+   * Spring gRPC announces a server's graceful shutdown just before it calls {@code shutdown()}:
+   * the starter ends the clients' credit streams then, so the shutdown does not wait out its
+   * grace period for them (each is a call that would otherwise end only with its session).
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void aGrpcServersShutdownEndsTheCreditStreamsItWouldWaitFor() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+            SpillwayGrpcAutoConfiguration.class))
+        .run(context -> {
+          ServerBuilderCustomizer customizer = context.getBean(ServerBuilderCustomizer.class);
+          String name = InProcessServerBuilder.generateName();
+          InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+          builder.addService(pingService());
+          customizer.customize(builder);
+          Server server = builder.build().start();
+          io.grpc.ManagedChannel channel = io.grpc.inprocess.InProcessChannelBuilder.forName(name)
+              .build();
+          io.spillway.grpc.SpillwayClientInterceptor session = io.spillway.grpc.SpillwayGrpc
+              .client().sloMillis(50).build();
+          try {
+            io.grpc.Channel withSession = io.grpc.ClientInterceptors.intercept(channel, session);
+            assertThat(call(withSession, (io.grpc.MethodDescriptor<String, String>) pingService()
+                .getMethod("test.Ping/Ping").getMethodDescriptor(), "x")).isEqualTo("ok:x");
+            SpillwayGrpcAutoConfiguration.GrpcWiring wiring =
+                context.getBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class);
+            assertThat(wiring.servers().get(0).control().subscribers()).isEqualTo(1);
+            // what Spring gRPC's lifecycle does as it stops the server
+            org.springframework.grpc.server.GrpcServerFactory factory =
+                new org.springframework.grpc.server.GrpcServerFactory() {
+                  @Override
+                  public Server createServer() {
+                    return server;
+                  }
+
+                  @Override
+                  public void addService(ServerServiceDefinition service) { }
+                };
+            context.publishEvent(new org.springframework.grpc.server.lifecycle
+                .GrpcServerShutdownEvent(new org.springframework.grpc.server.lifecycle
+                .GrpcServerLifecycle(factory, java.time.Duration.ZERO, context), server));
+            server.shutdown();
+            assertThat(server.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS))
+                .as("terminated: no credit stream held it").isTrue();
+            assertThat(wiring.servers().get(0).control().subscribers()).isZero();
+          } finally {
+            session.close();
+            channel.shutdownNow();
+            server.shutdownNow();
+          }
+        });
+  }
+
   /** A unary method whose messages are UTF-8 strings: answers "ok:" + the request. */
   private static ServerServiceDefinition pingService() {
     return pingService(null);

@@ -20,9 +20,11 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 import org.springframework.grpc.server.ServerBuilderCustomizer;
+import org.springframework.grpc.server.lifecycle.GrpcServerShutdownEvent;
 
 /**
  * Spring gRPC (spring-grpc 1.0): every gRPC server Spring builds is protected by overload-grpc's
@@ -54,6 +56,17 @@ public class SpillwayGrpcAutoConfiguration {
   <T extends ServerBuilder<T>> ServerBuilderCustomizer<T> spillwayGrpcServerCustomizer(
       GrpcWiring wiring) {
     return wiring::install;
+  }
+
+  /**
+   * Ends the clients' credit streams as Spring gRPC starts a server's graceful shutdown (it
+   * publishes the event just before {@code server.shutdown()}): each stream is a call that ends
+   * only then, and the shutdown would otherwise wait its whole grace period for them.
+   */
+  @Bean
+  @ConditionalOnClass(name = "org.springframework.grpc.server.lifecycle.GrpcServerShutdownEvent")
+  ApplicationListener<GrpcServerShutdownEvent> spillwayGrpcShutdownListener(GrpcWiring wiring) {
+    return event -> wiring.servers().forEach(SpillwayGrpcServer::stopCreditStreams);
   }
 
   @Bean
