@@ -177,6 +177,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       tokens.split(in, in.readerIndex(), end);
       in.readerIndex(eol + 1);
       command(ctx, in);
+      tokens.shrink();
     }
   }
 
@@ -675,11 +676,14 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     return s.getBytes(StandardCharsets.US_ASCII);
   }
 
-  /** The space-separated tokens of one command line, as offsets into the input buffer. */
+  /**
+   * The space-separated tokens of one command line, as offsets into the input buffer. The table
+   * grows with the line: memcached answers a multi-get of any number of keys, and a line within
+   * {@link #MAX_LINE} holds thousands of short ones.
+   */
   static final class Tokens {
-    static final int MAX = 256;
-    final int[] start = new int[MAX];
-    final int[] end = new int[MAX];
+    int[] start = new int[32];
+    int[] end = new int[32];
     int count;
     ByteBuf buf;
 
@@ -698,9 +702,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         while (i < to && b.getByte(i) != ' ') {
           i++;
         }
-        if (count == MAX) {
-          count = MAX + 1; // too many: every command rejects it by its count
-          return;
+        if (count == start.length) {
+          start = java.util.Arrays.copyOf(start, 2 * count);
+          end = java.util.Arrays.copyOf(end, 2 * count);
         }
         start[count] = s;
         end[count] = i;
@@ -708,8 +712,16 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       }
     }
 
+    /** Lets go of a table a long multi-get grew, so that an idle connection holds a small one. */
+    void shrink() {
+      if (start.length > 256) {
+        start = new int[32];
+        end = new int[32];
+      }
+    }
+
     String command() {
-      return count > MAX ? "" : string(0);
+      return string(0);
     }
 
     int length(int i) {

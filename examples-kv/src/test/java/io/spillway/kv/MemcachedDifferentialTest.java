@@ -127,6 +127,15 @@ class MemcachedDifferentialTest {
   }
 
   @Test
+  void aMultiGetOfMoreKeysThanTheTokenTableHolds() throws IOException {
+    StringBuilder keys = new StringBuilder();
+    for (int i = 0; i < 400; i++) {
+      keys.append(" mg").append(i);
+    }
+    same("set mg3 0 0 1\r\nx\r\nset mg399 0 0 1\r\ny\r\nget" + keys + "\r\n");
+  }
+
+  @Test
   void quitClosesTheConnection() throws IOException {
     assertEquals(exchange(memcachedPort, "get x\r\nquit\r\n"), exchange(kv.port(), "get x\r\nquit\r\n"));
   }
