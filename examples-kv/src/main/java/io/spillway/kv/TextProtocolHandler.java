@@ -341,6 +341,17 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     return permit;
   }
 
+  /**
+   * A command's error reply, or none with {@code noreply}: memcached's {@code out_string} drops
+   * every reply of a command that asked for none, errors included, so a client that pipelines
+   * {@code noreply} commands never reads a line it did not ask for.
+   */
+  private void error(ChannelHandlerContext ctx, byte[] line, boolean noreply) {
+    if (!noreply) {
+      out(ctx).writeBytes(line);
+    }
+  }
+
   private void refusedByLock(ChannelHandlerContext ctx, boolean noreply) {
     server.refused(Status.REJECTED_BUDGET);
     if (!noreply) {
@@ -410,12 +421,12 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     long casIn = cas ? tokens.parseLong(5) : 0;
     if (tokens.length(1) > KvStore.MAX_KEY_LENGTH || flags < 0 || flags > 0xFFFFFFFFL
         || exptime == Long.MIN_VALUE || length == Long.MIN_VALUE || (cas && casIn < 0)) {
-      out(ctx).writeBytes(BAD_FORMAT);
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     if (length < 0 || length > Integer.MAX_VALUE - 2) {
       // memcached answers and cannot know how much data follows; treat the next line as a command
-      out(ctx).writeBytes(BAD_FORMAT);
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     long now = now();
@@ -425,7 +436,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return;
     }
     if (length > SlabAllocator.PAGE_SIZE) {
-      out(ctx).writeBytes(bytes("SERVER_ERROR object too large for cache\r\n"));
+      error(ctx, bytes("SERVER_ERROR object too large for cache\r\n"), noreply);
       swallow = length + 2;
       finish(permit, Outcome.SUCCESS, now);
       return;
@@ -440,7 +451,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       finish(permit, Outcome.ABORTED, now);
       return;
     } catch (KvStore.StoreFailure e) {
-      out(ctx).writeBytes(bytes("SERVER_ERROR " + e.getMessage() + "\r\n"));
+      error(ctx, bytes("SERVER_ERROR " + e.getMessage() + "\r\n"), noreply);
       swallow = length + 2;
       finish(permit, Outcome.SUCCESS, now);
       return;
@@ -502,7 +513,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       refusedByLock(ctx, valueNoreply);
       finish(valuePermit, Outcome.ABORTED, valueStart);
     } catch (KvStore.StoreFailure e) {
-      out(ctx).writeBytes(bytes("SERVER_ERROR " + e.getMessage() + "\r\n"));
+      error(ctx, bytes("SERVER_ERROR " + e.getMessage() + "\r\n"), valueNoreply);
       finish(valuePermit, Outcome.SUCCESS, valueStart);
     }
     valuePermit = null;
@@ -518,7 +529,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void badChunk(ByteBuf in) {
     store.release(valueChunk);
     valueChunk = -1;
-    out(currentCtx).writeBytes(BAD_CHUNK);
+    error(currentCtx, BAD_CHUNK, valueNoreply);
     finish(valuePermit, Outcome.SUCCESS, valueStart);
     valuePermit = null;
     valueBudget = null;
@@ -538,8 +549,12 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     // memcached accepts "delete <key> 0" (a legacy hold time of zero) and nothing else
     if (n < 2 || args > 3 || (args == 3 && tokens.parseLong(2) != 0)
         || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      out(ctx).writeBytes(n < 2 ? ERROR : bytes(
-          "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"));
+      if (n < 2) {
+        out(ctx).writeBytes(ERROR);
+      } else {
+        error(ctx, bytes("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"),
+            noreply);
+      }
       return;
     }
     byte[] key = tokens.bytes(1);
@@ -580,12 +595,12 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return;
     }
     if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      out(ctx).writeBytes(BAD_FORMAT);
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     long delta = tokens.parseUnsigned(2);
     if (delta == -1 && !tokens.equals(2, "18446744073709551615")) {
-      out(ctx).writeBytes(INVALID_DELTA);
+      error(ctx, INVALID_DELTA, noreply);
       return;
     }
     byte[] key = tokens.bytes(1);
@@ -612,7 +627,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     }
     long exptime = tokens.parseSignedLong(2);
     if (exptime == Long.MIN_VALUE || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      out(ctx).writeBytes(BAD_EXPTIME);
+      error(ctx, BAD_EXPTIME, noreply);
       return;
     }
     byte[] key = tokens.bytes(1);
@@ -630,7 +645,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     if (args == 2) {
       delay = tokens.parseSignedLong(1);
       if (delay == Long.MIN_VALUE) {
-        out(ctx).writeBytes(BAD_EXPTIME);
+        error(ctx, BAD_EXPTIME, noreply);
         return;
       }
     } else if (args > 2) {

@@ -134,6 +134,17 @@ class MemcachedDifferentialTest {
     }
     same("set mg3 0 0 1\r\nx\r\nset mg399 0 0 1\r\ny\r\nget" + keys + "\r\n");
   }
+  @Test
+  void noreplySilencesErrorsToo() throws IOException {
+    String longKey = "a".repeat(251);
+    same("delete " + longKey + " noreply\r\ndelete nr 5 noreply\r\nincr " + longKey + " 1 noreply\r\n"
+        + "incr nr abc noreply\r\ntouch " + longKey + " 1 noreply\r\ntouch nr abc noreply\r\n"
+        + "flush_all abc noreply\r\nverbosity abc noreply\r\nget nr\r\n");
+    same("set " + longKey + " 0 0 1 noreply\r\nx\r\nset nr abc 0 1 noreply\r\nx\r\n"
+        + "cas nr 0 0 1 abc noreply\r\nx\r\nset nr 0 0 -1 noreply\r\n"
+        + "set nr 0 0 1 noreply\r\nxy\r\nset nr 0 0 2000000 noreply\r\n" + "a".repeat(2_000_000)
+        + "\r\nget nr\r\n");
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
