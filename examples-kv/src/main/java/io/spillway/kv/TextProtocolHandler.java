@@ -438,6 +438,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     if (length > SlabAllocator.PAGE_SIZE) {
       error(ctx, bytes("SERVER_ERROR object too large for cache\r\n"), noreply);
       swallow = length + 2;
+      dropStale(mode, now);
       finish(permit, Outcome.SUCCESS, now);
       return;
     }
@@ -453,6 +454,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     } catch (KvStore.StoreFailure e) {
       error(ctx, bytes("SERVER_ERROR " + e.getMessage() + "\r\n"), noreply);
       swallow = length + 2;
+      dropStale(mode, now);
       finish(permit, Outcome.SUCCESS, now);
       return;
     }
@@ -468,6 +470,18 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     valuePermit = permit;
     valueBudget = budget;
     valueStart = now;
+  }
+
+  /**
+   * A SET whose value cannot be stored (too large, or no memory) removes the key's old value, as
+   * memcached's {@code process_update_command} unlinks it: a client that was told its write failed
+   * must not read the value the write meant to replace. Outside the budget's scope, so with the
+   * plain acquire: the reply is already decided and the removal must not be refused.
+   */
+  private void dropStale(KvStore.Mode mode, long now) {
+    if (mode == KvStore.Mode.SET) {
+      store.delete(tokens.bytes(1), now);
+    }
   }
 
   /** Reads the pending value into its chunk; false if more bytes are needed. */

@@ -145,6 +145,10 @@ class MemcachedDifferentialTest {
         + "set nr 0 0 1 noreply\r\nxy\r\nset nr 0 0 2000000 noreply\r\n" + "a".repeat(2_000_000)
         + "\r\nget nr\r\n");
   }
+  @Test
+  void aSetThatCannotBeStoredRemovesTheOldValue() throws IOException {
+    same("set big 0 0 1\r\nx\r\nset big 0 0 2000000\r\n" + "a".repeat(2_000_000) + "\r\nget big\r\n");
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
