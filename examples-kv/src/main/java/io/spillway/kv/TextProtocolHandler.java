@@ -612,11 +612,13 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       error(ctx, BAD_FORMAT, noreply);
       return;
     }
-    long delta = tokens.parseUnsigned(2);
-    if (delta == -1 && !tokens.equals(2, "18446744073709551615")) {
+    byte[] deltaToken = tokens.bytes(2);
+    long[] parsed = new long[1];
+    if (!KvStore.strtoull(deltaToken, 0, deltaToken.length, parsed)) {
       error(ctx, INVALID_DELTA, noreply);
       return;
     }
+    long delta = parsed[0];
     byte[] key = tokens.bytes(1);
     KvStore.Delta r = admitted(ctx, noreply, now -> store.incrDecr(key, incr, delta, now));
     if (r != null && !noreply) {
@@ -816,15 +818,6 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       }
       long v = parseLong(i);
       return v < 0 ? Long.MIN_VALUE : v;
-    }
-
-    /** An unsigned 64-bit decimal, or −1 (all ones) if not one. */
-    long parseUnsigned(int i) {
-      if (i >= count) {
-        return -1;
-      }
-      byte[] b = bytes(i);
-      return KvStore.parseUnsigned(b, 0, b.length);
     }
   }
 }

@@ -149,6 +149,17 @@ class MemcachedDifferentialTest {
   void aSetThatCannotBeStoredRemovesTheOldValue() throws IOException {
     same("set big 0 0 1\r\nx\r\nset big 0 0 2000000\r\n" + "a".repeat(2_000_000) + "\r\nget big\r\n");
   }
+  @Test
+  void incrAndDecrReadAndRewriteTheValueAsMemcachedDoes() throws IOException {
+    same("set cn 0 0 3\r\n100\r\ndecr cn 1\r\nget cn\r\nincr cn 1\r\nget cn\r\nincr cn 900\r\nget cn\r\n");
+    same("set cm 0 0 20\r\n18446744073709551615\r\nincr cm 1\r\nget cm\r\n");
+    same("set c1 0 0 5\r\n5 abc\r\nincr c1 1\r\nget c1\r\nset c2 0 0 2\r\n+5\r\nincr c2 1\r\n"
+        + "set c3 0 0 2\r\n 5\r\nincr c3 1\r\nset c4 0 0 23\r\n00000000000000000000001\r\nincr c4 1\r\n"
+        + "set c5 0 0 2\r\n-0\r\nincr c5 1\r\nset c6 0 0 2\r\n5x\r\nincr c6 1\r\n"
+        + "set c7 0 0 2\r\n-5\r\nincr c7 1\r\nset c9 0 0 3\r\n   \r\nincr c9 1\r\n");
+    same("set c8 0 0 1\r\n5\r\nincr c8 +1\r\nincr c8 00000000000000000000001\r\nincr c8 -0\r\n"
+        + "incr c8 1x\r\nincr c8 -1\r\nget c8\r\n");
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
