@@ -305,23 +305,22 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       case "decr" -> delta(ctx, false);
       case "touch" -> touch(ctx);
       case "flush_all" -> flushAll(ctx);
-      // memcached answers version whatever follows it, and verbosity without looking at the level
+      // memcached answers version whatever follows it; verbosity wants a level it can parse as
+      // an unsigned number, and ignores a second argument other than noreply
       case "version" -> out(ctx).writeBytes(VERSION_LINE);
       case "verbosity" -> {
+        long[] level = new long[1];
+        byte[] arg = n > 1 ? tokens.bytes(1) : null;
         if (n == 1 || n > 3) {
           out(ctx).writeBytes(ERROR);
+        } else if (!KvStore.strtoull(arg, 0, arg.length, level)) {
+          error(ctx, BAD_FORMAT, tokens.isNoreply(n - 1));
         } else if (!tokens.isNoreply(n - 1)) {
           out(ctx).writeBytes(OK);
         }
       }
       case "stats" -> stats(ctx);
-      case "quit" -> {
-        if (n != 1) {
-          out(ctx).writeBytes(ERROR);
-        } else {
-          closing = true;
-        }
-      }
+      case "quit" -> closing = true; // as memcached: whatever follows it
       default -> out(ctx).writeBytes(ERROR);
     }
   }
@@ -559,16 +558,20 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void delete(ChannelHandlerContext ctx) {
     int n = tokens.count;
     boolean noreply = n > 2 && tokens.isNoreply(n - 1);
-    int args = n - (noreply ? 1 : 0);
-    // memcached accepts "delete <key> 0" (a legacy hold time of zero) and nothing else
-    if (n < 2 || args > 3 || (args == 3 && tokens.parseLong(2) != 0)
-        || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      if (n < 2) {
-        out(ctx).writeBytes(ERROR);
-      } else {
-        error(ctx, bytes("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"),
-            noreply);
-      }
+    // memcached dispatches delete with one to three arguments, else it is an unknown command; of
+    // those it accepts "delete <key> 0" (a legacy hold time of zero) and noreply, nothing else
+    if (n < 2 || n > 4) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    boolean holdIsZero = n > 2 && tokens.equals(2, "0");
+    if ((n == 3 && !holdIsZero && !noreply) || (n == 4 && !(holdIsZero && noreply))) {
+      error(ctx, bytes("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"),
+          noreply);
+      return;
+    }
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     byte[] key = tokens.bytes(1);
@@ -604,8 +607,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void delta(ChannelHandlerContext ctx, boolean incr) {
     int n = tokens.count;
     boolean noreply = n == 4 && tokens.isNoreply(3);
-    if (n != 3 && !noreply) {
-      out(ctx).writeBytes(n < 3 ? ERROR : BAD_FORMAT);
+    // as memcached dispatches: two or three arguments, a third other than noreply ignored
+    if (n != 3 && n != 4) {
+      out(ctx).writeBytes(ERROR);
       return;
     }
     if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
@@ -637,12 +641,17 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void touch(ChannelHandlerContext ctx) {
     int n = tokens.count;
     boolean noreply = n == 4 && tokens.isNoreply(3);
-    if (n != 3 && !noreply) {
-      out(ctx).writeBytes(n < 3 ? ERROR : BAD_FORMAT);
+    // as memcached dispatches: two or three arguments, a third other than noreply ignored
+    if (n != 3 && n != 4) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     long exptime = tokens.parseSignedLong(2);
-    if (exptime == Long.MIN_VALUE || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+    if (exptime == Long.MIN_VALUE) {
       error(ctx, BAD_EXPTIME, noreply);
       return;
     }
@@ -656,17 +665,19 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void flushAll(ChannelHandlerContext ctx) {
     int n = tokens.count;
     boolean noreply = n > 1 && tokens.isNoreply(n - 1);
-    int args = n - (noreply ? 1 : 0);
+    // as memcached dispatches: at most two arguments; unless the only one is noreply, the first
+    // is the delay, and a second other than noreply is ignored
+    if (n > 3) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
     long delay = 0;
-    if (args == 2) {
+    if (n != (noreply ? 2 : 1)) {
       delay = tokens.parseSignedLong(1);
       if (delay == Long.MIN_VALUE) {
         error(ctx, BAD_EXPTIME, noreply);
         return;
       }
-    } else if (args > 2) {
-      out(ctx).writeBytes(ERROR);
-      return;
     }
     store.flushAll(delay, server.ticker().read());
     if (!noreply) {

@@ -160,6 +160,14 @@ class MemcachedDifferentialTest {
     same("set c8 0 0 1\r\n5\r\nincr c8 +1\r\nincr c8 00000000000000000000001\r\nincr c8 -0\r\n"
         + "incr c8 1x\r\nincr c8 -1\r\nget c8\r\n");
   }
+  @Test
+  void commandsDispatchOnTheirTokenCountAsMemcachedDoes() throws IOException {
+    String longKey = "a".repeat(251);
+    same("set dt 0 0 1\r\nx\r\nincr dt 1 2\r\nincr dt 1 2 3\r\ntouch dt 1 2\r\ntouch dt 1 2 3\r\n");
+    same("touch " + longKey + " 10\r\ndelete " + longKey + "\r\ndelete dt 0 noreply x\r\ndelete dt a b c d\r\n");
+    same("verbosity abc\r\nverbosity 1 x\r\nflush_all x y\r\nflush_all 0 1 2\r\nflush_all 0 x\r\n");
+    assertEquals(exchange(memcachedPort, "quit a b\r\n"), exchange(kv.port(), "quit a b\r\n"));
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
