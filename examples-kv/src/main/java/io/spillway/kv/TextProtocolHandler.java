@@ -98,6 +98,17 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private RequestBudget valueBudget;
   private long valueStart;
 
+  /** A multi-get stopped for its client to read ({@link #serveGet}); null when none. */
+  private byte[][] getKeys;
+  private int getNext;
+  private boolean getWithCas;
+  private ServerPermit getPermit;
+  private long getStart;
+  private RequestBudget getBudget;
+  /** Where its reply starts in {@link #out}, while none of it has been handed to the channel. */
+  private int getMark;
+  private boolean getStreamed;
+
   /** The last command's permit, completed at the next clock reading. */
   private ServerPermit pending;
   private Outcome pendingOutcome;
@@ -144,11 +155,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         // processing a connection it cannot write to, so the replies it has not taken stay
         // bounded by the water marks (plus one reply) instead of growing with its requests.
         // Counted once however often decoding is attempted while paused.
-        if (!paused) {
-          paused = true;
-          server.connectionPaused(true);
-          ctx.channel().config().setAutoRead(false);
-        }
+        pause(ctx);
+        return;
+      }
+      if (getKeys != null && !serveGet(ctx)) {
         return;
       }
       if (swallow > 0) {
@@ -181,6 +191,14 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     }
   }
 
+  private void pause(ChannelHandlerContext ctx) {
+    if (!paused) {
+      paused = true;
+      server.connectionPaused(true);
+      ctx.channel().config().setAutoRead(false);
+    }
+  }
+
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
     if (pending != null) {
@@ -201,7 +219,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       paused = false;
       server.connectionPaused(false);
       ctx.channel().config().setAutoRead(true);
-      channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode what was read before the pause
+      currentCtx = ctx;
+      if (getKeys == null || serveGet(ctx)) { // a multi-get stopped between keys goes on first
+        channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode what was read before the pause
+      }
       channelReadComplete(ctx);
     }
     super.channelWritabilityChanged(ctx);
@@ -217,6 +238,12 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       store.release(valueChunk);
       valueChunk = -1;
       finish(valuePermit, Outcome.ABORTED, server.ticker().read());
+    }
+    if (getKeys != null) {
+      if (pending != null) {
+        completePending(server.ticker().read());
+      }
+      endGet(Outcome.ABORTED);
     }
     if (pending != null) {
       completePending(server.ticker().read());
@@ -375,33 +402,81 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     if (permit == null) {
       return;
     }
-    ByteBuf o = out(ctx);
-    int mark = o.writerIndex();
-    RequestBudget budget = server.budget();
+    byte[][] keys = new byte[n - 1][];
+    for (int i = 1; i < n; i++) {
+      keys[i - 1] = tokens.bytes(i);
+    }
+    getKeys = keys;
+    getNext = 0;
+    getWithCas = withCas;
+    getPermit = permit;
+    getStart = now;
+    getBudget = server.budget();
+    getMark = out(ctx).writerIndex();
+    getStreamed = false;
+    serveGet(ctx);
+  }
+
+  /**
+   * Serves the multi-get's keys from {@link #getNext} on. Its reply is handed to the channel
+   * whenever it passes {@link #OUT_HIGH_WATER}, and once the channel is over its water marks the
+   * command stops between two keys (the connection pauses, as between commands) and goes on when
+   * the client has taken what it was sent: memcached streams a multi-get's items the same way,
+   * so a line of thousands of keys for a 1 MiB value never builds its reply in memory at once.
+   *
+   * @return whether the command is done (answered, or refused by a lock)
+   */
+  private boolean serveGet(ChannelHandlerContext ctx) {
     try {
-      ScopedValue.where(RequestBudget.CURRENT, budget).run(() -> {
-        for (int i = 1; i < n; i++) {
-          byte[] key = tokens.bytes(i);
-          store.get(key, now, (k, flags, cas, page, offset, length) -> {
+      boolean done = ScopedValue.where(RequestBudget.CURRENT, getBudget).call(() -> {
+        while (getNext < getKeys.length) {
+          if (out != null && out.readableBytes() >= OUT_HIGH_WATER) {
+            ByteBuf b = out;
+            out = null;
+            ctx.write(b);
+            unflushed = true;
+            getStreamed = true;
+            if (!ctx.channel().isWritable()) {
+              return false;
+            }
+          }
+          ByteBuf o = out(ctx);
+          store.get(getKeys[getNext], getStart, (k, flags, cas, page, offset, length) -> {
             o.writeBytes(VALUE).writeBytes(k).writeByte(' ');
             writeDecimal(o, flags & 0xFFFFFFFFL);
             o.writeByte(' ');
             writeDecimal(o, length);
-            if (withCas) {
+            if (getWithCas) {
               o.writeByte(' ');
               writeDecimal(o, cas);
             }
             o.writeBytes(CRLF).writeBytes(page, offset, length).writeBytes(CRLF);
           });
+          getNext++;
         }
+        return true;
       });
-      o.writeBytes(END);
-      finish(permit, Outcome.SUCCESS, now);
+      if (!done) {
+        pause(ctx);
+        return false;
+      }
+      out(ctx).writeBytes(END);
+      endGet(Outcome.SUCCESS);
     } catch (BudgetExceededException e) {
-      o.writerIndex(mark);
+      if (!getStreamed) {
+        out(ctx).writerIndex(getMark); // nothing of it was sent: the refusal is its whole reply
+      }
       refusedByLock(ctx, false);
-      finish(permit, Outcome.ABORTED, now);
+      endGet(Outcome.ABORTED);
     }
+    return true;
+  }
+
+  private void endGet(Outcome outcome) {
+    finish(getPermit, outcome, getStart);
+    getKeys = null;
+    getPermit = null;
+    getBudget = null;
   }
 
   private void storage(ChannelHandlerContext ctx, KvStore.Mode mode, boolean cas) {
