@@ -439,7 +439,7 @@ public final class KvStore {
   }
 
   /** C's {@code isspace} in the C locale. */
-  private static boolean isSpace(byte c) {
+  static boolean isSpace(byte c) {
     return c == ' ' || (c >= '\t' && c <= '\r');
   }
 

@@ -489,12 +489,15 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       out(ctx).writeBytes(ERROR);
       return;
     }
-    long flags = tokens.parseLong(2);
-    long exptime = tokens.parseSignedLong(3);
-    long length = tokens.parseSignedLong(4);
-    long casIn = cas ? tokens.parseLong(5) : 0;
-    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH || flags < 0 || flags > 0xFFFFFFFFL
-        || exptime == Long.MIN_VALUE || length == Long.MIN_VALUE || (cas && casIn < 0)) {
+    long[] number = new long[1];
+    boolean flagsParsed = tokens.parseUnsigned(2, number);
+    long flags = number[0];
+    long exptime = tokens.parseInt32(3);
+    long length = tokens.parseInt32(4);
+    boolean casParsed = !cas || tokens.parseUnsigned(5, number);
+    long casIn = cas ? number[0] : 0;
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH || !flagsParsed || flags < 0 || flags > 0xFFFFFFFFL
+        || exptime == Long.MIN_VALUE || length == Long.MIN_VALUE || !casParsed) {
       error(ctx, BAD_FORMAT, noreply);
       return;
     }
@@ -725,7 +728,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       error(ctx, BAD_FORMAT, noreply);
       return;
     }
-    long exptime = tokens.parseSignedLong(2);
+    long exptime = tokens.parseInt32(2);
     if (exptime == Long.MIN_VALUE) {
       error(ctx, BAD_EXPTIME, noreply);
       return;
@@ -748,7 +751,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     }
     long delay = 0;
     if (n != (noreply ? 2 : 1)) {
-      delay = tokens.parseSignedLong(1);
+      delay = tokens.parseInt32(1);
       if (delay == Long.MIN_VALUE) {
         error(ctx, BAD_EXPTIME, noreply);
         return;
@@ -871,39 +874,57 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return i >= 0 && i < count && equals(i, "noreply");
     }
 
-    /** A non-negative decimal up to Long.MAX_VALUE, or −1. */
-    long parseLong(int i) {
-      if (i >= count || length(i) == 0 || length(i) > 19) {
-        return -1;
+    /**
+     * Token {@code i} as memcached's {@code safe_strtoull} reads it ({@link KvStore#strtoull}), into
+     * {@code out[0]}; whether it is a number. Flags and CAS values are read so.
+     */
+    boolean parseUnsigned(int i, long[] out) {
+      if (i >= count) {
+        return false;
       }
-      long v = 0;
-      for (int j = start[i]; j < end[i]; j++) {
-        int d = buf.getByte(j) - '0';
-        if (d < 0 || d > 9) {
-          return -1;
-        }
-        v = v * 10 + d;
-        if (v < 0) {
-          return -1;
-        }
-      }
-      return v;
+      byte[] b = bytes(i);
+      return KvStore.strtoull(b, 0, b.length, out);
     }
 
-    /** A signed decimal, or Long.MIN_VALUE if not one. */
-    long parseSignedLong(int i) {
-      if (i >= count || length(i) == 0) {
+    /**
+     * Token {@code i} as memcached's {@code safe_strtol} reads an exptime or a value's length: C's
+     * {@code strtol} (white space, a sign, digits; beyond 64 bits is not a number), kept in an
+     * {@code int32_t}, so modulo 2^32 as a signed value ({@code 4294967297} is 1, {@code
+     * 2147483648} negative); Long.MIN_VALUE if not a number.
+     */
+    long parseInt32(int i) {
+      if (i >= count) {
         return Long.MIN_VALUE;
       }
-      boolean negative = buf.getByte(start[i]) == '-';
-      if (negative) {
-        start[i]++;
-        long v = parseLong(i);
-        start[i]--;
-        return v < 0 ? Long.MIN_VALUE : -v;
+      byte[] b = bytes(i);
+      int j = 0;
+      while (j < b.length && KvStore.isSpace(b[j])) {
+        j++;
       }
-      long v = parseLong(i);
-      return v < 0 ? Long.MIN_VALUE : v;
+      boolean minus = false;
+      if (j < b.length && (b[j] == '+' || b[j] == '-')) {
+        minus = b[j] == '-';
+        j++;
+      }
+      int digits = j;
+      long v = 0; // accumulated negative: its range holds Long.MIN_VALUE
+      boolean overflow = false;
+      while (j < b.length && b[j] >= '0' && b[j] <= '9') {
+        int d = b[j] - '0';
+        if (v < (Long.MIN_VALUE + d) / 10) {
+          overflow = true; // strtol's ERANGE; it still consumes the digits
+        } else {
+          v = v * 10 - d;
+        }
+        j++;
+      }
+      if (!minus && v == Long.MIN_VALUE) {
+        overflow = true;
+      }
+      if (j == digits || overflow || (j < b.length && !KvStore.isSpace(b[j]) && b[j] != 0)) {
+        return Long.MIN_VALUE;
+      }
+      return (int) (minus ? v : -v);
     }
   }
 }

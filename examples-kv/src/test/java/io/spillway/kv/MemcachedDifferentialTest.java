@@ -168,6 +168,18 @@ class MemcachedDifferentialTest {
     same("verbosity abc\r\nverbosity 1 x\r\nflush_all x y\r\nflush_all 0 1 2\r\nflush_all 0 x\r\n");
     assertEquals(exchange(memcachedPort, "quit a b\r\n"), exchange(kv.port(), "quit a b\r\n"));
   }
+  @Test
+  void numbersAreReadAsMemcachedReadsThem() throws IOException {
+    // exptime and length are kept in an int32_t (modulo 2^32), flags and CAS read by strtoull
+    same("set e1 0 2147483648 1\r\nx\r\nget e1\r\nset e3 0 -4294967295 1\r\nx\r\nget e3\r\n"
+        + "set e5 0 0 4294967297\r\nx\r\nget e5\r\nset e6 0 0 2147483648\r\nx\r\n"
+        + "set e7 +5 +0 +1\r\nx\r\nget e7\r\n");
+    same("set e8 0 0 1\r\nx\r\ntouch e8 2147483648\r\nget e8\r\nset e8 0 0 1\r\nx\r\n"
+        + "cas e8 0 0 1 18446744073709551615\r\ny\r\ncas e8 0 0 1 +5\r\ny\r\n"
+        + "cas e8 0 0 1 18446744073709551616\r\ny\r\n");
+    same("set e9 0 0 1\r\nx\r\nflush_all 4294967296\r\nget e9\r\n"
+        + "set ea 0 0 1\r\nx\r\nflush_all 2147483648\r\nget ea\r\n");
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
