@@ -35,8 +35,9 @@ import java.util.function.LongFunction;
  * <h2>Bad input</h2>
  *
  * <p>An unknown command gets {@code ERROR}; a malformed line, a bad key, a negative or
- * non-numeric length {@code CLIENT_ERROR bad command line format}; a value over 1 MiB {@code
- * SERVER_ERROR object too large for cache} with its bytes skipped; a value not followed by
+ * non-numeric length {@code CLIENT_ERROR bad command line format}; a value whose item would pass
+ * memcached's 1 MiB item limit {@code SERVER_ERROR object too large for cache} with its bytes
+ * skipped; a value not followed by
  * {@code \r\n} {@code CLIENT_ERROR bad data chunk}. A line longer than {@link #MAX_LINE} without
  * a newline cannot be resynchronised: the connection gets {@code CLIENT_ERROR line too long} and
  * is closed. Input buffered per connection is bounded by the line limit (values go straight to
@@ -512,7 +513,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       swallow = length + 2;
       return;
     }
-    if (length > SlabAllocator.PAGE_SIZE) {
+    if (itemSize(tokens.length(1), flags, length) > SlabAllocator.PAGE_SIZE) {
       error(ctx, bytes("SERVER_ERROR object too large for cache\r\n"), noreply);
       swallow = length + 2;
       dropStale(mode, now);
@@ -547,6 +548,16 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     valuePermit = permit;
     valueBudget = budget;
     valueStart = now;
+  }
+
+  /**
+   * The bytes memcached's item for this value takes, which must fit its 1 MiB item limit ({@code
+   * -I 1m}): a 48-byte header, 8 for the CAS value, the key and its NUL, the value and its
+   * {@code \r\n}, and 4 for flags other than 0 ({@code item_make_header}); so the largest value
+   * depends on the key and the flags, as a client of memcached sees it.
+   */
+  private static long itemSize(int keyLength, long flags, long valueLength) {
+    return 48 + 8 + keyLength + 1 + valueLength + 2 + (flags != 0 ? 4 : 0);
   }
 
   /**

@@ -180,6 +180,15 @@ class MemcachedDifferentialTest {
     same("set e9 0 0 1\r\nx\r\nflush_all 4294967296\r\nget e9\r\n"
         + "set ea 0 0 1\r\nx\r\nflush_all 2147483648\r\nget ea\r\n");
   }
+  @Test
+  void theLargestValueDependsOnTheKeyAndFlagsAsInMemcached() throws IOException {
+    String longKey = "z".repeat(250);
+    for (String[] c : new String[][] {{"z1", "0", "1048515"}, {"z2", "0", "1048516"},
+        {"z3", "7", "1048511"}, {"z4", "7", "1048512"}, {longKey, "0", "1048267"}, {longKey, "0", "1048268"}}) {
+      int n = Integer.parseInt(c[2]);
+      same("set " + c[0] + " " + c[1] + " 0 " + n + "\r\n" + "v".repeat(n) + "\r\nget nothing-" + c[2] + "\r\n");
+    }
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
