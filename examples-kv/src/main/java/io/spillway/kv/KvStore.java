@@ -168,6 +168,16 @@ public final class KvStore {
     throw outOfMemory;
   }
 
+  /**
+   * The bytes memcached's item for this value takes, which must fit its 1 MiB item limit ({@code
+   * -I 1m}): a 48-byte header, 8 for the CAS value, the key and its NUL, the value and its
+   * {@code \r\n}, and 4 for flags other than 0 ({@code item_make_header}); so the largest value
+   * depends on the key and the flags, as a client of memcached sees it.
+   */
+  static long itemSize(int keyLength, long flags, long valueLength) {
+    return 48 + 8 + keyLength + 1 + valueLength + 2 + (flags != 0 ? 4 : 0);
+  }
+
   /** Gives back a reserved chunk that will not be stored (a dropped or malformed SET). */
   public void release(int chunk) {
     slabs.free(chunk);
@@ -239,9 +249,18 @@ public final class KvStore {
       }
       if (mode == Mode.APPEND || mode == Mode.PREPEND) {
         int total = old.length + length;
+        // memcached allocates the joined item, with the old flags, and answers NOT_STORED when it
+        // cannot: over the item limit, or no memory (do_store_item)
+        if (itemSize(key.length, old.flags & 0xFFFFFFFFL, total) > SlabAllocator.PAGE_SIZE) {
+          slabs.free(chunk);
+          return StoreResult.NOT_STORED;
+        }
         int joined;
         try {
           joined = reserve(total, now);
+        } catch (StoreFailure e) {
+          slabs.free(chunk);
+          return StoreResult.NOT_STORED;
         } catch (RuntimeException e) {
           slabs.free(chunk);
           throw e;

@@ -513,7 +513,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       swallow = length + 2;
       return;
     }
-    if (itemSize(tokens.length(1), flags, length) > SlabAllocator.PAGE_SIZE) {
+    if (KvStore.itemSize(tokens.length(1), flags, length) > SlabAllocator.PAGE_SIZE) {
       error(ctx, bytes("SERVER_ERROR object too large for cache\r\n"), noreply);
       swallow = length + 2;
       dropStale(mode, now);
@@ -548,16 +548,6 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     valuePermit = permit;
     valueBudget = budget;
     valueStart = now;
-  }
-
-  /**
-   * The bytes memcached's item for this value takes, which must fit its 1 MiB item limit ({@code
-   * -I 1m}): a 48-byte header, 8 for the CAS value, the key and its NUL, the value and its
-   * {@code \r\n}, and 4 for flags other than 0 ({@code item_make_header}); so the largest value
-   * depends on the key and the flags, as a client of memcached sees it.
-   */
-  private static long itemSize(int keyLength, long flags, long valueLength) {
-    return 48 + 8 + keyLength + 1 + valueLength + 2 + (flags != 0 ? 4 : 0);
   }
 
   /**

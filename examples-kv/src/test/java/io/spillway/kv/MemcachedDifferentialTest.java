@@ -189,6 +189,13 @@ class MemcachedDifferentialTest {
       same("set " + c[0] + " " + c[1] + " 0 " + n + "\r\n" + "v".repeat(n) + "\r\nget nothing-" + c[2] + "\r\n");
     }
   }
+  @Test
+  void anAppendWhoseJoinedItemIsTooLargeIsNotStored() throws IOException {
+    same("set ap 0 0 1000\r\n" + "b".repeat(1000) + "\r\nappend ap 0 0 1048000\r\n" + "a".repeat(1_048_000)
+        + "\r\nget nothing\r\n");
+    same("set ap2 0 0 1\r\nx\r\nprepend ap2 0 0 1048515\r\n" + "a".repeat(1_048_515) + "\r\nget nothing\r\n");
+    same("set ap3 5 0 1\r\nx\r\nappend ap3 0 0 1048510\r\n" + "a".repeat(1_048_510) + "\r\nget nothing\r\n");
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
