@@ -483,7 +483,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void storage(ChannelHandlerContext ctx, KvStore.Mode mode, boolean cas) {
     int n = tokens.count;
     int base = cas ? 7 : 6;
-    boolean noreply = n == base && tokens.isNoreply(n - 1);
+    // memcached's set_noreply_maybe looks at the last token whatever the count, so a line one
+    // token short that ends in noreply is refused silently
+    boolean noreply = tokens.isNoreply(n - 1);
     // memcached dispatches on the token count: too few or too many is an unknown command, and a
     // last token other than noreply is ignored
     if (n != base && n != base - 1) {
@@ -685,7 +687,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   private void delta(ChannelHandlerContext ctx, boolean incr) {
     int n = tokens.count;
-    boolean noreply = n == 4 && tokens.isNoreply(3);
+    boolean noreply = tokens.isNoreply(n - 1); // the last token, as set_noreply_maybe reads it
     // as memcached dispatches: two or three arguments, a third other than noreply ignored
     if (n != 3 && n != 4) {
       out(ctx).writeBytes(ERROR);
@@ -719,7 +721,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   private void touch(ChannelHandlerContext ctx) {
     int n = tokens.count;
-    boolean noreply = n == 4 && tokens.isNoreply(3);
+    boolean noreply = tokens.isNoreply(n - 1); // the last token, as set_noreply_maybe reads it
     // as memcached dispatches: two or three arguments, a third other than noreply ignored
     if (n != 3 && n != 4) {
       out(ctx).writeBytes(ERROR);

@@ -196,6 +196,11 @@ class MemcachedDifferentialTest {
     same("set ap2 0 0 1\r\nx\r\nprepend ap2 0 0 1048515\r\n" + "a".repeat(1_048_515) + "\r\nget nothing\r\n");
     same("set ap3 5 0 1\r\nx\r\nappend ap3 0 0 1048510\r\n" + "a".repeat(1_048_510) + "\r\nget nothing\r\n");
   }
+  @Test
+  void noreplyIsTheLastTokenWhateverTheCount() throws IOException {
+    same("add  4 2 8 noreply\r\nvvvvvvvv\r\nappend nr2 7 8 noreply\r\nx\r\ncas nr2 1 5 1 noreply\r\nx\r\n"
+        + "incr nr2 noreply\r\ntouch nr2 noreply\r\nget nr2\r\n");
+  }
 
   @Test
   void quitClosesTheConnection() throws IOException {
