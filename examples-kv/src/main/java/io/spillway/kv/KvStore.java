@@ -168,6 +168,16 @@ public final class KvStore {
     throw outOfMemory;
   }
 
+  /**
+   * The bytes memcached's item for this value takes, which must fit its 1 MiB item limit ({@code
+   * -I 1m}): a 48-byte header, 8 for the CAS value, the key and its NUL, the value and its
+   * {@code \r\n}, and 4 for flags other than 0 ({@code item_make_header}); so the largest value
+   * depends on the key and the flags, as a client of memcached sees it.
+   */
+  static long itemSize(int keyLength, long flags, long valueLength) {
+    return 48 + 8 + keyLength + 1 + valueLength + 2 + (flags != 0 ? 4 : 0);
+  }
+
   /** Gives back a reserved chunk that will not be stored (a dropped or malformed SET). */
   public void release(int chunk) {
     slabs.free(chunk);
@@ -239,9 +249,18 @@ public final class KvStore {
       }
       if (mode == Mode.APPEND || mode == Mode.PREPEND) {
         int total = old.length + length;
+        // memcached allocates the joined item, with the old flags, and answers NOT_STORED when it
+        // cannot: over the item limit, or no memory (do_store_item)
+        if (itemSize(key.length, old.flags & 0xFFFFFFFFL, total) > SlabAllocator.PAGE_SIZE) {
+          slabs.free(chunk);
+          return StoreResult.NOT_STORED;
+        }
         int joined;
         try {
           joined = reserve(total, now);
+        } catch (StoreFailure e) {
+          slabs.free(chunk);
+          return StoreResult.NOT_STORED;
         } catch (RuntimeException e) {
           slabs.free(chunk);
           throw e;
@@ -355,7 +374,10 @@ public final class KvStore {
 
   /**
    * memcached's incr/decr on the decimal value of {@code key}: 64-bit unsigned, incr wraps, decr
-   * stops at 0. The value is rewritten in place (20 digits fit the smallest chunk).
+   * stops at 0. The value is read as memcached's {@code safe_strtoull} reads it ({@link
+   * #strtoull}). As memcached's {@code do_add_delta}, the new digits overwrite the value in place
+   * when they fit, padded with spaces to its old length ({@code decr} of {@code 100} leaves
+   * {@code "99 "}), and otherwise become the value (20 digits fit the smallest chunk).
    */
   public Delta incrDecr(byte[] key, boolean incr, long delta, long now) {
     int hash = hash(key);
@@ -368,10 +390,11 @@ public final class KvStore {
       }
       byte[] page = slabs.page(item.chunk);
       int off = slabs.offset(item.chunk);
-      long value = parseUnsigned(page, off, item.length);
-      if (value == -1 && !isMaxUnsigned(page, off, item.length)) {
+      long[] parsed = new long[1];
+      if (!strtoull(page, off, off + item.length, parsed)) {
         return NON_NUMERIC;
       }
+      long value = parsed[0];
       long next;
       if (incr) {
         next = value + delta;
@@ -380,7 +403,11 @@ public final class KvStore {
       }
       byte[] digits = Long.toUnsignedString(next).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
       System.arraycopy(digits, 0, page, off, digits.length);
-      item.length = digits.length;
+      if (digits.length <= item.length) {
+        Arrays.fill(page, off + digits.length, off + item.length, (byte) ' ');
+      } else {
+        item.length = digits.length;
+      }
       item.cas = casCounter.incrementAndGet();
       bumpLocked(item, now);
       return new Delta.Value(next);
@@ -389,39 +416,50 @@ public final class KvStore {
     }
   }
 
-  /** Parses up to 20 ASCII digits as an unsigned 64-bit value; −1 (all ones) when not one. */
-  static long parseUnsigned(byte[] b, int off, int len) {
-    int end = off + len;
-    while (end > off && (b[end - 1] == ' ' || b[end - 1] == '\r' || b[end - 1] == '\n')) {
-      end--;
+  /**
+   * memcached's {@code safe_strtoull} over {@code b[from, to)}: C's {@code strtoull} in base 10
+   * (leading white space, an optional sign, decimal digits; a minus negates modulo 2^64; a
+   * magnitude over 2^64 − 1 is not a number), which must end at white space, a NUL or {@code to}
+   * (memcached's value is followed by its {@code \r\n}, a token by its NUL); and a minus is refused
+   * when the result is negative as a signed 64-bit number. Stores the value in {@code out[0]}.
+   *
+   * @return whether {@code b[from, to)} is a number by that rule
+   */
+  static boolean strtoull(byte[] b, int from, int to, long[] out) {
+    int i = from;
+    while (i < to && isSpace(b[i])) {
+      i++;
     }
-    if (end == off || end - off > 20) {
-      return -1;
+    boolean minus = false;
+    if (i < to && (b[i] == '+' || b[i] == '-')) {
+      minus = b[i] == '-';
+      i++;
     }
+    int digits = i;
     long v = 0;
-    for (int i = off; i < end; i++) {
+    boolean overflow = false;
+    while (i < to && b[i] >= '0' && b[i] <= '9') {
       int d = b[i] - '0';
-      if (d < 0 || d > 9) {
-        return -1;
+      if (Long.compareUnsigned(v, Long.divideUnsigned(-1L - d, 10)) > 0) {
+        overflow = true; // strtoull's ERANGE; it still consumes the digits
       }
-      long hi = Math.multiplyHigh(v, 10) + ((v >> 63) & 10); // unsigned high word of v * 10
-      long lo = v * 10;
-      if (hi != 0) {
-        return -1;
-      }
-      long sum = lo + d;
-      if (Long.compareUnsigned(sum, lo) < 0) {
-        return -1;
-      }
-      v = sum;
+      v = v * 10 + d;
+      i++;
     }
-    return v;
+    if (i == digits || overflow || (i < to && !isSpace(b[i]) && b[i] != 0)) {
+      return false;
+    }
+    long r = minus ? -v : v;
+    if (minus && r < 0) {
+      return false;
+    }
+    out[0] = r;
+    return true;
   }
 
-  private static boolean isMaxUnsigned(byte[] b, int off, int len) {
-    byte[] max = "18446744073709551615".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    return len >= max.length && Arrays.equals(b, off, off + max.length, max, 0, max.length)
-        && (len == max.length || b[off + max.length] == '\r' || b[off + max.length] == ' ');
+  /** C's {@code isspace} in the C locale. */
+  static boolean isSpace(byte c) {
+    return c == ' ' || (c >= '\t' && c <= '\r');
   }
 
   /**

@@ -35,8 +35,9 @@ import java.util.function.LongFunction;
  * <h2>Bad input</h2>
  *
  * <p>An unknown command gets {@code ERROR}; a malformed line, a bad key, a negative or
- * non-numeric length {@code CLIENT_ERROR bad command line format}; a value over 1 MiB {@code
- * SERVER_ERROR object too large for cache} with its bytes skipped; a value not followed by
+ * non-numeric length {@code CLIENT_ERROR bad command line format}; a value whose item would pass
+ * memcached's 1 MiB item limit {@code SERVER_ERROR object too large for cache} with its bytes
+ * skipped; a value not followed by
  * {@code \r\n} {@code CLIENT_ERROR bad data chunk}. A line longer than {@link #MAX_LINE} without
  * a newline cannot be resynchronised: the connection gets {@code CLIENT_ERROR line too long} and
  * is closed. Input buffered per connection is bounded by the line limit (values go straight to
@@ -98,6 +99,17 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private RequestBudget valueBudget;
   private long valueStart;
 
+  /** A multi-get stopped for its client to read ({@link #serveGet}); null when none. */
+  private byte[][] getKeys;
+  private int getNext;
+  private boolean getWithCas;
+  private ServerPermit getPermit;
+  private long getStart;
+  private RequestBudget getBudget;
+  /** Where its reply starts in {@link #out}, while none of it has been handed to the channel. */
+  private int getMark;
+  private boolean getStreamed;
+
   /** The last command's permit, completed at the next clock reading. */
   private ServerPermit pending;
   private Outcome pendingOutcome;
@@ -144,11 +156,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         // processing a connection it cannot write to, so the replies it has not taken stay
         // bounded by the water marks (plus one reply) instead of growing with its requests.
         // Counted once however often decoding is attempted while paused.
-        if (!paused) {
-          paused = true;
-          server.connectionPaused(true);
-          ctx.channel().config().setAutoRead(false);
-        }
+        pause(ctx);
+        return;
+      }
+      if (getKeys != null && !serveGet(ctx)) {
         return;
       }
       if (swallow > 0) {
@@ -177,6 +188,15 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       tokens.split(in, in.readerIndex(), end);
       in.readerIndex(eol + 1);
       command(ctx, in);
+      tokens.shrink();
+    }
+  }
+
+  private void pause(ChannelHandlerContext ctx) {
+    if (!paused) {
+      paused = true;
+      server.connectionPaused(true);
+      ctx.channel().config().setAutoRead(false);
     }
   }
 
@@ -200,7 +220,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       paused = false;
       server.connectionPaused(false);
       ctx.channel().config().setAutoRead(true);
-      channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode what was read before the pause
+      currentCtx = ctx;
+      if (getKeys == null || serveGet(ctx)) { // a multi-get stopped between keys goes on first
+        channelRead(ctx, Unpooled.EMPTY_BUFFER); // decode what was read before the pause
+      }
       channelReadComplete(ctx);
     }
     super.channelWritabilityChanged(ctx);
@@ -216,6 +239,12 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       store.release(valueChunk);
       valueChunk = -1;
       finish(valuePermit, Outcome.ABORTED, server.ticker().read());
+    }
+    if (getKeys != null) {
+      if (pending != null) {
+        completePending(server.ticker().read());
+      }
+      endGet(Outcome.ABORTED);
     }
     if (pending != null) {
       completePending(server.ticker().read());
@@ -304,23 +333,22 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       case "decr" -> delta(ctx, false);
       case "touch" -> touch(ctx);
       case "flush_all" -> flushAll(ctx);
-      // memcached answers version whatever follows it, and verbosity without looking at the level
+      // memcached answers version whatever follows it; verbosity wants a level it can parse as
+      // an unsigned number, and ignores a second argument other than noreply
       case "version" -> out(ctx).writeBytes(VERSION_LINE);
       case "verbosity" -> {
+        long[] level = new long[1];
+        byte[] arg = n > 1 ? tokens.bytes(1) : null;
         if (n == 1 || n > 3) {
           out(ctx).writeBytes(ERROR);
+        } else if (!KvStore.strtoull(arg, 0, arg.length, level)) {
+          error(ctx, BAD_FORMAT, tokens.isNoreply(n - 1));
         } else if (!tokens.isNoreply(n - 1)) {
           out(ctx).writeBytes(OK);
         }
       }
       case "stats" -> stats(ctx);
-      case "quit" -> {
-        if (n != 1) {
-          out(ctx).writeBytes(ERROR);
-        } else {
-          closing = true;
-        }
-      }
+      case "quit" -> closing = true; // as memcached: whatever follows it
       default -> out(ctx).writeBytes(ERROR);
     }
   }
@@ -338,6 +366,17 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return null;
     }
     return permit;
+  }
+
+  /**
+   * A command's error reply, or none with {@code noreply}: memcached's {@code out_string} drops
+   * every reply of a command that asked for none, errors included, so a client that pipelines
+   * {@code noreply} commands never reads a line it did not ask for.
+   */
+  private void error(ChannelHandlerContext ctx, byte[] line, boolean noreply) {
+    if (!noreply) {
+      out(ctx).writeBytes(line);
+    }
   }
 
   private void refusedByLock(ChannelHandlerContext ctx, boolean noreply) {
@@ -364,57 +403,110 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     if (permit == null) {
       return;
     }
-    ByteBuf o = out(ctx);
-    int mark = o.writerIndex();
-    RequestBudget budget = server.budget();
+    byte[][] keys = new byte[n - 1][];
+    for (int i = 1; i < n; i++) {
+      keys[i - 1] = tokens.bytes(i);
+    }
+    getKeys = keys;
+    getNext = 0;
+    getWithCas = withCas;
+    getPermit = permit;
+    getStart = now;
+    getBudget = server.budget();
+    getMark = out(ctx).writerIndex();
+    getStreamed = false;
+    serveGet(ctx);
+  }
+
+  /**
+   * Serves the multi-get's keys from {@link #getNext} on. Its reply is handed to the channel
+   * whenever it passes {@link #OUT_HIGH_WATER}, and once the channel is over its water marks the
+   * command stops between two keys (the connection pauses, as between commands) and goes on when
+   * the client has taken what it was sent: memcached streams a multi-get's items the same way,
+   * so a line of thousands of keys for a 1 MiB value never builds its reply in memory at once.
+   *
+   * @return whether the command is done (answered, or refused by a lock)
+   */
+  private boolean serveGet(ChannelHandlerContext ctx) {
     try {
-      ScopedValue.where(RequestBudget.CURRENT, budget).run(() -> {
-        for (int i = 1; i < n; i++) {
-          byte[] key = tokens.bytes(i);
-          store.get(key, now, (k, flags, cas, page, offset, length) -> {
+      boolean done = ScopedValue.where(RequestBudget.CURRENT, getBudget).call(() -> {
+        while (getNext < getKeys.length) {
+          if (out != null && out.readableBytes() >= OUT_HIGH_WATER) {
+            ByteBuf b = out;
+            out = null;
+            ctx.write(b);
+            unflushed = true;
+            getStreamed = true;
+            if (!ctx.channel().isWritable()) {
+              return false;
+            }
+          }
+          ByteBuf o = out(ctx);
+          store.get(getKeys[getNext], getStart, (k, flags, cas, page, offset, length) -> {
             o.writeBytes(VALUE).writeBytes(k).writeByte(' ');
             writeDecimal(o, flags & 0xFFFFFFFFL);
             o.writeByte(' ');
             writeDecimal(o, length);
-            if (withCas) {
+            if (getWithCas) {
               o.writeByte(' ');
               writeDecimal(o, cas);
             }
             o.writeBytes(CRLF).writeBytes(page, offset, length).writeBytes(CRLF);
           });
+          getNext++;
         }
+        return true;
       });
-      o.writeBytes(END);
-      finish(permit, Outcome.SUCCESS, now);
+      if (!done) {
+        pause(ctx);
+        return false;
+      }
+      out(ctx).writeBytes(END);
+      endGet(Outcome.SUCCESS);
     } catch (BudgetExceededException e) {
-      o.writerIndex(mark);
+      if (!getStreamed) {
+        out(ctx).writerIndex(getMark); // nothing of it was sent: the refusal is its whole reply
+      }
       refusedByLock(ctx, false);
-      finish(permit, Outcome.ABORTED, now);
+      endGet(Outcome.ABORTED);
     }
+    return true;
+  }
+
+  private void endGet(Outcome outcome) {
+    finish(getPermit, outcome, getStart);
+    getKeys = null;
+    getPermit = null;
+    getBudget = null;
   }
 
   private void storage(ChannelHandlerContext ctx, KvStore.Mode mode, boolean cas) {
     int n = tokens.count;
     int base = cas ? 7 : 6;
-    boolean noreply = n == base && tokens.isNoreply(n - 1);
+    // memcached's set_noreply_maybe looks at the last token whatever the count, so a line one
+    // token short that ends in noreply is refused silently
+    boolean noreply = tokens.isNoreply(n - 1);
     // memcached dispatches on the token count: too few or too many is an unknown command, and a
     // last token other than noreply is ignored
     if (n != base && n != base - 1) {
       out(ctx).writeBytes(ERROR);
       return;
     }
-    long flags = tokens.parseLong(2);
-    long exptime = tokens.parseSignedLong(3);
-    long length = tokens.parseSignedLong(4);
-    long casIn = cas ? tokens.parseLong(5) : 0;
-    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH || flags < 0 || flags > 0xFFFFFFFFL
-        || exptime == Long.MIN_VALUE || length == Long.MIN_VALUE || (cas && casIn < 0)) {
-      out(ctx).writeBytes(BAD_FORMAT);
+    long[] number = new long[1];
+    boolean flagsParsed = tokens.parseUnsigned(2, number);
+    long flags = number[0];
+    long exptime = tokens.parseInt32(3);
+    long length = tokens.parseInt32(4);
+    boolean casParsed = !cas || tokens.parseUnsigned(5, number);
+    long casIn = cas ? number[0] : 0;
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH || !flagsParsed || flags < 0 || flags > 0xFFFFFFFFL
+        || exptime == Long.MIN_VALUE || length == Long.MIN_VALUE || !casParsed) {
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     if (length < 0 || length > Integer.MAX_VALUE - 2) {
       // memcached answers and cannot know how much data follows; treat the next line as a command
-      out(ctx).writeBytes(BAD_FORMAT);
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     long now = now();
@@ -423,9 +515,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       swallow = length + 2;
       return;
     }
-    if (length > SlabAllocator.PAGE_SIZE) {
-      out(ctx).writeBytes(bytes("SERVER_ERROR object too large for cache\r\n"));
+    if (KvStore.itemSize(tokens.length(1), flags, length) > SlabAllocator.PAGE_SIZE) {
+      error(ctx, bytes("SERVER_ERROR object too large for cache\r\n"), noreply);
       swallow = length + 2;
+      dropStale(mode, now);
       finish(permit, Outcome.SUCCESS, now);
       return;
     }
@@ -439,8 +532,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       finish(permit, Outcome.ABORTED, now);
       return;
     } catch (KvStore.StoreFailure e) {
-      out(ctx).writeBytes(bytes("SERVER_ERROR " + e.getMessage() + "\r\n"));
+      error(ctx, bytes("SERVER_ERROR " + e.getMessage() + "\r\n"), noreply);
       swallow = length + 2;
+      dropStale(mode, now);
       finish(permit, Outcome.SUCCESS, now);
       return;
     }
@@ -456,6 +550,18 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     valuePermit = permit;
     valueBudget = budget;
     valueStart = now;
+  }
+
+  /**
+   * A SET whose value cannot be stored (too large, or no memory) removes the key's old value, as
+   * memcached's {@code process_update_command} unlinks it: a client that was told its write failed
+   * must not read the value the write meant to replace. Outside the budget's scope, so with the
+   * plain acquire: the reply is already decided and the removal must not be refused.
+   */
+  private void dropStale(KvStore.Mode mode, long now) {
+    if (mode == KvStore.Mode.SET) {
+      store.delete(tokens.bytes(1), now);
+    }
   }
 
   /** Reads the pending value into its chunk; false if more bytes are needed. */
@@ -501,7 +607,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       refusedByLock(ctx, valueNoreply);
       finish(valuePermit, Outcome.ABORTED, valueStart);
     } catch (KvStore.StoreFailure e) {
-      out(ctx).writeBytes(bytes("SERVER_ERROR " + e.getMessage() + "\r\n"));
+      error(ctx, bytes("SERVER_ERROR " + e.getMessage() + "\r\n"), valueNoreply);
       finish(valuePermit, Outcome.SUCCESS, valueStart);
     }
     valuePermit = null;
@@ -517,7 +623,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void badChunk(ByteBuf in) {
     store.release(valueChunk);
     valueChunk = -1;
-    out(currentCtx).writeBytes(BAD_CHUNK);
+    error(currentCtx, BAD_CHUNK, valueNoreply);
     finish(valuePermit, Outcome.SUCCESS, valueStart);
     valuePermit = null;
     valueBudget = null;
@@ -533,12 +639,20 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void delete(ChannelHandlerContext ctx) {
     int n = tokens.count;
     boolean noreply = n > 2 && tokens.isNoreply(n - 1);
-    int args = n - (noreply ? 1 : 0);
-    // memcached accepts "delete <key> 0" (a legacy hold time of zero) and nothing else
-    if (n < 2 || args > 3 || (args == 3 && tokens.parseLong(2) != 0)
-        || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      out(ctx).writeBytes(n < 2 ? ERROR : bytes(
-          "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"));
+    // memcached dispatches delete with one to three arguments, else it is an unknown command; of
+    // those it accepts "delete <key> 0" (a legacy hold time of zero) and noreply, nothing else
+    if (n < 2 || n > 4) {
+      out(ctx).writeBytes(ERROR);
+      return;
+    }
+    boolean holdIsZero = n > 2 && tokens.equals(2, "0");
+    if ((n == 3 && !holdIsZero && !noreply) || (n == 4 && !(holdIsZero && noreply))) {
+      error(ctx, bytes("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"),
+          noreply);
+      return;
+    }
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
     byte[] key = tokens.bytes(1);
@@ -573,20 +687,23 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   private void delta(ChannelHandlerContext ctx, boolean incr) {
     int n = tokens.count;
-    boolean noreply = n == 4 && tokens.isNoreply(3);
-    if (n != 3 && !noreply) {
-      out(ctx).writeBytes(n < 3 ? ERROR : BAD_FORMAT);
+    boolean noreply = tokens.isNoreply(n - 1); // the last token, as set_noreply_maybe reads it
+    // as memcached dispatches: two or three arguments, a third other than noreply ignored
+    if (n != 3 && n != 4) {
+      out(ctx).writeBytes(ERROR);
       return;
     }
     if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      out(ctx).writeBytes(BAD_FORMAT);
+      error(ctx, BAD_FORMAT, noreply);
       return;
     }
-    long delta = tokens.parseUnsigned(2);
-    if (delta == -1 && !tokens.equals(2, "18446744073709551615")) {
-      out(ctx).writeBytes(INVALID_DELTA);
+    byte[] deltaToken = tokens.bytes(2);
+    long[] parsed = new long[1];
+    if (!KvStore.strtoull(deltaToken, 0, deltaToken.length, parsed)) {
+      error(ctx, INVALID_DELTA, noreply);
       return;
     }
+    long delta = parsed[0];
     byte[] key = tokens.bytes(1);
     KvStore.Delta r = admitted(ctx, noreply, now -> store.incrDecr(key, incr, delta, now));
     if (r != null && !noreply) {
@@ -604,14 +721,19 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   private void touch(ChannelHandlerContext ctx) {
     int n = tokens.count;
-    boolean noreply = n == 4 && tokens.isNoreply(3);
-    if (n != 3 && !noreply) {
-      out(ctx).writeBytes(n < 3 ? ERROR : BAD_FORMAT);
+    boolean noreply = tokens.isNoreply(n - 1); // the last token, as set_noreply_maybe reads it
+    // as memcached dispatches: two or three arguments, a third other than noreply ignored
+    if (n != 3 && n != 4) {
+      out(ctx).writeBytes(ERROR);
       return;
     }
-    long exptime = tokens.parseSignedLong(2);
-    if (exptime == Long.MIN_VALUE || tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
-      out(ctx).writeBytes(BAD_EXPTIME);
+    if (tokens.length(1) > KvStore.MAX_KEY_LENGTH) {
+      error(ctx, BAD_FORMAT, noreply);
+      return;
+    }
+    long exptime = tokens.parseInt32(2);
+    if (exptime == Long.MIN_VALUE) {
+      error(ctx, BAD_EXPTIME, noreply);
       return;
     }
     byte[] key = tokens.bytes(1);
@@ -624,17 +746,19 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private void flushAll(ChannelHandlerContext ctx) {
     int n = tokens.count;
     boolean noreply = n > 1 && tokens.isNoreply(n - 1);
-    int args = n - (noreply ? 1 : 0);
-    long delay = 0;
-    if (args == 2) {
-      delay = tokens.parseSignedLong(1);
-      if (delay == Long.MIN_VALUE) {
-        out(ctx).writeBytes(BAD_EXPTIME);
-        return;
-      }
-    } else if (args > 2) {
+    // as memcached dispatches: at most two arguments; unless the only one is noreply, the first
+    // is the delay, and a second other than noreply is ignored
+    if (n > 3) {
       out(ctx).writeBytes(ERROR);
       return;
+    }
+    long delay = 0;
+    if (n != (noreply ? 2 : 1)) {
+      delay = tokens.parseInt32(1);
+      if (delay == Long.MIN_VALUE) {
+        error(ctx, BAD_EXPTIME, noreply);
+        return;
+      }
     }
     store.flushAll(delay, server.ticker().read());
     if (!noreply) {
@@ -675,11 +799,14 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     return s.getBytes(StandardCharsets.US_ASCII);
   }
 
-  /** The space-separated tokens of one command line, as offsets into the input buffer. */
+  /**
+   * The space-separated tokens of one command line, as offsets into the input buffer. The table
+   * grows with the line: memcached answers a multi-get of any number of keys, and a line within
+   * {@link #MAX_LINE} holds thousands of short ones.
+   */
   static final class Tokens {
-    static final int MAX = 256;
-    final int[] start = new int[MAX];
-    final int[] end = new int[MAX];
+    int[] start = new int[32];
+    int[] end = new int[32];
     int count;
     ByteBuf buf;
 
@@ -698,9 +825,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         while (i < to && b.getByte(i) != ' ') {
           i++;
         }
-        if (count == MAX) {
-          count = MAX + 1; // too many: every command rejects it by its count
-          return;
+        if (count == start.length) {
+          start = java.util.Arrays.copyOf(start, 2 * count);
+          end = java.util.Arrays.copyOf(end, 2 * count);
         }
         start[count] = s;
         end[count] = i;
@@ -708,8 +835,16 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       }
     }
 
+    /** Lets go of a table a long multi-get grew, so that an idle connection holds a small one. */
+    void shrink() {
+      if (start.length > 256) {
+        start = new int[32];
+        end = new int[32];
+      }
+    }
+
     String command() {
-      return count > MAX ? "" : string(0);
+      return string(0);
     }
 
     int length(int i) {
@@ -742,48 +877,57 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return i >= 0 && i < count && equals(i, "noreply");
     }
 
-    /** A non-negative decimal up to Long.MAX_VALUE, or −1. */
-    long parseLong(int i) {
-      if (i >= count || length(i) == 0 || length(i) > 19) {
-        return -1;
-      }
-      long v = 0;
-      for (int j = start[i]; j < end[i]; j++) {
-        int d = buf.getByte(j) - '0';
-        if (d < 0 || d > 9) {
-          return -1;
-        }
-        v = v * 10 + d;
-        if (v < 0) {
-          return -1;
-        }
-      }
-      return v;
-    }
-
-    /** A signed decimal, or Long.MIN_VALUE if not one. */
-    long parseSignedLong(int i) {
-      if (i >= count || length(i) == 0) {
-        return Long.MIN_VALUE;
-      }
-      boolean negative = buf.getByte(start[i]) == '-';
-      if (negative) {
-        start[i]++;
-        long v = parseLong(i);
-        start[i]--;
-        return v < 0 ? Long.MIN_VALUE : -v;
-      }
-      long v = parseLong(i);
-      return v < 0 ? Long.MIN_VALUE : v;
-    }
-
-    /** An unsigned 64-bit decimal, or −1 (all ones) if not one. */
-    long parseUnsigned(int i) {
+    /**
+     * Token {@code i} as memcached's {@code safe_strtoull} reads it ({@link KvStore#strtoull}), into
+     * {@code out[0]}; whether it is a number. Flags and CAS values are read so.
+     */
+    boolean parseUnsigned(int i, long[] out) {
       if (i >= count) {
-        return -1;
+        return false;
       }
       byte[] b = bytes(i);
-      return KvStore.parseUnsigned(b, 0, b.length);
+      return KvStore.strtoull(b, 0, b.length, out);
+    }
+
+    /**
+     * Token {@code i} as memcached's {@code safe_strtol} reads an exptime or a value's length: C's
+     * {@code strtol} (white space, a sign, digits; beyond 64 bits is not a number), kept in an
+     * {@code int32_t}, so modulo 2^32 as a signed value ({@code 4294967297} is 1, {@code
+     * 2147483648} negative); Long.MIN_VALUE if not a number.
+     */
+    long parseInt32(int i) {
+      if (i >= count) {
+        return Long.MIN_VALUE;
+      }
+      byte[] b = bytes(i);
+      int j = 0;
+      while (j < b.length && KvStore.isSpace(b[j])) {
+        j++;
+      }
+      boolean minus = false;
+      if (j < b.length && (b[j] == '+' || b[j] == '-')) {
+        minus = b[j] == '-';
+        j++;
+      }
+      int digits = j;
+      long v = 0; // accumulated negative: its range holds Long.MIN_VALUE
+      boolean overflow = false;
+      while (j < b.length && b[j] >= '0' && b[j] <= '9') {
+        int d = b[j] - '0';
+        if (v < (Long.MIN_VALUE + d) / 10) {
+          overflow = true; // strtol's ERANGE; it still consumes the digits
+        } else {
+          v = v * 10 - d;
+        }
+        j++;
+      }
+      if (!minus && v == Long.MIN_VALUE) {
+        overflow = true;
+      }
+      if (j == digits || overflow || (j < b.length && !KvStore.isSpace(b[j]) && b[j] != 0)) {
+        return Long.MIN_VALUE;
+      }
+      return (int) (minus ? v : -v);
     }
   }
 }

@@ -89,11 +89,11 @@ class KvStoreTest {
     set("n", "18446744073709551614");
     assertEquals(new KvStore.Delta.Value(-1L), store.incrDecr(b("n"), true, 1, clock.get()));
     assertEquals(new KvStore.Delta.Value(0L), store.incrDecr(b("n"), true, 1, clock.get()));
-    assertEquals("0", get("n"));
+    assertEquals("0                   ", get("n")); // in place, padded as memcached pads it
     assertEquals(new KvStore.Delta.Value(0L), store.incrDecr(b("n"), false, 5, clock.get()));
     set("m", "10");
     assertEquals(new KvStore.Delta.Value(7L), store.incrDecr(b("m"), false, 3, clock.get()));
-    assertEquals("7", get("m"));
+    assertEquals("7 ", get("m"));
     set("s", "abc");
     assertInstanceOf(KvStore.Delta.NonNumeric.class, store.incrDecr(b("s"), true, 1, clock.get()));
     assertInstanceOf(KvStore.Delta.NotFound.class, store.incrDecr(b("none"), true, 1, clock.get()));
@@ -286,12 +286,24 @@ class KvStoreTest {
 
   @Test
   void parsesUnsignedDecimals() {
-    assertEquals(0, KvStore.parseUnsigned(b("0"), 0, 1));
-    assertEquals(-1L, KvStore.parseUnsigned(b("18446744073709551616"), 0, 20));
-    assertEquals(-2L, KvStore.parseUnsigned(b("18446744073709551614"), 0, 20));
-    assertEquals(-1L, KvStore.parseUnsigned(b("12a"), 0, 3));
-    assertEquals(-1L, KvStore.parseUnsigned(b(""), 0, 0));
-    assertArrayEquals(b("42"), Long.toUnsignedString(KvStore.parseUnsigned(b("42 "), 0, 3)).getBytes());
+    assertEquals(0L, strtoull("0"));
+    assertNull(strtoull("18446744073709551616"));
+    assertEquals(-1L, strtoull("18446744073709551615"));
+    assertEquals(-2L, strtoull("18446744073709551614"));
+    assertNull(strtoull("12a"));
+    assertNull(strtoull(""));
+    assertNull(strtoull("   "));
+    assertEquals(42L, strtoull("42 "));
+    assertEquals(42L, strtoull(" +42 x"));
+    assertEquals(1L, strtoull("00000000000000000000001"));
+    assertEquals(0L, strtoull("-0"));
+    assertNull(strtoull("-5"));
+    assertEquals(1L, strtoull("-18446744073709551615")); // C's strtoull negates modulo 2^64
+  }
+
+  private static Long strtoull(String s) {
+    long[] out = new long[1];
+    return KvStore.strtoull(b(s), 0, s.length(), out) ? out[0] : null;
   }
 
   private BudgetedLock[] itemLocks() throws Exception {

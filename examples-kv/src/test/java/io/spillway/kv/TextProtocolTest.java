@@ -216,6 +216,72 @@ class TextProtocolTest {
   }
 
   @Test
+  void aMultiGetWhoseReplyPassesTheWaterMarksWaitsForItsClient() throws Exception {
+    byte[] value = new byte[SlabAllocator.PAGE_SIZE - 64];
+    java.util.Arrays.fill(value, (byte) 'v');
+    try (MemcacheConnection c = connect()) {
+      c.send("set huge 0 0 " + value.length + "\r\n").send(value).send("\r\n");
+      assertEquals("STORED\r\n", c.read("STORED\r\n"));
+    }
+    int keys = 2_100; // one 8 KiB line asking for 2.2 GB of reply
+    java.net.Socket s = new java.net.Socket();
+    s.setReceiveBufferSize(4096);
+    s.setSoTimeout(20_000);
+    s.connect(new InetSocketAddress("127.0.0.1", server.port()));
+    try (s) {
+      s.getOutputStream().write(MemcacheConnection.ascii("get" + " huge".repeat(keys) + "\r\n"));
+      s.getOutputStream().flush();
+      // the command stops between keys once its replies pass the water marks (bounded by the
+      // class's @Timeout), instead of building its whole reply in memory
+      while (server.pausedConnections() == 0 && server.handlerFailures() == 0) {
+        Thread.yield();
+      }
+      assertEquals(0, server.handlerFailures(), () -> "the handler failed: " + server.lastHandlerFailure());
+      long held = server.pendingOutboundBytes();
+      assertTrue(held < 8L << 20, "reply held for a client that does not read: " + held + " bytes");
+      // it goes on as the client reads, in order
+      java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream(), 1 << 16);
+      byte[] header = MemcacheConnection.ascii("VALUE huge 0 " + value.length + "\r\n");
+      for (int i = 0; i < 20; i++) {
+        assertEquals(new String(header), new String(in.readNBytes(header.length)), "reply " + i);
+        in.skipNBytes(value.length);
+        assertEquals("\r\n", new String(in.readNBytes(2)), "reply " + i);
+      }
+    }
+    try (MemcacheConnection other = connect()) {
+      assertServes(other, "after-huge-get");
+    }
+  }
+
+  @Test
+  void aMultiGetStoppedForItsClientAnswersEveryKeyThenTheNextCommand() throws Exception {
+    byte[] value = new byte[100_000];
+    java.util.Arrays.fill(value, (byte) 'w');
+    try (MemcacheConnection c = connect()) {
+      c.send("set wide 0 0 " + value.length + "\r\n").send(value).send("\r\n");
+      assertEquals("STORED\r\n", c.read("STORED\r\n"));
+    }
+    int keys = 600;
+    java.net.Socket s = new java.net.Socket();
+    s.setReceiveBufferSize(4096);
+    s.setSoTimeout(20_000);
+    s.connect(new InetSocketAddress("127.0.0.1", server.port()));
+    try (s) {
+      s.getOutputStream().write(MemcacheConnection.ascii("get" + " wide nokey".repeat(keys)
+          + "\r\nget nokey\r\n"));
+      s.getOutputStream().flush();
+      java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream(), 1 << 16);
+      byte[] header = MemcacheConnection.ascii("VALUE wide 0 " + value.length + "\r\n");
+      for (int i = 0; i < keys; i++) {
+        assertEquals(new String(header), new String(in.readNBytes(header.length)), "reply " + i);
+        in.skipNBytes(value.length);
+        assertEquals("\r\n", new String(in.readNBytes(2)), "reply " + i);
+      }
+      assertEquals("END\r\nEND\r\n", new String(in.readNBytes(10)));
+    }
+  }
+
+  @Test
   void thousandsOfIdleConnectionsDoNotStopService() throws Exception {
     long limit = ((UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
         .getMaxFileDescriptorCount();
