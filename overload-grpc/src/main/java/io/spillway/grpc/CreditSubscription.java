@@ -25,10 +25,10 @@ final class CreditSubscription extends ClientCall.Listener<Integer> {
    * Opens the stream in the root {@link Context}: it belongs to the session, not to the call that
    * happened to open it, whose context is cancelled when that call ends.
    */
-  void start(Channel channel, Metadata headers) {
+  void start(Channel channel, CallOptions options, Metadata headers) {
     Context previous = Context.ROOT.attach();
     try {
-      ClientCall<byte[], Integer> c = channel.newCall(SpillwayControlService.CREDITS, CallOptions.DEFAULT);
+      ClientCall<byte[], Integer> c = channel.newCall(SpillwayControlService.CREDITS, options);
       call = c;
       c.start(this, headers);
       c.request(1);

@@ -115,6 +115,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
 
   /** The channel the session's calls go to; control calls use it too. */
   private volatile Channel channel;
+  /**
+   * The per-call credentials of the application's latest call, which its control calls carry
+   * too: a server that authenticates every call would refuse a credit stream without them.
+   */
+  private volatile io.grpc.CallCredentials credentials;
 
   /**
    * A session over {@code gate}.
@@ -184,6 +189,10 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       CallOptions callOptions, Channel next) {
     if (channel != next) {
       channel = next;
+    }
+    io.grpc.CallCredentials c = callOptions.getCredentials();
+    if (c != null && c != credentials) {
+      credentials = c;
     }
     return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions.getExecutor(),
         interfaces.idOf(method.getFullMethodName()));
@@ -534,7 +543,13 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     } finally {
       lock.unlock();
     }
-    stream.start(ch, controlHeaders());
+    stream.start(ch, controlOptions(), controlHeaders());
+  }
+
+  /** Options of a control call: none of the application's but its per-call credentials. */
+  private CallOptions controlOptions() {
+    io.grpc.CallCredentials c = credentials;
+    return c == null ? CallOptions.DEFAULT : CallOptions.DEFAULT.withCallCredentials(c);
   }
 
   private Metadata controlHeaders() {
@@ -565,7 +580,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   }
 
   private void startControl(Channel ch, MethodDescriptor<byte[], byte[]> method, Metadata headers) {
-    ClientCall<byte[], byte[]> call = ch.newCall(method, CallOptions.DEFAULT);
+    ClientCall<byte[], byte[]> call = ch.newCall(method, controlOptions());
     call.start(new ClientCall.Listener<>() {
       @Override
       public void onClose(Status status, Metadata trailers) {
