@@ -14,11 +14,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * call starts in one task; the handler asks for the request message, which the transport thread
  * then delivers in a second task that joins the back of the same queue. A unary call therefore
  * crosses the workers' queue at least twice, and the queue's own oldest-entry delay reports about
- * half of what the call waits. The server's interceptor stamps the call as it is admitted and
- * clears it as a worker runs its first task, and stamps it again at each later hand-off
- * (SpillwayServerInterceptor's {@code CallHandOffs}), so the signal reads every crossing of the
- * queue and none of the time a call waits for its client between them: a stream the client
- * leaves idle, or a request message still on its way, is not queueing at this server.
+ * half of what the call waits. The server's interceptor stamps a unary or server-streaming call
+ * as it is admitted and clears it when its request reaches the handler, so the signal reads the
+ * whole wait, the event loop's delivery of the message between the crossings included. A
+ * client-streaming or bidi call, whose handler runs as it starts, is cleared as a worker runs its
+ * first task and stamped again at each later hand-off of its work (SpillwayServerInterceptor's
+ * {@code CallHandOffs}): a stream the client leaves idle is not queueing at this server.
  *
  * <p>Calls are kept in a ring of {@value #SIZE} slots indexed by an admission sequence number; a
  * slot holds its sequence number (plus one) while the call waits and zero once it started. A
