@@ -283,10 +283,11 @@ final class GatedServerCall<ReqT, RespT>
       }
       Context previous = context.attach();
       try {
-        if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)
-            && !reachHandler(budget == null ? 0 : owner.ticker().read())) {
-          throw new BudgetExceededException(Math.max(0, owner.ticker().read() - admittedAt),
-              deadlineBudgetNanos);
+        if (!handlerReached && (event == MESSAGE || event == HALF_CLOSE)) {
+          long now = budget == null ? 0 : owner.ticker().read(); // only a budget is charged
+          if (!reachHandler(now)) {
+            throw new BudgetExceededException(Math.max(0, now - admittedAt), deadlineBudgetNanos);
+          }
         }
         if (budget == null) {
           deliver(event, message);

@@ -180,8 +180,7 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
       Status[] why = new Status[1];
       streams.compute(session, (id, before) -> {
         if (before != null && before.origin != origin) {
-          why[0] = Status.PERMISSION_DENIED.withDescription(
-              "spillway: session " + id + " has its credit stream on another connection");
+          why[0] = anotherConnections(id);
           return before;
         }
         if (before == null && !countStream(origin)) {
@@ -231,6 +230,12 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
     return true;
   }
 
+  /** The refusal of a control call for a session whose credit stream came on another connection. */
+  private static Status anotherConnections(long session) {
+    return Status.PERMISSION_DENIED.withDescription(
+        "spillway: session " + session + " has its credit stream on another connection");
+  }
+
   /**
    * Whether {@code call} may act on {@code session}: it has no credit stream here, or its stream
    * came on the call's connection.
@@ -251,8 +256,7 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
         return new ServerCall.Listener<>() { };
       }
       if (!owns(call, fields.sessionId())) {
-        call.close(Status.PERMISSION_DENIED.withDescription("spillway: session "
-            + fields.sessionId() + " has its credit stream on another connection"), new Metadata());
+        call.close(anotherConnections(fields.sessionId()), new Metadata());
         return new ServerCall.Listener<>() { };
       }
       long now = ticker.read();

@@ -224,10 +224,11 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
           return null;
         }
         // A unary or server-streaming call counts from its admission until its request message
-        // reaches the handler, the event loop's delivery of it included (CallHandOffs for these
-        // calls read less under a saturated core, and plain clients' goodput fell with it); a
-        // client-streaming or bidi call, whose handler starts with it and may then wait for its
-        // client as long as the client likes, counts only while it has work queued.
+        // reaches the handler, the event loop's delivery of the message between its two
+        // hand-offs included: on a saturated core that delivery is much of the wait
+        // (docs/results/grpc.md, "What is left"). A client-streaming or bidi call, whose handler
+        // starts with it and may then wait for its client as long as the client likes, counts
+        // only while it has work queued (CallHandOffs).
         return d.ticket < 0 || method.getType().clientSendsOneMessage() ? workers
             : new CallHandOffs(workers, d.ticket);
       }

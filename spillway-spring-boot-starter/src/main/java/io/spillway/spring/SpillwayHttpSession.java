@@ -14,6 +14,7 @@ import io.spillway.api.Ticker;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -509,7 +510,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       return;
     }
     if (index >= gates.length) {
-      gates = java.util.Arrays.copyOf(gates, index + 1);
+      gates = Arrays.copyOf(gates, index + 1);
     }
     ClientGate<Ticket> g = gates[index];
     if (g == null) {
