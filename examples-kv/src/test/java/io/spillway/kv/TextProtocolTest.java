@@ -281,6 +281,57 @@ class TextProtocolTest {
     }
   }
 
+  /**
+   * The time a multi-get waits for its client to read is not service time: the server's p99
+   * service estimate, from which every request's queueing budget is derived, must not take a slow
+   * reader's wait. The server's clock is a manual one that moves only while the command waits.
+   */
+  @Test
+  void aMultiGetWaitingForItsClientDoesNotCountTheWaitAsService() throws Exception {
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE - 5_000_000_000L);
+    KvServer slow = KvServer.builder().host("127.0.0.1").port(0).memoryMegabytes(8)
+        .protection(KvServer.Protection.NONE).ticker(clock::get).build().start();
+    try {
+      byte[] value = new byte[100_000];
+      java.util.Arrays.fill(value, (byte) 'w');
+      byte[] key = MemcacheConnection.ascii("wide");
+      KvStore store = slow.store();
+      int chunk = store.reserve(value.length, clock.get());
+      store.write(chunk, 0, value, 0, value.length);
+      store.store(KvStore.Mode.SET, key, 0, 0, 0, chunk, value.length, clock.get()); // no service sample
+      int keys = 600;
+      java.net.Socket s = new java.net.Socket();
+      s.setReceiveBufferSize(4096);
+      s.setSoTimeout(20_000);
+      s.connect(new InetSocketAddress("127.0.0.1", slow.port()));
+      try (s) {
+        s.getOutputStream().write(MemcacheConnection.ascii("get" + " wide".repeat(keys) + "\r\n"));
+        s.getOutputStream().flush();
+        while (slow.pausedConnections() == 0 && slow.handlerFailures() == 0) { // bounded by @Timeout
+          Thread.yield();
+        }
+        assertEquals(0, slow.handlerFailures(), () -> "the handler failed: " + slow.lastHandlerFailure());
+        clock.addAndGet(1_000_000_000L); // the client takes a second to start reading
+        java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream(), 1 << 16);
+        byte[] header = MemcacheConnection.ascii("VALUE wide 0 " + value.length + "\r\n");
+        for (int i = 0; i < keys; i++) {
+          assertEquals(new String(header), new String(in.readNBytes(header.length)), "reply " + i);
+          in.skipNBytes(value.length + 2);
+        }
+        assertEquals("END\r\n", new String(in.readNBytes(5)));
+      }
+      try (MemcacheConnection c = new MemcacheConnection(slow.port())) {
+        c.send("stats\r\n");
+        String stats = c.readThrough("END\r\n");
+        String line = stats.lines().filter(l -> l.startsWith("STAT spillway_p99_service_ns ")).findFirst().orElseThrow();
+        long p99 = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+        assertTrue(p99 < 1_000_000L, "the client's second of reading was taken as service: p99 " + p99 + " ns");
+      }
+    } finally {
+      slow.close();
+    }
+  }
+
   @Test
   void thousandsOfIdleConnectionsDoNotStopService() throws Exception {
     long limit = ((UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
