@@ -363,6 +363,11 @@ public final class KvServer implements AutoCloseable {
   }
 
   /** Connections not being read until their clients take the replies already sent. */
+  /** The server's event loops: a task run there comes between two of a connection's events. */
+  EventLoopGroup eventLoops() {
+    return group;
+  }
+
   long pausedConnections() {
     return paused.get();
   }

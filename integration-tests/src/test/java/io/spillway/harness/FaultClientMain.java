@@ -4,6 +4,7 @@ import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import io.spillway.transport.OverloadRejectedException;
 import io.spillway.transport.SpillwayClient;
+import io.spillway.transport.testing.NettyLeaks;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;

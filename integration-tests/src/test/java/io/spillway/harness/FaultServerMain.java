@@ -3,6 +3,7 @@ package io.spillway.harness;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import io.spillway.transport.SpillwayServer;
+import io.spillway.transport.testing.NettyLeaks;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;

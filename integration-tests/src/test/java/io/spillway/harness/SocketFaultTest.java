@@ -14,6 +14,7 @@ import io.spillway.transport.Frame;
 import io.spillway.transport.OverloadRejectedException;
 import io.spillway.transport.SpillwayClient;
 import io.spillway.transport.SpillwayServer;
+import io.spillway.transport.testing.NettyLeaks;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

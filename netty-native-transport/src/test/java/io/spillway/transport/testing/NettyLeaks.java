@@ -1,4 +1,4 @@
-package io.spillway.harness;
+package io.spillway.transport.testing;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -10,7 +10,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Counts what Netty's leak detector reports, instead of only logging it, so a test can assert that
- * nothing leaked. {@link #install()} must run before Netty creates its first buffer (the byte-buffer
+ * nothing leaked (the socket fault tests directly, every test of a module through
+ * {@link NettyLeakCheck}). {@link #install()} must run before Netty creates its first buffer (the byte-buffer
  * detector is made once, when Netty's buffer classes load); the level comes from
  * {@code -Dio.netty.leakDetection.level} (PARANOID tracks every buffer).
  *
@@ -18,14 +19,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * released and a later allocation looks at its reference queue; {@link #collect()} makes both
  * happen. Thread-safe.
  */
-final class NettyLeaks {
+public final class NettyLeaks {
 
   private static final List<String> REPORTS = new CopyOnWriteArrayList<>();
   private static volatile boolean installed;
 
   private NettyLeaks() { }
 
-  static synchronized void install() {
+  public static synchronized void install() {
     if (installed) {
       return;
     }
@@ -51,7 +52,7 @@ final class NettyLeaks {
   }
 
   /** The level in force; the fault tests want PARANOID. */
-  static ResourceLeakDetector.Level level() {
+  public static ResourceLeakDetector.Level level() {
     return ResourceLeakDetector.getLevel();
   }
 
@@ -59,7 +60,7 @@ final class NettyLeaks {
    * Lets the detector find what was dropped unreleased: a few rounds of a full collection, each
    * followed by allocations through both allocators (every allocation polls the detector's queue).
    */
-  static void collect() {
+  public static void collect() {
     for (int round = 0; round < 4; round++) {
       System.gc();
       for (int i = 0; i < 64; i++) {
@@ -72,11 +73,11 @@ final class NettyLeaks {
   }
 
   /** Leak reports so far. */
-  static List<String> reports() {
+  public static List<String> reports() {
     return List.copyOf(REPORTS);
   }
 
-  static void clear() {
+  public static void clear() {
     REPORTS.clear();
   }
 
@@ -84,7 +85,7 @@ final class NettyLeaks {
    * Drops one buffer unreleased and checks that the detector reports it: the fault tests' "no leak"
    * means something only if a leak would have been seen.
    */
-  static boolean detectsADeliberateLeak() {
+  public static boolean detectsADeliberateLeak() {
     clear();
     leakOne();
     for (int attempt = 0; attempt < 20 && REPORTS.isEmpty(); attempt++) {
