@@ -179,6 +179,39 @@ class ThreadingAdaptationTest {
     }
   }
 
+  @Test
+  void aNetworkThreadThatHasFallenSilentDoesNotMakeEveryTickADecision() {
+    // Two network threads: one read 20 requests and then nothing, the other reads a steady 500/s.
+    // The busy thread closes a window every 10 ms, so there is new information about 100 times a
+    // second; a decision on each tick (1,000 a second) would count the same estimate many times
+    // toward a move's confirmations (ThreadingAdapter's class comment).
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
+    ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
+    ArrivalRateEstimator quiet = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    ArrivalRateEstimator busy = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    long[] decisions = {0};
+    ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(quiet, busy), adaptation, threading::current,
+        m -> {
+          decisions[0]++;
+          threading.switchTo(m);
+        });
+    clock.every(adaptation.periodNanos(), adapter);
+    for (int i = 0; i < 20; i++) {
+      clock.advance(1_000_000);
+      quiet.record(clock.read());
+    }
+    clock.advance(1_000_000_000L);
+    SplittableRandom random = new SplittableRandom(SEED);
+    long before = decisions[0];
+    long windowsBefore = busy.recorded() / adaptation.bufferSize();
+    poisson(clock, busy, random, 500, 2_000_000_000L);
+    long windows = busy.recorded() / adaptation.bufferSize() - windowsBefore;
+    long made = decisions[0] - before;
+    assertTrue(made <= windows * 3 / 2, "decisions " + made + " for " + windows + " windows, seed " + SEED);
+    assertEquals(IP, threading.current());
+  }
+
   /** What runs the requests, reduced to its model and a count of moves. */
   private static final class Switch {
     private ThreadingModel current;
