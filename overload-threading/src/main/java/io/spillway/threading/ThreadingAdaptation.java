@@ -28,9 +28,9 @@ public record ThreadingAdaptation(ThreadingProfile profile, int bufferSize, int 
   public ThreadingAdaptation {
     Objects.requireNonNull(profile, "profile");
     if (bufferSize < 2 || smoothing < 1 || periodNanos <= 0 || !(margin >= 0) || !(headroom >= 0)
-        || confirmations < 1) {
-      throw new IllegalArgumentException("bufferSize >= 2, smoothing >= 1, periodNanos > 0, margin >= 0,"
-          + " headroom >= 0, confirmations >= 1: " + bufferSize + ", " + smoothing + ", " + periodNanos
+        || Double.isInfinite(margin) || Double.isInfinite(headroom) || confirmations < 1) {
+      throw new IllegalArgumentException("bufferSize >= 2, smoothing >= 1, periodNanos > 0, finite margin >= 0,"
+          + " finite headroom >= 0, confirmations >= 1: " + bufferSize + ", " + smoothing + ", " + periodNanos
           + ", " + margin + ", " + headroom + ", " + confirmations);
     }
   }

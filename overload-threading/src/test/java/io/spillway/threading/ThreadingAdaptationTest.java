@@ -145,6 +145,23 @@ class ThreadingAdaptationTest {
   }
 
   @Test
+  void anInfiniteMarginOrHeadroomIsRefusedRatherThanReadAsNoBarrier() {
+    // A margin of +∞ reads as "never move", but 0 ns × ∞ is NaN and every comparison with NaN is
+    // false, so against a candidate predicted at 0 ns it let every move through. Likewise an
+    // infinite headroom asks for a prediction at ∞ (or 0 × ∞) rps.
+    ThreadingProfile p = ThreadingProfile.builder().add(IB, 0, 0).add(IB, 1_000, 0)
+        .add(DB4, 0, 50_000).add(DB4, 1_000, 60_000).build();
+    for (double bad : new double[] {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.NaN, -0.1}) {
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingPolicy(p, bad, 0, 1), "margin " + bad);
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingPolicy(p, 0, bad, 1), "headroom " + bad);
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingAdaptation(p, 5, 9, 1_000_000, bad, 0.25, 3),
+          "margin " + bad);
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingAdaptation(p, 5, 9, 1_000_000, 0.1, bad, 3),
+          "headroom " + bad);
+    }
+  }
+
+  @Test
   void theLoopFollowsLoadAcrossTheCrossoverWithoutOscillating() {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
     ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
