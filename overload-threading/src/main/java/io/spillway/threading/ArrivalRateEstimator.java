@@ -40,8 +40,10 @@ public final class ArrivalRateEstimator {
    * @param smoothing how many windows the estimate spans
    */
   public ArrivalRateEstimator(int size, int smoothing) {
-    if (size < 2 || smoothing < 1) {
-      throw new IllegalArgumentException("size >= 2 and smoothing >= 1: " + size + ", " + smoothing);
+    if (size < 2 || smoothing < 1 || smoothing == Integer.MAX_VALUE) {
+      // smoothing + 1 marks are kept: the last windows and the start of the oldest
+      throw new IllegalArgumentException("size >= 2 and 1 <= smoothing < " + Integer.MAX_VALUE + ": " + size
+          + ", " + smoothing);
     }
     stamps = new long[size];
     markCounts = new long[smoothing + 1];
