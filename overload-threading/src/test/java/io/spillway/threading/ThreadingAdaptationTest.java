@@ -229,6 +229,26 @@ class ThreadingAdaptationTest {
     assertEquals(IP, threading.current());
   }
 
+  @Test
+  void whenArrivalsStopTheLoopReturnsToTheLowLoadModel() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
+    ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
+    ArrivalRateEstimator arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, threading::current,
+        threading::switchTo);
+    clock.every(adaptation.periodNanos(), adapter);
+    poisson(clock, arrivals, new SplittableRandom(SEED), 6_000, 300_000_000L);
+    assertEquals(DB4, threading.current());
+    long stopped = clock.elapsed();
+    while (threading.current().equals(DB4) && clock.elapsed() - stopped < 10_000_000_000L) {
+      clock.advance(1_000_000);
+    }
+    assertEquals(IP, threading.current());
+    assertTrue(clock.elapsed() - stopped <= 50_000_000L, "back to IP after " + (clock.elapsed() - stopped) + " ns");
+    assertTrue(adapter.lastRate() < 2_000, "rate " + adapter.lastRate());
+  }
+
   /** What runs the requests, reduced to its model and a count of moves. */
   private static final class Switch {
     private ThreadingModel current;
