@@ -71,7 +71,8 @@ public final class SpillwayServer implements AutoCloseable {
   /** Connections whose reading is stopped after a refusal for want of credit (tests, harness). */
   final java.util.concurrent.atomic.AtomicInteger heldConnections = new java.util.concurrent.atomic.AtomicInteger();
   private EventLoopGroup group;
-  private ThreadingSwitch threadingSwitch; // null unless built with a ThreadingModel or adaptation
+  // null until start() unless built with a ThreadingModel or adaptation; read from any thread
+  private volatile ThreadingSwitch threadingSwitch;
   private WorkerPool workers;
   private ThreadingAdapter adapter;
   private io.spillway.api.Cancellable adapting;
@@ -307,7 +308,12 @@ public final class SpillwayServer implements AutoCloseable {
    * {@link Builder#threadingModel} or {@link Builder#adaptiveThreading}.
    */
   public java.util.Optional<ThreadingModel> threadingModel() {
-    return threadingSwitch == null ? java.util.Optional.empty() : java.util.Optional.of(threadingSwitch.current());
+    ThreadingSwitch s = threadingSwitch;
+    if (s != null) {
+      return java.util.Optional.of(s.current());
+    }
+    // not started: the model it will start in
+    return config.models().isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(config.initialModel());
   }
 
   /**
@@ -315,19 +321,25 @@ public final class SpillwayServer implements AutoCloseable {
    * {@code ThreadingSwitch}). Under {@link Builder#adaptiveThreading} the adaptation may move it
    * again at its next decision.
    *
-   * @throws IllegalStateException if the server was built without threading models
+   * @throws IllegalStateException if the server was built without threading models, or has not
+   *     started
    * @throws IllegalArgumentException if {@code model} is not among those it was built for
    */
   public void switchThreading(ThreadingModel model) {
-    if (threadingSwitch == null) {
-      throw new IllegalStateException("built without threading models: use Builder.threadingModel or adaptiveThreading");
+    ThreadingSwitch s = threadingSwitch;
+    if (s == null) {
+      throw new IllegalStateException(config.models().isEmpty()
+          ? "built without threading models: use Builder.threadingModel or adaptiveThreading"
+          : "not started: a server switches threading models while it serves (start() first); it starts in "
+              + config.initialModel());
     }
-    threadingSwitch.switchTo(model);
+    s.switchTo(model);
   }
 
   /** How many times the threading model has changed; 0 without threading models. */
   public long threadingSwitches() {
-    return threadingSwitch == null ? 0 : threadingSwitch.switches();
+    ThreadingSwitch s = threadingSwitch;
+    return s == null ? 0 : s.switches();
   }
 
   /** The adaptation's last arrival-rate estimate (per second); 0 if the server does not adapt. */

@@ -96,6 +96,9 @@ final class ThreadingSwitch {
   final class Loop {
     private final LoopQueue queue;
     private final ArrivalRateEstimator arrivals; // null: not adapting
+    /** This loop's requests on the workers, queued or running: decremented by the worker. */
+    private final java.util.concurrent.atomic.AtomicInteger dispatched =
+        new java.util.concurrent.atomic.AtomicInteger();
     private boolean inline;
 
     Loop(LoopQueue queue, ArrivalRateEstimator arrivals) {
@@ -122,9 +125,12 @@ final class ThreadingSwitch {
         if (!wantInline) {
           queue.drainTo(this::dispatch);
           inline = false;
-        } else if (pool.unfinished() == 0) {
-          // Every loop follows the same target, and only loops submit to the pool, so an empty
-          // pool means this loop's dispatched requests have all finished.
+        } else if (dispatched.get() == 0) {
+          // Order is kept per connection, and a connection's requests all arrive on this loop:
+          // once this loop's own dispatched requests have finished, none of its requests can
+          // start after one it runs in-line. Other loops' requests on the workers do not hold it
+          // back; waiting for the whole pool to be empty would keep every loop dispatching for
+          // as long as any one loop has a request running, under load indefinitely.
           inline = true;
         }
       }
@@ -136,7 +142,19 @@ final class ThreadingSwitch {
     }
 
     private void dispatch(Runnable request, long stampNanos) {
-      pool.execute(request, stampNanos);
+      dispatched.incrementAndGet();
+      try {
+        pool.execute(() -> {
+          try {
+            request.run();
+          } finally {
+            dispatched.decrementAndGet();
+          }
+        }, stampNanos);
+      } catch (RuntimeException e) {
+        dispatched.decrementAndGet();
+        throw e;
+      }
     }
 
     /** Whether this loop currently runs its requests in-line. */

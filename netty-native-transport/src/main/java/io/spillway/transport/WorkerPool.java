@@ -23,8 +23,6 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
   private final Condition parked = lock.newCondition();
   private final Thread[] threads;
   private final io.spillway.api.Ticker ticker;
-  /** Tasks queued or running: the in-line switch waits for 0 (mutune-osdi18 §4, no reordering). */
-  private final java.util.concurrent.atomic.AtomicInteger unfinished = new java.util.concurrent.atomic.AtomicInteger();
   private int active;
   private boolean closed;
 
@@ -51,7 +49,6 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
         throw new java.util.concurrent.RejectedExecutionException("worker pool closed");
       }
       queue.offer(task, nowNanos);
-      unfinished.incrementAndGet();
       work.signal();
     } finally {
       lock.unlock();
@@ -93,11 +90,6 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
     return threads.length;
   }
 
-  /** Tasks queued or running; 0 once everything submitted has finished. */
-  int unfinished() {
-    return unfinished.get();
-  }
-
   /** Requests waiting for a worker. */
   int queued() {
     return queue.size();
@@ -135,8 +127,6 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
         // Tasks end their own requests (ServerFrameHandler's Dispatch catches everything); one
         // that throws must not take a worker with it.
         HandlerFailures.report(System.getLogger(WorkerPool.class.getName()), t);
-      } finally {
-        unfinished.decrementAndGet();
       }
     }
   }

@@ -201,6 +201,21 @@ class ThreadingSwitchTest {
   }
 
   @Test
+  void aServerBuiltWithModelsSaysSoBeforeItStarts() throws Exception {
+    SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+        .threadingModel(ThreadingModel.parse("DB2")).handler((req, alloc) -> Unpooled.EMPTY_BUFFER).build();
+    assertEquals(ThreadingModel.parse("DB2"), server.threadingModel().orElseThrow());
+    IllegalStateException early = assertThrows(IllegalStateException.class,
+        () -> server.switchThreading(ThreadingModel.parse("DB2")));
+    assertTrue(early.getMessage().contains("not started"), early.getMessage());
+    try (SpillwayServer started = server.start()) {
+      assertEquals(ThreadingModel.parse("DB2"), started.threadingModel().orElseThrow());
+      started.switchThreading(ThreadingModel.parse("DB2"));
+      assertEquals(0, started.threadingSwitches());
+    }
+  }
+
+  @Test
   void aPollingModelOnAForcedIoUringTransportIsAClearError() {
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> SpillwayServer.builder()
         .scheme(NoControl.INSTANCE).transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IP"))

@@ -275,6 +275,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
      * in-line models ({@code I*}) mean the transport thread, its dispatch models the workers. Calls
      * that may block (on locks, on other services) must not run in-line under load: give such a
      * service a profile trained on it, which will not choose in-line where in-line saturates.
+     * Only with {@link #install}: {@link #build()} refuses it.
      */
     public Builder adaptiveThreading(io.spillway.threading.ThreadingAdaptation value) {
       threading = Objects.requireNonNull(value, "threading");
@@ -364,10 +365,16 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     /**
      * Creates and starts the gate, for a server the caller wires itself.
      *
-     * @throws IllegalStateException if no {@link #queueDelay} was given, or the default scheme
-     *     has no SLO
+     * @throws IllegalStateException if no {@link #queueDelay} was given, the default scheme has no
+     *     SLO, or {@link #adaptiveThreading} was asked for (only {@link #install} sets the
+     *     executors that follow it)
      */
     public SpillwayGrpcServer build() {
+      if (threading != null) {
+        throw new IllegalStateException("adaptiveThreading needs install(serverBuilder): the choice of"
+            + " in-line or dispatch is made by the call executor install sets, and build() leaves the"
+            + " server's executors to its caller");
+      }
       if (queueDelay == null) {
         throw new IllegalStateException("no queueing-delay signal: without one a delay-driven gate "
             + "sees an idle server and protects nothing. Use install(serverBuilder), which measures "

@@ -76,6 +76,17 @@ class AdaptiveThreadingTest {
     }
   }
 
+  @Test
+  void adaptiveThreadingOnAServerItCannotWireIsAClearError() {
+    // build() leaves the server's executors to its caller, so nothing would choose in-line or
+    // dispatch per call: the adaptation would be dropped without a word.
+    ThreadingProfile profile = ThreadingProfile.builder().add(IB, 0, 50_000).add(DB4, 0, 100_000).build();
+    SpillwayGrpcServer.Builder b = SpillwayGrpc.server().slo(Duration.ofMillis(50))
+        .queueDelay(io.spillway.api.QueueDelaySignal.NONE).adaptiveThreading(ThreadingAdaptation.of(profile));
+    IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, b::build);
+    assertTrue(e.getMessage().contains("install"), e.getMessage());
+  }
+
   private static void call(ManagedChannel channel, String body) throws Exception {
     Calls.Reply reply = Calls.unary(channel, Echo.UNARY, body).await();
     assertEquals(Status.Code.OK, reply.status().getCode(), reply.toString());

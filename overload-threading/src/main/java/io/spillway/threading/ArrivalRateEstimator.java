@@ -33,14 +33,17 @@ public final class ArrivalRateEstimator {
   private int nextMark;
   private long lastMarkCount;
   private long updates;
+  private double newsRate = Double.POSITIVE_INFINITY; // the estimate when updates last moved
 
   /**
    * @param size the circular buffer's entries, arrivals per window (µTune: 5)
    * @param smoothing how many windows the estimate spans
    */
   public ArrivalRateEstimator(int size, int smoothing) {
-    if (size < 2 || smoothing < 1) {
-      throw new IllegalArgumentException("size >= 2 and smoothing >= 1: " + size + ", " + smoothing);
+    if (size < 2 || smoothing < 1 || smoothing == Integer.MAX_VALUE) {
+      // smoothing + 1 marks are kept: the last windows and the start of the oldest
+      throw new IllegalArgumentException("size >= 2 and 1 <= smoothing < " + Integer.MAX_VALUE + ": " + size
+          + ", " + smoothing);
     }
     stamps = new long[size];
     markCounts = new long[smoothing + 1];
@@ -61,7 +64,15 @@ public final class ArrivalRateEstimator {
 
   /**
    * How many times the estimate has taken new information: a window closed, or a silence longer
-   * than the estimate's span went on. The adaptation decides only when this has moved.
+   * than the estimate's span lowered it by at least one arrival's share (one of the arrivals it
+   * counts) since the last time. The adaptation decides only when this has moved.
+   *
+   * <p>Not every reading during a silence: the adaptation sums the estimates of several network
+   * threads, and one that has fallen silent would otherwise move this on every reading, making
+   * every tick a decision on the others' unchanged estimates, each counted again toward a move's
+   * confirmations. A silence still counts at once when it outlasts the span (the estimate is then
+   * below half what it read at the last arrival) and then as it keeps lowering the estimate; the
+   * less it lowers it per reading, the fewer readings it counts.
    */
   public long updates() {
     return updates;
@@ -75,7 +86,8 @@ public final class ArrivalRateEstimator {
     }
     long youngestCount = n - 1;
     long youngest = stamps[(int) (youngestCount % stamps.length)];
-    if (n - lastMarkCount >= stamps.length) {
+    boolean closed = n - lastMarkCount >= stamps.length;
+    if (closed) {
       markCounts[nextMark] = youngestCount;
       markStamps[nextMark] = youngest;
       nextMark = (nextMark + 1) % markCounts.length;
@@ -95,11 +107,18 @@ public final class ArrivalRateEstimator {
     }
     long span = nowNanos - start;
     if (span <= 0) {
+      newsRate = Double.POSITIVE_INFINITY; // no time to count over: the next estimate is news
       return 0;
     }
-    if (marks > 0 && nowNanos - youngest > youngest - start) {
-      updates++; // silent for longer than the span: the falling estimate is news
+    long counted = youngestCount - startCount;
+    double rate = counted * 1e9 / span;
+    if (closed) {
+      newsRate = rate;
+    } else if (marks > 0 && nowNanos - youngest > youngest - start
+        && rate <= newsRate * (1 - 1.0 / counted)) {
+      updates++; // silent for longer than the span, and the estimate has fallen: news
+      newsRate = rate;
     }
-    return (youngestCount - startCount) * 1e9 / span;
+    return rate;
   }
 }

@@ -27,10 +27,11 @@ public record ThreadingAdaptation(ThreadingProfile profile, int bufferSize, int 
   /** Validates. */
   public ThreadingAdaptation {
     Objects.requireNonNull(profile, "profile");
-    if (bufferSize < 2 || smoothing < 1 || periodNanos <= 0 || !(margin >= 0) || !(headroom >= 0)
+    if (bufferSize < 2 || smoothing < 1 || smoothing == Integer.MAX_VALUE || periodNanos <= 0
+        || !(margin >= 0) || !(headroom >= 0) || Double.isInfinite(margin) || Double.isInfinite(headroom)
         || confirmations < 1) {
-      throw new IllegalArgumentException("bufferSize >= 2, smoothing >= 1, periodNanos > 0, margin >= 0,"
-          + " headroom >= 0, confirmations >= 1: " + bufferSize + ", " + smoothing + ", " + periodNanos
+      throw new IllegalArgumentException("bufferSize >= 2, 1 <= smoothing < " + Integer.MAX_VALUE
+          + ", periodNanos > 0, finite margin >= 0, finite headroom >= 0, confirmations >= 1: " + bufferSize + ", " + smoothing + ", " + periodNanos
           + ", " + margin + ", " + headroom + ", " + confirmations);
     }
   }

@@ -49,8 +49,10 @@ public final class ThreadingPolicy {
 
   public ThreadingPolicy(ThreadingProfile profile, double margin, double headroom, int confirmations) {
     this.profile = Objects.requireNonNull(profile, "profile");
-    if (!(margin >= 0) || !(headroom >= 0) || confirmations < 1) {
-      throw new IllegalArgumentException("margin >= 0, headroom >= 0 and confirmations >= 1: " + margin
+    // Finite: 0 ns × ∞ is NaN, and a NaN comparison would let a move through, not stop it.
+    if (!(margin >= 0) || !(headroom >= 0) || Double.isInfinite(margin) || Double.isInfinite(headroom)
+        || confirmations < 1) {
+      throw new IllegalArgumentException("finite margin >= 0, finite headroom >= 0 and confirmations >= 1: " + margin
           + ", " + headroom + ", " + confirmations);
     }
     this.margin = margin;

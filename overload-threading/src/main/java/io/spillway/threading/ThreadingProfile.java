@@ -41,7 +41,8 @@ import java.util.TreeMap;
  * <p>Between two trained loads the prediction is the straight line through them; below the lowest
  * it is the lowest load's tail; above the highest it continues the last segment's slope (never
  * falling), so a model trained up to its saturation keeps predicting a growing tail past it
- * instead of a flat one it cannot deliver.
+ * instead of a flat one it cannot deliver; there the three curves' continuations are kept in
+ * order (fastest ≤ median ≤ slowest), as the repetitions they come from are.
  *
  * <p>Written and read as CSV, {@code model,rps,rep,p99_us}, one row per repetition (what {@code
  * ./spillway mutune train} writes; see {@code docs/results/mutune.md}); a file without the {@code
@@ -113,8 +114,21 @@ public final class ThreadingProfile {
    * @throws IllegalArgumentException if the profile has no points for {@code model}
    */
   public double predictNanos(ThreadingModel model, double rps, Curve curve) {
+    Objects.requireNonNull(curve, "curve");
     Trained t = trained(model);
-    return interpolate(t.loads, t.fitted.get(Objects.requireNonNull(curve, "curve")), rps);
+    double fastest = interpolate(t.loads, t.fitted.get(Curve.FASTEST), rps);
+    double median = interpolate(t.loads, t.fitted.get(Curve.MEDIAN), rps);
+    double slowest = interpolate(t.loads, t.fitted.get(Curve.SLOWEST), rps);
+    // Up to the highest trained load the three are ordered already (each fit is monotone in its
+    // input, and the input is ordered point by point). Past it each continues its own last slope,
+    // and a fastest curve that rises more steeply than the slowest overtakes it; the policy then
+    // reads one model's runs as both faster and slower than another's and moves back and forth
+    // at a steady load. Kept ordered: the fastest of the three continuations is the fastest run.
+    return switch (curve) {
+      case FASTEST -> Math.min(fastest, Math.min(median, slowest));
+      case SLOWEST -> Math.max(fastest, Math.max(median, slowest));
+      case MEDIAN -> Math.max(Math.min(fastest, slowest), Math.min(median, Math.max(fastest, slowest)));
+    };
   }
 
   /** The model whose median curve is lowest at {@code rps} (ties: the first trained). */

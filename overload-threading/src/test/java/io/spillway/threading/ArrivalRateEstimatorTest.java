@@ -88,6 +88,18 @@ class ArrivalRateEstimatorTest {
     assertEquals(rps, sum / reads, rps * 0.03, "mean estimate, seed " + SEED);
   }
 
+  @Test
+  void aSmoothingWithNoRoomForItsMarksIsRefusedWhenConfigured() {
+    // The estimator keeps smoothing + 1 window marks: at Integer.MAX_VALUE that count overflows.
+    // The configuration says so where it is given, not as a NegativeArraySizeException from the
+    // first network thread the server starts.
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> new ArrivalRateEstimator(5, Integer.MAX_VALUE));
+    ThreadingProfile p = ThreadingProfile.builder().add(ThreadingModel.parse("IB"), 0, 1).build();
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> new ThreadingAdaptation(p, 5, Integer.MAX_VALUE, 1_000_000, 0.1, 0.25, 3));
+  }
+
   /** The adaptation's tick: reads the estimate every millisecond once {@code from} has passed. */
   private static final class Ticks implements Runnable {
     private final VirtualClock clock;

@@ -145,6 +145,23 @@ class ThreadingAdaptationTest {
   }
 
   @Test
+  void anInfiniteMarginOrHeadroomIsRefusedRatherThanReadAsNoBarrier() {
+    // A margin of +∞ reads as "never move", but 0 ns × ∞ is NaN and every comparison with NaN is
+    // false, so against a candidate predicted at 0 ns it let every move through. Likewise an
+    // infinite headroom asks for a prediction at ∞ (or 0 × ∞) rps.
+    ThreadingProfile p = ThreadingProfile.builder().add(IB, 0, 0).add(IB, 1_000, 0)
+        .add(DB4, 0, 50_000).add(DB4, 1_000, 60_000).build();
+    for (double bad : new double[] {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.NaN, -0.1}) {
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingPolicy(p, bad, 0, 1), "margin " + bad);
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingPolicy(p, 0, bad, 1), "headroom " + bad);
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingAdaptation(p, 5, 9, 1_000_000, bad, 0.25, 3),
+          "margin " + bad);
+      assertThrows(IllegalArgumentException.class, () -> new ThreadingAdaptation(p, 5, 9, 1_000_000, 0.1, bad, 3),
+          "headroom " + bad);
+    }
+  }
+
+  @Test
   void theLoopFollowsLoadAcrossTheCrossoverWithoutOscillating() {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
     ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
@@ -177,6 +194,59 @@ class ThreadingAdaptationTest {
       poisson(clock, arrivals, random, 300, 300_000_000L);
       assertEquals(IP, threading.current(), "seed " + SEED);
     }
+  }
+
+  @Test
+  void aNetworkThreadThatHasFallenSilentDoesNotMakeEveryTickADecision() {
+    // Two network threads: one read 20 requests and then nothing, the other reads a steady 500/s.
+    // The busy thread closes a window every 10 ms, so there is new information about 100 times a
+    // second; a decision on each tick (1,000 a second) would count the same estimate many times
+    // toward a move's confirmations (ThreadingAdapter's class comment).
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
+    ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
+    ArrivalRateEstimator quiet = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    ArrivalRateEstimator busy = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    long[] decisions = {0};
+    ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(quiet, busy), adaptation, threading::current,
+        m -> {
+          decisions[0]++;
+          threading.switchTo(m);
+        });
+    clock.every(adaptation.periodNanos(), adapter);
+    for (int i = 0; i < 20; i++) {
+      clock.advance(1_000_000);
+      quiet.record(clock.read());
+    }
+    clock.advance(1_000_000_000L);
+    SplittableRandom random = new SplittableRandom(SEED);
+    long before = decisions[0];
+    long windowsBefore = busy.recorded() / adaptation.bufferSize();
+    poisson(clock, busy, random, 500, 2_000_000_000L);
+    long windows = busy.recorded() / adaptation.bufferSize() - windowsBefore;
+    long made = decisions[0] - before;
+    assertTrue(made <= windows * 3 / 2, "decisions " + made + " for " + windows + " windows, seed " + SEED);
+    assertEquals(IP, threading.current());
+  }
+
+  @Test
+  void whenArrivalsStopTheLoopReturnsToTheLowLoadModel() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
+    ThreadingAdaptation adaptation = ThreadingAdaptation.of(crossover());
+    ArrivalRateEstimator arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, threading::current,
+        threading::switchTo);
+    clock.every(adaptation.periodNanos(), adapter);
+    poisson(clock, arrivals, new SplittableRandom(SEED), 6_000, 300_000_000L);
+    assertEquals(DB4, threading.current());
+    long stopped = clock.elapsed();
+    while (threading.current().equals(DB4) && clock.elapsed() - stopped < 10_000_000_000L) {
+      clock.advance(1_000_000);
+    }
+    assertEquals(IP, threading.current());
+    assertTrue(clock.elapsed() - stopped <= 50_000_000L, "back to IP after " + (clock.elapsed() - stopped) + " ns");
+    assertTrue(adapter.lastRate() < 2_000, "rate " + adapter.lastRate());
   }
 
   /** What runs the requests, reduced to its model and a count of moves. */

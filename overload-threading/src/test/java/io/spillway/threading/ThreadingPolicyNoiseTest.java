@@ -76,6 +76,37 @@ class ThreadingPolicyNoiseTest {
     assertEquals(DB16, new ThreadingPolicy(apart, 0.10, 0, 1).decide(1_000, DB16));
   }
 
+  @Test
+  void pastTheHighestTrainedLoadTheFastestRunIsNeverPredictedSlowerThanTheSlowest() {
+    // IB's runs at 1,000 and 2,000 rps (µs): fastest 10 then 100, slowest 200 then 200. Past
+    // 2,000 each curve continues its own last slope, so the fastest (0.09 µs per rps) would
+    // overtake the slowest (flat): at 10,000 rps fastest 820 µs, slowest 200 µs. DB16 is flat at
+    // 300 µs. Read that way, IB's fastest loses to DB16's slowest and IB's slowest beats DB16's
+    // fastest at the same load, and the policy moves back and forth at a steady load.
+    ThreadingProfile p = ThreadingProfile.builder()
+        .add(IB, 1_000, 10_000).add(IB, 1_000, 200_000).add(IB, 2_000, 100_000).add(IB, 2_000, 200_000)
+        .add(DB16, 1_000, 300_000).add(DB16, 2_000, 300_000)
+        .build();
+    ThreadingPolicy policy = new ThreadingPolicy(p, 0.10, 0.25, 3);
+    ThreadingModel current = IB;
+    int switches = 0;
+    for (int i = 0; i < 30; i++) {
+      ThreadingModel next = policy.decide(10_000, current);
+      if (!next.equals(current)) {
+        switches++;
+        current = next;
+      }
+    }
+    assertTrue(switches <= 1, "switches at a steady 10,000 rps: " + switches);
+    for (double rps : new double[] {0, 1_000, 1_500, 2_000, 2_500, 10_000, 100_000}) {
+      double fastest = p.predictNanos(IB, rps, Curve.FASTEST);
+      double median = p.predictNanos(IB, rps, Curve.MEDIAN);
+      double slowest = p.predictNanos(IB, rps, Curve.SLOWEST);
+      assertTrue(fastest <= median && median <= slowest,
+          "at " + rps + " rps: fastest " + fastest + ", median " + median + ", slowest " + slowest);
+    }
+  }
+
   /** Up from 1,000 to 12,000 rps and back, 200 ms at each step, twice. */
   private static List<Double> rampsUpAndDown() {
     List<Double> steps = new ArrayList<>();
