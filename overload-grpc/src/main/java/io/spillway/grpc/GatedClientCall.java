@@ -27,6 +27,15 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private static final int STARTED = 2;
   private static final int ENDED = 3; // failed or cancelled before it was started
 
+  /**
+   * Where a call the session ends (expired, refused, session closed) hears it when its options
+   * name no executor: a virtual thread of its own. The session notices from whichever thread
+   * drives it, by default the process's one timer thread, which serves every session; a listener
+   * that blocks in {@code onClose} there would hold back every other session's expiries.
+   */
+  private static final java.util.concurrent.ThreadFactory CLOSERS =
+      Thread.ofVirtual().name("spillway-grpc-close").factory();
+
   private final SpillwayClientInterceptor session;
   private final ClientCall<ReqT, RespT> delegate;
   private final Executor callExecutor;
@@ -99,7 +108,10 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
     return true;
   }
 
-  /** Ends a queued call that will never be sent (expired, refused, session closed). */
+  /**
+   * Ends a queued call that will never be sent (expired, refused, session closed), never on the
+   * calling thread: on the call's executor, or else on a thread of its own ({@link #CLOSERS}).
+   */
   void failQueued(Status status) {
     synchronized (this) {
       if (state != QUEUED) {
@@ -107,9 +119,16 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       state = ENDED;
     }
-    deliverClose(status);
+    Listener<RespT> l = listener;
+    Runnable close = () -> l.onClose(status, new Metadata());
+    if (callExecutor != null) {
+      callExecutor.execute(close); // e.g. a blocking stub's own executor
+    } else {
+      CLOSERS.newThread(close).start();
+    }
   }
 
+  /** Tells the application its call ended, on its thread (it cancelled) or its executor. */
   private void deliverClose(Status status) {
     Listener<RespT> l = listener;
     if (l == null) {
