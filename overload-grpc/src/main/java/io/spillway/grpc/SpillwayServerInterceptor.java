@@ -56,24 +56,25 @@ import java.util.concurrent.TimeUnit;
  *   <li>A cancelled call has nobody to carry its credit delta back; a non-zero delta is sent
  *       instead on the {@code orphanCredits} channel (the session's explicit credit stream,
  *       {@link SpillwayControlService}), so the client's view of its window stays right.
- *   <li>A request that carries no budget gets one from its gRPC deadline and the server-side
- *       target given to the constructor, whichever is nearer, less the p99 of the server's
- *       service time (protego-nsdi23 §3.2: budget = target − p99 service − p99 network; the
- *       network share is left in the deadline or the target). The target is the latency the
- *       server promises: a call that queues past it because its client would wait longer takes
- *       the place of calls that would meet the target (§3.2 budgets from the SLO, not from a
- *       client's patience). A deadline nearer than the
- *       target narrows the budget; without a target, the deadline alone sets it, and without
- *       either, the call has no budget. A call whose deadline is already too close to be met is
- *       refused at once ({@code REJECTED_BUDGET}), before the gate and before it queues. So a
- *       {@code BudgetedLock} in the handler works for any client. A call that spends the budget
- *       its deadline gave it waiting for a worker is aborted unrun (docs/design.md, "Request
- *       budget": a budget shrinks by the time spent in each queue): its answer would come too late
- *       for a client that gives up at the deadline, so its handler never sees it. A budget from the
- *       header or the server-side target bounds only the handler's waits: a Spillway client
- *       derives its header budget from its own send-to-response p99, which over gRPC holds
- *       milliseconds of call overhead, and enforcing it on the wait for a worker refused calls
- *       that would have met their SLO (docs/results/grpc.md, "Budgets").
+ *   <li>A request's budget is the nearest of its {@code spillway-budget-ns} header, its gRPC
+ *       deadline and the server-side target given to the constructor, the last two less the p99
+ *       of the server's service time (protego-nsdi23 §3.2: budget = target − p99 service − p99
+ *       network; the network share is left in the deadline or the target). The target is the
+ *       latency the server promises: a call that queues past it because its client would wait
+ *       longer, or claims a longer budget, takes the place of calls that would meet the target
+ *       (§3.2 budgets from the SLO, not from a client's patience or its word). A deadline nearer
+ *       than the target narrows the budget; without a target, the deadline alone sets it, and
+ *       with neither, the header's budget stands, or the call has none. A call whose deadline is
+ *       already too close to be met is refused at once ({@code REJECTED_BUDGET}), before the gate
+ *       and before it queues, whatever its header claims. So a {@code BudgetedLock} in the
+ *       handler works for any client. A call that spends the budget its deadline gave it
+ *       waiting for a worker is aborted unrun (docs/design.md, "Request budget": a budget
+ *       shrinks by the time spent in each queue): its answer would come too late for a client
+ *       that gives up at the deadline, so its handler never sees it. A budget from the header or
+ *       the server-side target bounds only the handler's waits: a Spillway client derives its
+ *       header budget from its own send-to-response p99, which over gRPC holds milliseconds of
+ *       call overhead, and enforcing it on the wait for a worker refused calls that would have
+ *       met their SLO (docs/results/grpc.md, "Budgets").
  *   <li>Every reject carries {@code grpc-retry-pushback-ms}: the server's current queueing delay
  *       in milliseconds (at least 1), so a client's retry policy waits about as long as the queue
  *       needs to drain instead of retrying at once (gRFC A6).
@@ -131,8 +132,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * @param orphanCredits where the credit delta of a call that ended without a response goes;
    *     {@link ControlChannel#DISCARD} if the scheme issues no credits
    * @param queueDelay the server's queueing delay, for the pushback on rejects
-   * @param targetBudgetNanos the queueing budget of a request with neither a budget nor a
-   *     deadline, before the p99 service time is taken off; {@link #NO_TARGET} for none
+   * @param targetBudgetNanos the largest queueing budget any request gets, whatever its header
+   *     or deadline, before the p99 service time is taken off; {@link #NO_TARGET} for none
    */
   public SpillwayServerInterceptor(ServerGate gate, Ticker ticker, InterfaceRegistry interfaces,
       ControlChannel orphanCredits, QueueDelaySignal queueDelay, long targetBudgetNanos) {
@@ -327,21 +328,24 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       LOG.log(Level.DEBUG, "{0}: {1}", fullMethodName, problem);
     }
     request.interfaceId(interfaces.idOf(fullMethodName));
-    long budget = request.budgetNanos();
     long deadlineBudget = Long.MAX_VALUE; // from its deadline: spent unrun, the call is aborted
-    if (budget == Long.MAX_VALUE) {
+    if (deadline != null || targetBudgetNanos != NO_TARGET) {
       long p99 = serviceTimes.p99Nanos(now); // decays while no call completes (ServiceTimeTracker)
+      // The header's budget is the client's claim: a looser one than the deadline's or the
+      // server's target loosens neither, and a deadline that cannot be met is refused whatever
+      // the header claims (Protego §3.2 budgets from the target).
+      long budget = request.budgetNanos();
       if (deadline != null) {
         deadlineBudget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
         if (deadlineBudget <= 0) { // the deadline cannot be met: refuse before the call queues
           return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
         }
-        // a deadline looser than the server's target does not loosen the target
-        request.budgetNanos(targetBudgetNanos == NO_TARGET ? deadlineBudget
-            : Math.min(deadlineBudget, Math.max(0, targetBudgetNanos - p99)));
-      } else if (targetBudgetNanos != NO_TARGET) {
-        request.budgetNanos(Math.max(0, targetBudgetNanos - p99));
+        budget = Math.min(budget, deadlineBudget);
       }
+      if (targetBudgetNanos != NO_TARGET) {
+        budget = Math.min(budget, Math.max(0, targetBudgetNanos - p99));
+      }
+      request.budgetNanos(budget);
     }
     ServerPermit permit = gate.admit(request, now);
     if (!permit.isAdmitted()) {

@@ -249,6 +249,42 @@ class ServerDefaultsTest {
         "a 60 s deadline can be met; its budget is the SLO's, used up by the p99; no lock asks");
   }
 
+  /**
+   * A client's {@code spillway-budget-ns} header is its claim, not the server's promise: the
+   * budget is the nearest of the header's, the deadline's and the SLO's (each less the p99
+   * service time, Protego §3.2), and a call whose deadline cannot be met is refused before the
+   * handler, whatever budget its header claims.
+   */
+  @Test
+  void aHeaderBudgetIsCappedByTheSloAndItsDeadline() throws Exception {
+    AtomicLong seen = new AtomicLong(-1);
+    AtomicLong runs = new AtomicLong();
+    Channel ch = start((method, request, out) -> {
+      runs.incrementAndGet();
+      seen.set(RequestBudget.currentOrNull().remainingNanos());
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "1").await().status().getCode());
+    long anHour = 3_600_000 * MS;
+    Calls.Reply claimed = Calls.unary(ch, Echo.UNARY,
+        Calls.headers(SpillwayMetadata.BUDGET, anHour), "0").await();
+    assertEquals(Status.Code.OK, claimed.status().getCode(), claimed.toString());
+    assertEquals(4 * MS, seen.get(), "an hour claimed; the SLO 5 ms less the 1 ms p99 given");
+    Calls.unary(ch, Echo.UNARY, Calls.headers(SpillwayMetadata.BUDGET, 2 * MS), "0").await();
+    assertEquals(2 * MS, seen.get(), "a header's budget nearer than the SLO's is kept");
+
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "5000").await().status().getCode());
+    long before = runs.get();
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY,
+        Calls.headers(SpillwayMetadata.BUDGET, anHour), "0").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(),
+        "a 2 s deadline cannot cover the 5 s p99, whatever the header claims: " + refused);
+    assertEquals("4", refused.trailer(SpillwayMetadata.STATUS), "REJECTED_BUDGET");
+    assertEquals(before, runs.get(), "the handler never ran");
+  }
+
   @Test
   void aStaleP99DoesNotRefuseEveryCallForGood() throws Exception {
     Channel ch = start((method, request, out) -> {
