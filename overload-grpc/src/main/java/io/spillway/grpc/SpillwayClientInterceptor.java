@@ -4,7 +4,9 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ConnectivityState;
 import io.grpc.Context;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -52,7 +54,9 @@ import java.util.function.LongFunction;
  *       Demand reports the gate asks for are sent as {@code spillway.Control/Demand} calls.
  *   <li>{@link #close()} ends the session: queued calls fail with {@code UNAVAILABLE}, a
  *       {@code spillway.Control/Deregister} call returns the session's credits, and the credit
- *       stream is cancelled. Later calls fail at once. Calls in flight end normally.
+ *       stream is cancelled. Later calls fail at once. Calls in flight end normally. A
+ *       session closes by itself when its {@link ManagedChannel} is shut down
+ *       ({@link #closeOnShutdown}), whose termination would otherwise wait for the stream.
  * </ul>
  *
  * <p>A queued call counts against its gRPC deadline (the deadline is absolute), which gRPC
@@ -115,6 +119,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
 
   /** The channel the session's calls go to; control calls use it too. */
   private volatile Channel channel;
+  /** The managed channel whose shutdown ends the session ({@link #closeOnShutdown}), if known. */
+  private volatile ManagedChannel watched;
   /**
    * The per-call credentials of the application's latest call, which its control calls carry
    * too: a server that authenticates every call would refuse a credit stream without them.
@@ -189,6 +195,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       CallOptions callOptions, Channel next) {
     if (channel != next) {
       channel = next;
+      if (next instanceof ManagedChannel managed) { // intercepted with ClientInterceptors
+        closeOnShutdown(managed);
+      }
     }
     io.grpc.CallCredentials c = callOptions.getCredentials();
     if (c != null && c != credentials) {
@@ -422,7 +431,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /**
    * Ends the session: fails its queued calls ({@code UNAVAILABLE}), deregisters it with the server
    * so its unused credits return to the pool, and cancels its credit stream. Calls in flight end
-   * normally; later calls fail at once. Close it before shutting the channel down. Idempotent.
+   * normally; later calls fail at once. Idempotent. A session whose {@link ManagedChannel} it
+   * knows closes by itself when the channel is shut down ({@link #closeOnShutdown}).
    */
   @Override
   public void close() {
@@ -466,6 +476,54 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     }
     if (stream != null) {
       stream.cancel();
+    }
+  }
+
+  /**
+   * Ends the session ({@link #close()}) when {@code managed} is shut down, and returns it. A
+   * channel's graceful shutdown waits for its open calls, the session's credit stream among
+   * them, so a channel shut down before its session was closed would never terminate. A session
+   * made part of a channel by its builder ({@code ManagedChannelBuilder.intercept(session)}) sees
+   * only the channel's insides, so hand it the built channel:
+   * {@code session.closeOnShutdown(builder.intercept(session).build())}. A session intercepting
+   * a {@link ManagedChannel} with {@code ClientInterceptors.intercept} watches it by itself.
+   * Watches one channel: a later one replaces it.
+   */
+  public <C extends ManagedChannel> C closeOnShutdown(C managed) {
+    Objects.requireNonNull(managed, "channel");
+    if (watched != managed) {
+      watched = managed;
+      watch(managed);
+    }
+    return managed;
+  }
+
+  /** Waits for {@code managed}'s next state change; closes the session at its shutdown. */
+  private void watch(ManagedChannel managed) {
+    if (watched != managed || closed()) {
+      return;
+    }
+    ConnectivityState state;
+    try {
+      state = managed.getState(false);
+    } catch (UnsupportedOperationException e) {
+      LOG.log(Level.DEBUG, "session {0}: {1} does not report its state; close the session "
+          + "before shutting the channel down", sessionId, managed);
+      return;
+    }
+    if (state == ConnectivityState.SHUTDOWN) {
+      close();
+    } else {
+      managed.notifyWhenStateChanged(state, () -> watch(managed));
+    }
+  }
+
+  private boolean closed() {
+    lock.lock();
+    try {
+      return closed;
+    } finally {
+      lock.unlock();
     }
   }
 
