@@ -39,11 +39,19 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private final SpillwayClientInterceptor session;
   private final ClientCall<ReqT, RespT> delegate;
   private final Executor callExecutor;
+  private final io.grpc.Deadline deadline;
   private final int interfaceId;
   private Listener<RespT> listener;
   private Metadata headers;
   /** When the call left the client; written under the session's lock before the call starts. */
   long sentAt;
+  /** {@link #heldUntil}: no deadline ends the call while its session holds it. */
+  static final long NOT_HELD = Long.MIN_VALUE;
+  /**
+   * While the session holds it for its credit stream: its deadline on the session's ticker, or
+   * {@link #NOT_HELD}. Under the session's lock.
+   */
+  long heldUntil = NOT_HELD;
   /** The session's gate that released it (a renewed session's calls bring it no credit). */
   Object releasedBy;
   private int state;
@@ -51,11 +59,17 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private volatile boolean passThrough;
 
   GatedClientCall(SpillwayClientInterceptor session, ClientCall<ReqT, RespT> delegate,
-      Executor callExecutor, int interfaceId) {
+      io.grpc.CallOptions options, int interfaceId) {
     this.session = session;
     this.delegate = delegate;
-    this.callExecutor = callExecutor;
+    this.callExecutor = options.getExecutor();
+    this.deadline = options.getDeadline();
     this.interfaceId = interfaceId;
+  }
+
+  /** Its call options' deadline, or {@code null}. */
+  io.grpc.Deadline deadline() {
+    return deadline;
   }
 
   @Override

@@ -60,7 +60,8 @@ import java.util.function.LongFunction;
  * </ul>
  *
  * <p>A queued call counts against its gRPC deadline (the deadline is absolute), which gRPC
- * enforces once the call starts. A call the application cancels while queued ends at once; the
+ * enforces once the call starts; a call held for the session's credit stream, which the SLO does
+ * not end, ends at its deadline ({@code DEADLINE_EXCEEDED}). A call the application cancels while queued ends at once; the
  * gate is told it was never sent when it reaches the head of the queue.
  *
  * <p>Use one instance per session and channel: {@code ClientInterceptors.intercept(channel,
@@ -88,6 +89,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       Status.RESOURCE_EXHAUSTED.withDescription("spillway: rejected in the client (limit)");
   private static final Status CLOSED =
       Status.UNAVAILABLE.withDescription("spillway: client session closed");
+  private static final Status PAST_DEADLINE = Status.DEADLINE_EXCEEDED
+      .withDescription("spillway: deadline exceeded waiting for the session's credit stream");
 
   /** The session's id and gate; both renewed when the server may have forgotten the session. */
   private volatile long sessionId;
@@ -113,7 +116,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /**
    * Calls made while the credit stream is being opened. They enter the gate only once it is open
    * (or has failed): the wait for a fresh connection and the stream's acknowledgement is no
-   * client queueing, and must not expire a new session's first calls.
+   * client queueing, and must not expire a new session's first calls (a cold server's first
+   * acknowledgement alone can take longer than the SLO). Their gRPC deadlines still end them, as
+   * gRPC would had they started: a stream that is never acknowledged holds none past it.
    */
   private List<GatedClientCall<?, ?>> held;
 
@@ -203,7 +208,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     if (c != null && c != credentials) {
       credentials = c;
     }
-    return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions.getExecutor(),
+    return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions,
         interfaces.idOf(method.getFullMethodName()));
   }
 
@@ -224,10 +229,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
           controlState = CONTROL_SUBSCRIBING;
           subscribe = true;
         }
-        if (held == null) {
-          held = new ArrayList<>(4);
-        }
-        held.add(call);
+        holdLocked(call, now, Context.current().getDeadline());
       } else if (!gate.offer(call, now)) {
         refused = REFUSED;
       } else {
@@ -384,7 +386,14 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
           wakeup = null;
         }
         controlState = CONTROL_SUBSCRIBING;
-        held = queued;
+        held = null;
+        for (GatedClientCall<?, ?> call : queued) {
+          if (call.heldUntil == GatedClientCall.NOT_HELD) {
+            holdLocked(call, now, null);
+          } else {
+            holdLocked(call, now);
+          }
+        }
         resubscribe = true;
       } else {
         admitHeldLocked(now); // they go on without a stream, as the session does
@@ -529,12 +538,53 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
 
   // ---- under the lock ----
 
+  /**
+   * Holds {@code call} until the credit stream is acknowledged, or until the nearer of its call
+   * options' deadline and {@code contextDeadline}, on the session's ticker.
+   */
+  private void holdLocked(GatedClientCall<?, ?> call, long now, io.grpc.Deadline contextDeadline) {
+    io.grpc.Deadline deadline = call.deadline();
+    if (deadline == null || contextDeadline != null && contextDeadline.isBefore(deadline)) {
+      deadline = contextDeadline;
+    }
+    if (deadline != null) {
+      long remaining = deadline.timeRemaining(java.util.concurrent.TimeUnit.NANOSECONDS);
+      call.heldUntil = remaining >= FAR_FUTURE ? GatedClientCall.NOT_HELD : now + remaining;
+    }
+    holdLocked(call, now);
+  }
+
+  private void holdLocked(GatedClientCall<?, ?> call, long now) {
+    if (held == null) {
+      held = new ArrayList<>(4);
+    }
+    held.add(call);
+    if (call.heldUntil != GatedClientCall.NOT_HELD) {
+      armWakeupLocked(now);
+    }
+  }
+
+  /** Ends the held calls whose deadlines have passed. */
+  private void expireHeldLocked(long now) {
+    if (held == null) {
+      return;
+    }
+    for (java.util.Iterator<GatedClientCall<?, ?>> i = held.iterator(); i.hasNext(); ) {
+      GatedClientCall<?, ?> call = i.next();
+      if (call.heldUntil != GatedClientCall.NOT_HELD && call.heldUntil - now <= 0) {
+        i.remove();
+        batch().pastDeadline(call);
+      }
+    }
+  }
+
   /** Offers the calls held while the stream opened to the gate, as arriving now. */
   private void admitHeldLocked(long now) {
     if (held == null) {
       return;
     }
     for (GatedClientCall<?, ?> call : held) {
+      call.heldUntil = GatedClientCall.NOT_HELD;
       if (!gate.offer(call, now)) {
         batch().refused(call);
       }
@@ -552,6 +602,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /** Expires, releases what may go, takes the demand report, re-arms the wake-up. */
   private Batch drainLocked(long now) {
     gate.expire(now, expiredSink);
+    expireHeldLocked(now);
     if (controlState != CONTROL_SUBSCRIBING) {
       Object next;
       while ((next = gate.poll(now, header.reset())) != null) {
@@ -573,10 +624,22 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   }
 
   private void armWakeupLocked(long now) {
-    if (closed || gate.queued() == 0) {
+    if (closed) {
       return;
     }
-    long at = gate.nextWakeupNanos();
+    boolean due = gate.queued() > 0;
+    long at = due ? gate.nextWakeupNanos() : 0;
+    if (held != null) { // only while the credit stream is being opened
+      for (GatedClientCall<?, ?> call : held) {
+        if (call.heldUntil != GatedClientCall.NOT_HELD && (!due || call.heldUntil - at < 0)) {
+          at = call.heldUntil;
+          due = true;
+        }
+      }
+    }
+    if (!due) {
+      return;
+    }
     if (wakeup != null && at - wakeupAt >= 0) {
       return; // an earlier or equal wake-up is already pending
     }
@@ -662,7 +725,15 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     private List<GatedClientCall<?, ?>> moreReleased;
     private List<GatedClientCall<?, ?>> expired;
     private List<GatedClientCall<?, ?>> refused;
+    private List<GatedClientCall<?, ?>> pastDeadline;
     int demand = -1;
+
+    void pastDeadline(GatedClientCall<?, ?> call) {
+      if (pastDeadline == null) {
+        pastDeadline = new ArrayList<>(2);
+      }
+      pastDeadline.add(call);
+    }
 
     void refused(GatedClientCall<?, ?> call) {
       if (refused == null) {
@@ -703,6 +774,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       if (refused != null) {
         for (GatedClientCall<?, ?> call : refused) {
           call.failQueued(REFUSED);
+        }
+      }
+      if (pastDeadline != null) {
+        for (GatedClientCall<?, ?> call : pastDeadline) {
+          call.failQueued(PAST_DEADLINE);
         }
       }
       if (firstReleased != null) {
