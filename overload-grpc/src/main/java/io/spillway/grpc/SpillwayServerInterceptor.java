@@ -86,14 +86,19 @@ import java.util.concurrent.TimeUnit;
  * the transport thread as each call arrives, before any work is queued for it. The decision is
  * made there: a rejected call stays on the transport thread and is answered at once, never
  * waiting behind admitted work in the workers' queue; an admitted call is handed to the workers.
- * The decision is kept for {@link #interceptCall} by the call's headers object (identity), and a
- * call that is cancelled between the two has its permit completed by a cancellation listener.
+ * The decision is kept for {@link #interceptCall} by the call's headers object (identity); an
+ * interceptor outside this one that hands the call on with a copy of its headers is followed by
+ * the executor the decision chose, which is the decision itself and marks the call's start
+ * with it, so a call is admitted once whatever its outer interceptors do. A call that is
+ * cancelled between the two has its permit completed by a cancellation listener.
  * Used as a plain interceptor, the decision is made in {@link #interceptCall}.
  *
  * <p>Cost per call: one ticker reading at admission and one at completion (one more at the first
  * callback if the request carries a budget, and, installed, one for each hand-off of a streaming
  * call's work to the workers after the first), the request's and the response's metadata
- * objects, the call and listener wrappers, and a derived {@link Context}. No threads, no timers.
+ * objects, the call and listener wrappers, and a derived {@link Context}; installed, a
+ * thread-local mark around the call's first task (an entry in the worker thread's map, so one per
+ * call when the workers are virtual threads). No threads, no timers.
  *
  * <p>Thread-safe; one instance serves any number of services and calls.
  */
@@ -124,6 +129,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   private final UnstartedCalls unstarted;
   /** Decisions made on the transport thread, waiting for {@link #interceptCall}. */
   private final ConcurrentHashMap<Metadata, Decision> decided = new ConcurrentHashMap<>();
+  /**
+   * The decision of the call whose start is running on this thread: gRPC starts a call (runs its
+   * interceptors) in a task on the executor its decision chose, and that executor sets this. It
+   * finds the decision when an interceptor outside this one handed the call on with a copy of
+   * its headers, which {@link #decided} cannot match.
+   */
+  private static final ThreadLocal<Decision> STARTING = new ThreadLocal<>();
 
   /**
    * @param gate decides on every call; its {@link ServerGate#start()} is the caller's business
@@ -218,11 +230,11 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // reaches interceptCall: the listener then takes the decision back (and ends its permit).
         context.addListener(d, Runnable::run);
         if (!d.admitted()) {
-          return null; // a reject is answered on the transport thread
+          return d; // a reject is answered on the transport thread
         }
         if (threading != null && threading.arrivedInline(now)) {
           handlerStarted(d.ticket); // runs where it arrived: it waits for no worker
-          return null;
+          return d;
         }
         // A unary or server-streaming call counts from its admission until its request message
         // reaches the handler, the event loop's delivery of the message between its two
@@ -230,8 +242,9 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // (docs/results/grpc.md, "What is left"). A client-streaming or bidi call, whose handler
         // starts with it and may then wait for its client as long as the client likes, counts
         // only while it has work queued (CallHandOffs).
-        return d.ticket < 0 || method.getType().clientSendsOneMessage() ? workers
+        d.target = d.ticket < 0 || method.getType().clientSendsOneMessage() ? workers
             : new CallHandOffs(workers, d.ticket);
+        return d;
       }
     };
   }
@@ -275,7 +288,14 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       return next.startCall(call, headers);
     }
     Decision d = decided.remove(headers);
+    if (d == null) { // an outer interceptor may have copied the headers: this call's decision
+      Decision starting = STARTING.get();
+      if (starting != null && decided.remove(starting.headers, starting)) {
+        d = starting;
+      }
+    }
     if (d != null) {
+      d.claimed = true;
       if (d.context != null) {
         d.context.removeListener(d);
       }
@@ -437,7 +457,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * whichever of the two removes it from {@link #decided} first owns it. A reject's permit is
    * complete already.
    */
-  private final class Decision implements Context.CancellationListener {
+  private final class Decision implements Context.CancellationListener, Executor, Runnable {
     final RequestMetadata request;
     final ServerPermit permit;
     final RequestBudget budget;
@@ -448,6 +468,12 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     long ticket = -1; // in unstarted, if measured
     /** The budget its deadline set (spent unrun: aborted), else {@code Long.MAX_VALUE}. */
     long deadlineBudgetNanos = Long.MAX_VALUE;
+    /** Where its call runs: the workers (or its hand-offs); {@code null}: where it arrived. */
+    Executor target;
+    /** The task handed to {@link #target} and not yet run, while the call is starting. */
+    private Runnable starting;
+    /** Set once {@link #interceptCall} has it; read racily (a stale read only marks a task). */
+    boolean claimed;
 
     Decision(RequestMetadata request, ServerPermit permit, RequestBudget budget,
         ResponseMetadata rejectResponse, long at) {
@@ -460,6 +486,59 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
     boolean admitted() {
       return rejectResponse == null;
+    }
+
+    /**
+     * The call's executor. gRPC runs one task of a call at a time, so until {@link
+     * #interceptCall} has claimed the decision, each task runs as this decision's own task (no
+     * allocation), marked with it in {@link #STARTING}; after that, tasks pass straight through.
+     */
+    @Override
+    public void execute(Runnable task) {
+      if (claimed) {
+        run(task);
+        return;
+      }
+      if (target == null) {
+        runStarting(task);
+        return;
+      }
+      synchronized (this) {
+        if (starting != null) { // not expected: gRPC hands over one task at a time
+          target.execute(() -> runStarting(task));
+          return;
+        }
+        starting = task;
+      }
+      target.execute(this);
+    }
+
+    private void run(Runnable task) {
+      if (target == null) {
+        task.run();
+      } else {
+        target.execute(task);
+      }
+    }
+
+    @Override
+    public void run() {
+      Runnable task;
+      synchronized (this) {
+        task = starting;
+        starting = null;
+      }
+      runStarting(task);
+    }
+
+    private void runStarting(Runnable task) {
+      Decision previous = STARTING.get();
+      STARTING.set(this);
+      try {
+        task.run();
+      } finally {
+        STARTING.set(previous);
+      }
     }
 
     @Override

@@ -195,6 +195,44 @@ class ServerDefaultsTest {
     assertEquals(Status.Code.OK, ok.status().getCode(), "the one slot was given back: " + ok);
   }
 
+  /**
+   * An interceptor outside Spillway's that hands the call on with a copy of its headers (an auth
+   * or tracing interceptor adding a header, say): the call is still admitted once, on the
+   * decision made as it arrived.
+   */
+  @Test
+  void aCallWhoseHeadersAnOuterInterceptorCopiedIsAdmittedOnce() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<io.spillway.api.testing.LeakCheckingServerGate>
+        checker = new java.util.concurrent.atomic.AtomicReference<>();
+    io.grpc.Metadata.Key<String> traced =
+        io.grpc.Metadata.Key.of("traced", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    io.grpc.ServerInterceptor copying = new io.grpc.ServerInterceptor() {
+      @Override
+      public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call,
+          io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
+        io.grpc.Metadata copy = new io.grpc.Metadata();
+        copy.merge(headers);
+        copy.put(traced, "yes");
+        return next.startCall(new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) { },
+            copy);
+      }
+    };
+    Channel ch = start(Echo.ECHO, SpillwayGrpc.server(io.spillway.api.testing.LeakCheckingServerGate
+        .checking(io.spillway.credit.Spillway.forSloNanos(5 * MS), checker::set)).sloMillis(5), 2,
+        copying, null);
+    java.util.List<String> refused = new java.util.ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      Calls.Reply reply = Calls.unary(ch, Echo.UNARY, "x" + i).await();
+      if (!reply.status().isOk()) {
+        refused.add(i + ": " + reply.status().getDescription());
+      }
+    }
+    assertEquals(0, awaitUndecided(0), "every decision was claimed");
+    assertEquals("10 permits, refused []", checker.get().issued() + " permits, refused " + refused,
+        "10 calls, one at a time, on a limit of 2");
+    checker.get().assertNoLeaks();
+  }
+
   /** Waits (liveness only) until {@code n} decisions are unclaimed; returns how many are. */
   private int awaitUndecided(int n) {
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
