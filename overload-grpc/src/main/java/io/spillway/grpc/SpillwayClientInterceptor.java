@@ -122,8 +122,12 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
    */
   private List<GatedClientCall<?, ?>> held;
 
-  /** The channel the session's calls go to; control calls use it too. */
+  /**
+   * The first channel the session's calls went through; its credit stream and control calls use
+   * it for the session's lifetime, and its shutdown ends the session.
+   */
   private volatile Channel channel;
+  private boolean warnedOfAnotherChannel; // guarded by lock
   /** The managed channel whose shutdown ends the session ({@link #closeOnShutdown}), if known. */
   private volatile ManagedChannel watched;
   /**
@@ -199,10 +203,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   <ReqT, RespT> GatedClientCall<ReqT, RespT> gatedCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions callOptions, Channel next) {
     if (channel != next) {
-      channel = next;
-      if (next instanceof ManagedChannel managed) { // intercepted with ClientInterceptors
-        closeOnShutdown(managed);
-      }
+      firstChannel(next);
     }
     io.grpc.CallCredentials c = callOptions.getCredentials();
     if (c != null && c != credentials) {
@@ -210,6 +211,33 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     }
     return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions,
         interfaces.idOf(method.getFullMethodName()));
+  }
+
+  /**
+   * Takes {@code next} as the session's channel if it has none. A later channel's calls go
+   * through that channel, but the session's stream and control calls stay on the first: its
+   * credits are that connection's (the server binds a session to the connection of its stream),
+   * and a stream that followed each call's channel would keep an earlier channel from
+   * terminating once shut down. One session per channel is the intended use; another is logged.
+   */
+  private void firstChannel(Channel next) {
+    ManagedChannel watch = null;
+    lock.lock();
+    try {
+      if (channel == null) {
+        channel = next;
+        watch = next instanceof ManagedChannel managed ? managed : null; // ClientInterceptors
+      } else if (channel != next && !warnedOfAnotherChannel) {
+        warnedOfAnotherChannel = true;
+        LOG.log(Level.WARNING, "session {0} is used on a second channel; its credit stream stays "
+            + "on the first: use one session per channel", sessionId);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (watch != null) {
+      closeOnShutdown(watch);
+    }
   }
 
   // ---- events; each reads the ticker once, drives the gate under the lock, acts outside it ----
