@@ -27,14 +27,31 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private static final int STARTED = 2;
   private static final int ENDED = 3; // failed or cancelled before it was started
 
+  /**
+   * Where a call the session ends (expired, refused, session closed) hears it when its options
+   * name no executor: a virtual thread of its own. The session notices from whichever thread
+   * drives it, by default the process's one timer thread, which serves every session; a listener
+   * that blocks in {@code onClose} there would hold back every other session's expiries.
+   */
+  private static final java.util.concurrent.ThreadFactory CLOSERS =
+      Thread.ofVirtual().name("spillway-grpc-close").factory();
+
   private final SpillwayClientInterceptor session;
   private final ClientCall<ReqT, RespT> delegate;
   private final Executor callExecutor;
+  private final io.grpc.Deadline deadline;
   private final int interfaceId;
   private Listener<RespT> listener;
   private Metadata headers;
   /** When the call left the client; written under the session's lock before the call starts. */
   long sentAt;
+  /** {@link #heldUntil}: no deadline ends the call while its session holds it. */
+  static final long NOT_HELD = Long.MIN_VALUE;
+  /**
+   * While the session holds it for its credit stream: its deadline on the session's ticker, or
+   * {@link #NOT_HELD}. Under the session's lock.
+   */
+  long heldUntil = NOT_HELD;
   /** The session's gate that released it (a renewed session's calls bring it no credit). */
   Object releasedBy;
   private int state;
@@ -42,11 +59,17 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private volatile boolean passThrough;
 
   GatedClientCall(SpillwayClientInterceptor session, ClientCall<ReqT, RespT> delegate,
-      Executor callExecutor, int interfaceId) {
+      io.grpc.CallOptions options, int interfaceId) {
     this.session = session;
     this.delegate = delegate;
-    this.callExecutor = callExecutor;
+    this.callExecutor = options.getExecutor();
+    this.deadline = options.getDeadline();
     this.interfaceId = interfaceId;
+  }
+
+  /** Its call options' deadline, or {@code null}. */
+  io.grpc.Deadline deadline() {
+    return deadline;
   }
 
   @Override
@@ -99,7 +122,10 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
     return true;
   }
 
-  /** Ends a queued call that will never be sent (expired, refused, session closed). */
+  /**
+   * Ends a queued call that will never be sent (expired, refused, session closed), never on the
+   * calling thread: on the call's executor, or else on a thread of its own ({@link #CLOSERS}).
+   */
   void failQueued(Status status) {
     synchronized (this) {
       if (state != QUEUED) {
@@ -107,9 +133,16 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       state = ENDED;
     }
-    deliverClose(status);
+    Listener<RespT> l = listener;
+    Runnable close = () -> l.onClose(status, new Metadata());
+    if (callExecutor != null) {
+      callExecutor.execute(close); // e.g. a blocking stub's own executor
+    } else {
+      CLOSERS.newThread(close).start();
+    }
   }
 
+  /** Tells the application its call ended, on its thread (it cancelled) or its executor. */
   private void deliverClose(Status status) {
     Listener<RespT> l = listener;
     if (l == null) {

@@ -4,7 +4,9 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ConnectivityState;
 import io.grpc.Context;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -52,11 +54,14 @@ import java.util.function.LongFunction;
  *       Demand reports the gate asks for are sent as {@code spillway.Control/Demand} calls.
  *   <li>{@link #close()} ends the session: queued calls fail with {@code UNAVAILABLE}, a
  *       {@code spillway.Control/Deregister} call returns the session's credits, and the credit
- *       stream is cancelled. Later calls fail at once. Calls in flight end normally.
+ *       stream is cancelled. Later calls fail at once. Calls in flight end normally. A
+ *       session closes by itself when its {@link ManagedChannel} is shut down
+ *       ({@link #closeOnShutdown}), whose termination would otherwise wait for the stream.
  * </ul>
  *
  * <p>A queued call counts against its gRPC deadline (the deadline is absolute), which gRPC
- * enforces once the call starts. A call the application cancels while queued ends at once; the
+ * enforces once the call starts; a call held for the session's credit stream, which the SLO does
+ * not end, ends at its deadline ({@code DEADLINE_EXCEEDED}). A call the application cancels while queued ends at once; the
  * gate is told it was never sent when it reaches the head of the queue.
  *
  * <p>Use one instance per session and channel: {@code ClientInterceptors.intercept(channel,
@@ -84,6 +89,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       Status.RESOURCE_EXHAUSTED.withDescription("spillway: rejected in the client (limit)");
   private static final Status CLOSED =
       Status.UNAVAILABLE.withDescription("spillway: client session closed");
+  private static final Status PAST_DEADLINE = Status.DEADLINE_EXCEEDED
+      .withDescription("spillway: deadline exceeded waiting for the session's credit stream");
 
   /** The session's id and gate; both renewed when the server may have forgotten the session. */
   private volatile long sessionId;
@@ -109,12 +116,20 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /**
    * Calls made while the credit stream is being opened. They enter the gate only once it is open
    * (or has failed): the wait for a fresh connection and the stream's acknowledgement is no
-   * client queueing, and must not expire a new session's first calls.
+   * client queueing, and must not expire a new session's first calls (a cold server's first
+   * acknowledgement alone can take longer than the SLO). Their gRPC deadlines still end them, as
+   * gRPC would had they started: a stream that is never acknowledged holds none past it.
    */
   private List<GatedClientCall<?, ?>> held;
 
-  /** The channel the session's calls go to; control calls use it too. */
+  /**
+   * The first channel the session's calls went through; its credit stream and control calls use
+   * it for the session's lifetime, and its shutdown ends the session.
+   */
   private volatile Channel channel;
+  private boolean warnedOfAnotherChannel; // guarded by lock
+  /** The managed channel whose shutdown ends the session ({@link #closeOnShutdown}), if known. */
+  private volatile ManagedChannel watched;
   /**
    * The per-call credentials of the application's latest call, which its control calls carry
    * too: a server that authenticates every call would refuse a credit stream without them.
@@ -188,14 +203,41 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   <ReqT, RespT> GatedClientCall<ReqT, RespT> gatedCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions callOptions, Channel next) {
     if (channel != next) {
-      channel = next;
+      firstChannel(next);
     }
     io.grpc.CallCredentials c = callOptions.getCredentials();
     if (c != null && c != credentials) {
       credentials = c;
     }
-    return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions.getExecutor(),
+    return new GatedClientCall<>(this, next.newCall(method, callOptions), callOptions,
         interfaces.idOf(method.getFullMethodName()));
+  }
+
+  /**
+   * Takes {@code next} as the session's channel if it has none. A later channel's calls go
+   * through that channel, but the session's stream and control calls stay on the first: its
+   * credits are that connection's (the server binds a session to the connection of its stream),
+   * and a stream that followed each call's channel would keep an earlier channel from
+   * terminating once shut down. One session per channel is the intended use; another is logged.
+   */
+  private void firstChannel(Channel next) {
+    ManagedChannel watch = null;
+    lock.lock();
+    try {
+      if (channel == null) {
+        channel = next;
+        watch = next instanceof ManagedChannel managed ? managed : null; // ClientInterceptors
+      } else if (channel != next && !warnedOfAnotherChannel) {
+        warnedOfAnotherChannel = true;
+        LOG.log(Level.WARNING, "session {0} is used on a second channel; its credit stream stays "
+            + "on the first: use one session per channel", sessionId);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (watch != null) {
+      closeOnShutdown(watch);
+    }
   }
 
   // ---- events; each reads the ticker once, drives the gate under the lock, acts outside it ----
@@ -215,10 +257,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
           controlState = CONTROL_SUBSCRIBING;
           subscribe = true;
         }
-        if (held == null) {
-          held = new ArrayList<>(4);
-        }
-        held.add(call);
+        holdLocked(call, now, Context.current().getDeadline());
       } else if (!gate.offer(call, now)) {
         refused = REFUSED;
       } else {
@@ -375,7 +414,14 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
           wakeup = null;
         }
         controlState = CONTROL_SUBSCRIBING;
-        held = queued;
+        held = null;
+        for (GatedClientCall<?, ?> call : queued) {
+          if (call.heldUntil == GatedClientCall.NOT_HELD) {
+            holdLocked(call, now, null);
+          } else {
+            holdLocked(call, now);
+          }
+        }
         resubscribe = true;
       } else {
         admitHeldLocked(now); // they go on without a stream, as the session does
@@ -422,7 +468,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /**
    * Ends the session: fails its queued calls ({@code UNAVAILABLE}), deregisters it with the server
    * so its unused credits return to the pool, and cancels its credit stream. Calls in flight end
-   * normally; later calls fail at once. Close it before shutting the channel down. Idempotent.
+   * normally; later calls fail at once. Idempotent. A session whose {@link ManagedChannel} it
+   * knows closes by itself when the channel is shut down ({@link #closeOnShutdown}).
    */
   @Override
   public void close() {
@@ -469,7 +516,95 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     }
   }
 
+  /**
+   * Ends the session ({@link #close()}) when {@code managed} is shut down, and returns it. A
+   * channel's graceful shutdown waits for its open calls, the session's credit stream among
+   * them, so a channel shut down before its session was closed would never terminate. A session
+   * made part of a channel by its builder ({@code ManagedChannelBuilder.intercept(session)}) sees
+   * only the channel's insides, so hand it the built channel:
+   * {@code session.closeOnShutdown(builder.intercept(session).build())}. A session intercepting
+   * a {@link ManagedChannel} with {@code ClientInterceptors.intercept} watches it by itself.
+   * Watches one channel: a later one replaces it.
+   */
+  public <C extends ManagedChannel> C closeOnShutdown(C managed) {
+    Objects.requireNonNull(managed, "channel");
+    if (watched != managed) {
+      watched = managed;
+      watch(managed);
+    }
+    return managed;
+  }
+
+  /** Waits for {@code managed}'s next state change; closes the session at its shutdown. */
+  private void watch(ManagedChannel managed) {
+    if (watched != managed || closed()) {
+      return;
+    }
+    ConnectivityState state;
+    try {
+      state = managed.getState(false);
+    } catch (UnsupportedOperationException e) {
+      LOG.log(Level.DEBUG, "session {0}: {1} does not report its state; close the session "
+          + "before shutting the channel down", sessionId, managed);
+      return;
+    }
+    if (state == ConnectivityState.SHUTDOWN) {
+      close();
+    } else {
+      managed.notifyWhenStateChanged(state, () -> watch(managed));
+    }
+  }
+
+  private boolean closed() {
+    lock.lock();
+    try {
+      return closed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   // ---- under the lock ----
+
+  /**
+   * Holds {@code call} until the credit stream is acknowledged, or until the nearer of its call
+   * options' deadline and {@code contextDeadline}, on the session's ticker.
+   */
+  private void holdLocked(GatedClientCall<?, ?> call, long now, io.grpc.Deadline contextDeadline) {
+    io.grpc.Deadline deadline = call.deadline();
+    if (deadline == null || contextDeadline != null && contextDeadline.isBefore(deadline)) {
+      deadline = contextDeadline;
+    }
+    if (deadline != null) {
+      long remaining = deadline.timeRemaining(java.util.concurrent.TimeUnit.NANOSECONDS);
+      call.heldUntil = remaining >= FAR_FUTURE ? GatedClientCall.NOT_HELD : now + remaining;
+    }
+    holdLocked(call, now);
+  }
+
+  private void holdLocked(GatedClientCall<?, ?> call, long now) {
+    if (held == null) {
+      held = new ArrayList<>(4);
+    }
+    held.add(call);
+    if (call.heldUntil != GatedClientCall.NOT_HELD) {
+      armWakeupLocked(now);
+    }
+  }
+
+  /** Ends the held calls whose deadlines have passed. */
+  private void expireHeldLocked(long now) {
+    if (held == null) {
+      return;
+    }
+    for (java.util.Iterator<GatedClientCall<?, ?>> i = held.iterator(); i.hasNext(); ) {
+      GatedClientCall<?, ?> call = i.next();
+      if (call.heldUntil != GatedClientCall.NOT_HELD && call.heldUntil - now <= 0) {
+        i.remove();
+        batch().pastDeadline(call);
+      }
+    }
+  }
 
   /** Offers the calls held while the stream opened to the gate, as arriving now. */
   private void admitHeldLocked(long now) {
@@ -477,6 +612,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       return;
     }
     for (GatedClientCall<?, ?> call : held) {
+      call.heldUntil = GatedClientCall.NOT_HELD;
       if (!gate.offer(call, now)) {
         batch().refused(call);
       }
@@ -494,6 +630,7 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /** Expires, releases what may go, takes the demand report, re-arms the wake-up. */
   private Batch drainLocked(long now) {
     gate.expire(now, expiredSink);
+    expireHeldLocked(now);
     if (controlState != CONTROL_SUBSCRIBING) {
       Object next;
       while ((next = gate.poll(now, header.reset())) != null) {
@@ -515,10 +652,22 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   }
 
   private void armWakeupLocked(long now) {
-    if (closed || gate.queued() == 0) {
+    if (closed) {
       return;
     }
-    long at = gate.nextWakeupNanos();
+    boolean due = gate.queued() > 0;
+    long at = due ? gate.nextWakeupNanos() : 0;
+    if (held != null) { // only while the credit stream is being opened
+      for (GatedClientCall<?, ?> call : held) {
+        if (call.heldUntil != GatedClientCall.NOT_HELD && (!due || call.heldUntil - at < 0)) {
+          at = call.heldUntil;
+          due = true;
+        }
+      }
+    }
+    if (!due) {
+      return;
+    }
     if (wakeup != null && at - wakeupAt >= 0) {
       return; // an earlier or equal wake-up is already pending
     }
@@ -604,7 +753,15 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     private List<GatedClientCall<?, ?>> moreReleased;
     private List<GatedClientCall<?, ?>> expired;
     private List<GatedClientCall<?, ?>> refused;
+    private List<GatedClientCall<?, ?>> pastDeadline;
     int demand = -1;
+
+    void pastDeadline(GatedClientCall<?, ?> call) {
+      if (pastDeadline == null) {
+        pastDeadline = new ArrayList<>(2);
+      }
+      pastDeadline.add(call);
+    }
 
     void refused(GatedClientCall<?, ?> call) {
       if (refused == null) {
@@ -645,6 +802,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       if (refused != null) {
         for (GatedClientCall<?, ?> call : refused) {
           call.failQueued(REFUSED);
+        }
+      }
+      if (pastDeadline != null) {
+        for (GatedClientCall<?, ?> call : pastDeadline) {
+          call.failQueued(PAST_DEADLINE);
         }
       }
       if (firstReleased != null) {

@@ -56,8 +56,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * transport's default cap of sessions per connection); beyond it {@code RESOURCE_EXHAUSTED}.
  * In-process calls have no connection and are all one.
  *
- * <p>Thread-safe. {@link #sendCredit} never blocks: gRPC buffers the message. A credit for a
- * session without a stream (a client that does not subscribe) is dropped, as a credit for a gone
+ * <p>Thread-safe. {@link #sendCredit} never blocks: gRPC buffers the message, or, while the
+ * stream is not ready for it (a client that does not read), it is added to the credits the
+ * session gets once it is. A credit for a session without a stream (a client that does not subscribe) is dropped, as a credit for a gone
  * connection is in the native transport.
  */
 public final class SpillwayControlService implements ControlChannel, AutoCloseable {
@@ -281,13 +282,20 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
     return session == Long.MIN_VALUE ? 0 : session;
   }
 
-  /** One session's open Credits call. Sends are serialised by the monitor. */
+  /**
+   * One session's open Credits call. Sends are serialised by the monitor. While the stream is not
+   * ready (its client is not reading, or its connection is backed up) credits are added up
+   * rather than sent: gRPC would buffer every message for a client that never reads, and deltas
+   * sum, so the client loses nothing by hearing their sum once it reads again.
+   */
   private final class CreditStream extends ServerCall.Listener<byte[]> {
     final long sessionId;
     /** The connection it came on ({@link SpillwayServerInterceptor#originOf}). */
     final long origin;
     private final ServerCall<byte[], Integer> call;
     private boolean ended;
+    /** Credits not sent yet, the stream not being ready for them. */
+    private long pending;
 
     CreditStream(long sessionId, ServerCall<byte[], Integer> call, long origin) {
       this.sessionId = sessionId;
@@ -303,11 +311,28 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
       if (ended) {
         return;
       }
+      pending += delta;
+      flush();
+    }
+
+    /** Sends what is pending if the stream is ready; under the monitor. */
+    private void flush() {
       try {
-        call.sendMessage(delta);
+        while (pending != 0 && call.isReady()) {
+          int next = (int) Math.clamp(pending, Integer.MIN_VALUE, Integer.MAX_VALUE);
+          pending -= next;
+          call.sendMessage(next);
+        }
       } catch (RuntimeException e) { // closed under us: the session is on its way out
         ended = true;
         LOG.log(Level.DEBUG, "credit for session {0} not sent: {1}", sessionId, e.toString());
+      }
+    }
+
+    @Override
+    public synchronized void onReady() {
+      if (!ended) {
+        flush();
       }
     }
 

@@ -186,9 +186,10 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     /**
      * The end-to-end latency objective of the service's calls. With the default scheme it sets
      * every parameter ({@link Spillway#forSlo}); with any scheme it is the server-side budget
-     * target of calls that carry no Spillway budget: their queueing budget is the SLO less the p99
-     * service time, or their gRPC deadline less it where the deadline is nearer (a looser deadline
-     * does not loosen it; {@link SpillwayServerInterceptor}). Required for the default scheme.
+     * target of every call: its queueing budget is the SLO less the p99 service time, or its gRPC
+     * deadline less it, or its {@code spillway-budget-ns} header, whichever is nearest (a looser
+     * deadline or header does not loosen it; {@link SpillwayServerInterceptor}). Required for the
+     * default scheme.
      */
     public Builder slo(Duration value) {
       return sloNanos(value.toNanos());

@@ -56,24 +56,25 @@ import java.util.concurrent.TimeUnit;
  *   <li>A cancelled call has nobody to carry its credit delta back; a non-zero delta is sent
  *       instead on the {@code orphanCredits} channel (the session's explicit credit stream,
  *       {@link SpillwayControlService}), so the client's view of its window stays right.
- *   <li>A request that carries no budget gets one from its gRPC deadline and the server-side
- *       target given to the constructor, whichever is nearer, less the p99 of the server's
- *       service time (protego-nsdi23 §3.2: budget = target − p99 service − p99 network; the
- *       network share is left in the deadline or the target). The target is the latency the
- *       server promises: a call that queues past it because its client would wait longer takes
- *       the place of calls that would meet the target (§3.2 budgets from the SLO, not from a
- *       client's patience). A deadline nearer than the
- *       target narrows the budget; without a target, the deadline alone sets it, and without
- *       either, the call has no budget. A call whose deadline is already too close to be met is
- *       refused at once ({@code REJECTED_BUDGET}), before the gate and before it queues. So a
- *       {@code BudgetedLock} in the handler works for any client. A call that spends the budget
- *       its deadline gave it waiting for a worker is aborted unrun (docs/design.md, "Request
- *       budget": a budget shrinks by the time spent in each queue): its answer would come too late
- *       for a client that gives up at the deadline, so its handler never sees it. A budget from the
- *       header or the server-side target bounds only the handler's waits: a Spillway client
- *       derives its header budget from its own send-to-response p99, which over gRPC holds
- *       milliseconds of call overhead, and enforcing it on the wait for a worker refused calls
- *       that would have met their SLO (docs/results/grpc.md, "Budgets").
+ *   <li>A request's budget is the nearest of its {@code spillway-budget-ns} header, its gRPC
+ *       deadline and the server-side target given to the constructor, the last two less the p99
+ *       of the server's service time (protego-nsdi23 §3.2: budget = target − p99 service − p99
+ *       network; the network share is left in the deadline or the target). The target is the
+ *       latency the server promises: a call that queues past it because its client would wait
+ *       longer, or claims a longer budget, takes the place of calls that would meet the target
+ *       (§3.2 budgets from the SLO, not from a client's patience or its word). A deadline nearer
+ *       than the target narrows the budget; without a target, the deadline alone sets it, and
+ *       with neither, the header's budget stands, or the call has none. A call whose deadline is
+ *       already too close to be met is refused at once ({@code REJECTED_BUDGET}), before the gate
+ *       and before it queues, whatever its header claims. So a {@code BudgetedLock} in the
+ *       handler works for any client. A call that spends the budget its deadline gave it
+ *       waiting for a worker is aborted unrun (docs/design.md, "Request budget": a budget
+ *       shrinks by the time spent in each queue): its answer would come too late for a client
+ *       that gives up at the deadline, so its handler never sees it. A budget from the header or
+ *       the server-side target bounds only the handler's waits: a Spillway client derives its
+ *       header budget from its own send-to-response p99, which over gRPC holds milliseconds of
+ *       call overhead, and enforcing it on the wait for a worker refused calls that would have
+ *       met their SLO (docs/results/grpc.md, "Budgets").
  *   <li>Every reject carries {@code grpc-retry-pushback-ms}: the server's current queueing delay
  *       in milliseconds (at least 1), so a client's retry policy waits about as long as the queue
  *       needs to drain instead of retrying at once (gRFC A6).
@@ -85,14 +86,19 @@ import java.util.concurrent.TimeUnit;
  * the transport thread as each call arrives, before any work is queued for it. The decision is
  * made there: a rejected call stays on the transport thread and is answered at once, never
  * waiting behind admitted work in the workers' queue; an admitted call is handed to the workers.
- * The decision is kept for {@link #interceptCall} by the call's headers object (identity), and a
- * call that is cancelled between the two has its permit completed by a cancellation listener.
+ * The decision is kept for {@link #interceptCall} by the call's headers object (identity); an
+ * interceptor outside this one that hands the call on with a copy of its headers is followed by
+ * the executor the decision chose, which is the decision itself and marks the call's start
+ * with it, so a call is admitted once whatever its outer interceptors do. A call that is
+ * cancelled between the two has its permit completed by a cancellation listener.
  * Used as a plain interceptor, the decision is made in {@link #interceptCall}.
  *
  * <p>Cost per call: one ticker reading at admission and one at completion (one more at the first
  * callback if the request carries a budget, and, installed, one for each hand-off of a streaming
  * call's work to the workers after the first), the request's and the response's metadata
- * objects, the call and listener wrappers, and a derived {@link Context}. No threads, no timers.
+ * objects, the call and listener wrappers, and a derived {@link Context}; installed, a
+ * thread-local mark around the call's first task (an entry in the worker thread's map, so one per
+ * call when the workers are virtual threads). No threads, no timers.
  *
  * <p>Thread-safe; one instance serves any number of services and calls.
  */
@@ -123,6 +129,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   private final UnstartedCalls unstarted;
   /** Decisions made on the transport thread, waiting for {@link #interceptCall}. */
   private final ConcurrentHashMap<Metadata, Decision> decided = new ConcurrentHashMap<>();
+  /**
+   * The decision of the call whose start is running on this thread: gRPC starts a call (runs its
+   * interceptors) in a task on the executor its decision chose, and that executor sets this. It
+   * finds the decision when an interceptor outside this one handed the call on with a copy of
+   * its headers, which {@link #decided} cannot match.
+   */
+  private static final ThreadLocal<Decision> STARTING = new ThreadLocal<>();
 
   /**
    * @param gate decides on every call; its {@link ServerGate#start()} is the caller's business
@@ -131,8 +144,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * @param orphanCredits where the credit delta of a call that ended without a response goes;
    *     {@link ControlChannel#DISCARD} if the scheme issues no credits
    * @param queueDelay the server's queueing delay, for the pushback on rejects
-   * @param targetBudgetNanos the queueing budget of a request with neither a budget nor a
-   *     deadline, before the p99 service time is taken off; {@link #NO_TARGET} for none
+   * @param targetBudgetNanos the largest queueing budget any request gets, whatever its header
+   *     or deadline, before the p99 service time is taken off; {@link #NO_TARGET} for none
    */
   public SpillwayServerInterceptor(ServerGate gate, Ticker ticker, InterfaceRegistry interfaces,
       ControlChannel orphanCredits, QueueDelaySignal queueDelay, long targetBudgetNanos) {
@@ -217,11 +230,11 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // reaches interceptCall: the listener then takes the decision back (and ends its permit).
         context.addListener(d, Runnable::run);
         if (!d.admitted()) {
-          return null; // a reject is answered on the transport thread
+          return d; // a reject is answered on the transport thread
         }
         if (threading != null && threading.arrivedInline(now)) {
           handlerStarted(d.ticket); // runs where it arrived: it waits for no worker
-          return null;
+          return d;
         }
         // A unary or server-streaming call counts from its admission until its request message
         // reaches the handler, the event loop's delivery of the message between its two
@@ -229,8 +242,9 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // (docs/results/grpc.md, "What is left"). A client-streaming or bidi call, whose handler
         // starts with it and may then wait for its client as long as the client likes, counts
         // only while it has work queued (CallHandOffs).
-        return d.ticket < 0 || method.getType().clientSendsOneMessage() ? workers
+        d.target = d.ticket < 0 || method.getType().clientSendsOneMessage() ? workers
             : new CallHandOffs(workers, d.ticket);
+        return d;
       }
     };
   }
@@ -274,7 +288,14 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       return next.startCall(call, headers);
     }
     Decision d = decided.remove(headers);
+    if (d == null) { // an outer interceptor may have copied the headers: this call's decision
+      Decision starting = STARTING.get();
+      if (starting != null && decided.remove(starting.headers, starting)) {
+        d = starting;
+      }
+    }
     if (d != null) {
+      d.claimed = true;
       if (d.context != null) {
         d.context.removeListener(d);
       }
@@ -327,21 +348,24 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       LOG.log(Level.DEBUG, "{0}: {1}", fullMethodName, problem);
     }
     request.interfaceId(interfaces.idOf(fullMethodName));
-    long budget = request.budgetNanos();
     long deadlineBudget = Long.MAX_VALUE; // from its deadline: spent unrun, the call is aborted
-    if (budget == Long.MAX_VALUE) {
+    if (deadline != null || targetBudgetNanos != NO_TARGET) {
       long p99 = serviceTimes.p99Nanos(now); // decays while no call completes (ServiceTimeTracker)
+      // The header's budget is the client's claim: a looser one than the deadline's or the
+      // server's target loosens neither, and a deadline that cannot be met is refused whatever
+      // the header claims (Protego §3.2 budgets from the target).
+      long budget = request.budgetNanos();
       if (deadline != null) {
         deadlineBudget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
         if (deadlineBudget <= 0) { // the deadline cannot be met: refuse before the call queues
           return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
         }
-        // a deadline looser than the server's target does not loosen the target
-        request.budgetNanos(targetBudgetNanos == NO_TARGET ? deadlineBudget
-            : Math.min(deadlineBudget, Math.max(0, targetBudgetNanos - p99)));
-      } else if (targetBudgetNanos != NO_TARGET) {
-        request.budgetNanos(Math.max(0, targetBudgetNanos - p99));
+        budget = Math.min(budget, deadlineBudget);
       }
+      if (targetBudgetNanos != NO_TARGET) {
+        budget = Math.min(budget, Math.max(0, targetBudgetNanos - p99));
+      }
+      request.budgetNanos(budget);
     }
     ServerPermit permit = gate.admit(request, now);
     if (!permit.isAdmitted()) {
@@ -433,7 +457,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * whichever of the two removes it from {@link #decided} first owns it. A reject's permit is
    * complete already.
    */
-  private final class Decision implements Context.CancellationListener {
+  private final class Decision implements Context.CancellationListener, Executor, Runnable {
     final RequestMetadata request;
     final ServerPermit permit;
     final RequestBudget budget;
@@ -444,6 +468,12 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     long ticket = -1; // in unstarted, if measured
     /** The budget its deadline set (spent unrun: aborted), else {@code Long.MAX_VALUE}. */
     long deadlineBudgetNanos = Long.MAX_VALUE;
+    /** Where its call runs: the workers (or its hand-offs); {@code null}: where it arrived. */
+    Executor target;
+    /** The task handed to {@link #target} and not yet run, while the call is starting. */
+    private Runnable starting;
+    /** Set once {@link #interceptCall} has it; read racily (a stale read only marks a task). */
+    boolean claimed;
 
     Decision(RequestMetadata request, ServerPermit permit, RequestBudget budget,
         ResponseMetadata rejectResponse, long at) {
@@ -456,6 +486,59 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
 
     boolean admitted() {
       return rejectResponse == null;
+    }
+
+    /**
+     * The call's executor. gRPC runs one task of a call at a time, so until {@link
+     * #interceptCall} has claimed the decision, each task runs as this decision's own task (no
+     * allocation), marked with it in {@link #STARTING}; after that, tasks pass straight through.
+     */
+    @Override
+    public void execute(Runnable task) {
+      if (claimed) {
+        run(task);
+        return;
+      }
+      if (target == null) {
+        runStarting(task);
+        return;
+      }
+      synchronized (this) {
+        if (starting != null) { // not expected: gRPC hands over one task at a time
+          target.execute(() -> runStarting(task));
+          return;
+        }
+        starting = task;
+      }
+      target.execute(this);
+    }
+
+    private void run(Runnable task) {
+      if (target == null) {
+        task.run();
+      } else {
+        target.execute(task);
+      }
+    }
+
+    @Override
+    public void run() {
+      Runnable task;
+      synchronized (this) {
+        task = starting;
+        starting = null;
+      }
+      runStarting(task);
+    }
+
+    private void runStarting(Runnable task) {
+      Decision previous = STARTING.get();
+      STARTING.set(this);
+      try {
+        task.run();
+      } finally {
+        STARTING.set(previous);
+      }
     }
 
     @Override

@@ -83,6 +83,70 @@ class InterfaceRegistryTest {
     }
   }
 
+  /**
+   * Method names a peer chooses (a server whose fallback registry serves any method, a proxy)
+   * must not grow the registry without bound: past its capacity, new names share the default
+   * interface, and the names it has keep their ids.
+   */
+  @Test
+  void namesBeyondTheCapacityShareTheDefaultInterface() {
+    InterfaceRegistry registry = new InterfaceRegistry();
+    int peerNames = 5_000;
+    for (int i = 0; i < peerNames; i++) {
+      registry.idOf("peer.S/M" + i);
+    }
+    assertEquals(InterfaceRegistry.DEFAULT_CAPACITY, registry.size(),
+        peerNames + " names seen; the registry holds at most its capacity");
+    assertEquals(1, registry.idOf("peer.S/M0"), "names it has keep their ids");
+    assertEquals(InterfaceRegistry.DEFAULT_INTERFACE, registry.idOf("peer.S/M" + (peerNames - 1)));
+    assertEquals(-1, registry.find("peer.S/M" + (peerNames - 1)));
+    assertNull(registry.nameOf(InterfaceRegistry.DEFAULT_INTERFACE));
+  }
+
+  /** The same through an installed server that answers any method name its clients choose. */
+  @Test
+  void aServerAnsweringAnyMethodKeepsItsRegistryBounded() throws Exception {
+    io.grpc.HandlerRegistry anyMethod = new io.grpc.HandlerRegistry() {
+      @Override
+      public io.grpc.ServerMethodDefinition<?, ?> lookupMethod(String name, String authority) {
+        return io.grpc.ServerMethodDefinition.create(method(name),
+            io.grpc.stub.ServerCalls.asyncUnaryCall((String request, io.grpc.stub.StreamObserver<String> out) -> {
+              out.onNext("ok");
+              out.onCompleted();
+            }));
+      }
+    };
+    String name = io.grpc.inprocess.InProcessServerBuilder.generateName();
+    io.grpc.inprocess.InProcessServerBuilder builder =
+        io.grpc.inprocess.InProcessServerBuilder.forName(name).fallbackHandlerRegistry(anyMethod);
+    io.spillway.api.testing.VirtualClock clock = new io.spillway.api.testing.VirtualClock();
+    SpillwayGrpcServer spillway = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
+        .parallelism(2).install(builder);
+    io.grpc.Server server = builder.build().start();
+    io.grpc.ManagedChannel channel = io.grpc.inprocess.InProcessChannelBuilder.forName(name).build();
+    try {
+      int names = InterfaceRegistry.DEFAULT_CAPACITY + 500;
+      int ok = 0;
+      for (int i = 0; i < names; i++) {
+        Calls.Reply reply = Calls.unary(channel, method("peer.S/M" + i), "x").await();
+        ok += reply.status().isOk() ? 1 : 0;
+      }
+      assertEquals(names, ok, "every call served");
+      assertEquals(InterfaceRegistry.DEFAULT_CAPACITY, spillway.interceptor().interfaces().size(),
+          names + " method names called");
+    } finally {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      spillway.close();
+    }
+  }
+
+  private static io.grpc.MethodDescriptor<String, String> method(String fullName) {
+    return io.grpc.MethodDescriptor.<String, String>newBuilder()
+        .setType(io.grpc.MethodDescriptor.MethodType.UNARY).setFullMethodName(fullName)
+        .setRequestMarshaller(Echo.STRING).setResponseMarshaller(Echo.STRING).build();
+  }
+
   private static void await(CyclicBarrier barrier) {
     try {
       barrier.await(10, TimeUnit.SECONDS);

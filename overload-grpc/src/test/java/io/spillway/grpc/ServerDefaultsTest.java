@@ -195,6 +195,44 @@ class ServerDefaultsTest {
     assertEquals(Status.Code.OK, ok.status().getCode(), "the one slot was given back: " + ok);
   }
 
+  /**
+   * An interceptor outside Spillway's that hands the call on with a copy of its headers (an auth
+   * or tracing interceptor adding a header, say): the call is still admitted once, on the
+   * decision made as it arrived.
+   */
+  @Test
+  void aCallWhoseHeadersAnOuterInterceptorCopiedIsAdmittedOnce() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<io.spillway.api.testing.LeakCheckingServerGate>
+        checker = new java.util.concurrent.atomic.AtomicReference<>();
+    io.grpc.Metadata.Key<String> traced =
+        io.grpc.Metadata.Key.of("traced", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    io.grpc.ServerInterceptor copying = new io.grpc.ServerInterceptor() {
+      @Override
+      public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call,
+          io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
+        io.grpc.Metadata copy = new io.grpc.Metadata();
+        copy.merge(headers);
+        copy.put(traced, "yes");
+        return next.startCall(new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) { },
+            copy);
+      }
+    };
+    Channel ch = start(Echo.ECHO, SpillwayGrpc.server(io.spillway.api.testing.LeakCheckingServerGate
+        .checking(io.spillway.credit.Spillway.forSloNanos(5 * MS), checker::set)).sloMillis(5), 2,
+        copying, null);
+    java.util.List<String> refused = new java.util.ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      Calls.Reply reply = Calls.unary(ch, Echo.UNARY, "x" + i).await();
+      if (!reply.status().isOk()) {
+        refused.add(i + ": " + reply.status().getDescription());
+      }
+    }
+    assertEquals(0, awaitUndecided(0), "every decision was claimed");
+    assertEquals("10 permits, refused []", checker.get().issued() + " permits, refused " + refused,
+        "10 calls, one at a time, on a limit of 2");
+    checker.get().assertNoLeaks();
+  }
+
   /** Waits (liveness only) until {@code n} decisions are unclaimed; returns how many are. */
   private int awaitUndecided(int n) {
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -247,6 +285,42 @@ class ServerDefaultsTest {
     Calls.Reply served = Calls.unary(withDeadline(ch, 60_000), Echo.UNARY, "0").await();
     assertEquals(Status.Code.OK, served.status().getCode(),
         "a 60 s deadline can be met; its budget is the SLO's, used up by the p99; no lock asks");
+  }
+
+  /**
+   * A client's {@code spillway-budget-ns} header is its claim, not the server's promise: the
+   * budget is the nearest of the header's, the deadline's and the SLO's (each less the p99
+   * service time, Protego §3.2), and a call whose deadline cannot be met is refused before the
+   * handler, whatever budget its header claims.
+   */
+  @Test
+  void aHeaderBudgetIsCappedByTheSloAndItsDeadline() throws Exception {
+    AtomicLong seen = new AtomicLong(-1);
+    AtomicLong runs = new AtomicLong();
+    Channel ch = start((method, request, out) -> {
+      runs.incrementAndGet();
+      seen.set(RequestBudget.currentOrNull().remainingNanos());
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "1").await().status().getCode());
+    long anHour = 3_600_000 * MS;
+    Calls.Reply claimed = Calls.unary(ch, Echo.UNARY,
+        Calls.headers(SpillwayMetadata.BUDGET, anHour), "0").await();
+    assertEquals(Status.Code.OK, claimed.status().getCode(), claimed.toString());
+    assertEquals(4 * MS, seen.get(), "an hour claimed; the SLO 5 ms less the 1 ms p99 given");
+    Calls.unary(ch, Echo.UNARY, Calls.headers(SpillwayMetadata.BUDGET, 2 * MS), "0").await();
+    assertEquals(2 * MS, seen.get(), "a header's budget nearer than the SLO's is kept");
+
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "5000").await().status().getCode());
+    long before = runs.get();
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY,
+        Calls.headers(SpillwayMetadata.BUDGET, anHour), "0").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(),
+        "a 2 s deadline cannot cover the 5 s p99, whatever the header claims: " + refused);
+    assertEquals("4", refused.trailer(SpillwayMetadata.STATUS), "REJECTED_BUDGET");
+    assertEquals(before, runs.get(), "the handler never ran");
   }
 
   @Test

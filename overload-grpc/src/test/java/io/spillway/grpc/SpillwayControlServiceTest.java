@@ -24,10 +24,28 @@ class SpillwayControlServiceTest {
   private final SpillwayControlService control = new SpillwayControlService(clock);
   private final InProcess grpc;
   private final Channel channel;
+  /** Messages the service sent on a stream that was not ready for them (its client not reading). */
+  private final java.util.concurrent.atomic.AtomicInteger sentWhileNotReady =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   SpillwayControlServiceTest() {
     control.bind(gate);
-    grpc = new InProcess(control.serviceDefinition());
+    grpc = new InProcess(io.grpc.ServerInterceptors.intercept(control.serviceDefinition(),
+        new io.grpc.ServerInterceptor() {
+          @Override
+          public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call,
+              Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
+            return next.startCall(new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+              @Override
+              public void sendMessage(R message) {
+                if (!isReady()) {
+                  sentWhileNotReady.incrementAndGet();
+                }
+                super.sendMessage(message);
+              }
+            }, headers);
+          }
+        }));
     channel = grpc.channel();
   }
 
@@ -44,8 +62,12 @@ class SpillwayControlServiceTest {
     volatile boolean acknowledged;
 
     Subscriber(Metadata headers) {
+      this(headers, 100);
+    }
+
+    Subscriber(Metadata headers, int request) {
       call.start(this, headers);
-      call.request(100);
+      call.request(request);
       call.sendMessage(new byte[0]);
       call.halfClose();
     }
@@ -77,6 +99,30 @@ class SpillwayControlServiceTest {
     control.sendCredit(6, 1); // nobody listens for session 6
 
     assertEquals(List.of(3, -1), five.credits);
+  }
+
+  /**
+   * A client that does not read its stream (stalled, or not a Spillway client at all) must not
+   * make the server buffer every credit for it: while the stream is not ready, credits add up,
+   * and their sum goes once the client reads.
+   */
+  @Test
+  void creditsForAClientThatDoesNotReadAddUpUntilItDoes() {
+    Subscriber stalled = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 5), 0);
+    assertTrue(stalled.acknowledged);
+    for (int i = 0; i < 1_000; i++) {
+      control.sendCredit(5, i % 2 == 0 ? 2 : -1);
+    }
+    assertEquals(0, sentWhileNotReady.get(), "credit messages queued for a client not reading");
+
+    stalled.call.request(10);
+
+    assertEquals(500, stalled.credits.stream().mapToInt(Integer::intValue).sum(),
+        "what the credits add up to: " + stalled.credits);
+    assertTrue(stalled.credits.size() <= 2, stalled.credits.toString());
+    control.sendCredit(5, 1);
+    assertEquals(501, stalled.credits.stream().mapToInt(Integer::intValue).sum(),
+        "a reading client's credits go at once");
   }
 
   @Test
