@@ -195,7 +195,10 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
     private final MethodDescriptor<ReqT, RespT> method;
     private final CallOptions options;
     private final int firstBackend;
-    private ClientCall<ReqT, RespT> attempt;
+    // Volatile, as is cancelled: retry() writes attempt then reads cancelled, cancel() writes
+    // cancelled then reads attempt, so one of the two sees the other and the retry is cancelled
+    // (at worst twice, which gRPC ignores) instead of running after the application cancelled.
+    private volatile ClientCall<ReqT, RespT> attempt;
     private Listener<RespT> listener;
     private Metadata headers;
     private ReqT message;

@@ -97,8 +97,7 @@ import java.util.concurrent.TimeUnit;
  * callback if the request carries a budget, and, installed, one for each hand-off of a streaming
  * call's work to the workers after the first), the request's and the response's metadata
  * objects, the call and listener wrappers, and a derived {@link Context}; installed, a
- * thread-local mark around the call's first task (an entry in the worker thread's map, so one per
- * call when the workers are virtual threads). No threads, no timers.
+ * scoped-value binding around the call's first task. No threads, no timers.
  *
  * <p>Thread-safe; one instance serves any number of services and calls.
  */
@@ -131,11 +130,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   private final ConcurrentHashMap<Metadata, Decision> decided = new ConcurrentHashMap<>();
   /**
    * The decision of the call whose start is running on this thread: gRPC starts a call (runs its
-   * interceptors) in a task on the executor its decision chose, and that executor sets this. It
+   * interceptors) in a task on the executor its decision chose, and that executor binds this. A
+   * scoped value, not a thread-local: a binding costs the worker thread no map entry, which with
+   * virtual-thread workers would be one per call. It
    * finds the decision when an interceptor outside this one handed the call on with a copy of
    * its headers, which {@link #decided} cannot match.
    */
-  private static final ThreadLocal<Decision> STARTING = new ThreadLocal<>();
+  private static final ScopedValue<Decision> STARTING = ScopedValue.newInstance();
 
   /**
    * @param gate decides on every call; its {@link ServerGate#start()} is the caller's business
@@ -289,7 +290,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     }
     Decision d = decided.remove(headers);
     if (d == null) { // an outer interceptor may have copied the headers: this call's decision
-      Decision starting = STARTING.get();
+      Decision starting = STARTING.isBound() ? STARTING.get() : null;
       if (starting != null && decided.remove(starting.headers, starting)) {
         d = starting;
       }
@@ -532,13 +533,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     }
 
     private void runStarting(Runnable task) {
-      Decision previous = STARTING.get();
-      STARTING.set(this);
-      try {
-        task.run();
-      } finally {
-        STARTING.set(previous);
-      }
+      ScopedValue.where(STARTING, this).run(task);
     }
 
     @Override
