@@ -161,7 +161,9 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   @Override
   public void onDownstreamResponse(int inboundInterfaceId, int calleeKey,
       ResponseMetadata response, long nowNanos) {
-    if (response.hasPrice()) {
+    // The inbound id is the request's, read off the wire; admit priced an id outside the table at
+    // the local price alone, and so it stays: no callee price is kept for it.
+    if (response.hasPrice() && inboundInterfaceId >= 0 && inboundInterfaceId <= Interfaces.MAX_ID) {
       prices.publish(inboundInterfaceId, calleeKey, response.price());
     }
   }

@@ -281,6 +281,26 @@ class RajomonServerGateTest {
     assertEquals(20, g.totalPrice(1), "a response without a price changes nothing");
   }
 
+  /**
+   * The inbound interface id comes off the wire with the request, and admission prices an id no
+   * table holds at the local price alone; the downstream responses its handler collects must not
+   * throw on the same id, nor price any real interface.
+   */
+  @Test
+  void aDownstreamPriceForAnInboundInterfaceNoTableHoldsIsIgnored() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 1);
+    for (int inbound : new int[] {-1, Interfaces.MAX_ID + 1, Integer.MAX_VALUE, Integer.MIN_VALUE}) {
+      assertTrue(send(g, 8, inbound).isAdmitted(), "priced at the local price: " + inbound);
+      g.onDownstreamResponse(inbound, 0, new ResponseMetadata().price(30), clock.read());
+      assertEquals(8, g.totalPrice(inbound), "still the local price alone: " + inbound);
+    }
+    assertEquals(0, g.downstreamPrice(0));
+    assertEquals(0, g.downstreamPrice(Interfaces.MAX_ID));
+    g.onDownstreamResponse(Interfaces.MAX_ID, 0, new ResponseMetadata().price(30), clock.read());
+    assertEquals(38, g.totalPrice(Interfaces.MAX_ID), "the highest id a table holds still counts");
+  }
+
   @Test
   void aCalleePriceNotRefreshedForAnIntervalFallsAsFastAsTheCalleesCould() {
     RajomonServerGate g = gate(config().build());
