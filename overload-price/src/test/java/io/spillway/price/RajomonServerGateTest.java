@@ -410,6 +410,29 @@ class RajomonServerGateTest {
     assertEquals(2, g.interfacePrices().size(), "and is not listed");
   }
 
+  /**
+   * A native-frame peer may name any interface id a table holds; the list a price update builds,
+   * and every priced response carries, stays bounded, keeping the interfaces called first.
+   */
+  @Test
+  void theListOfInterfacePricesStaysBoundedWhateverIdsPeersMakeUp() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 1); // interface 0 called
+    complete(send(g, 1L << 40, 7));
+    for (int id = 100; id < 10_100; id++) {
+      complete(send(g, 1L << 40, id));
+    }
+    tick(g);
+    InterfacePrices listed = g.interfacePrices();
+    assertEquals(RajomonServerGate.MAX_LISTED_INTERFACES, listed.size());
+    assertEquals(0, listed.interfaceId(0));
+    assertEquals(7, listed.interfaceId(1));
+    assertEquals(8, listed.price(1));
+    ResponseMetadata unlisted = complete(send(g, 1, 9_000));
+    assertEquals(8, unlisted.price(), "an unlisted interface still hears its own price");
+    assertEquals(listed, unlisted.interfacePrices());
+  }
+
   @Test
   void withAllInterfacePricesOffAResponseCarriesOnlyItsOwnPrice() {
     RajomonServerGate g = gate(config().allInterfacePrices(false).build());
