@@ -48,8 +48,9 @@ import java.util.random.RandomGenerator;
  *       the response when the {@link PriceAttachment} says so, and always on a reject; with {@link
  *       RajomonConfig#allInterfacePrices()} also the total price of every interface requests have
  *       called, as of the last update ({@link InterfacePrices}: §3.4, "updating the upstream
- *       services with the current local prices"), once there are two or more. The list is built
- *       once per update, on the update thread, and shared by every response until the next.
+ *       services with the current local prices"), once there are two or more, and at most the
+ *       {@value #MAX_LISTED_INTERFACES} called first. The list is built once per update, on the
+ *       update thread, and shared by every response until the next.
  *   <li><b>Token audit</b> (optional, beyond the paper): caps each session's tokens at what it could
  *       have earned ({@link TokenAudit}).
  * </ul>
@@ -79,6 +80,8 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
    */
   private volatile int[] calledIds = new int[0];
   private volatile boolean[] called = new boolean[0];
+  /** Whether {@link #calledIds} holds {@link #MAX_LISTED_INTERFACES}: admit stops looking then. */
+  private volatile boolean listFull;
   private final Object calledLock = new Object();
   /**
    * Every called interface's total price at the last update, for {@link #allPrices}; {@link
@@ -117,6 +120,16 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   static final int CEILING_INTERVALS = 8;
 
   /**
+   * The most interfaces {@link #interfacePrices()} lists, the first called. Interface ids come
+   * with the requests, and a native-frame peer may name any of the 65,536 a table holds; every
+   * listed interface is priced and copied at each update and rides on every priced response (in
+   * gRPC metadata by its full method name, where 64 names stay well within the 8 KiB of metadata
+   * a gRPC client accepts by default). An interface past the bound still hears its own price on
+   * its own responses, as without the list (§3.4).
+   */
+  static final int MAX_LISTED_INTERFACES = 64;
+
+  /**
    * A gate for one server.
    *
    * @param random used only for {@link PriceAttachment#withProbability}; seed it for reproducible
@@ -140,7 +153,8 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     int interfaceId = request.interfaceId();
     boolean[] seen = called;
-    if (allPrices && (interfaceId < 0 || interfaceId >= seen.length || !seen[interfaceId])) {
+    if (allPrices && !listFull
+        && (interfaceId < 0 || interfaceId >= seen.length || !seen[interfaceId])) {
       firstCall(interfaceId); // once per interface
     }
     long downstream = prices.downstreamPrice(interfaceId);
@@ -161,7 +175,9 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
   @Override
   public void onDownstreamResponse(int inboundInterfaceId, int calleeKey,
       ResponseMetadata response, long nowNanos) {
-    if (response.hasPrice()) {
+    // The inbound id is the request's, read off the wire; admit priced an id outside the table at
+    // the local price alone, and so it stays: no callee price is kept for it.
+    if (response.hasPrice() && inboundInterfaceId >= 0 && inboundInterfaceId <= Interfaces.MAX_ID) {
       prices.publish(inboundInterfaceId, calleeKey, response.price());
     }
   }
@@ -228,6 +244,10 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
     synchronized (calledLock) {
       boolean[] seen = called;
       if (interfaceId < seen.length && seen[interfaceId]) {
+        return;
+      }
+      if (calledIds.length >= MAX_LISTED_INTERFACES) {
+        listFull = true;
         return;
       }
       int[] ids = Arrays.copyOf(calledIds, calledIds.length + 1);

@@ -281,6 +281,26 @@ class RajomonServerGateTest {
     assertEquals(20, g.totalPrice(1), "a response without a price changes nothing");
   }
 
+  /**
+   * The inbound interface id comes off the wire with the request, and admission prices an id no
+   * table holds at the local price alone; the downstream responses its handler collects must not
+   * throw on the same id, nor price any real interface.
+   */
+  @Test
+  void aDownstreamPriceForAnInboundInterfaceNoTableHoldsIsIgnored() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 1);
+    for (int inbound : new int[] {-1, Interfaces.MAX_ID + 1, Integer.MAX_VALUE, Integer.MIN_VALUE}) {
+      assertTrue(send(g, 8, inbound).isAdmitted(), "priced at the local price: " + inbound);
+      g.onDownstreamResponse(inbound, 0, new ResponseMetadata().price(30), clock.read());
+      assertEquals(8, g.totalPrice(inbound), "still the local price alone: " + inbound);
+    }
+    assertEquals(0, g.downstreamPrice(0));
+    assertEquals(0, g.downstreamPrice(Interfaces.MAX_ID));
+    g.onDownstreamResponse(Interfaces.MAX_ID, 0, new ResponseMetadata().price(30), clock.read());
+    assertEquals(38, g.totalPrice(Interfaces.MAX_ID), "the highest id a table holds still counts");
+  }
+
   @Test
   void aCalleePriceNotRefreshedForAnIntervalFallsAsFastAsTheCalleesCould() {
     RajomonServerGate g = gate(config().build());
@@ -388,6 +408,29 @@ class RajomonServerGateTest {
     complete(send(g, 1L << 40, -4)); // an id a native-frame peer made up: no exception
     tick(g);
     assertEquals(2, g.interfacePrices().size(), "and is not listed");
+  }
+
+  /**
+   * A native-frame peer may name any interface id a table holds; the list a price update builds,
+   * and every priced response carries, stays bounded, keeping the interfaces called first.
+   */
+  @Test
+  void theListOfInterfacePricesStaysBoundedWhateverIdsPeersMakeUp() {
+    RajomonServerGate g = gate(config().build());
+    raiseLocalPriceBy8PerTick(g, 1); // interface 0 called
+    complete(send(g, 1L << 40, 7));
+    for (int id = 100; id < 10_100; id++) {
+      complete(send(g, 1L << 40, id));
+    }
+    tick(g);
+    InterfacePrices listed = g.interfacePrices();
+    assertEquals(RajomonServerGate.MAX_LISTED_INTERFACES, listed.size());
+    assertEquals(0, listed.interfaceId(0));
+    assertEquals(7, listed.interfaceId(1));
+    assertEquals(8, listed.price(1));
+    ResponseMetadata unlisted = complete(send(g, 1, 9_000));
+    assertEquals(8, unlisted.price(), "an unlisted interface still hears its own price");
+    assertEquals(listed, unlisted.interfacePrices());
   }
 
   @Test
