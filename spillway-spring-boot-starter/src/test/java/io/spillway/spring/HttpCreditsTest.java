@@ -82,6 +82,22 @@ class HttpCreditsTest {
   }
 
   /**
+   * An asynchronous answer without a body is committed by the container as the request completes,
+   * after the async dispatch returned: its fields must be in its headers all the same, or the
+   * session never sees the credit delta the server's ledger already counted.
+   */
+  @Test
+  void anAsynchronousAnswerWithoutABodyCarriesItsFields() throws Exception {
+    RestClient client = builder.baseUrl(url()).build();
+    for (int i = 0; i < 3; i++) {
+      ResponseEntity<Void> r = client.get().uri("/async-empty").retrieve().toBodilessEntity();
+      assertThat(r.getStatusCode().value()).isEqualTo(200);
+      assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).isEqualTo("0");
+    }
+    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0);
+  }
+
+  /**
    * {@code /async} has a gate of its own, which keeps its own ledger of the session's credits:
    * the session keeps a window per gate, as the stream's routes say, and is never refused for
    * credit while calls to both gates overlap.

@@ -40,10 +40,15 @@ import java.io.IOException;
  * or, if nothing committed it, when the chain returns. Its credit stream ({@value
  * HttpCreditStreams#PATH}) is served here too ({@link ServletCreditStream}).
  *
- * <p>Only the request dispatch is decided on; error and async re-dispatches pass through.
+ * <p>Only the request dispatch is decided on; error and async re-dispatches pass through, except
+ * that a session's request whose async re-dispatch returns without committing its answer gets its
+ * fields in the headers then (an empty body is committed only as the request completes).
  * Thread-safe.
  */
 public final class SpillwayServletFilter implements Filter {
+
+  /** The request attribute that keeps a session's asynchronous request for its re-dispatch. */
+  private static final String SERVED = SpillwayServletFilter.class.getName() + ".served";
 
   private final SpillwayHttpGate gate;
   private final RunQueueDelay runQueue;
@@ -67,8 +72,16 @@ public final class SpillwayServletFilter implements Filter {
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
       throws IOException, ServletException {
-    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
-        || request.getDispatcherType() != DispatcherType.REQUEST) {
+    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+      chain.doFilter(req, res);
+      return;
+    }
+    if (request.getDispatcherType() == DispatcherType.ASYNC
+        && request.getAttribute(SERVED) instanceof Served served) {
+      redispatched(request, response, chain, served);
+      return;
+    }
+    if (request.getDispatcherType() != DispatcherType.REQUEST) {
       chain.doFilter(req, res);
       return;
     }
@@ -137,6 +150,9 @@ public final class SpillwayServletFilter implements Filter {
       }
       if (async) {
         request.getAsyncContext().addListener(new End(admission));
+        if (admission.hasSession()) {
+          request.setAttribute(SERVED, served);
+        }
       } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
           && !response.isCommitted()) {
         response.resetBuffer();
@@ -156,6 +172,27 @@ public final class SpillwayServletFilter implements Filter {
       throw e;
     } else if (failure instanceof Error e) {
       throw e;
+    }
+  }
+
+  /**
+   * The async re-dispatch of a session's request: the dispatch that writes its answer. An answer
+   * that asks for no stream (an empty body) is committed only as the request completes, after
+   * this dispatch, too late for the fields: they go in its headers as the dispatch returns,
+   * unless it started another async cycle.
+   */
+  private static void redispatched(HttpServletRequest request, HttpServletResponse response,
+      FilterChain chain, Served served) throws IOException, ServletException {
+    boolean failed = true;
+    try {
+      chain.doFilter(request, response);
+      failed = false;
+    } finally {
+      if (!request.isAsyncStarted()) {
+        request.removeAttribute(SERVED);
+        served.end(failed ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR : response.getStatus(),
+            null);
+      }
     }
   }
 

@@ -40,5 +40,14 @@ public class CreditsTestApp {
     CompletableFuture<String> async() {
       return CompletableFuture.supplyAsync(() -> "ok");
     }
+
+    /**
+     * Answered asynchronously with no body: nothing asks for the response's stream, and the
+     * container commits it as the request completes.
+     */
+    @GetMapping("/async-empty")
+    CompletableFuture<Void> asyncEmpty() {
+      return CompletableFuture.runAsync(() -> { });
+    }
   }
 }
