@@ -149,7 +149,7 @@ public final class SpillwayServletFilter implements Filter {
         slots.release();
       }
       if (async) {
-        request.getAsyncContext().addListener(new End(admission));
+        request.getAsyncContext().addListener(new End(served));
         if (admission.hasSession()) {
           request.setAttribute(SERVED, served);
         }
@@ -253,6 +253,14 @@ public final class SpillwayServletFilter implements Filter {
       }
     }
 
+    /** The request timed out; a session's fields go in the headers if they are not sent. */
+    void timedOut() {
+      ResponseMetadata fields = admission.end(Outcome.TIMED_OUT);
+      if (fields != null && admission.hasSession() && !response.isCommitted()) {
+        SpillwayHttpHeaders.writeResponse(fields, response::setHeader);
+      }
+    }
+
     /** The response is about to be committed with {@code status}: the handler is done with it. */
     @Override
     public void accept(int status) {
@@ -265,10 +273,12 @@ public final class SpillwayServletFilter implements Filter {
 
   /** Ends an asynchronous request's permit when the container reports its end. */
   private static final class End implements AsyncListener {
+    private final Served served;
     private final Admission admission;
 
-    End(Admission admission) {
-      this.admission = admission;
+    End(Served served) {
+      this.served = served;
+      this.admission = served.admission;
     }
 
     @Override
@@ -279,7 +289,9 @@ public final class SpillwayServletFilter implements Filter {
 
     @Override
     public void onTimeout(AsyncEvent event) {
-      admission.end(Outcome.TIMED_OUT);
+      // The application answers the timeout after this (Spring MVC dispatches a 503): that answer
+      // is the session's, and carries the fields of the permit the timeout ends.
+      served.timedOut();
     }
 
     @Override

@@ -49,5 +49,11 @@ public class CreditsTestApp {
     CompletableFuture<Void> asyncEmpty() {
       return CompletableFuture.runAsync(() -> { });
     }
+
+    /** Never answered: Spring MVC's async timeout answers for it ({@code 503}). */
+    @GetMapping("/async-never")
+    org.springframework.web.context.request.async.DeferredResult<String> asyncNever() {
+      return new org.springframework.web.context.request.async.DeferredResult<>(50L);
+    }
   }
 }
