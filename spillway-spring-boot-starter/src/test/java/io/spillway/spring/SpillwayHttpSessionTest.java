@@ -42,9 +42,11 @@ class SpillwayHttpSessionTest {
     Cancellable handle;
     boolean cancelled;
     final List<Long> deregistered = new ArrayList<>();
+    final List<URI> opened = new ArrayList<>();
 
     @Override
-    public Cancellable open(URI server, long sessionId, Listener l) {
+    public Cancellable open(URI stream, long sessionId, Listener l) {
+      opened.add(stream);
       listener = l;
       handle = () -> cancelled = true;
       return handle;
@@ -78,6 +80,59 @@ class SpillwayHttpSessionTest {
     List<Runnable> due = new ArrayList<>(timers);
     timers.clear();
     due.forEach(Runnable::run);
+  }
+
+  /**
+   * A server under a context path has no stream at the origin's path, and names where it is on
+   * its answers: the session looks there next, as a new session, and nowhere off the origin.
+   */
+  @Test
+  void aSessionThatFoundNoStreamLooksWhereTheServersAnswersSay() {
+    SpillwayHttpSession.Ticket a = session.offer("/ctx/x");
+    assertThat(streams.opened).containsExactly(URI.create("http://svc:8080/spillway/credits"));
+    streams.listener.closed(true, "HTTP 404");
+    assertThat(a.released()).isCompleted();
+    assertThat(session.isPassThrough()).isTrue();
+    Map<String, String> offOrigin = Map.of(SpillwayHttpHeaders.CREDITS,
+        "//elsewhere:8080/spillway/credits");
+    session.onAnswer(a, 200, offOrigin::get);
+    assertThat(session.isPassThrough()).isTrue();
+
+    SpillwayHttpSession.Ticket b = session.offer("/ctx/x");
+    assertThat(b.released()).isCompleted();
+    long before = session.sessionId();
+    Map<String, String> named = Map.of(SpillwayHttpHeaders.CREDITS, "/ctx/spillway/credits");
+    session.onAnswer(b, 200, named::get);
+    assertThat(session.isPassThrough()).isFalse();
+    assertThat(session.sessionId()).isNotEqualTo(before);
+
+    SpillwayHttpSession.Ticket c = session.offer("/ctx/x");
+    assertThat(streams.opened).last().isEqualTo(URI.create("http://svc:8080/ctx/spillway/credits"));
+    assertThat(c.released()).isNotDone(); // held until the stream answers, as a first request is
+    streams.listener.opened(null);
+    assertThat(c.released()).isCompleted();
+    assertThat(headers(c)).containsEntry(SpillwayHttpHeaders.SESSION,
+        Long.toString(session.sessionId()));
+    answer(c, 0);
+    session.close();
+    assertThat(streams.deregistered).containsExactly(session.sessionId());
+  }
+
+  /** A server that has no stream where it says either is asked there once. */
+  @Test
+  void aNamedPathWithNoStreamEitherIsTriedOnce() {
+    SpillwayHttpSession.Ticket a = session.offer("/ctx/x");
+    streams.listener.closed(true, "HTTP 404");
+    Map<String, String> named = Map.of(SpillwayHttpHeaders.CREDITS, "/ctx/spillway/credits");
+    session.onAnswer(a, 200, named::get);
+    SpillwayHttpSession.Ticket b = session.offer("/ctx/x");
+    streams.listener.closed(true, "HTTP 404");
+    assertThat(b.released()).isCompleted();
+    session.onAnswer(b, 200, named::get);
+    SpillwayHttpSession.Ticket c = session.offer("/ctx/x");
+    assertThat(c.released()).isCompleted();
+    assertThat(session.isPassThrough()).isTrue();
+    assertThat(streams.opened).hasSize(2);
   }
 
   @Test

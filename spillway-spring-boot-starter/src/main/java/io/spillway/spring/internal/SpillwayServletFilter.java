@@ -38,7 +38,9 @@ import java.io.IOException;
  * credit delta among them, in its response headers: its permit ends as the response is about to
  * be committed (the handler asked for the body's stream, flushed, or sent an error or a redirect)
  * or, if nothing committed it, when the chain returns. Its credit stream ({@value
- * HttpCreditStreams#PATH}) is served here too ({@link ServletCreditStream}).
+ * HttpCreditStreams#PATH}) is served here too ({@link ServletCreditStream}), under the context
+ * path, which the answers of a context other than the root name ({@link
+ * SpillwayHttpHeaders#CREDITS}).
  *
  * <p>Only the request dispatch is decided on; error and async re-dispatches pass through, except
  * that a session's request whose async re-dispatch returns without committing its answer gets its
@@ -95,6 +97,11 @@ public final class SpillwayServletFilter implements Filter {
     if (endpoint == null) {
       chain.doFilter(req, res);
       return;
+    }
+    String contextPath = request.getContextPath();
+    if (credits != null && !contextPath.isEmpty()) {
+      // clients look for the stream at the origin's path first: name the one it is at
+      response.setHeader(SpillwayHttpHeaders.CREDITS, contextPath + HttpCreditStreams.PATH);
     }
     Admission admission = gate.admit(endpoint, request::getHeader, request.getRemoteAddr());
     if (!admission.isAdmitted()) {
