@@ -97,8 +97,15 @@ public final class SpillwayHttpSessions implements AutoCloseable {
     if (s != null) {
       return s;
     }
-    return sessions.computeIfAbsent(origin, o -> new SpillwayHttpSession(URI.create(o),
+    s = sessions.computeIfAbsent(origin, o -> new SpillwayHttpSession(URI.create(o),
         schemes.apply(sloNanos), sloNanos, ticker, scheduler, streams));
+    if (closed) {
+      // close() may have gone over the sessions before this one was in the map: nothing else
+      // would close it, nor the credit stream its first request opens
+      s.close();
+      throw new IllegalStateException("the sessions are closed");
+    }
+    return s;
   }
 
   /** The sessions open now, by origin. */

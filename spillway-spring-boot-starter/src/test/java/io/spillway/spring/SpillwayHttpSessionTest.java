@@ -333,4 +333,34 @@ class SpillwayHttpSessionTest {
     assertThatThrownBy(() -> session.offer("/x").released().get()).cause()
         .isInstanceOf(SpillwayRejectedException.class);
   }
+
+  /**
+   * A session created while the sessions close (a request in flight as the application stops)
+   * is closed with them: it must not open a credit stream that nothing will ever close.
+   */
+  @Test
+  void aSessionCreatedAsTheSessionsCloseOpensNoStream() throws Exception {
+    Thread[] closer = new Thread[1];
+    SpillwayHttpSessions[] sessions = new SpillwayHttpSessions[1];
+    sessions[0] = new SpillwayHttpSessions(SLO_MS * 1_000_000, slo -> {
+      // close() runs now, and waits to clear the map for the session being created
+      closer[0] = Thread.ofPlatform().start(sessions[0]::close);
+      while (closer[0].isAlive() && closer[0].getState() != Thread.State.BLOCKED) {
+        Thread.onSpinWait();
+      }
+      return Spillway.forSloNanos(slo);
+    }, ticker, scheduler, streams);
+    SpillwayHttpSession created = null;
+    try {
+      created = sessions[0].of(SERVER);
+    } catch (IllegalStateException closed) {
+      // refused: the sessions were closed
+    }
+    closer[0].join();
+    if (created != null) {
+      SpillwayHttpSession.Ticket t = created.offer("/x");
+      assertThat(t.released()).isCompletedExceptionally();
+    }
+    assertThat(streams.opened).isEmpty();
+  }
 }
