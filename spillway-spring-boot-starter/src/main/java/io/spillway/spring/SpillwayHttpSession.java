@@ -95,6 +95,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private Cancellable stream;
   /** Where the credit stream is: the origin's {@code /spillway/credits}, or where answers say. */
   private URI creditsUri;
+  /**
+   * The server's context path, what precedes {@code /spillway/credits} in {@link #creditsUri}
+   * ({@code ""} at the origin's): its routes are paths within it.
+   */
+  private String contextPath = "";
   /** The session's id and gates; all renewed when the server may have forgotten the session. */
   private long sessionId;
   /** One gate per server gate, by its index in the routes; created as a path first needs one. */
@@ -429,6 +434,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
       return;
     }
     creditsUri = at;
+    String stream = at.getRawPath();
+    contextPath = stream.endsWith(io.spillway.spring.internal.HttpCreditStreams.PATH)
+        ? stream.substring(0, stream.length()
+            - io.spillway.spring.internal.HttpCreditStreams.PATH.length())
+        : "";
     passThrough = false;
     passThroughForGood = false;
     renewLocked();
@@ -550,7 +560,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * once where none with credits does.
    */
   private void offerLocked(Ticket t, long now) {
-    int index = routes.gateFor(t.path);
+    int index = routes.gateFor(withinContext(t.path));
     if (index < 0) {
       releasing.add(t); // no gate of the server counts it: it goes without the session's fields
       return;
@@ -564,6 +574,18 @@ public final class SpillwayHttpSession implements AutoCloseable {
       gates[index] = g;
     }
     g.offer(t, now);
+  }
+
+  /** {@code path} as the server's routes see it: without its context path, if it has one. */
+  private String withinContext(String path) {
+    String c = contextPath;
+    if (c.isEmpty() || !path.startsWith(c)) {
+      return path;
+    }
+    if (path.length() == c.length()) {
+      return "/";
+    }
+    return path.charAt(c.length()) == '/' ? path.substring(c.length()) : path;
   }
 
   /** Whether a gate of this session, as it is now, released {@code t}. */

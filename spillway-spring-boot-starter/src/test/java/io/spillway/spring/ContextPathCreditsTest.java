@@ -23,7 +23,8 @@ import org.springframework.web.client.RestClient;
  */
 @SpringBootTest(classes = CreditsTestApp.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "server.servlet.context-path=/ctx")
+    // an SLO no busy build machine's queue outlasts: the test is about where the stream is
+    properties = {"server.servlet.context-path=/ctx", "spillway.slo=5s"})
 class ContextPathCreditsTest {
 
   @LocalServerPort

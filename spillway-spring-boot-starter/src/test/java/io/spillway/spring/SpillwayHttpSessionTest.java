@@ -118,6 +118,34 @@ class SpillwayHttpSessionTest {
     assertThat(streams.deregistered).containsExactly(session.sessionId());
   }
 
+  /**
+   * The routes a server under a context path sends are its paths within the context: a request's
+   * path is routed without the context's prefix, which the stream's path shows.
+   */
+  @Test
+  void underAContextPathRequestsAreRoutedByTheirPathWithinIt() {
+    SpillwayHttpSession.Ticket a = session.offer("/ctx/items/1");
+    streams.listener.closed(true, "HTTP 404");
+    Map<String, String> named = Map.of(SpillwayHttpHeaders.CREDITS, "/ctx/spillway/credits");
+    session.onAnswer(a, 200, named::get);
+
+    SpillwayHttpSession.Ticket items = session.offer("/ctx/items/1");
+    SpillwayHttpSession.Ticket report = session.offer("/ctx/slow/report");
+    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**");
+    assertThat(items.released()).isCompleted();
+    assertThat(report.released()).isCompleted();
+    answer(items, -1);
+    answer(report, -1);
+    SpillwayHttpSession.Ticket moreReport = session.offer("/ctx/slow/report");
+    SpillwayHttpSession.Ticket moreItems = session.offer("/ctx/items/2");
+    streams.listener.credit(1, 1); // gate 1's credit releases what gate 1 decides on
+    assertThat(moreReport.released()).isCompleted();
+    assertThat(moreItems.released()).isNotDone();
+    SpillwayHttpSession.Ticket health = session.offer("/ctx/actuator/health");
+    assertThat(health.released()).isCompleted();
+    assertThat(headers(health)).isEmpty();
+  }
+
   /** A server that has no stream where it says either is asked there once. */
   @Test
   void aNamedPathWithNoStreamEitherIsTriedOnce() {

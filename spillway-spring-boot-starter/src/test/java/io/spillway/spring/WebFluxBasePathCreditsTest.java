@@ -17,7 +17,9 @@ import org.springframework.web.reactive.function.client.WebClient;
  */
 @SpringBootTest(classes = WebFluxTestApp.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {"spring.main.web-application-type=reactive", "spring.webflux.base-path=/ctx"})
+    // an SLO no busy build machine's queue outlasts: the test is about where the stream is
+    properties = {"spring.main.web-application-type=reactive", "spring.webflux.base-path=/ctx",
+        "spillway.slo=5s"})
 class WebFluxBasePathCreditsTest {
 
   @LocalServerPort
