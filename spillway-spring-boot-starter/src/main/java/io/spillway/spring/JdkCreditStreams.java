@@ -32,9 +32,18 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
   @Override
   public Cancellable open(URI stream, long sessionId, Listener listener) {
-    HttpRequest request = HttpRequest.newBuilder(stream).GET()
-        .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
-        .header("Accept", "text/event-stream").build();
+    HttpRequest request;
+    try {
+      request = HttpRequest.newBuilder(stream).GET()
+          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
+          .header("Accept", "text/event-stream").build();
+    } catch (IllegalArgumentException unsupported) {
+      // a URI the application's client sends to but this one refuses (a host name with '_'):
+      // this client will never reach the stream, so for the session there is none
+      listener.closed(true, "the JDK's HttpClient cannot send to " + stream + " ("
+          + unsupported.getMessage() + ")");
+      return () -> { };
+    }
     Events events = new Events(listener);
     CompletableFuture<HttpResponse<Void>> exchange = client.sendAsync(request, info -> {
       if (info.statusCode() != 200 || !info.headers().firstValue("Content-Type")
@@ -64,8 +73,13 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
   @Override
   public void deregister(URI stream, long sessionId) {
-    HttpRequest request = HttpRequest.newBuilder(stream).DELETE()
-        .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)).build();
+    HttpRequest request;
+    try {
+      request = HttpRequest.newBuilder(stream).DELETE()
+          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)).build();
+    } catch (IllegalArgumentException unsupported) {
+      return; // never opened either (see open)
+    }
     client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
   }
 

@@ -115,11 +115,28 @@ public final class SpillwayHttpSessions implements AutoCloseable {
 
   /** {@code scheme://host:port}, with the scheme's default port where the URI has none. */
   static String origin(URI uri) {
+    String host = uri.getHost();
     int port = uri.getPort();
+    if (host == null && uri.getRawAuthority() != null) {
+      // A registry-based authority: a host name URI does not take as a server's (one with '_',
+      // as Docker Compose service names have), which the HTTP clients send to all the same.
+      String authority = uri.getRawAuthority();
+      authority = authority.substring(authority.lastIndexOf('@') + 1);
+      int colon = authority.lastIndexOf(':');
+      host = authority;
+      if (colon >= 0 && authority.indexOf(']', colon) < 0) {
+        host = authority.substring(0, colon);
+        try {
+          port = Integer.parseInt(authority.substring(colon + 1));
+        } catch (NumberFormatException notAPort) {
+          port = -1;
+        }
+      }
+    }
     if (port < 0) {
       port = "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
-    return uri.getScheme() + "://" + uri.getHost() + ":" + port;
+    return uri.getScheme() + "://" + host + ":" + port;
   }
 
   /** Closes every session (each deregisters with its server). Idempotent. */

@@ -391,4 +391,27 @@ class SpillwayHttpSessionTest {
     }
     assertThat(streams.opened).isEmpty();
   }
+
+  /**
+   * A host name with an underscore (a Docker Compose service, say) is legal to the HTTP clients
+   * Spring uses but not to {@link URI#getHost()}: such a server gets a session of its own, and a
+   * credit stream the JDK's client cannot open is a stream that could not be opened, never a
+   * failed request or one held for good.
+   */
+  @Test
+  void aServerWhoseHostHasAnUnderscoreGetsASessionOfItsOwnAndItsRequestsGo() {
+    SpillwayHttpSessions sessions = new SpillwayHttpSessions(SLO_MS * 1_000_000,
+        Spillway::forSloNanos, ticker, scheduler, SpillwayHttpSession.CreditStreams.jdk());
+    try {
+      SpillwayHttpSession orders = sessions.of(URI.create("http://orders_svc:8080/orders/1"));
+      SpillwayHttpSession users = sessions.of(URI.create("http://users_svc:8080/users/1"));
+      assertThat(orders).isNotSameAs(users);
+      assertThat(orders.server()).isEqualTo(URI.create("http://orders_svc:8080"));
+      SpillwayHttpSession.Ticket t = orders.offer("/orders/1");
+      assertThat(t.released()).isCompleted();
+      assertThat(orders.isPassThrough()).isTrue();
+    } finally {
+      sessions.close();
+    }
+  }
 }
