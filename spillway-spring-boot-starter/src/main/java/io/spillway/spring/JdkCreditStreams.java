@@ -1,7 +1,6 @@
 package io.spillway.spring;
 
 import io.spillway.api.Cancellable;
-import io.spillway.spring.internal.HttpCreditStreams;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,10 +13,11 @@ import java.util.concurrent.Flow;
 
 /**
  * Credit streams over the JDK's {@code HttpClient} (HTTP/1.1, one connection per open stream):
- * {@code GET /spillway/credits} read as server-sent events, one {@code data:} line per credit, its
- * answer's {@code Spillway-Routes} handed to the listener as it opens.
- * Any status but {@code 200} ends the stream at once; {@code 404}, {@code 405} and a {@code 200}
- * that is not {@code text/event-stream} (a catch-all handler) mean the server has none. Thread-safe.
+ * {@code GET /spillway/credits} (or the path the server names) read as server-sent events, one
+ * {@code data:} line per credit, its answer's {@code Spillway-Routes} handed to the listener as it
+ * opens. Any status but {@code 200} ends the stream at once; {@code 404}, {@code 405} and a
+ * {@code 200} that is not {@code text/event-stream} (a catch-all handler) mean the server has
+ * none. Thread-safe.
  */
 final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
@@ -31,10 +31,19 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
   }
 
   @Override
-  public Cancellable open(URI server, long sessionId, Listener listener) {
-    HttpRequest request = HttpRequest.newBuilder(server.resolve(HttpCreditStreams.PATH)).GET()
-        .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
-        .header("Accept", "text/event-stream").build();
+  public Cancellable open(URI stream, long sessionId, Listener listener) {
+    HttpRequest request;
+    try {
+      request = HttpRequest.newBuilder(stream).GET()
+          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
+          .header("Accept", "text/event-stream").build();
+    } catch (IllegalArgumentException unsupported) {
+      // a URI the application's client sends to but this one refuses (a host name with '_'):
+      // this client will never reach the stream, so for the session there is none
+      listener.closed(true, "the JDK's HttpClient cannot send to " + stream + " ("
+          + unsupported.getMessage() + ")");
+      return () -> { };
+    }
     Events events = new Events(listener);
     CompletableFuture<HttpResponse<Void>> exchange = client.sendAsync(request, info -> {
       if (info.statusCode() != 200 || !info.headers().firstValue("Content-Type")
@@ -63,9 +72,14 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
   }
 
   @Override
-  public void deregister(URI server, long sessionId) {
-    HttpRequest request = HttpRequest.newBuilder(server.resolve(HttpCreditStreams.PATH)).DELETE()
-        .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)).build();
+  public void deregister(URI stream, long sessionId) {
+    HttpRequest request;
+    try {
+      request = HttpRequest.newBuilder(stream).DELETE()
+          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)).build();
+    } catch (IllegalArgumentException unsupported) {
+      return; // never opened either (see open)
+    }
     client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
   }
 

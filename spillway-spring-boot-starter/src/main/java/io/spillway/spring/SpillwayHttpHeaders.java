@@ -46,6 +46,12 @@ public final class SpillwayHttpHeaders {
    * SpillwayHttpGate#routes}), so a session keeps one credit window per gate.
    */
   public static final String ROUTES = "Spillway-Routes";
+  /**
+   * On the answers of a server whose credit stream is not at the origin's {@code
+   * /spillway/credits} (a servlet context path, a WebFlux base path): the path it is served at,
+   * which a client session that found no stream at the origin's path opens instead.
+   */
+  public static final String CREDITS = "Spillway-Credits";
 
   private static final List<String> REQUEST_NAMES = List.of(SESSION, REQUEST_ID, DEMAND,
       CREDIT_ID, TOKENS, PRIORITY, FLAGS, BUDGET);

@@ -93,6 +93,13 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private long wakeupAt;
   private int control;
   private Cancellable stream;
+  /** Where the credit stream is: the origin's {@code /spillway/credits}, or where answers say. */
+  private URI creditsUri;
+  /**
+   * The server's context path, what precedes {@code /spillway/credits} in {@link #creditsUri}
+   * ({@code ""} at the origin's): its routes are paths within it.
+   */
+  private String contextPath = "";
   /** The session's id and gates; all renewed when the server may have forgotten the session. */
   private long sessionId;
   /** One gate per server gate, by its index in the routes; created as a path first needs one. */
@@ -120,6 +127,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
   public SpillwayHttpSession(URI server, OverloadScheme scheme, long sloNanos, Ticker ticker,
       Scheduler scheduler, CreditStreams streams) {
     this.server = Objects.requireNonNull(server, "server");
+    this.creditsUri = server.resolve(io.spillway.spring.internal.HttpCreditStreams.PATH);
     this.scheme = Objects.requireNonNull(scheme, "scheme");
     this.sloNanos = sloNanos;
     this.sessionId = SessionIds.next();
@@ -234,8 +242,16 @@ public final class SpillwayHttpSession implements AutoCloseable {
     lock.lock();
     try {
       ClientGate<Ticket> gate = ticket.gate;
-      if (!ticket.end() || !isCurrentLocked(ticket)) {
-        return; // released in passing through, or by a session since renewed: no credit of ours
+      if (!ticket.end()) {
+        return;
+      }
+      if (!isCurrentLocked(ticket)) {
+        // released in passing through, or by a session since renewed: no credit of ours; but a
+        // server whose stream was not at the origin's path may have named where it is
+        if (gate == null) {
+          creditsAtLocked(headers.apply(SpillwayHttpHeaders.CREDITS));
+        }
+        return;
       }
       String status = headers.apply(SpillwayHttpHeaders.STATUS);
       if (status == null && !spokeSpillway) {
@@ -394,6 +410,42 @@ public final class SpillwayHttpSession implements AutoCloseable {
     settle(now);
   }
 
+  /**
+   * The server named where its credit stream is ({@link SpillwayHttpHeaders#CREDITS}), on the
+   * answer to a request that passed through: a session that passes through because it found no
+   * stream where it looked (a server under a context path serves it under that path) looks there
+   * with its next request, as a new session. A path off the server's origin, or the one already
+   * looked at, changes nothing, so a server that has no stream there either is asked once.
+   */
+  private void creditsAtLocked(String path) {
+    if (path == null || !passThrough || closed || !scheme.issuesCredits()) {
+      return;
+    }
+    String p = path.trim();
+    URI at;
+    try {
+      at = server.resolve(p);
+    } catch (IllegalArgumentException malformed) {
+      return;
+    }
+    if (!p.startsWith("/") || !Objects.equals(at.getScheme(), server.getScheme())
+        || !Objects.equals(at.getRawAuthority(), server.getRawAuthority())
+        || at.getRawQuery() != null || at.getRawFragment() != null || at.equals(creditsUri)) {
+      return;
+    }
+    creditsUri = at;
+    String stream = at.getRawPath();
+    contextPath = stream.endsWith(io.spillway.spring.internal.HttpCreditStreams.PATH)
+        ? stream.substring(0, stream.length()
+            - io.spillway.spring.internal.HttpCreditStreams.PATH.length())
+        : "";
+    passThrough = false;
+    passThroughForGood = false;
+    renewLocked();
+    LOG.log(Level.INFO, "{0}: its credit stream is at {1}; opening it with the next request",
+        server, at.getRawPath());
+  }
+
   /** How long a session whose credit stream could not be opened passes requests through: 30 s. */
   public static final long STREAM_RETRY_NANOS = 30_000_000_000L;
 
@@ -432,6 +484,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     long now = ticker.read();
     Cancellable open;
     boolean deregister;
+    long id;
+    URI at;
     lock.lock();
     try {
       if (closed) {
@@ -454,6 +508,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
         registered |= g != null && g.isRegistered();
       }
       deregister = registered && !passThrough && control != CONTROL_OFF;
+      id = sessionId;
+      at = creditsUri;
     } finally {
       lock.unlock();
     }
@@ -462,7 +518,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       open.cancel();
     }
     if (deregister) {
-      streams.deregister(server, sessionId);
+      streams.deregister(at, id);
     }
   }
 
@@ -504,7 +560,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * once where none with credits does.
    */
   private void offerLocked(Ticket t, long now) {
-    int index = routes.gateFor(t.path);
+    int index = routes.gateFor(withinContext(t.path));
     if (index < 0) {
       releasing.add(t); // no gate of the server counts it: it goes without the session's fields
       return;
@@ -518,6 +574,18 @@ public final class SpillwayHttpSession implements AutoCloseable {
       gates[index] = g;
     }
     g.offer(t, now);
+  }
+
+  /** {@code path} as the server's routes see it: without its context path, if it has one. */
+  private String withinContext(String path) {
+    String c = contextPath;
+    if (c.isEmpty() || !path.startsWith(c)) {
+      return path;
+    }
+    if (path.length() == c.length()) {
+      return "/";
+    }
+    return path.charAt(c.length()) == '/' ? path.substring(c.length()) : path;
   }
 
   /** Whether a gate of this session, as it is now, released {@code t}. */
@@ -633,6 +701,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private void openStream() {
     StreamHandle handle = new StreamHandle();
     long id;
+    URI at;
     lock.lock();
     try {
       if (closed || control != CONTROL_OPENING) {
@@ -640,10 +709,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
       }
       stream = handle;
       id = sessionId;
+      at = creditsUri;
     } finally {
       lock.unlock();
     }
-    handle.opened(streams.open(server, id, handle));
+    handle.opened(streams.open(at, id, handle));
   }
 
   /** One credit stream of the session: its events, and the way to close it once it is open. */
@@ -749,14 +819,17 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
 
     /**
-     * Opens {@code GET /spillway/credits} for {@code sessionId} on {@code server}; cancelling the
-     * returned handle closes it. Must not block; may report to {@code listener} from any thread,
-     * before it returns too.
+     * Opens {@code GET} {@code stream} for {@code sessionId}; cancelling the returned handle
+     * closes it. Must not block; may report to {@code listener} from any thread, before it
+     * returns too.
+     *
+     * @param stream the credit stream's URI: the server's origin and {@code /spillway/credits},
+     *     or the path the server's answers name ({@link SpillwayHttpHeaders#CREDITS})
      */
-    Cancellable open(URI server, long sessionId, Listener listener);
+    Cancellable open(URI stream, long sessionId, Listener listener);
 
-    /** Sends {@code DELETE /spillway/credits} for {@code sessionId}; fire and forget. */
-    void deregister(URI server, long sessionId);
+    /** Sends {@code DELETE} {@code stream} for {@code sessionId}; fire and forget. */
+    void deregister(URI stream, long sessionId);
 
     /** The JDK {@code HttpClient}'s, on a client shared by every session of the process. */
     static CreditStreams jdk() {

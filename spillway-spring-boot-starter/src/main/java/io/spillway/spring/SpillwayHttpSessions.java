@@ -97,8 +97,15 @@ public final class SpillwayHttpSessions implements AutoCloseable {
     if (s != null) {
       return s;
     }
-    return sessions.computeIfAbsent(origin, o -> new SpillwayHttpSession(URI.create(o),
+    s = sessions.computeIfAbsent(origin, o -> new SpillwayHttpSession(URI.create(o),
         schemes.apply(sloNanos), sloNanos, ticker, scheduler, streams));
+    if (closed) {
+      // close() may have gone over the sessions before this one was in the map: nothing else
+      // would close it, nor the credit stream its first request opens
+      s.close();
+      throw new IllegalStateException("the sessions are closed");
+    }
+    return s;
   }
 
   /** The sessions open now, by origin. */
@@ -108,11 +115,28 @@ public final class SpillwayHttpSessions implements AutoCloseable {
 
   /** {@code scheme://host:port}, with the scheme's default port where the URI has none. */
   static String origin(URI uri) {
+    String host = uri.getHost();
     int port = uri.getPort();
+    if (host == null && uri.getRawAuthority() != null) {
+      // A registry-based authority: a host name URI does not take as a server's (one with '_',
+      // as Docker Compose service names have), which the HTTP clients send to all the same.
+      String authority = uri.getRawAuthority();
+      authority = authority.substring(authority.lastIndexOf('@') + 1);
+      int colon = authority.lastIndexOf(':');
+      host = authority;
+      if (colon >= 0 && authority.indexOf(']', colon) < 0) {
+        host = authority.substring(0, colon);
+        try {
+          port = Integer.parseInt(authority.substring(colon + 1));
+        } catch (NumberFormatException notAPort) {
+          port = -1;
+        }
+      }
+    }
     if (port < 0) {
       port = "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
-    return uri.getScheme() + "://" + uri.getHost() + ":" + port;
+    return uri.getScheme() + "://" + host + ":" + port;
   }
 
   /** Closes every session (each deregisters with its server). Idempotent. */

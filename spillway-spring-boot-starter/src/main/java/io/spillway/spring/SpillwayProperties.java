@@ -27,6 +27,18 @@ public class SpillwayProperties implements Validator {
   /** The SLO used when none is set. */
   public static final long DEFAULT_SLO_MILLIS = 100;
 
+  /**
+   * The longest SLO or budget target accepted: longer ones would overflow the gates' nanosecond
+   * arithmetic, and no overload control acts on such a scale.
+   */
+  public static final Duration MAX_DURATION = Duration.ofDays(1);
+
+  /**
+   * Endpoint names the starter gives its own gates' meters: the default endpoint's, and the gRPC
+   * servers'.
+   */
+  public static final Set<String> RESERVED_NAMES = Set.of("default", "grpc");
+
   /** The schemes {@link #setScheme} accepts by name. */
   public static final Set<String> SCHEMES = Set.of("spillway", "breakwater", "none");
 
@@ -324,11 +336,30 @@ public class SpillwayProperties implements Validator {
     if (p.jfr.admittedSampleEvery < 1) {
       errors.rejectValue("jfr.admittedSampleEvery", "spillway.jfr", "must be at least 1");
     }
+    if (p.excludedPaths != null) {
+      for (int i = 0; i < p.excludedPaths.size(); i++) {
+        if (!isPathPattern(p.excludedPaths.get(i))) {
+          errors.rejectValue("excludedPaths[" + i + "]", "spillway.excludedPaths", PATH_RULE);
+        }
+      }
+    }
+    // the endpoint tag of every meter and event: one per endpoint, else their counts merge
+    Set<String> names = new java.util.HashSet<>(RESERVED_NAMES);
     for (int i = 0; i < p.endpoints.size(); i++) {
       Endpoint e = p.endpoints.get(i);
       String at = "endpoints[" + i + "].";
       if (e.path == null || e.path.isBlank()) {
         errors.rejectValue(at + "path", "spillway.endpoints", "must be set (an Ant pattern)");
+      } else if (!isPathPattern(e.path)) {
+        errors.rejectValue(at + "path", "spillway.endpoints", PATH_RULE);
+      }
+      String name = e.name != null ? e.name : e.path;
+      if (e.name != null && e.name.isBlank()) {
+        errors.rejectValue(at + "name", "spillway.endpoints", "must not be blank");
+      } else if (name != null && !names.add(name)) {
+        errors.rejectValue(at + "name", "spillway.endpoints", "must differ from " + RESERVED_NAMES
+            + " and from every other endpoint's name (the path where no name is set): "
+            + name + " is taken");
       }
       if (e.slo != null) {
         positive(errors, at + "slo", e.slo);
@@ -342,6 +373,18 @@ public class SpillwayProperties implements Validator {
   private static void positive(Errors errors, String field, Duration value) {
     if (value == null || value.isNegative() || value.isZero()) {
       errors.rejectValue(field, "spillway." + field, "must be a positive duration");
+    } else if (value.compareTo(MAX_DURATION) > 0) {
+      errors.rejectValue(field, "spillway." + field, "must be at most " + MAX_DURATION.toDays()
+          + "d (the gates count in nanoseconds, and add and multiply them)");
     }
   }
+
+  /** Whether {@code pattern} can match a request path, which always starts with {@code /}. */
+  private static boolean isPathPattern(String pattern) {
+    return pattern != null && pattern.startsWith("/");
+  }
+
+  private static final String PATH_RULE =
+      "must be an Ant pattern starting with / (request paths start with it; no path matches "
+          + "another)";
 }

@@ -41,6 +41,31 @@ class GrpcAndClientsTest {
   }
 
   /**
+   * {@code spillway.scheme} names the scheme of every gate the starter builds: a gRPC server runs
+   * the one its HTTP endpoints run ({@code none} measures and never refuses).
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void grpcServersAndChannelsRunTheSchemeThePropertyNames() {
+    for (String scheme : new String[] {"none", "breakwater"}) {
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+              SpillwayGrpcAutoConfiguration.class))
+          .withPropertyValues("spillway.scheme=" + scheme)
+          .run(context -> {
+            ServerBuilderCustomizer customizer = context.getBean(ServerBuilderCustomizer.class);
+            InProcessServerBuilder builder = InProcessServerBuilder.forName(
+                InProcessServerBuilder.generateName());
+            customizer.customize(builder);
+            Class<?> httpGate = context.getBean(SpillwayHttpGate.class).endpoints().get(0).gate()
+                .getClass();
+            assertThat(context.getBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class).servers()
+                .get(0).gate().getClass()).as(scheme).isEqualTo(httpGate);
+          });
+    }
+  }
+
+  /**
    * Spring gRPC announces a server's graceful shutdown just before it calls {@code shutdown()}:
    * the starter ends the clients' credit streams then, so the shutdown does not wait out its
    * grace period for them (each is a call that would otherwise end only with its session).

@@ -82,6 +82,39 @@ class HttpCreditsTest {
   }
 
   /**
+   * An asynchronous answer without a body is committed by the container as the request completes,
+   * after the async dispatch returned: its fields must be in its headers all the same, or the
+   * session never sees the credit delta the server's ledger already counted.
+   */
+  @Test
+  void anAsynchronousAnswerWithoutABodyCarriesItsFields() throws Exception {
+    RestClient client = builder.baseUrl(url()).build();
+    for (int i = 0; i < 3; i++) {
+      ResponseEntity<Void> r = client.get().uri("/async-empty").retrieve().toBodilessEntity();
+      assertThat(r.getStatusCode().value()).isEqualTo(200);
+      assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).isEqualTo("0");
+    }
+    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0);
+  }
+
+  /**
+   * An asynchronous request that times out is answered by Spring MVC's timeout handling (a
+   * {@code 503}) after the container reported the timeout: that answer carries the fields of the
+   * permit the timeout ended.
+   */
+  @Test
+  void anAsynchronousTimeoutCarriesTheFieldsOfTheEndedPermit() throws Exception {
+    RestClient client = builder.baseUrl(url()).build();
+    ResponseEntity<String> r = client.get().uri("/async-never").exchange((request, response) ->
+        ResponseEntity.status(response.getStatusCode()).headers(response.getHeaders()).body(""));
+    assertThat(r.getStatusCode().value()).isEqualTo(503);
+    assertThat(r.getHeaders().getFirst(SpillwayHttpHeaders.STATUS)).isNotNull();
+    assertThat(gate.endpoints().get(0).stats().completions(io.spillway.api.Outcome.TIMED_OUT))
+        .isPositive();
+    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0);
+  }
+
+  /**
    * {@code /async} has a gate of its own, which keeps its own ledger of the session's credits:
    * the session keeps a window per gate, as the stream's routes say, and is never refused for
    * credit while calls to both gates overlap.

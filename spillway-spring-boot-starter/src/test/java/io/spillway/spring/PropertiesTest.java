@@ -56,6 +56,45 @@ class PropertiesTest {
     }
   }
 
+  /**
+   * Values Spring binds without complaint but that cannot work: a pattern that no request path
+   * matches (paths start with {@code /}), an endpoint name its meters would share with another
+   * endpoint's, a duration beyond what the gates count in nanoseconds.
+   */
+  @Test
+  void aValueThatCannotWorkFailsStartUpNamingTheProperty() {
+    org.assertj.core.api.SoftAssertions softly = new org.assertj.core.api.SoftAssertions();
+    for (String[] bad : new String[][] {
+        {"spillway.endpoints[0].path=api/**", "spillway.endpoints[0].path"},
+        {"spillway.excluded-paths=/actuator/**,health", "spillway.excluded-paths[1]"},
+        {"spillway.endpoints[0].path=/a/**", "spillway.endpoints[0].name",
+            "spillway.endpoints[0].name=default"},
+        {"spillway.endpoints[1].path=/b/**", "spillway.endpoints[1].name",
+            "spillway.endpoints[0].path=/a/**,spillway.endpoints[0].name=x,spillway.endpoints[1].name=x"},
+        {"spillway.endpoints[1].path=/b/**", "spillway.endpoints[1].name",
+            "spillway.endpoints[0].path=/b/**,spillway.endpoints[0].enabled=false"},
+        {"spillway.slo=200000d", "spillway.slo"},
+        {"spillway.budget.target=200000d", "spillway.budget.target"},
+        {"spillway.client.slo=200000d", "spillway.client.slo"},
+        {"spillway.endpoints[0].path=/a/**", "spillway.endpoints[0].slo",
+            "spillway.endpoints[0].slo=200000d"},
+    }) {
+      ApplicationContextRunner r = runner.withPropertyValues(bad[0]);
+      if (bad.length > 2) {
+        r = r.withPropertyValues(bad[2].split(","));
+      }
+      r.run(context -> {
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+          messages.append(t.getMessage()).append('\n');
+        }
+        softly.assertThat(messages.toString().replace("excludedPaths", "excluded-paths"))
+            .as(String.join(" ", bad)).contains(bad[1]);
+      });
+    }
+    softly.assertAll();
+  }
+
   @Test
   void unknownPropertiesAreReportedAndStartUpGoesOn() {
     runner.withPropertyValues("spillway.sol=5ms", "spillway.endpoints[0].path=/search/**",

@@ -42,9 +42,11 @@ class SpillwayHttpSessionTest {
     Cancellable handle;
     boolean cancelled;
     final List<Long> deregistered = new ArrayList<>();
+    final List<URI> opened = new ArrayList<>();
 
     @Override
-    public Cancellable open(URI server, long sessionId, Listener l) {
+    public Cancellable open(URI stream, long sessionId, Listener l) {
+      opened.add(stream);
       listener = l;
       handle = () -> cancelled = true;
       return handle;
@@ -78,6 +80,87 @@ class SpillwayHttpSessionTest {
     List<Runnable> due = new ArrayList<>(timers);
     timers.clear();
     due.forEach(Runnable::run);
+  }
+
+  /**
+   * A server under a context path has no stream at the origin's path, and names where it is on
+   * its answers: the session looks there next, as a new session, and nowhere off the origin.
+   */
+  @Test
+  void aSessionThatFoundNoStreamLooksWhereTheServersAnswersSay() {
+    SpillwayHttpSession.Ticket a = session.offer("/ctx/x");
+    assertThat(streams.opened).containsExactly(URI.create("http://svc:8080/spillway/credits"));
+    streams.listener.closed(true, "HTTP 404");
+    assertThat(a.released()).isCompleted();
+    assertThat(session.isPassThrough()).isTrue();
+    Map<String, String> offOrigin = Map.of(SpillwayHttpHeaders.CREDITS,
+        "//elsewhere:8080/spillway/credits");
+    session.onAnswer(a, 200, offOrigin::get);
+    assertThat(session.isPassThrough()).isTrue();
+
+    SpillwayHttpSession.Ticket b = session.offer("/ctx/x");
+    assertThat(b.released()).isCompleted();
+    long before = session.sessionId();
+    Map<String, String> named = Map.of(SpillwayHttpHeaders.CREDITS, "/ctx/spillway/credits");
+    session.onAnswer(b, 200, named::get);
+    assertThat(session.isPassThrough()).isFalse();
+    assertThat(session.sessionId()).isNotEqualTo(before);
+
+    SpillwayHttpSession.Ticket c = session.offer("/ctx/x");
+    assertThat(streams.opened).last().isEqualTo(URI.create("http://svc:8080/ctx/spillway/credits"));
+    assertThat(c.released()).isNotDone(); // held until the stream answers, as a first request is
+    streams.listener.opened(null);
+    assertThat(c.released()).isCompleted();
+    assertThat(headers(c)).containsEntry(SpillwayHttpHeaders.SESSION,
+        Long.toString(session.sessionId()));
+    answer(c, 0);
+    session.close();
+    assertThat(streams.deregistered).containsExactly(session.sessionId());
+  }
+
+  /**
+   * The routes a server under a context path sends are its paths within the context: a request's
+   * path is routed without the context's prefix, which the stream's path shows.
+   */
+  @Test
+  void underAContextPathRequestsAreRoutedByTheirPathWithinIt() {
+    SpillwayHttpSession.Ticket a = session.offer("/ctx/items/1");
+    streams.listener.closed(true, "HTTP 404");
+    Map<String, String> named = Map.of(SpillwayHttpHeaders.CREDITS, "/ctx/spillway/credits");
+    session.onAnswer(a, 200, named::get);
+
+    SpillwayHttpSession.Ticket items = session.offer("/ctx/items/1");
+    SpillwayHttpSession.Ticket report = session.offer("/ctx/slow/report");
+    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**");
+    assertThat(items.released()).isCompleted();
+    assertThat(report.released()).isCompleted();
+    answer(items, -1);
+    answer(report, -1);
+    SpillwayHttpSession.Ticket moreReport = session.offer("/ctx/slow/report");
+    SpillwayHttpSession.Ticket moreItems = session.offer("/ctx/items/2");
+    streams.listener.credit(1, 1); // gate 1's credit releases what gate 1 decides on
+    assertThat(moreReport.released()).isCompleted();
+    assertThat(moreItems.released()).isNotDone();
+    SpillwayHttpSession.Ticket health = session.offer("/ctx/actuator/health");
+    assertThat(health.released()).isCompleted();
+    assertThat(headers(health)).isEmpty();
+  }
+
+  /** A server that has no stream where it says either is asked there once. */
+  @Test
+  void aNamedPathWithNoStreamEitherIsTriedOnce() {
+    SpillwayHttpSession.Ticket a = session.offer("/ctx/x");
+    streams.listener.closed(true, "HTTP 404");
+    Map<String, String> named = Map.of(SpillwayHttpHeaders.CREDITS, "/ctx/spillway/credits");
+    session.onAnswer(a, 200, named::get);
+    SpillwayHttpSession.Ticket b = session.offer("/ctx/x");
+    streams.listener.closed(true, "HTTP 404");
+    assertThat(b.released()).isCompleted();
+    session.onAnswer(b, 200, named::get);
+    SpillwayHttpSession.Ticket c = session.offer("/ctx/x");
+    assertThat(c.released()).isCompleted();
+    assertThat(session.isPassThrough()).isTrue();
+    assertThat(streams.opened).hasSize(2);
   }
 
   @Test
@@ -277,5 +360,58 @@ class SpillwayHttpSessionTest {
     assertThat(streams.deregistered).containsExactly(session.sessionId());
     assertThatThrownBy(() -> session.offer("/x").released().get()).cause()
         .isInstanceOf(SpillwayRejectedException.class);
+  }
+
+  /**
+   * A session created while the sessions close (a request in flight as the application stops)
+   * is closed with them: it must not open a credit stream that nothing will ever close.
+   */
+  @Test
+  void aSessionCreatedAsTheSessionsCloseOpensNoStream() throws Exception {
+    Thread[] closer = new Thread[1];
+    SpillwayHttpSessions[] sessions = new SpillwayHttpSessions[1];
+    sessions[0] = new SpillwayHttpSessions(SLO_MS * 1_000_000, slo -> {
+      // close() runs now, and waits to clear the map for the session being created
+      closer[0] = Thread.ofPlatform().start(sessions[0]::close);
+      while (closer[0].isAlive() && closer[0].getState() != Thread.State.BLOCKED) {
+        Thread.onSpinWait();
+      }
+      return Spillway.forSloNanos(slo);
+    }, ticker, scheduler, streams);
+    SpillwayHttpSession created = null;
+    try {
+      created = sessions[0].of(SERVER);
+    } catch (IllegalStateException closed) {
+      // refused: the sessions were closed
+    }
+    closer[0].join();
+    if (created != null) {
+      SpillwayHttpSession.Ticket t = created.offer("/x");
+      assertThat(t.released()).isCompletedExceptionally();
+    }
+    assertThat(streams.opened).isEmpty();
+  }
+
+  /**
+   * A host name with an underscore (a Docker Compose service, say) is legal to the HTTP clients
+   * Spring uses but not to {@link URI#getHost()}: such a server gets a session of its own, and a
+   * credit stream the JDK's client cannot open is a stream that could not be opened, never a
+   * failed request or one held for good.
+   */
+  @Test
+  void aServerWhoseHostHasAnUnderscoreGetsASessionOfItsOwnAndItsRequestsGo() {
+    SpillwayHttpSessions sessions = new SpillwayHttpSessions(SLO_MS * 1_000_000,
+        Spillway::forSloNanos, ticker, scheduler, SpillwayHttpSession.CreditStreams.jdk());
+    try {
+      SpillwayHttpSession orders = sessions.of(URI.create("http://orders_svc:8080/orders/1"));
+      SpillwayHttpSession users = sessions.of(URI.create("http://users_svc:8080/users/1"));
+      assertThat(orders).isNotSameAs(users);
+      assertThat(orders.server()).isEqualTo(URI.create("http://orders_svc:8080"));
+      SpillwayHttpSession.Ticket t = orders.offer("/orders/1");
+      assertThat(t.released()).isCompleted();
+      assertThat(orders.isPassThrough()).isTrue();
+    } finally {
+      sessions.close();
+    }
   }
 }

@@ -198,6 +198,9 @@ public class SpillwayAutoConfiguration {
               gate.issuesCredits() ? credits : null));
       registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
       registration.setAsyncSupported(true);
+      // the async re-dispatch too: a session's asynchronous answer gets its fields as it returns
+      registration.setDispatcherTypes(jakarta.servlet.DispatcherType.REQUEST,
+          jakarta.servlet.DispatcherType.ASYNC);
       registration.setName("spillway");
       return registration;
     }

@@ -93,8 +93,18 @@ public class SpillwayGrpcAutoConfiguration {
       this.scheme = scheme;
     }
 
+    /**
+     * The scheme of a new gate or session: the application's bean, else a new one of the scheme
+     * {@code spillway.scheme} names, as the HTTP endpoints run (a scheme instance of its own each,
+     * as {@code SpillwayGrpc.server()} and {@code client()} would make).
+     */
+    private OverloadScheme scheme() {
+      return scheme != null ? scheme
+          : SpillwayAutoConfiguration.scheme(properties.getScheme(), properties.getSlo().toNanos());
+    }
+
     void install(ServerBuilder<?> builder) {
-      SpillwayGrpcServer.Builder b = scheme != null ? SpillwayGrpc.server(scheme) : SpillwayGrpc.server();
+      SpillwayGrpcServer.Builder b = SpillwayGrpc.server(scheme());
       SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker)
           .parallelism(properties.getParallelism()).metrics(stats).install(builder);
       if (properties.getJfr().isEnabled()) {
@@ -107,7 +117,7 @@ public class SpillwayGrpcAutoConfiguration {
     }
 
     SpillwayClientInterceptor session() {
-      SpillwayClientInterceptor.Builder b = scheme != null ? SpillwayGrpc.client(scheme) : SpillwayGrpc.client();
+      SpillwayClientInterceptor.Builder b = SpillwayGrpc.client(scheme());
       SpillwayClientInterceptor session = b.slo(properties.getSlo()).build();
       created.add(session);
       return session;

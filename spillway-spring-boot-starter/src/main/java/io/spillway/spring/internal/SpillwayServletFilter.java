@@ -38,12 +38,19 @@ import java.io.IOException;
  * credit delta among them, in its response headers: its permit ends as the response is about to
  * be committed (the handler asked for the body's stream, flushed, or sent an error or a redirect)
  * or, if nothing committed it, when the chain returns. Its credit stream ({@value
- * HttpCreditStreams#PATH}) is served here too ({@link ServletCreditStream}).
+ * HttpCreditStreams#PATH}) is served here too ({@link ServletCreditStream}), under the context
+ * path, which the answers of a context other than the root name ({@link
+ * SpillwayHttpHeaders#CREDITS}).
  *
- * <p>Only the request dispatch is decided on; error and async re-dispatches pass through.
+ * <p>Only the request dispatch is decided on; error and async re-dispatches pass through, except
+ * that a session's request whose async re-dispatch returns without committing its answer gets its
+ * fields in the headers then (an empty body is committed only as the request completes).
  * Thread-safe.
  */
 public final class SpillwayServletFilter implements Filter {
+
+  /** The request attribute that keeps a session's asynchronous request for its re-dispatch. */
+  private static final String SERVED = SpillwayServletFilter.class.getName() + ".served";
 
   private final SpillwayHttpGate gate;
   private final RunQueueDelay runQueue;
@@ -67,8 +74,16 @@ public final class SpillwayServletFilter implements Filter {
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
       throws IOException, ServletException {
-    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
-        || request.getDispatcherType() != DispatcherType.REQUEST) {
+    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+      chain.doFilter(req, res);
+      return;
+    }
+    if (request.getDispatcherType() == DispatcherType.ASYNC
+        && request.getAttribute(SERVED) instanceof Served served) {
+      redispatched(request, response, chain, served);
+      return;
+    }
+    if (request.getDispatcherType() != DispatcherType.REQUEST) {
       chain.doFilter(req, res);
       return;
     }
@@ -82,6 +97,11 @@ public final class SpillwayServletFilter implements Filter {
     if (endpoint == null) {
       chain.doFilter(req, res);
       return;
+    }
+    String contextPath = request.getContextPath();
+    if (credits != null && !contextPath.isEmpty()) {
+      // clients look for the stream at the origin's path first: name the one it is at
+      response.setHeader(SpillwayHttpHeaders.CREDITS, contextPath + HttpCreditStreams.PATH);
     }
     Admission admission = gate.admit(endpoint, request::getHeader, request.getRemoteAddr());
     if (!admission.isAdmitted()) {
@@ -136,7 +156,10 @@ public final class SpillwayServletFilter implements Filter {
         slots.release();
       }
       if (async) {
-        request.getAsyncContext().addListener(new End(admission));
+        request.getAsyncContext().addListener(new End(served));
+        if (admission.hasSession()) {
+          request.setAttribute(SERVED, served);
+        }
       } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
           && !response.isCommitted()) {
         response.resetBuffer();
@@ -156,6 +179,27 @@ public final class SpillwayServletFilter implements Filter {
       throw e;
     } else if (failure instanceof Error e) {
       throw e;
+    }
+  }
+
+  /**
+   * The async re-dispatch of a session's request: the dispatch that writes its answer. An answer
+   * that asks for no stream (an empty body) is committed only as the request completes, after
+   * this dispatch, too late for the fields: they go in its headers as the dispatch returns,
+   * unless it started another async cycle.
+   */
+  private static void redispatched(HttpServletRequest request, HttpServletResponse response,
+      FilterChain chain, Served served) throws IOException, ServletException {
+    boolean failed = true;
+    try {
+      chain.doFilter(request, response);
+      failed = false;
+    } finally {
+      if (!request.isAsyncStarted()) {
+        request.removeAttribute(SERVED);
+        served.end(failed ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR : response.getStatus(),
+            null);
+      }
     }
   }
 
@@ -216,6 +260,14 @@ public final class SpillwayServletFilter implements Filter {
       }
     }
 
+    /** The request timed out; a session's fields go in the headers if they are not sent. */
+    void timedOut() {
+      ResponseMetadata fields = admission.end(Outcome.TIMED_OUT);
+      if (fields != null && admission.hasSession() && !response.isCommitted()) {
+        SpillwayHttpHeaders.writeResponse(fields, response::setHeader);
+      }
+    }
+
     /** The response is about to be committed with {@code status}: the handler is done with it. */
     @Override
     public void accept(int status) {
@@ -228,10 +280,12 @@ public final class SpillwayServletFilter implements Filter {
 
   /** Ends an asynchronous request's permit when the container reports its end. */
   private static final class End implements AsyncListener {
+    private final Served served;
     private final Admission admission;
 
-    End(Admission admission) {
-      this.admission = admission;
+    End(Served served) {
+      this.served = served;
+      this.admission = served.admission;
     }
 
     @Override
@@ -242,7 +296,9 @@ public final class SpillwayServletFilter implements Filter {
 
     @Override
     public void onTimeout(AsyncEvent event) {
-      admission.end(Outcome.TIMED_OUT);
+      // The application answers the timeout after this (Spring MVC dispatches a 503): that answer
+      // is the session's, and carries the fields of the permit the timeout ends.
+      served.timedOut();
     }
 
     @Override

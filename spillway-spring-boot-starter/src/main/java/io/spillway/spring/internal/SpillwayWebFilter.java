@@ -33,7 +33,8 @@ import reactor.core.publisher.SignalType;
  * {@link io.spillway.api.BudgetExceededException} becomes a fast {@code 503} if the response is not
  * committed yet. A request from a Spillway session gets its response fields, the credit delta
  * among them, in its headers: its permit ends just before they are sent. Its credit stream
- * ({@value HttpCreditStreams#PATH}) is served here too. The event loop is probed on each arrival ({@link EventLoopProbe}), which is how
+ * ({@value HttpCreditStreams#PATH}) is served here too, under the base path, which the answers
+ * under a base path name ({@link SpillwayHttpHeaders#CREDITS}). The event loop is probed on each arrival ({@link EventLoopProbe}), which is how
  * Reactor Netty's backlog enters the queueing delay.
  *
  * <p>Thread-safe.
@@ -72,6 +73,12 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     }
     if (probe != null) {
       probe.arrived(Long.MIN_VALUE);
+    }
+    String contextPath = exchange.getRequest().getPath().contextPath().value();
+    if (credits != null && !contextPath.isEmpty()) {
+      // clients look for the stream at the origin's path first: name the one it is at
+      exchange.getResponse().getHeaders().set(SpillwayHttpHeaders.CREDITS,
+          contextPath + HttpCreditStreams.PATH);
     }
     InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
     Admission admission = gate.admit(endpoint, exchange.getRequest().getHeaders()::getFirst,

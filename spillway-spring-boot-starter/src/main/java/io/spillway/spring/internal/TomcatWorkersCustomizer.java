@@ -19,7 +19,8 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
  *
  * <ul>
  *   <li>platform threads (the default): a pool built as Tomcat builds its own (its {@code
- *       TaskQueue}, min spare and max threads, 60 s keep-alive) behind a {@link MeasuredExecutor};
+ *       TaskQueue} bounded by the protocol's max queue size, min spare and max threads, 60 s
+ *       keep-alive) behind a {@link MeasuredExecutor};
  *   <li>virtual threads ({@code spring.threads.virtual.enabled=true}): a {@link CarrierDispatcher},
  *       whose carrier queue counts every mount of a request's virtual thread, including after a
  *       lock or I/O wait; where the JVM does not allow a custom scheduler (it needs {@code
@@ -80,7 +81,10 @@ public final class TomcatWorkersCustomizer extends ServerWorkers
     int max = maxThreads;
     int minSpare = minSpareThreads;
     String name = protocol instanceof AbstractProtocol<?> p ? p.getName().replace("\"", "") : "http";
-    TaskQueue queue = new TaskQueue();
+    // server.tomcat.threads.max-queue-capacity, which Boot sets on the protocol before this runs:
+    // Tomcat's own pool bounds its queue by it, and so must the one built in its place
+    TaskQueue queue = protocol instanceof AbstractProtocol<?> p
+        ? new TaskQueue(p.getMaxQueueSize()) : new TaskQueue();
     ThreadPoolExecutor pool = new ThreadPoolExecutor(Math.min(minSpare, max), max, 60,
         TimeUnit.SECONDS, queue, new TaskThreadFactory(name + "-exec-", true, Thread.NORM_PRIORITY));
     queue.setParent(pool);

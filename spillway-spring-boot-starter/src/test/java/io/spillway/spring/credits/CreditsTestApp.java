@@ -40,5 +40,20 @@ public class CreditsTestApp {
     CompletableFuture<String> async() {
       return CompletableFuture.supplyAsync(() -> "ok");
     }
+
+    /**
+     * Answered asynchronously with no body: nothing asks for the response's stream, and the
+     * container commits it as the request completes.
+     */
+    @GetMapping("/async-empty")
+    CompletableFuture<Void> asyncEmpty() {
+      return CompletableFuture.runAsync(() -> { });
+    }
+
+    /** Never answered: Spring MVC's async timeout answers for it ({@code 503}). */
+    @GetMapping("/async-never")
+    org.springframework.web.context.request.async.DeferredResult<String> asyncNever() {
+      return new org.springframework.web.context.request.async.DeferredResult<>(50L);
+    }
   }
 }
