@@ -24,6 +24,8 @@ import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.util.automaton.Operations;
+import org.apache.lucene.util.automaton.RegExp;
 import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
 
 /**
@@ -37,9 +39,9 @@ import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
  * <p>Bad input is refused with an {@link InvalidQueryException} whose message says what is wrong,
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
  * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, malformed
- * syntax (including a leading wildcard and a regular expression too complex to run). A query that
- * analyses to nothing (only stop words) matches nothing and is answered with no hits. A query that
- * matches everything ({@code *:*}) is bounded by {@code k}.
+ * syntax (including a leading wildcard and a regular expression too complex to run, refused
+ * before its automaton is built). A query that analyses to nothing (only stop words) matches
+ * nothing and is answered with no hits. A query that matches everything ({@code *:*}) is bounded by {@code k}.
  *
  * <p>Thread-safe.
  */
@@ -230,7 +232,7 @@ public final class SearchEngine {
     }
     Query parsed;
     try {
-      parsed = new QueryParser(ShardedIndex.BODY, analyzer).parse(query); // not thread-safe: one each
+      parsed = new Parser(analyzer).parse(query); // not thread-safe: one each
     } catch (ParseException e) {
       throw new InvalidQueryException("malformed query: " + firstLine(e.getMessage()));
     } catch (IndexSearcher.TooManyClauses e) {
@@ -257,6 +259,65 @@ public final class SearchEngine {
           + "; the fields are " + String.join(", ", new TreeSet<>(FIELDS)));
     }
     return parsed;
+  }
+
+  /**
+   * The most automaton states a regular expression may compile to: as many as Lucene lets a
+   * determinization work through ({@link Operations#DEFAULT_DETERMINIZE_WORK_LIMIT}), since a
+   * larger one could not be run anyway.
+   */
+  static final long MAX_REGEXP_STATES = Operations.DEFAULT_DETERMINIZE_WORK_LIMIT;
+
+  /**
+   * The classic parser, refusing a regular expression whose automaton would be too large before
+   * it is built. Lucene bounds the determinization of a regular expression's automaton, not the
+   * building of the automaton it determinizes, and a repeat of a repeat multiplies: {@code
+   * /(a{1000}){1000}/} builds a million states, {@code /a{2147483647}/} more than the heap holds,
+   * while the query is parsed, where no budget bounds the work.
+   */
+  private static final class Parser extends QueryParser {
+
+    Parser(Analyzer analyzer) {
+      super(ShardedIndex.BODY, analyzer);
+    }
+
+    @Override
+    protected Query newRegexpQuery(Term regexp) {
+      // the syntax RegexpQuery parses the text with, as the parser's own newRegexpQuery asks it
+      if (automatonStates(new RegExp(regexp.text(), RegExp.ALL)) > MAX_REGEXP_STATES) {
+        throw new IllegalArgumentException("regular expression too complex");
+      }
+      return super.newRegexpQuery(regexp);
+    }
+  }
+
+  /**
+   * An upper bound on the states of the automaton {@code r} compiles to, from its parse tree
+   * alone; saturates at {@link Long#MAX_VALUE}.
+   */
+  static long automatonStates(RegExp r) {
+    return switch (r.kind) {
+      case REGEXP_UNION, REGEXP_CONCATENATION -> add(automatonStates(r.exp1),
+          automatonStates(r.exp2));
+      case REGEXP_INTERSECTION -> multiply(automatonStates(r.exp1), automatonStates(r.exp2));
+      case REGEXP_OPTIONAL, REGEXP_REPEAT, REGEXP_COMPLEMENT, REGEXP_DEPRECATED_COMPLEMENT ->
+          add(automatonStates(r.exp1), 1);
+      case REGEXP_REPEAT_MIN -> add(multiply(automatonStates(r.exp1), (long) r.min + 1), 1);
+      case REGEXP_REPEAT_MINMAX -> add(multiply(automatonStates(r.exp1),
+          Math.max(1, Math.max(r.min, r.max))), 1);
+      case REGEXP_STRING -> r.s.codePointCount(0, r.s.length()) + 1L;
+      case REGEXP_INTERVAL -> 64; // decimal numbers of at most ten digits
+      default -> 2; // one character, a class of them, any string, the empty language
+    };
+  }
+
+  private static long add(long a, long b) {
+    long sum = a + b;
+    return sum < 0 ? Long.MAX_VALUE : sum;
+  }
+
+  private static long multiply(long a, long b) {
+    return a != 0 && b > Long.MAX_VALUE / a ? Long.MAX_VALUE : a * b;
   }
 
   private static String firstLine(String message) {

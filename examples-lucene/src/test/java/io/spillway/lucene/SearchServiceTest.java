@@ -98,6 +98,18 @@ class SearchServiceTest {
   }
 
   @Test
+  void aRegularExpressionWhoseAutomatonWouldBeHugeIsInvalidBeforeItIsBuilt() {
+    // A repeat of a repeat multiplies: these few bytes compile to a million automaton states, and
+    // /a{2147483647}/ to more than the heap holds, at parse time, before any budget applies.
+    assertInvalid("title:/(a{1000}){1000}/", 10, "regular expression too complex");
+    assertInvalid("/((ab){100}){100}/", 10, "regular expression too complex");
+    assertInvalid("water OR /[a-z]{10}&(x{100}){100}/", 10, "regular expression too complex");
+    assertInvalid("/a{2147483647}/", 10, "regular expression too complex");
+    assertTrue(call("/wat.r/", 10).getHitsCount() > 0); // an ordinary one is still served
+    assertTrue(call("/[a-z]{1,100}/", 10).getHitsCount() > 0);
+  }
+
+  @Test
   void aQueryOfStopWordsMatchesNothingAndMatchAllIsBoundedByK() {
     assertEquals(0, call("the and of", 10).getHitsCount());
     SearchReply all = call("*:*", 1000);
