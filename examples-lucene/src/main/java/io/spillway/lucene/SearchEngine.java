@@ -252,6 +252,12 @@ public final class SearchEngine {
         }
         return true;
       }
+
+      @Override
+      public QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur,
+          Query parent) {
+        return this; // the default skips MUST_NOT clauses, whose fields must exist as well
+      }
     });
     if (!unknown.isEmpty()) {
       throw new InvalidQueryException("unknown field" + (unknown.size() > 1 ? "s " : " ")

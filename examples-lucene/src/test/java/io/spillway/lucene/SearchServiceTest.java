@@ -90,6 +90,15 @@ class SearchServiceTest {
   }
 
   @Test
+  void anUnknownFieldIsInvalidInAProhibitedClauseToo() {
+    assertInvalid("water -colour:red", 10, "unknown field 'colour'");
+    assertInvalid("water NOT taste:sweet", 10, "unknown field 'taste'");
+    assertInvalid("-colour:red", 10, "unknown field 'colour'");
+    assertInvalid("water AND (fish -(colour:red OR title:blue))", 10, "unknown field 'colour'");
+    assertTrue(call("water -title:fish", 10).getHitsCount() > 0); // a known field: served
+  }
+
+  @Test
   void malformedSyntaxIsInvalidNeverInternal() {
     for (String q : new String[] {"water AND", "(water", "\"unclosed phrase", "water^x", "title:",
         "[a TO", "*ater", "?ater", "water^", "/[a-/", "AND", "\\"}) {
