@@ -61,8 +61,15 @@ public final class SearchEngine {
   /** One hit: the document's corpus id, its score and its title (cut to 100 characters). */
   public record Hit(int id, float score, String title) { }
 
-  /** The hits, best first, and how many documents matched (a lower bound past 1,000). */
-  public record Result(List<Hit> hits, long totalHits) { }
+  /**
+   * The hits, best first, and how many documents matched (a lower bound past 1,000). Immutable: a
+   * single-term query's result is cached and handed to every request for that term.
+   */
+  public record Result(List<Hit> hits, long totalHits) {
+    public Result {
+      hits = List.copyOf(hits);
+    }
+  }
 
   private final ShardedIndex index;
   private final Analyzer analyzer = ShardedIndex.analyzer();

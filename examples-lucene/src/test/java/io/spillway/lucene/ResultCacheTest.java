@@ -1,0 +1,46 @@
+package io.spillway.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The result cache as the engine's callers see it, on 2,000 documents of the corpus. */
+class ResultCacheTest {
+
+  private static ManualTicker ticker;
+  private static ShardedIndex index;
+
+  @BeforeAll
+  static void build() {
+    ticker = new ManualTicker();
+    index = Fixtures.index(ticker);
+  }
+
+  @AfterAll
+  static void close() throws Exception {
+    index.close();
+  }
+
+  @Test
+  void aCallerCannotChangeTheCachedAnswerOtherRequestsGet() throws Exception {
+    SearchEngine engine = new SearchEngine(index, ticker);
+    SearchEngine.Result first = engine.search("water", 10);
+    List<SearchEngine.Hit> expected = List.copyOf(first.hits());
+    assertEquals(10, expected.size());
+    try {
+      first.hits().clear(); // one request's caller, done with its answer
+    } catch (UnsupportedOperationException refused) {
+      // the answer is read-only
+    }
+    SearchEngine.Result second = engine.search("water", 10);
+    assertEquals(1, engine.cache().hits()); // answered from the cache
+    assertEquals(expected, second.hits());
+    assertThrows(UnsupportedOperationException.class, () -> second.hits().remove(0));
+    assertThrows(UnsupportedOperationException.class,
+        () -> engine.search("water OR fish", 10).hits().clear()); // uncached ones alike
+  }
+}
