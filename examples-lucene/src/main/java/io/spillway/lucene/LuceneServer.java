@@ -222,11 +222,29 @@ public final class LuceneServer implements AutoCloseable {
     return new Builder();
   }
 
-  /** Indexes the corpus, starts serving and starts the updates; returns this server. */
+  /**
+   * Indexes the corpus, starts serving and starts the updates; returns this server. If it fails
+   * (the port is taken, say), what it had set up is closed before the exception propagates: the
+   * caller has no server to close.
+   */
   public synchronized LuceneServer start() throws IOException {
     if (server != null) {
       throw new IllegalStateException("already started");
     }
+    try {
+      startServing();
+    } catch (IOException | RuntimeException | Error e) {
+      try {
+        close();
+      } catch (RuntimeException | Error suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    return this;
+  }
+
+  private void startServing() throws IOException {
     Corpus corpus = Corpus.wordNet(config.docs);
     index = ShardedIndex.build(corpus, config.shards, config.ticker);
     engine = new SearchEngine(index, config.ticker, config.boundedSearches);
@@ -272,7 +290,6 @@ public final class LuceneServer implements AutoCloseable {
       });
       updater.scheduleAtFixedRate(this::applyUpdates, period, period, TimeUnit.NANOSECONDS);
     }
-    return this;
   }
 
   /**

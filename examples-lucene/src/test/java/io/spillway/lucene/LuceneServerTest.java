@@ -24,11 +24,14 @@ import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.lucene.proto.SearchGrpc;
 import io.spillway.lucene.proto.SearchReply;
 import io.spillway.lucene.proto.SearchRequest;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,6 +77,24 @@ class LuceneServerTest {
         assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), p + ": " + e);
         e = assertThrows(StatusRuntimeException.class, () -> search(server.port(), "", 5));
         assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), p + ": " + e);
+      }
+    }
+  }
+
+  @Test
+  void aServerThatCannotBindLeavesNoThreadsBehind() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0)) {
+      for (LuceneServer.Protection p : List.of(LuceneServer.Protection.SPILLWAY,
+          LuceneServer.Protection.PROTEGO)) {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        LuceneServer server = LuceneServer.builder().port(taken.getLocalPort()).protection(p)
+            .docs(Fixtures.DOCS).warmup(0).updatesPerSecond(0).threads(2).build();
+        assertThrows(IOException.class, server::start, p.toString());
+        List<String> left = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> !before.contains(t) && t.getName().startsWith("spillway-"))
+            .filter(t -> !t.getName().equals("spillway-grpc-timer")) // one per process, shared
+            .map(Thread::getName).sorted().toList();
+        assertEquals(List.of(), left, p + ": threads of the server that never started");
       }
     }
   }
