@@ -209,6 +209,7 @@ public final class LuceneServer implements AutoCloseable {
   private ExecutorService pool;
   private ScheduledExecutorService updater;
   private UpdateStream updates;
+  private boolean closed;
 
   private LuceneServer(Builder config) {
     this.config = config;
@@ -228,8 +229,8 @@ public final class LuceneServer implements AutoCloseable {
    * caller has no server to close.
    */
   public synchronized LuceneServer start() throws IOException {
-    if (server != null) {
-      throw new IllegalStateException("already started");
+    if (server != null || closed) {
+      throw new IllegalStateException(closed ? "closed" : "already started");
     }
     try {
       startServing();
@@ -362,8 +363,13 @@ public final class LuceneServer implements AutoCloseable {
         engine.boundedSearches() ? "stop when their budget does" : "run to the end (--cancel off)");
   }
 
+  /** Stops serving and the updates and closes the index; closing again has no effect. */
   @Override
   public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     if (updater != null) {
       updater.shutdown(); // no interrupt: a batch in progress ends cleanly, no further ones start
     }

@@ -1,5 +1,6 @@
 package io.spillway.lucene;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -97,6 +98,14 @@ class LuceneServerTest {
         assertEquals(List.of(), left, p + ": threads of the server that never started");
       }
     }
+  }
+
+  @Test
+  void closingTwiceIsHarmless() throws Exception {
+    LuceneServer server = LuceneServer.builder().port(0).docs(200).warmup(0).updatesPerSecond(400)
+        .build().start();
+    server.close();
+    assertDoesNotThrow(server::close);
   }
 
   /** The load generator's {@code --aware} clients: a session of the server's own scheme. */
