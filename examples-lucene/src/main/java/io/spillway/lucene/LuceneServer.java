@@ -252,10 +252,9 @@ public final class LuceneServer implements AutoCloseable {
     warmUp();
     long period = 0;
     if (config.updatesPerSecond > 0) {
-      int ticksPerSecond = Math.min(config.shards, config.updatesPerSecond);
-      int batch = Math.max(1, config.updatesPerSecond / ticksPerSecond);
-      updates = new UpdateStream(index, batch, config.seed);
-      period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
+      UpdateSchedule schedule = UpdateSchedule.of(config.updatesPerSecond, config.shards);
+      updates = new UpdateStream(index, schedule.batch(), config.seed);
+      period = schedule.periodNanos();
       // Before serving, as the query warm-up: the first batches after the build make the writer
       // merge the build's segments, and a near-real-time reopen waits for such merges (up to
       // IndexWriterConfig's 500 ms merge-on-refresh) under the shard lock, a one-off second-long
@@ -323,6 +322,22 @@ public final class LuceneServer implements AutoCloseable {
   private long warmRefreshNanos;
   /** Update batches per shard applied before serving. */
   private static final int WARM_UPDATE_ROUNDS = 8;
+
+  /** The update stream's batches: {@code batch} documents every {@code periodNanos}. */
+  record UpdateSchedule(int batch, long periodNanos) {
+
+    /**
+     * The schedule of {@code updatesPerSecond} documents a second over {@code shards} shards: a
+     * batch every shard's share of a second or more often (each shard is refreshed at least once
+     * a second when there are documents enough), and the period from the batch, so that the
+     * batches add up to the rate asked for even when it is not a multiple of the shards.
+     */
+    static UpdateSchedule of(int updatesPerSecond, int shards) {
+      int ticksPerSecond = Math.min(shards, updatesPerSecond);
+      int batch = Math.max(1, updatesPerSecond / ticksPerSecond);
+      return new UpdateSchedule(batch, TimeUnit.SECONDS.toNanos(batch) / updatesPerSecond);
+    }
+  }
 
   private void applyUpdates() {
     try {

@@ -137,6 +137,22 @@ class LuceneServerTest {
   }
 
   @Test
+  void theUpdateStreamReindexesTheDocumentsPerSecondAskedForWhateverTheShards() {
+    for (int shards : new int[] {1, 4, 7, 64}) {
+      for (int perSecond : new int[] {1, 3, 7, 100, 150, 1_000, 12_345}) {
+        LuceneServer.UpdateSchedule s = LuceneServer.UpdateSchedule.of(perSecond, shards);
+        double rate = s.batch() * 1e9 / s.periodNanos();
+        assertEquals(perSecond, rate, perSecond * 1e-6, perSecond + "/s over " + shards
+            + " shards: " + s);
+        // every shard is refreshed at least once a second, or as often as the documents allow
+        assertTrue(1e9 / s.periodNanos() >= Math.min(shards, perSecond) - 1e-6, s.toString());
+      }
+    }
+    assertEquals(new LuceneServer.UpdateSchedule(25, 250_000_000), // the default: 4 × 25 a second
+        LuceneServer.UpdateSchedule.of(100, 4));
+  }
+
+  @Test
   void buildsEachSchemeFromTheTarget() {
     long target = TARGET.toNanos();
     BreakwaterConfig breakwater =
