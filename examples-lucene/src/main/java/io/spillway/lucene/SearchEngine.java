@@ -19,6 +19,8 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
 import org.apache.lucene.queryparser.classic.QueryParser;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MultiPhraseQuery;
+import org.apache.lucene.search.PhraseQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
@@ -38,10 +40,11 @@ import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
  *
  * <p>Bad input is refused with an {@link InvalidQueryException} whose message says what is wrong,
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
- * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, malformed
- * syntax (including a leading wildcard and a regular expression too complex to run, refused
- * before its automaton is built). A query that analyses to nothing (only stop words) matches
- * nothing and is answered with no hits. A query that matches everything ({@code *:*}) is bounded by {@code k}.
+ * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, a phrase in
+ * the {@value ShardedIndex#ID} field (indexed without positions), malformed syntax (including a
+ * leading wildcard and a regular expression too complex to run, refused before its automaton is
+ * built). A query that analyses to nothing (only stop words) matches nothing and is answered with
+ * no hits. A query that matches everything ({@code *:*}) is bounded by {@code k}.
  *
  * <p>Thread-safe.
  */
@@ -55,6 +58,11 @@ public final class SearchEngine {
   public static final Set<String> FIELDS =
       Set.of(ShardedIndex.BODY, ShardedIndex.TITLE, ShardedIndex.ID);
 
+  /**
+   * The fields indexed with positions, where a phrase can be searched; {@value ShardedIndex#ID}
+   * is one untokenized value, and Lucene fails a phrase query on it as it searches.
+   */
+  private static final Set<String> POSITIONS = Set.of(ShardedIndex.BODY, ShardedIndex.TITLE);
   private static final Set<String> STORED = Set.of(ShardedIndex.ID, ShardedIndex.TITLE);
   private static final int TITLE_CHARS = 100;
 
@@ -251,6 +259,7 @@ public final class SearchEngine {
       throw new InvalidQueryException("malformed query: " + firstLine(e.getMessage()));
     }
     Set<String> unknown = new TreeSet<>();
+    Set<String> phrased = new TreeSet<>();
     parsed.visit(new QueryVisitor() {
       @Override
       public boolean acceptField(String field) {
@@ -258,6 +267,14 @@ public final class SearchEngine {
           unknown.add(field);
         }
         return true;
+      }
+
+      @Override
+      public void consumeTerms(Query query, Term... terms) {
+        if ((query instanceof PhraseQuery || query instanceof MultiPhraseQuery)
+            && terms.length > 0 && !POSITIONS.contains(terms[0].field())) {
+          phrased.add(terms[0].field());
+        }
       }
 
       @Override
@@ -270,6 +287,11 @@ public final class SearchEngine {
       throw new InvalidQueryException("unknown field" + (unknown.size() > 1 ? "s " : " ")
           + String.join(", ", unknown.stream().map(f -> "'" + f + "'").toList())
           + "; the fields are " + String.join(", ", new TreeSet<>(FIELDS)));
+    }
+    if (!phrased.isEmpty()) {
+      String field = phrased.iterator().next();
+      throw new InvalidQueryException("a phrase cannot be searched in field '" + field
+          + "', which holds one token per document; search " + field + ":VALUE");
     }
     return parsed;
   }

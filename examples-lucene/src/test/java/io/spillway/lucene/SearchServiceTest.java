@@ -99,6 +99,17 @@ class SearchServiceTest {
   }
 
   @Test
+  void aPhraseInTheIdFieldIsInvalidNotAServerError() {
+    // id is indexed as one token with no positions, where Lucene cannot run a phrase
+    assertInvalid("id:\"1 2\"", 10, "a phrase cannot be searched in field 'id'");
+    assertInvalid("id:\"12-34\"", 10, "field 'id'"); // analysed into two tokens: a phrase
+    assertInvalid("water OR id:\"12 34\"~2", 10, "field 'id'");
+    int id = Fixtures.corpus().docs().get(7).id();
+    assertEquals(id, call("id:\"" + id + "\"", 10).getHits(0).getId()); // one token: a term
+    assertTrue(call("title:\"body of water\" OR water", 10).getHitsCount() > 0);
+  }
+
+  @Test
   void malformedSyntaxIsInvalidNeverInternal() {
     for (String q : new String[] {"water AND", "(water", "\"unclosed phrase", "water^x", "title:",
         "[a TO", "*ater", "?ater", "water^", "/[a-/", "AND", "\\"}) {
