@@ -26,6 +26,28 @@ class ResultCacheTest {
   }
 
   @Test
+  void aSearchOnReadersPinnedBeforeARefreshDoesNotReplaceTheCurrentAnswer() throws Exception {
+    ManualTicker own = new ManualTicker();
+    try (ShardedIndex updated = Fixtures.index(own)) {
+      SearchEngine engine = new SearchEngine(updated, own);
+      ResultCache cache = engine.cache();
+      String key = ResultCache.key(ShardedIndex.BODY, "water", 10);
+      try (ShardedIndex.View before = updated.acquire()) { // a request pins the shards...
+        new UpdateStream(updated, 5, Fixtures.seed()).applyNext(); // ...shard 0 is refreshed...
+        SearchEngine.Result current = engine.search("water", 10); // a later request: cached
+        // ...and the first request reaches the stripe only now: its readers' answer is searched
+        SearchEngine.Result old = cache.get(key, before.generations(),
+            () -> engine.run(before, engine.parse("water"), 10));
+        assertEquals(current.hits().size(), old.hits().size());
+        assertEquals(2, cache.misses());
+      }
+      engine.search("water", 10); // on the current readers: still cached
+      assertEquals(1, cache.hits());
+      assertEquals(2, cache.misses());
+    }
+  }
+
+  @Test
   void aCallerCannotChangeTheCachedAnswerOtherRequestsGet() throws Exception {
     SearchEngine engine = new SearchEngine(index, ticker);
     SearchEngine.Result first = engine.search("water", 10);
