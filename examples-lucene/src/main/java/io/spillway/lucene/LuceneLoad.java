@@ -27,11 +27,14 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
@@ -76,7 +79,7 @@ public final class LuceneLoad implements AutoCloseable {
   private final List<SearchRequest> requests;
   private final long targetNanos;
   /** Each call's deadline, 0 for none (the server then budgets from its own target). */
-  private long deadlineMillis = DEADLINE_MS;
+  long deadlineMillis = DEADLINE_MS;
 
   /**
    * @param scheme the scheme of the clients' gate, one session per channel ({@link #awareScheme}),
@@ -234,13 +237,17 @@ public final class LuceneLoad implements AutoCloseable {
     }
   }
 
-  private void call(Channel channel, SearchRequest request, Listener listener) {
+  /** Sends {@code request}; it is in {@code inFlight} until it closes. */
+  private void call(Channel channel, SearchRequest request, Set<ClientCall<?, ?>> inFlight,
+      Listener listener) {
     ClientCall<SearchRequest, SearchReply> call = channel.newCall(SearchGrpc.getSearchMethod(),
         deadlineMillis > 0 ? CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis,
             TimeUnit.MILLISECONDS) : CallOptions.DEFAULT);
+    inFlight.add(call);
     call.start(new ClientCall.Listener<>() {
       @Override
       public void onClose(Status status, Metadata trailers) {
+        inFlight.remove(call);
         listener.closed(status, trailers, System.nanoTime());
       }
     }, new Metadata());
@@ -255,14 +262,48 @@ public final class LuceneLoad implements AutoCloseable {
   }
 
   /**
+   * How long the calls still in flight when a level ends are waited for: three deadlines, or three
+   * of the default one for calls without a deadline. Those still unanswered then are cancelled
+   * ({@link #cancelUnanswered}).
+   */
+  private long drainNanos() {
+    return TimeUnit.MILLISECONDS.toNanos(3 * Math.max(deadlineMillis, DEADLINE_MS));
+  }
+
+  /**
+   * Cancels the calls of {@code inFlight} once {@code outstanding} has not reached zero by
+   * {@code until}, and waits (up to five seconds) for them to close: a call of a server that never
+   * answers, and with no deadline, would otherwise be counted as nothing, or keep the level from
+   * ending. A cancelled call counts as an error.
+   */
+  private static void cancelUnanswered(Set<ClientCall<?, ?>> inFlight, IntSupplier outstanding,
+      long until) throws InterruptedException {
+    while (outstanding.getAsInt() > 0 && System.nanoTime() - until < 0) {
+      Thread.sleep(5);
+    }
+    if (outstanding.getAsInt() == 0) {
+      return;
+    }
+    for (ClientCall<?, ?> call : List.copyOf(inFlight)) {
+      call.cancel("no answer when the level ended", null);
+    }
+    long closed = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (outstanding.getAsInt() > 0 && System.nanoTime() - closed < 0) {
+      Thread.sleep(5);
+    }
+  }
+
+  /**
    * Poisson arrivals at {@code rps} for {@code seconds}, counting the calls scheduled in the second
-   * half; waits for them to end (at most their deadline).
+   * half; waits for them to end (at most three deadlines, then cancels them: each counted call
+   * ends in one of the counts).
    */
   Result openLoop(double rps, double seconds, long seed) throws InterruptedException {
     SplittableRandom random = new SplittableRandom(seed);
     long start = System.nanoTime();
     long total = (long) (seconds * 1e9);
     Tally tally = new Tally(start + total / 2, start + total);
+    Set<ClientCall<?, ?>> inFlight = ConcurrentHashMap.newKeySet();
     double meanGap = 1e9 / rps;
     long next = start;
     long id = 0;
@@ -275,7 +316,7 @@ public final class LuceneLoad implements AutoCloseable {
       long scheduled = next;
       tally.outstanding.incrementAndGet();
       call(channels[(int) (id % channels.length)], requests.get((int) (id % requests.size())),
-          (status, trailers, now) -> tally.answered(scheduled, status, trailers, now));
+          inFlight, (status, trailers, now) -> tally.answered(scheduled, status, trailers, now));
       if (next - tally.from >= 0) {
         long lag = Math.max(1, System.nanoTime() - scheduled);
         synchronized (tally) {
@@ -286,10 +327,7 @@ public final class LuceneLoad implements AutoCloseable {
       id++;
       next += (long) (-Math.log(1 - random.nextDouble()) * meanGap);
     }
-    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3 * DEADLINE_MS);
-    while (tally.outstanding.get() > 0 && System.nanoTime() - until < 0) {
-      Thread.sleep(5);
-    }
+    cancelUnanswered(inFlight, tally.outstanding::get, System.nanoTime() + drainNanos());
     return tally.result(rps);
   }
 
@@ -301,6 +339,7 @@ public final class LuceneLoad implements AutoCloseable {
     AtomicLong done = new AtomicLong();
     AtomicInteger live = new AtomicInteger(outstanding);
     AtomicLong ids = new AtomicLong();
+    Set<ClientCall<?, ?>> inFlight = ConcurrentHashMap.newKeySet();
     Runnable[] issue = new Runnable[1];
     issue[0] = () -> {
       if (System.nanoTime() - end >= 0) {
@@ -309,7 +348,7 @@ public final class LuceneLoad implements AutoCloseable {
       }
       long id = ids.getAndIncrement();
       call(channels[(int) (id % channels.length)], requests.get((int) (id % requests.size())),
-          (status, trailers, now) -> {
+          inFlight, (status, trailers, now) -> {
             if (status.isOk() && now - from >= 0 && now - end < 0) {
               done.incrementAndGet();
             }
@@ -319,9 +358,7 @@ public final class LuceneLoad implements AutoCloseable {
     for (int i = 0; i < outstanding; i++) {
       issue[0].run();
     }
-    while (live.get() > 0) {
-      Thread.sleep(10);
-    }
+    cancelUnanswered(inFlight, live::get, end + drainNanos());
     return done.get() / ((end - from) / 1e9);
   }
 

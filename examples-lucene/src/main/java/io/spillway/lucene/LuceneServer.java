@@ -209,6 +209,7 @@ public final class LuceneServer implements AutoCloseable {
   private ExecutorService pool;
   private ScheduledExecutorService updater;
   private UpdateStream updates;
+  private boolean closed;
 
   private LuceneServer(Builder config) {
     this.config = config;
@@ -222,21 +223,38 @@ public final class LuceneServer implements AutoCloseable {
     return new Builder();
   }
 
-  /** Indexes the corpus, starts serving and starts the updates; returns this server. */
+  /**
+   * Indexes the corpus, starts serving and starts the updates; returns this server. If it fails
+   * (the port is taken, say), what it had set up is closed before the exception propagates: the
+   * caller has no server to close.
+   */
   public synchronized LuceneServer start() throws IOException {
-    if (server != null) {
-      throw new IllegalStateException("already started");
+    if (server != null || closed) {
+      throw new IllegalStateException(closed ? "closed" : "already started");
     }
+    try {
+      startServing();
+    } catch (IOException | RuntimeException | Error e) {
+      try {
+        close();
+      } catch (RuntimeException | Error suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    return this;
+  }
+
+  private void startServing() throws IOException {
     Corpus corpus = Corpus.wordNet(config.docs);
     index = ShardedIndex.build(corpus, config.shards, config.ticker);
     engine = new SearchEngine(index, config.ticker, config.boundedSearches);
     warmUp();
     long period = 0;
     if (config.updatesPerSecond > 0) {
-      int ticksPerSecond = Math.min(config.shards, config.updatesPerSecond);
-      int batch = Math.max(1, config.updatesPerSecond / ticksPerSecond);
-      updates = new UpdateStream(index, batch, config.seed);
-      period = TimeUnit.SECONDS.toNanos(1) / ticksPerSecond;
+      UpdateSchedule schedule = UpdateSchedule.of(config.updatesPerSecond, config.shards);
+      updates = new UpdateStream(index, schedule.batch(), config.seed);
+      period = schedule.periodNanos();
       // Before serving, as the query warm-up: the first batches after the build make the writer
       // merge the build's segments, and a near-real-time reopen waits for such merges (up to
       // IndexWriterConfig's 500 ms merge-on-refresh) under the shard lock, a one-off second-long
@@ -272,7 +290,6 @@ public final class LuceneServer implements AutoCloseable {
       });
       updater.scheduleAtFixedRate(this::applyUpdates, period, period, TimeUnit.NANOSECONDS);
     }
-    return this;
   }
 
   /**
@@ -305,6 +322,22 @@ public final class LuceneServer implements AutoCloseable {
   private long warmRefreshNanos;
   /** Update batches per shard applied before serving. */
   private static final int WARM_UPDATE_ROUNDS = 8;
+
+  /** The update stream's batches: {@code batch} documents every {@code periodNanos}. */
+  record UpdateSchedule(int batch, long periodNanos) {
+
+    /**
+     * The schedule of {@code updatesPerSecond} documents a second over {@code shards} shards: a
+     * batch every shard's share of a second or more often (each shard is refreshed at least once
+     * a second when there are documents enough), and the period from the batch, so that the
+     * batches add up to the rate asked for even when it is not a multiple of the shards.
+     */
+    static UpdateSchedule of(int updatesPerSecond, int shards) {
+      int ticksPerSecond = Math.min(shards, updatesPerSecond);
+      int batch = Math.max(1, updatesPerSecond / ticksPerSecond);
+      return new UpdateSchedule(batch, TimeUnit.SECONDS.toNanos(batch) / updatesPerSecond);
+    }
+  }
 
   private void applyUpdates() {
     try {
@@ -345,8 +378,13 @@ public final class LuceneServer implements AutoCloseable {
         engine.boundedSearches() ? "stop when their budget does" : "run to the end (--cancel off)");
   }
 
+  /** Stops serving and the updates and closes the index; closing again has no effect. */
   @Override
   public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     if (updater != null) {
       updater.shutdown(); // no interrupt: a batch in progress ends cleanly, no further ones start
     }

@@ -31,8 +31,10 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>An entry is valid for the exact refresh generations of the shards it was computed on
  * ({@link ShardedIndex.View#generations()}): a refresh of any shard changes the corpus-wide term
- * statistics, hence every score. Only single-term queries are cached: the heavy mix's phrases and
- * prefixes rarely repeat and would only churn the LRU.
+ * statistics, hence every score. A search on readers older than those of the entry it finds
+ * (pinned before a refresh, it reached the stripe after a search pinned after it) is answered but
+ * not cached, so it does not replace the answer of the current readers. Only single-term queries
+ * are cached: the heavy mix's phrases and prefixes rarely repeat and would only churn the LRU.
  *
  * <p>Thread-safe.
  */
@@ -108,9 +110,27 @@ final class ResultCache {
       }
       misses.increment();
       SearchEngine.Result loaded = loader.load();
-      s.entries.put(key, new Cached(generations.clone(), loaded));
+      if (e == null || !olderThan(generations, e.generations)) {
+        s.entries.put(key, new Cached(generations.clone(), loaded));
+      }
       return loaded;
     }
+  }
+
+  /**
+   * Whether readers of {@code generations} are older than those of {@code than}, which differ:
+   * a request that pinned the shards before a refresh can reach the stripe after one that pinned
+   * them after it and cached their answer, which later requests need and its own must not replace.
+   * Each shard's generation only grows, so of two pinnings the later is at least as new in every
+   * shard.
+   */
+  private static boolean olderThan(long[] generations, long[] than) {
+    for (int i = 0; i < generations.length; i++) {
+      if (generations[i] > than[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The lock of {@code key}'s stripe (diagnostics, tests). */

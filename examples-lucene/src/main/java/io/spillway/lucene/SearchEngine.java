@@ -19,11 +19,15 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
 import org.apache.lucene.queryparser.classic.QueryParser;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MultiPhraseQuery;
+import org.apache.lucene.search.PhraseQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.util.automaton.Operations;
+import org.apache.lucene.util.automaton.RegExp;
 import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
 
 /**
@@ -36,10 +40,11 @@ import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
  *
  * <p>Bad input is refused with an {@link InvalidQueryException} whose message says what is wrong,
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
- * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, malformed
- * syntax (including a leading wildcard and a regular expression too complex to run). A query that
- * analyses to nothing (only stop words) matches nothing and is answered with no hits. A query that
- * matches everything ({@code *:*}) is bounded by {@code k}.
+ * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, a phrase in
+ * the {@value ShardedIndex#ID} field (indexed without positions), malformed syntax (including a
+ * leading wildcard and a regular expression too complex to run, refused before its automaton is
+ * built). A query that analyses to nothing (only stop words) matches nothing and is answered with
+ * no hits. A query that matches everything ({@code *:*}) is bounded by {@code k}.
  *
  * <p>Thread-safe.
  */
@@ -53,14 +58,26 @@ public final class SearchEngine {
   public static final Set<String> FIELDS =
       Set.of(ShardedIndex.BODY, ShardedIndex.TITLE, ShardedIndex.ID);
 
+  /**
+   * The fields indexed with positions, where a phrase can be searched; {@value ShardedIndex#ID}
+   * is one untokenized value, and Lucene fails a phrase query on it as it searches.
+   */
+  private static final Set<String> POSITIONS = Set.of(ShardedIndex.BODY, ShardedIndex.TITLE);
   private static final Set<String> STORED = Set.of(ShardedIndex.ID, ShardedIndex.TITLE);
   private static final int TITLE_CHARS = 100;
 
   /** One hit: the document's corpus id, its score and its title (cut to 100 characters). */
   public record Hit(int id, float score, String title) { }
 
-  /** The hits, best first, and how many documents matched (a lower bound past 1,000). */
-  public record Result(List<Hit> hits, long totalHits) { }
+  /**
+   * The hits, best first, and how many documents matched (a lower bound past 1,000). Immutable: a
+   * single-term query's result is cached and handed to every request for that term.
+   */
+  public record Result(List<Hit> hits, long totalHits) {
+    public Result {
+      hits = List.copyOf(hits);
+    }
+  }
 
   private final ShardedIndex index;
   private final Analyzer analyzer = ShardedIndex.analyzer();
@@ -230,7 +247,7 @@ public final class SearchEngine {
     }
     Query parsed;
     try {
-      parsed = new QueryParser(ShardedIndex.BODY, analyzer).parse(query); // not thread-safe: one each
+      parsed = new Parser(analyzer).parse(query); // not thread-safe: one each
     } catch (ParseException e) {
       throw new InvalidQueryException("malformed query: " + firstLine(e.getMessage()));
     } catch (IndexSearcher.TooManyClauses e) {
@@ -242,6 +259,7 @@ public final class SearchEngine {
       throw new InvalidQueryException("malformed query: " + firstLine(e.getMessage()));
     }
     Set<String> unknown = new TreeSet<>();
+    Set<String> phrased = new TreeSet<>();
     parsed.visit(new QueryVisitor() {
       @Override
       public boolean acceptField(String field) {
@@ -250,13 +268,91 @@ public final class SearchEngine {
         }
         return true;
       }
+
+      @Override
+      public void consumeTerms(Query query, Term... terms) {
+        if ((query instanceof PhraseQuery || query instanceof MultiPhraseQuery)
+            && terms.length > 0 && !POSITIONS.contains(terms[0].field())) {
+          phrased.add(terms[0].field());
+        }
+      }
+
+      @Override
+      public QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur,
+          Query parent) {
+        return this; // the default skips MUST_NOT clauses, whose fields must exist as well
+      }
     });
     if (!unknown.isEmpty()) {
       throw new InvalidQueryException("unknown field" + (unknown.size() > 1 ? "s " : " ")
           + String.join(", ", unknown.stream().map(f -> "'" + f + "'").toList())
           + "; the fields are " + String.join(", ", new TreeSet<>(FIELDS)));
     }
+    if (!phrased.isEmpty()) {
+      String field = phrased.iterator().next();
+      throw new InvalidQueryException("a phrase cannot be searched in field '" + field
+          + "', which holds one token per document; search " + field + ":VALUE");
+    }
     return parsed;
+  }
+
+  /**
+   * The most automaton states a regular expression may compile to: as many as Lucene lets a
+   * determinization work through ({@link Operations#DEFAULT_DETERMINIZE_WORK_LIMIT}), since a
+   * larger one could not be run anyway.
+   */
+  static final long MAX_REGEXP_STATES = Operations.DEFAULT_DETERMINIZE_WORK_LIMIT;
+
+  /**
+   * The classic parser, refusing a regular expression whose automaton would be too large before
+   * it is built. Lucene bounds the determinization of a regular expression's automaton, not the
+   * building of the automaton it determinizes, and a repeat of a repeat multiplies: {@code
+   * /(a{1000}){1000}/} builds a million states, {@code /a{2147483647}/} more than the heap holds,
+   * while the query is parsed, where no budget bounds the work.
+   */
+  private static final class Parser extends QueryParser {
+
+    Parser(Analyzer analyzer) {
+      super(ShardedIndex.BODY, analyzer);
+    }
+
+    @Override
+    protected Query newRegexpQuery(Term regexp) {
+      // the syntax RegexpQuery parses the text with, as the parser's own newRegexpQuery asks it
+      if (automatonStates(new RegExp(regexp.text(), RegExp.ALL)) > MAX_REGEXP_STATES) {
+        throw new IllegalArgumentException("regular expression too complex");
+      }
+      return super.newRegexpQuery(regexp);
+    }
+  }
+
+  /**
+   * An upper bound on the states of the automaton {@code r} compiles to, from its parse tree
+   * alone; saturates at {@link Long#MAX_VALUE}.
+   */
+  static long automatonStates(RegExp r) {
+    return switch (r.kind) {
+      case REGEXP_UNION, REGEXP_CONCATENATION -> add(automatonStates(r.exp1),
+          automatonStates(r.exp2));
+      case REGEXP_INTERSECTION -> multiply(automatonStates(r.exp1), automatonStates(r.exp2));
+      case REGEXP_OPTIONAL, REGEXP_REPEAT, REGEXP_COMPLEMENT, REGEXP_DEPRECATED_COMPLEMENT ->
+          add(automatonStates(r.exp1), 1);
+      case REGEXP_REPEAT_MIN -> add(multiply(automatonStates(r.exp1), (long) r.min + 1), 1);
+      case REGEXP_REPEAT_MINMAX -> add(multiply(automatonStates(r.exp1),
+          Math.max(1, Math.max(r.min, r.max))), 1);
+      case REGEXP_STRING -> r.s.codePointCount(0, r.s.length()) + 1L;
+      case REGEXP_INTERVAL -> 64; // decimal numbers of at most ten digits
+      default -> 2; // one character, a class of them, any string, the empty language
+    };
+  }
+
+  private static long add(long a, long b) {
+    long sum = a + b;
+    return sum < 0 ? Long.MAX_VALUE : sum;
+  }
+
+  private static long multiply(long a, long b) {
+    return a != 0 && b > Long.MAX_VALUE / a ? Long.MAX_VALUE : a * b;
   }
 
   private static String firstLine(String message) {

@@ -38,6 +38,7 @@ final class Shard implements Closeable {
   private final BudgetedLock lock;
   private DirectoryReader reader; // guarded by lock
   private long generation; // guarded by lock; one more per refresh that changed the reader
+  private boolean closed; // guarded by lock
 
   Shard(int number, IndexWriter writer, Ticker ticker) throws IOException {
     this.number = number;
@@ -96,11 +97,23 @@ final class Shard implements Closeable {
     }
   }
 
+  /**
+   * Drops the shard's own reference to its reader (searches still pinned on it keep it open until
+   * they end) and closes the writer. Closing again has no effect: dropping the reference twice
+   * would take one of a running search's, closing the reader under it.
+   */
   @Override
   public void close() throws IOException {
     try (var _ = lock.acquire()) {
-      reader.decRef();
-      writer.close();
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        reader.decRef();
+      } finally {
+        writer.close();
+      }
     }
   }
 }

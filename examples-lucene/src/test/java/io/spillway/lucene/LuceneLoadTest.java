@@ -2,14 +2,23 @@ package io.spillway.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.stub.StreamObserver;
 import io.spillway.baselines.Seda;
+import io.spillway.lucene.proto.SearchGrpc;
+import io.spillway.lucene.proto.SearchReply;
 import io.spillway.lucene.proto.SearchRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -48,6 +57,30 @@ class LuceneLoadTest {
       Files.writeString(file, json.append("]\n"));
       assertEquals(List.of(sent), LuceneLoad.readRequests(file).stream()
           .map(SearchRequest::getQuery).toList());
+    }
+  }
+
+  @Test
+  void everyCountedCallIsAccountedForEvenWhenTheServerNeverAnswers() throws Exception {
+    List<StreamObserver<SearchReply>> held = new CopyOnWriteArrayList<>();
+    Server silent = ServerBuilder.forPort(0).addService(new SearchGrpc.SearchImplBase() {
+      @Override
+      public void search(SearchRequest request, StreamObserver<SearchReply> responses) {
+        held.add(responses); // never answered
+      }
+    }).build().start();
+    try (LuceneLoad load = new LuceneLoad(silent.getPort(), 1, null,
+        List.of(SearchRequest.newBuilder().setQuery("water").setK(10).build()), 12_000_000)) {
+      load.deadlineMillis = 0; // --deadline-ms 0: the calls carry no deadline
+      LuceneLoad.Result r = load.openLoop(200, 0.2, Fixtures.seed());
+      assertTrue(r.issued() > 0, r.line());
+      assertEquals(r.issued(), r.ok() + r.serverRejects() + r.clientRejects() + r.deadlines()
+          + r.errors(), "every call of the level ends in one of the counts: " + r.line());
+      // the closed loop ends too, though its calls are never answered (the bound: a safety net)
+      assertEquals(0.0, assertTimeoutPreemptively(Duration.ofSeconds(60),
+          () -> load.closedLoop(2, 0.2)));
+    } finally {
+      silent.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.spillway.lucene;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -24,11 +25,14 @@ import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.lucene.proto.SearchGrpc;
 import io.spillway.lucene.proto.SearchReply;
 import io.spillway.lucene.proto.SearchRequest;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -78,6 +82,32 @@ class LuceneServerTest {
     }
   }
 
+  @Test
+  void aServerThatCannotBindLeavesNoThreadsBehind() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0)) {
+      for (LuceneServer.Protection p : List.of(LuceneServer.Protection.SPILLWAY,
+          LuceneServer.Protection.PROTEGO)) {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        LuceneServer server = LuceneServer.builder().port(taken.getLocalPort()).protection(p)
+            .docs(Fixtures.DOCS).warmup(0).updatesPerSecond(0).threads(2).build();
+        assertThrows(IOException.class, server::start, p.toString());
+        List<String> left = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> !before.contains(t) && t.getName().startsWith("spillway-"))
+            .filter(t -> !t.getName().equals("spillway-grpc-timer")) // one per process, shared
+            .map(Thread::getName).sorted().toList();
+        assertEquals(List.of(), left, p + ": threads of the server that never started");
+      }
+    }
+  }
+
+  @Test
+  void closingTwiceIsHarmless() throws Exception {
+    LuceneServer server = LuceneServer.builder().port(0).docs(200).warmup(0).updatesPerSecond(400)
+        .build().start();
+    server.close();
+    assertDoesNotThrow(server::close);
+  }
+
   /** The load generator's {@code --aware} clients: a session of the server's own scheme. */
   @Test
   void servesAwareClientsOfTheServersScheme() throws Exception {
@@ -104,6 +134,22 @@ class LuceneServerTest {
         }
       }
     }
+  }
+
+  @Test
+  void theUpdateStreamReindexesTheDocumentsPerSecondAskedForWhateverTheShards() {
+    for (int shards : new int[] {1, 4, 7, 64}) {
+      for (int perSecond : new int[] {1, 3, 7, 100, 150, 1_000, 12_345}) {
+        LuceneServer.UpdateSchedule s = LuceneServer.UpdateSchedule.of(perSecond, shards);
+        double rate = s.batch() * 1e9 / s.periodNanos();
+        assertEquals(perSecond, rate, perSecond * 1e-6, perSecond + "/s over " + shards
+            + " shards: " + s);
+        // every shard is refreshed at least once a second, or as often as the documents allow
+        assertTrue(1e9 / s.periodNanos() >= Math.min(shards, perSecond) - 1e-6, s.toString());
+      }
+    }
+    assertEquals(new LuceneServer.UpdateSchedule(25, 250_000_000), // the default: 4 × 25 a second
+        LuceneServer.UpdateSchedule.of(100, 4));
   }
 
   @Test

@@ -90,11 +90,43 @@ class SearchServiceTest {
   }
 
   @Test
+  void anUnknownFieldIsInvalidInAProhibitedClauseToo() {
+    assertInvalid("water -colour:red", 10, "unknown field 'colour'");
+    assertInvalid("water NOT taste:sweet", 10, "unknown field 'taste'");
+    assertInvalid("-colour:red", 10, "unknown field 'colour'");
+    assertInvalid("water AND (fish -(colour:red OR title:blue))", 10, "unknown field 'colour'");
+    assertTrue(call("water -title:fish", 10).getHitsCount() > 0); // a known field: served
+  }
+
+  @Test
+  void aPhraseInTheIdFieldIsInvalidNotAServerError() {
+    // id is indexed as one token with no positions, where Lucene cannot run a phrase
+    assertInvalid("id:\"1 2\"", 10, "a phrase cannot be searched in field 'id'");
+    assertInvalid("id:\"12-34\"", 10, "field 'id'"); // analysed into two tokens: a phrase
+    assertInvalid("water OR id:\"12 34\"~2", 10, "field 'id'");
+    int id = Fixtures.corpus().docs().get(7).id();
+    assertEquals(id, call("id:\"" + id + "\"", 10).getHits(0).getId()); // one token: a term
+    assertTrue(call("title:\"body of water\" OR water", 10).getHitsCount() > 0);
+  }
+
+  @Test
   void malformedSyntaxIsInvalidNeverInternal() {
     for (String q : new String[] {"water AND", "(water", "\"unclosed phrase", "water^x", "title:",
         "[a TO", "*ater", "?ater", "water^", "/[a-/", "AND", "\\"}) {
       assertInvalid(q, 10, "malformed query");
     }
+  }
+
+  @Test
+  void aRegularExpressionWhoseAutomatonWouldBeHugeIsInvalidBeforeItIsBuilt() {
+    // A repeat of a repeat multiplies: these few bytes compile to a million automaton states, and
+    // /a{2147483647}/ to more than the heap holds, at parse time, before any budget applies.
+    assertInvalid("title:/(a{1000}){1000}/", 10, "regular expression too complex");
+    assertInvalid("/((ab){100}){100}/", 10, "regular expression too complex");
+    assertInvalid("water OR /[a-z]{10}&(x{100}){100}/", 10, "regular expression too complex");
+    assertInvalid("/a{2147483647}/", 10, "regular expression too complex");
+    assertTrue(call("/wat.r/", 10).getHitsCount() > 0); // an ordinary one is still served
+    assertTrue(call("/[a-z]{1,100}/", 10).getHitsCount() > 0);
   }
 
   @Test

@@ -1,12 +1,16 @@
 package io.spillway.lucene;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.Ticker;
 import java.util.List;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MatchAllDocsQuery;
+import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.search.TermQuery;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +30,17 @@ class ShardedIndexTest {
             Integer.toString(id)))));
       }
     }
+  }
+
+  @Test
+  void closingTwiceIsHarmlessAndASearchAfterCloseIsRefused() throws Exception {
+    ShardedIndex index = ShardedIndex.build(Corpus.wordNet(200), 2, Ticker.system());
+    ShardedIndex.View pinned = index.acquire();
+    index.close();
+    assertDoesNotThrow(index::close); // Closeable: closing again has no effect
+    assertEquals(200, pinned.newSearcher().count(new MatchAllDocsQuery())); // still readable
+    pinned.close();
+    assertThrows(AlreadyClosedException.class, index::acquire);
   }
 
   @Test
