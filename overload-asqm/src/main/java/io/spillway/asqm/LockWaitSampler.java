@@ -105,14 +105,19 @@ final class LockWaitSampler {
       String dump;
       try {
         dump = source.dump();
+        waits.add(dump, start - previous, virtualOnly);
       } catch (IOException e) {
         if (!stopping) {
           failure = e;
         }
         return;
+      } catch (RuntimeException e) {
+        // Not caused by stopping (only an I/O read can be): a source or a dump that cannot be
+        // read. Reported by stop(), rather than ending the thread with a ranking that looks whole.
+        failure = new IOException("a thread dump could not be read: " + e, e);
+        return;
       }
       long took = System.nanoTime() - start;
-      waits.add(dump, start - previous, virtualOnly);
       previous = start;
       long pause = waits.samples() == 1 ? intervalNanos : Math.max(intervalNanos, 9 * took);
       long until = System.nanoTime() + pause;

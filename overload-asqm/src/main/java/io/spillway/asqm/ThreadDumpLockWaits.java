@@ -117,7 +117,11 @@ final class ThreadDumpLockWaits {
         String line = lines[i].trim();
         if (lock == null && (line.startsWith("- parking to wait for <") || line.startsWith("- waiting to lock <")
             || line.startsWith("- waiting to re-lock in wait() <"))) {
-          lock = line.substring(line.indexOf('<') + 1, line.lastIndexOf('>'));
+          int end = line.lastIndexOf('>');
+          if (end < 0) { // a dump cut short in this line: the lock cannot be named
+            continue;
+          }
+          lock = line.substring(line.indexOf('<') + 1, end);
         } else if (site == null && line.startsWith("at ")) {
           site = applicationSite(line.substring(3));
         }

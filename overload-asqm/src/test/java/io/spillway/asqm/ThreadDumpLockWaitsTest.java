@@ -78,6 +78,34 @@ class ThreadDumpLockWaitsTest {
       + "    at com.example.Shard.acquire(Shard.java:65)\n"
       + "\n";
 
+  /** A dump cut short inside a lock's line skips that thread and reads the others. */
+  @Test
+  void aLockLineCutShortSkipsItsThreadInsteadOfFailingTheDump() {
+    String cut = "#60 \"\" virtual WAITING 2026-11-29T00:42:52.2Z\n"
+        + "    at java.base/java.lang.VirtualThread.park(VirtualThread.java:742)\n"
+        + "    - parking to wait for <java.util.concurrent.locks.ReentrantLock$Nonf\n";
+    String dump = "2026-11-29T00:42:52Z\n25.0.3+9-LTS\n\n" + parkedOnLock(32) + cut;
+    assertEquals(List.of(new ThreadDumpLockWaits.LockWait(32, LOCK,
+            "java.util.concurrent.locks.ReentrantLock$NonfairSync", "com.example.Shard.acquire:65")),
+        ThreadDumpLockWaits.parse(dump, true));
+  }
+
+  /**
+   * A dump the sampler cannot read, whatever the reason, is reported by stop(), not lost with the
+   * sampler thread (which would return a ranking of what it saw before as if sampling had gone on).
+   */
+  @Test
+  void aDumpThatCannotBeReadIsReportedByStop() throws Exception {
+    java.util.concurrent.CountDownLatch asked = new java.util.concurrent.CountDownLatch(1);
+    LockWaitSampler sampler = new LockWaitSampler(() -> {
+      asked.countDown();
+      throw new IllegalStateException("no dump today");
+    }, java.time.Duration.ofMillis(1), true).start();
+    asked.await();
+    java.io.IOException e = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class, sampler::stop);
+    assertEquals("no dump today", e.getCause().getMessage());
+  }
+
   @Test
   void readsTheLockEachThreadQueuesForAndTheFrameThatTookIt() {
     String dump = "2026-11-29T00:42:52Z\n25.0.3+9-LTS\n\n" + parkedOnLock(32) + blockedOnMonitor(33)
