@@ -36,8 +36,8 @@ class QuickStartTest {
     port = server.getPort();
     // quick-start:client
     SpillwayClientInterceptor session = SpillwayGrpc.client().slo(Duration.ofMillis(5)).build();
-    ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", port).usePlaintext()
-        .intercept(session).build();
+    ManagedChannel channel = session.closeOnShutdown(ManagedChannelBuilder.forAddress("localhost", port)
+        .usePlaintext().intercept(session).build());
     // quick-start:end
     ManagedChannel plain = ManagedChannelBuilder.forAddress("localhost", port).usePlaintext().build();
     try {

@@ -120,6 +120,48 @@ class GrpcAndClientsTest {
         });
   }
 
+  /**
+   * A channel built by Spring gRPC gets its session through the starter's customizer, which sees
+   * only the channel's builder. As the context stops (before any bean is destroyed, Spring gRPC's
+   * channel factory among them, which shuts its channels down and waits for their calls), the
+   * sessions close, so their credit streams no longer hold the channels open.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void channelsSessionsCloseAsTheContextStopsSoTheChannelsTerminate() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+            SpillwayGrpcAutoConfiguration.class))
+        .run(context -> {
+          ServerBuilderCustomizer serverCustomizer = context.getBean(ServerBuilderCustomizer.class);
+          String name = InProcessServerBuilder.generateName();
+          InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+          builder.addService(pingService());
+          serverCustomizer.customize(builder);
+          Server server = builder.build().start();
+          io.grpc.inprocess.InProcessChannelBuilder channelBuilder =
+              io.grpc.inprocess.InProcessChannelBuilder.forName(name);
+          ((org.springframework.grpc.client.GrpcChannelBuilderCustomizer) context
+              .getBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class))
+              .customize(name, channelBuilder);
+          io.grpc.ManagedChannel channel = channelBuilder.build();
+          try {
+            assertThat(call(channel, (io.grpc.MethodDescriptor<String, String>) pingService()
+                .getMethod("test.Ping/Ping").getMethodDescriptor(), "x")).isEqualTo("ok:x");
+            SpillwayGrpcAutoConfiguration.GrpcWiring wiring =
+                context.getBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class);
+            assertThat(wiring.servers().get(0).control().subscribers()).as("the session's stream").isEqualTo(1);
+            context.stop(); // what closing the context does before it destroys any bean
+            channel.shutdown(); // what the channel factory's destruction does next
+            assertThat(channel.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS))
+                .as("terminated: no credit stream held it").isTrue();
+          } finally {
+            channel.shutdownNow();
+            server.shutdownNow();
+          }
+        });
+  }
+
   /** A unary method whose messages are UTF-8 strings: answers "ok:" + the request. */
   private static ServerServiceDefinition pingService() {
     return pingService(null);

@@ -21,6 +21,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 import org.springframework.grpc.server.ServerBuilderCustomizer;
@@ -76,14 +77,25 @@ public class SpillwayGrpcAutoConfiguration {
     return (authority, builder) -> builder.intercept(wiring.session());
   }
 
-  /** The servers and sessions created, closed with the context. Thread-safe. */
-  public static final class GrpcWiring implements DisposableBean {
+  /**
+   * The servers and sessions created, closed with the context. Thread-safe.
+   *
+   * <p>The channels' sessions close as the context stops, after every other lifecycle (the
+   * lowest phase stops last: web and gRPC servers have drained, so nothing calls out any more),
+   * and before any bean is destroyed. Spring gRPC's channel factory shuts its channels down when
+   * it is destroyed and waits for their calls, a session's credit stream among them; the factory
+   * depends on this wiring through the channel customizer, so it is destroyed first, and sessions
+   * closed only at this wiring's destruction would hold each channel for the whole wait.
+   */
+  public static final class GrpcWiring implements DisposableBean, SmartLifecycle {
     private static final System.Logger LOG = System.getLogger(GrpcWiring.class.getName());
     private final SpillwayProperties properties;
     private final Ticker ticker;
     private final OverloadScheme scheme;
     private final List<AutoCloseable> created = new CopyOnWriteArrayList<>();
     private final List<SpillwayGrpcServer> servers = new CopyOnWriteArrayList<>();
+    private final List<SpillwayClientInterceptor> sessions = new CopyOnWriteArrayList<>();
+    private volatile boolean running;
     /** What the gRPC servers' gates do, for the meters and the Actuator endpoint. */
     private final GateStats stats = new GateStats("grpc");
 
@@ -120,7 +132,32 @@ public class SpillwayGrpcAutoConfiguration {
       SpillwayClientInterceptor.Builder b = SpillwayGrpc.client(scheme());
       SpillwayClientInterceptor session = b.slo(properties.getSlo()).build();
       created.add(session);
+      sessions.add(session);
       return session;
+    }
+
+    @Override
+    public void start() {
+      running = true;
+    }
+
+    /** Closes the channels' sessions (their queued calls fail, their streams end). */
+    @Override
+    public void stop() {
+      running = false;
+      for (SpillwayClientInterceptor session : sessions) {
+        session.close();
+      }
+    }
+
+    @Override
+    public boolean isRunning() {
+      return running;
+    }
+
+    @Override
+    public int getPhase() {
+      return Integer.MIN_VALUE;
     }
 
     /**
