@@ -113,7 +113,11 @@ public final class SpillwayHttpSessions implements AutoCloseable {
     return java.util.Map.copyOf(sessions);
   }
 
-  /** {@code scheme://host:port}, with the scheme's default port where the URI has none. */
+  /**
+   * {@code scheme://host:port}, with the scheme's default port where the URI has none; scheme and
+   * host in lower case, as they compare (RFC 3986 §6.2.2.1): one server, however a caller spells
+   * it, is one session, whose credits are that server's.
+   */
   static String origin(URI uri) {
     String host = uri.getHost();
     int port = uri.getPort();
@@ -136,7 +140,8 @@ public final class SpillwayHttpSessions implements AutoCloseable {
     if (port < 0) {
       port = "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
-    return uri.getScheme() + "://" + host + ":" + port;
+    return uri.getScheme().toLowerCase(java.util.Locale.ROOT) + "://"
+        + host.toLowerCase(java.util.Locale.ROOT) + ":" + port;
   }
 
   /** Closes every session (each deregisters with its server). Idempotent. */

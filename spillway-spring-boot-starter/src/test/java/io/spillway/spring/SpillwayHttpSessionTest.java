@@ -414,4 +414,20 @@ class SpillwayHttpSessionTest {
       sessions.close();
     }
   }
+
+  /** Scheme and host are case-insensitive (RFC 3986 §6.2.2.1): one server, one session. */
+  @Test
+  void aServerNamedInAnotherCaseIsTheSameSession() {
+    SpillwayHttpSessions sessions = new SpillwayHttpSessions(SLO_MS * 1_000_000,
+        Spillway::forSloNanos, ticker, scheduler, SpillwayHttpSession.CreditStreams.jdk());
+    try {
+      SpillwayHttpSession lower = sessions.of(URI.create("http://orders:8080/orders/1"));
+      assertThat(sessions.of(URI.create("HTTP://Orders:8080/orders/2"))).isSameAs(lower);
+      assertThat(sessions.of(URI.create("http://ORDERS_SVC/x")))
+          .isSameAs(sessions.of(URI.create("http://orders_svc:80/y")));
+      assertThat(sessions.sessions()).hasSize(2);
+    } finally {
+      sessions.close();
+    }
+  }
 }
