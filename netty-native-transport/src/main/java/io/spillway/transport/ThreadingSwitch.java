@@ -142,19 +142,7 @@ final class ThreadingSwitch {
     }
 
     private void dispatch(Runnable request, long stampNanos) {
-      dispatched.incrementAndGet();
-      try {
-        pool.execute(() -> {
-          try {
-            request.run();
-          } finally {
-            dispatched.decrementAndGet();
-          }
-        }, stampNanos);
-      } catch (RuntimeException e) {
-        dispatched.decrementAndGet();
-        throw e;
-      }
+      pool.execute(request, stampNanos, dispatched); // counted without a wrapper per request
     }
 
     /** Whether this loop currently runs its requests in-line. */

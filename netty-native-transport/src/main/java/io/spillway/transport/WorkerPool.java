@@ -3,6 +3,7 @@ package io.spillway.transport;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.TimestampedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -18,6 +19,10 @@ import java.util.concurrent.locks.ReentrantLock;
 final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
 
   private final TimestampedQueue<Runnable> queue = new TimestampedQueue<>(1024);
+  /** Beside {@link #queue}, in its order: what counts each task as unfinished (under the lock). */
+  private final java.util.ArrayDeque<AtomicInteger> owners = new java.util.ArrayDeque<>(1024);
+  /** The owner of tasks no caller counts: never changed (the deque takes no null). */
+  private static final AtomicInteger UNCOUNTED = new AtomicInteger();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition work = lock.newCondition();
   private final Condition parked = lock.newCondition();
@@ -43,12 +48,25 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
 
   /** Queues {@code task}, stamped with {@code nowNanos}. */
   void execute(Runnable task, long nowNanos) {
+    execute(task, nowNanos, UNCOUNTED);
+  }
+
+  /**
+   * Queues {@code task}, stamped with {@code nowNanos}, and counts it in {@code unfinished} until
+   * it has run: incremented here, decremented by the worker after it (also if it throws), and
+   * left as it was if the pool refuses the task.
+   */
+  void execute(Runnable task, long nowNanos, AtomicInteger unfinished) {
     lock.lock();
     try {
       if (closed) {
         throw new java.util.concurrent.RejectedExecutionException("worker pool closed");
       }
       queue.offer(task, nowNanos);
+      owners.add(unfinished);
+      if (unfinished != UNCOUNTED) {
+        unfinished.incrementAndGet();
+      }
       work.signal();
     } finally {
       lock.unlock();
@@ -103,6 +121,7 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
   private void work(int index) {
     while (true) {
       Runnable task;
+      AtomicInteger owner;
       lock.lock();
       try {
         while (true) {
@@ -118,6 +137,7 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
           }
         }
         task = queue.poll();
+        owner = owners.poll();
       } finally {
         lock.unlock();
       }
@@ -127,6 +147,10 @@ final class WorkerPool implements Executor, QueueDelaySignal, AutoCloseable {
         // Tasks end their own requests (ServerFrameHandler's Dispatch catches everything); one
         // that throws must not take a worker with it.
         HandlerFailures.report(System.getLogger(WorkerPool.class.getName()), t);
+      } finally {
+        if (owner != UNCOUNTED) {
+          owner.decrementAndGet();
+        }
       }
     }
   }

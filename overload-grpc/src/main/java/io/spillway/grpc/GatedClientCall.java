@@ -133,25 +133,25 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       state = ENDED;
     }
-    Listener<RespT> l = listener;
-    Runnable close = () -> l.onClose(status, new Metadata());
-    if (callExecutor != null) {
-      callExecutor.execute(close); // e.g. a blocking stub's own executor
-    } else {
-      CLOSERS.newThread(close).start();
-    }
+    deliverClose(status, close -> CLOSERS.newThread(close).start());
   }
 
   /** Tells the application its call ended, on its thread (it cancelled) or its executor. */
   private void deliverClose(Status status) {
+    deliverClose(status, Runnable::run);
+  }
+
+  /** Tells the application its call ended: on its executor, or else through {@code otherwise}. */
+  private void deliverClose(Status status, Executor otherwise) {
     Listener<RespT> l = listener;
     if (l == null) {
       return;
     }
-    if (callExecutor == null) {
-      l.onClose(status, new Metadata());
+    Runnable close = () -> l.onClose(status, new Metadata());
+    if (callExecutor != null) {
+      callExecutor.execute(close); // e.g. a blocking stub's own executor
     } else {
-      callExecutor.execute(() -> l.onClose(status, new Metadata())); // e.g. a blocking stub's own executor
+      otherwise.execute(close);
     }
   }
 

@@ -281,17 +281,15 @@ public final class SpillwayServletFilter implements Filter {
   /** Ends an asynchronous request's permit when the container reports its end. */
   private static final class End implements AsyncListener {
     private final Served served;
-    private final Admission admission;
 
     End(Served served) {
       this.served = served;
-      this.admission = served.admission;
     }
 
     @Override
     public void onComplete(AsyncEvent event) {
       int status = event.getSuppliedResponse() instanceof HttpServletResponse r ? r.getStatus() : 200;
-      admission.end(status, null);
+      served.admission.end(status, null);
     }
 
     @Override
@@ -303,7 +301,7 @@ public final class SpillwayServletFilter implements Filter {
 
     @Override
     public void onError(AsyncEvent event) {
-      admission.end(500, event.getThrowable());
+      served.admission.end(500, event.getThrowable());
     }
 
     @Override
