@@ -60,6 +60,17 @@ public final class EventLoopProbe implements QueueDelaySignal {
     return !FINDERS.isEmpty();
   }
 
+  /** The Netty event loop running the calling thread, or {@code null} if it is none. */
+  static Executor currentLoop() {
+    for (Supplier<Executor> finder : FINDERS) {
+      Executor loop = finder.get();
+      if (loop != null) {
+        return loop;
+      }
+    }
+    return null;
+  }
+
   /**
    * Called on the thread a call arrives on, with a reading of the ticker if the caller has one
    * ({@code Long.MIN_VALUE} if not): probes its event loop, if it is one.

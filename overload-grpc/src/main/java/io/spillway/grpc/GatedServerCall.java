@@ -45,6 +45,8 @@ final class GatedServerCall<ReqT, RespT>
   private boolean abortedUnrun; // callbacks are serialised
   private final long admittedAt;
   private final long ticket;
+  /** Where the call's ticket lives once it can change (a unary call measured by message); or null. */
+  private final MessageArrival arrival;
   private boolean handlerReached; // callbacks are serialised
   private boolean permitStarted; // callbacks are serialised
   /** Whether the method's handler runs once the client has half-closed (one request message). */
@@ -60,7 +62,7 @@ final class GatedServerCall<ReqT, RespT>
 
   GatedServerCall(ServerCall<ReqT, RespT> delegate, ServerPermit permit, long sessionId,
       Context context, RequestBudget budget, long deadlineBudgetNanos, long admittedAt, long ticket,
-      SpillwayServerInterceptor owner) {
+      MessageArrival arrival, SpillwayServerInterceptor owner) {
     super(delegate);
     this.permit = permit;
     this.sessionId = sessionId;
@@ -69,6 +71,7 @@ final class GatedServerCall<ReqT, RespT>
     this.deadlineBudgetNanos = deadlineBudgetNanos;
     this.admittedAt = admittedAt;
     this.ticket = ticket;
+    this.arrival = arrival;
     this.owner = owner;
     this.runsAtHalfClose = delegate.getMethodDescriptor().getType().clientSendsOneMessage();
   }
@@ -108,7 +111,7 @@ final class GatedServerCall<ReqT, RespT>
     if (!FINISHED.compareAndSet(this, 0, 1) || permit.isCompleted()) {
       return null;
     }
-    owner.handlerStarted(ticket); // a call that never reached its handler waits no more
+    owner.handlerStarted(endTicket()); // a call that never reached its handler waits no more
     ResponseMetadata response = new ResponseMetadata().sessionId(sessionId);
     try {
       permit.complete(outcome, now, response);
@@ -155,7 +158,7 @@ final class GatedServerCall<ReqT, RespT>
    */
   private boolean reachHandler(long now) {
     handlerReached = true;
-    owner.handlerStarted(ticket);
+    owner.handlerStarted(endTicket());
     if (budget != null && !budgetCharged) {
       // Its wait for the server's executor, every crossing of it, is queueing: charged once, as
       // the handler gets the request.
@@ -185,6 +188,11 @@ final class GatedServerCall<ReqT, RespT>
       return false;
     }
     return true;
+  }
+
+  /** The call's ticket in the unstarted set, for the last time (see {@link MessageArrival}). */
+  private long endTicket() {
+    return arrival != null ? arrival.end() : ticket;
   }
 
   /** A callback threw: end the call here, so the permit's fields still reach the client. */

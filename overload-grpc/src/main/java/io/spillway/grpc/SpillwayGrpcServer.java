@@ -359,6 +359,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       serverBuilder.executor(Runnable::run);
       serverBuilder.callExecutor(server.interceptor.executorSupplier(workers, probe, callThreading));
       serverBuilder.intercept(server.interceptor);
+      serverBuilder.addStreamTracerFactory(new MessageArrival.Factory());
       serverBuilder.addService(server.controlService());
       return server;
     }

@@ -221,6 +221,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         if (probe != null) {
           probe.arrived(now);
         }
+        MessageArrival arrival = MessageArrival.Factory.take(headers);
         Context context = Context.current(); // gRPC runs this in the call's context
         Decision d = decide(method.getFullMethodName(), headers, now, context.getDeadline(),
             originOf(call));
@@ -243,8 +244,13 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // (docs/results/grpc.md, "What is left"). A client-streaming or bidi call, whose handler
         // starts with it and may then wait for its client as long as the client likes, counts
         // only while it has work queued (CallHandOffs).
-        d.target = d.ticket < 0 || method.getType().clientSendsOneMessage() ? workers
-            : new CallHandOffs(workers, d.ticket);
+        boolean unary = method.getType().clientSendsOneMessage();
+        d.target = d.ticket < 0 || unary ? workers : new CallHandOffs(workers, d.ticket);
+        if (unary && d.ticket >= 0 && arrival != null) {
+          // ...but not while it waits for a client that has not sent its message (MessageArrival)
+          arrival.admitted(unstarted, d.ticket, ticker);
+          d.arrival = arrival;
+        }
         return d;
       }
     };
@@ -311,7 +317,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     SpillwayContext spillway = new SpillwayContext(d.request, d.permit, callGraph, d.budget);
     Context context = Context.current().withValue(SpillwayContext.KEY, spillway);
     GatedServerCall<ReqT, RespT> gated = new GatedServerCall<>(call, d.permit,
-        d.request.sessionId(), context, d.budget, d.deadlineBudgetNanos, d.at, d.ticket, this);
+        d.request.sessionId(), context, d.budget, d.deadlineBudgetNanos, d.at, d.ticket, d.arrival,
+        this);
     ServerCall.Listener<ReqT> listener;
     Context previous = context.attach();
     try {
@@ -319,6 +326,9 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         return new ServerCall.Listener<>() { }; // its deadline's budget went waiting: closed unrun
       }
       listener = next.startCall(gated, headers);
+      if (d.arrival != null) {
+        d.arrival.handlerAsked(); // the handler has asked for its message
+      }
     } catch (RuntimeException | Error e) {
       gated.finish(Outcome.FAILED, ticker.read()); // gRPC fails the call; the permit must end too
       throw e;
@@ -467,6 +477,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     Context context; // set before the decision is published
     Metadata headers;
     long ticket = -1; // in unstarted, if measured
+    /** Its request message's arrival, if the call is measured by it; set before publication. */
+    MessageArrival arrival;
     /** The budget its deadline set (spent unrun: aborted), else {@code Long.MAX_VALUE}. */
     long deadlineBudgetNanos = Long.MAX_VALUE;
     /** Where its call runs: the workers (or its hand-offs); {@code null}: where it arrived. */

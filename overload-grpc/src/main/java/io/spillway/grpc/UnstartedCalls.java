@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * crosses the workers' queue at least twice, and the queue's own oldest-entry delay reports about
  * half of what the call waits. The server's interceptor stamps a unary or server-streaming call
  * as it is admitted and clears it when its request reaches the handler, so the signal reads the
- * whole wait, the event loop's delivery of the message between the crossings included. A
+ * whole wait, the event loop's delivery of the message between the crossings included; a call
+ * whose client has not sent the message when the loop delivers what it has is cleared then, and
+ * stamped again as the message arrives (SpillwayServerInterceptor's {@code MessageArrival}). A
  * client-streaming or bidi call, whose handler runs as it starts, is cleared as a worker runs its
  * first task and stamped again at each later hand-off of its work (SpillwayServerInterceptor's
  * {@code CallHandOffs}): a stream the client leaves idle is not queueing at this server.

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * A stream that waits for its client is not queueing at the server: the installed server's delay
  * signal counts a client-streaming or bidi call only while it has work queued for the workers, so
  * an open stream the client leaves idle neither raises the signal nor gets the server's AQM
- * refusing everyone else (virtual time; in-process transport).
+ * refusing everyone else; nor does a unary call whose client stalls after its headers
+ * (MessageArrival). Virtual time; in-process transport.
  */
 class IdleCallsTest {
 
@@ -92,5 +93,21 @@ class IdleCallsTest {
     assertEquals(Status.Code.OK, other.status().getCode(), other.toString());
     idle.call().halfClose();
     assertEquals(Status.Code.OK, idle.await().status().getCode());
+  }
+
+  @Test
+  void aUnaryCallWhoseClientStallsAfterItsHeadersIsNoQueueingDelay() throws Exception {
+    Channel ch = start();
+    Calls.Handle stalled = Calls.start(ch, Echo.UNARY, new Metadata(), false); // headers only
+    assertTrue(callsStarted.await(10, TimeUnit.SECONDS), "the call's handler asked for its message");
+    clock.advance(1_000 * MS); // a second with nothing sent
+    assertEquals(0, delayNow());
+    Calls.Reply other = Calls.unary(ch, Echo.UNARY, "x").await();
+    assertEquals(Status.Code.OK, other.status().getCode(), other.toString());
+    stalled.call().sendMessage("late");
+    stalled.call().halfClose();
+    Calls.Reply late = stalled.await();
+    assertEquals(Status.Code.OK, late.status().getCode(), late.toString());
+    assertEquals(0, delayNow(), "the late call, served, waits no more");
   }
 }
