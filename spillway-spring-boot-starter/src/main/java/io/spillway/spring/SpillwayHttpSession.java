@@ -477,7 +477,9 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   /**
    * Ends the session: queued requests fail, the stream closes, and the server is told to return
-   * the session's unused credits to its pool. Requests in flight end normally. Idempotent.
+   * the session's unused credits to its pool and end its stream ({@code DELETE}, sent when the
+   * session has a stream, or a request registered it). Requests in flight end normally.
+   * Idempotent.
    */
   @Override
   public void close() {
@@ -507,7 +509,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
       for (ClientGate<Ticket> g : gates) {
         registered |= g != null && g.isRegistered();
       }
-      deregister = registered && !passThrough && control != CONTROL_OFF;
+      // A stream asked for is ended by the server's side too: a servlet server notices that the
+      // client went away only when it next writes, and it writes nothing to a session none of
+      // whose requests has registered it (a stream opened as the session started again).
+      deregister = control != CONTROL_OFF && (open != null || registered && !passThrough);
       id = sessionId;
       at = creditsUri;
     } finally {

@@ -363,6 +363,38 @@ class SpillwayHttpSessionTest {
   }
 
   /**
+   * A session whose stream ended opens a new one at once under a new id; closed before any
+   * request registers that id, it still deregisters it, since a servlet server notices a client
+   * that went away only when it next writes, and writes nothing to a session it has no credits
+   * for: without the {@code DELETE} the new stream would stay open there.
+   */
+  @Test
+  void closingAfterTheStreamRestartedEndsTheNewStreamAtTheServer() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    answer(a, 0);
+    long firstId = session.sessionId();
+    streams.listener.closed(false, "connection reset"); // the server restarted
+    long renewed = session.sessionId();
+    assertThat(renewed).isNotEqualTo(firstId);
+    assertThat(streams.opened).hasSize(2); // the new stream, opened before any request
+    streams.listener.opened(null);
+    session.close();
+    assertThat(streams.cancelled).isTrue();
+    assertThat(streams.deregistered).containsExactly(renewed);
+  }
+
+  /** A stream that is still opening when the session closes is deregistered as well. */
+  @Test
+  void closingWhileTheFirstStreamOpensEndsItAtTheServer() {
+    SpillwayHttpSession.Ticket a = session.offer("/x"); // held: the stream is asked for
+    session.close();
+    assertThat(a.released()).isCompletedExceptionally();
+    assertThat(streams.cancelled).isTrue();
+    assertThat(streams.deregistered).containsExactly(session.sessionId());
+  }
+
+  /**
    * A session created while the sessions close (a request in flight as the application stops)
    * is closed with them: it must not open a credit stream that nothing will ever close.
    */
