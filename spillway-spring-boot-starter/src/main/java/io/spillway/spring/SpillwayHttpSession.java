@@ -282,9 +282,36 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * needs nothing. Use it where the caller cannot tell which (an interrupt, a cancellation).
    */
   public void abandon(Ticket ticket) {
-    if (!ticket.released.cancel(false) && !ticket.released.isCompletedExceptionally()) {
+    if (ticket.released.cancel(false)) {
+      withdraw(ticket);
+    } else if (!ticket.released.isCompletedExceptionally()) {
       onFailure(ticket);
     }
+  }
+
+  /**
+   * Takes a request whose caller gave up while it waited out of where it waits, so that it is no
+   * longer counted as queued nor in the demand the gate reports to the server. One the gate has
+   * already let go (its release not yet settled) is not there: {@code settle} finds it cancelled
+   * and ends it unsent.
+   */
+  private void withdraw(Ticket ticket) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (held != null && held.remove(ticket)) {
+        return;
+      }
+      for (ClientGate<Ticket> g : gates) {
+        if (g != null && g.remove(ticket, now)) {
+          drainLocked(now); // the head may have changed: the next may go, or expire later
+          break;
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    settle(now);
   }
 
   /**
@@ -763,8 +790,9 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   /**
    * One request's passage through the session: it may go once {@link #released()} completes,
-   * carrying {@link #writeHeaders}; then its end is reported once. Cancelling {@link #released()}
-   * while it waits withdraws the request.
+   * carrying {@link #writeHeaders}; then its end is reported once. {@link SpillwayHttpSession#abandon} while it
+   * waits withdraws the request from the queue; cancelling {@link #released()} alone keeps it
+   * from being sent, but it stays queued until its gate reaches it.
    */
   public static final class Ticket {
     /** Replaced under the lock as a gate releases it; empty when released passing through. */

@@ -338,12 +338,37 @@ class SpillwayHttpSessionTest {
     SpillwayHttpSession.Ticket b = session.offer("/x");
     session.abandon(b);
     assertThat(b.released()).isCancelled();
-    streams.listener.credit(0, 1); // b reaches the head, is found withdrawn, and ends unsent
+    assertThat(session.queued()).isZero(); // withdrawn at once
+    streams.listener.credit(0, 1); // the credit b would have taken waits for the next
     SpillwayHttpSession.Ticket c = session.offer("/x");
     assertThat(c.released()).isCompleted();
     session.abandon(c); // released, then the caller failed to send it: its credit comes back
     SpillwayHttpSession.Ticket d = session.offer("/x");
     assertThat(d.released()).isCompleted();
+  }
+
+  /**
+   * A queued request whose caller gave up leaves the queue at once: the session no longer counts
+   * it as queued, and the demand the next request carries to the server (the requests waiting
+   * behind it) leaves it out.
+   */
+  @Test
+  void anAbandonedQueuedRequestLeavesTheQueueAndTheDemandAtOnce() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    assertThat(a.released()).isCompleted(); // a registers, and holds the one credit
+    SpillwayHttpSession.Ticket b = session.offer("/x");
+    SpillwayHttpSession.Ticket c = session.offer("/x");
+    SpillwayHttpSession.Ticket d = session.offer("/x");
+    assertThat(session.queued()).isEqualTo(3);
+    session.abandon(c);
+    assertThat(c.released()).isCancelled();
+    assertThat(session.queued()).isEqualTo(2);
+    answer(a, 1); // a's credit back, and one more: b goes, with d behind it
+    assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).containsEntry(SpillwayHttpHeaders.DEMAND, "1");
+    assertThat(d.released()).isCompleted();
+    assertThat(session.queued()).isZero();
   }
 
   @Test
