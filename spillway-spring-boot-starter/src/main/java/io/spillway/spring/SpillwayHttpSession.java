@@ -790,9 +790,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   /**
    * One request's passage through the session: it may go once {@link #released()} completes,
-   * carrying {@link #writeHeaders}; then its end is reported once. {@link SpillwayHttpSession#abandon} while it
-   * waits withdraws the request from the queue; cancelling {@link #released()} alone keeps it
-   * from being sent, but it stays queued until its gate reaches it.
+   * carrying {@link #writeHeaders}; then its end is reported once. {@link
+   * SpillwayHttpSession#abandon} while it waits withdraws the request from the queue; cancelling
+   * {@link #released()} alone keeps it from being sent, but it stays queued until its gate
+   * reaches it.
    */
   public static final class Ticket {
     /** Replaced under the lock as a gate releases it; empty when released passing through. */

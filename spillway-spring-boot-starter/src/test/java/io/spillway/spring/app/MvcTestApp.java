@@ -66,7 +66,8 @@ public class MvcTestApp {
      */
     @GetMapping("/write-then-fail")
     void writeThenFail(jakarta.servlet.http.HttpServletResponse response,
-        @RequestParam(name = "flush", defaultValue = "false") boolean flush) throws java.io.IOException {
+        @RequestParam(name = "flush", defaultValue = "false") boolean flush)
+        throws java.io.IOException {
       response.setContentType("text/plain");
       response.getWriter().write("partial");
       if (flush) {
