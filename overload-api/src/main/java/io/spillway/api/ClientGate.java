@@ -73,6 +73,21 @@ public interface ClientGate<R> {
   int expire(long nowNanos, Consumer<? super R> expired);
 
   /**
+   * Withdraws {@code request}, still queued, whose caller gave up on it at {@code nowNanos} (a
+   * cancelled call): it leaves the queue at once, what it held (tokens paid for it) returns to the
+   * session, and it is neither sent nor counted in {@link #queued()} or in the demand the gate
+   * reports (Breakwater §3.2.2: demand is the requests waiting to be sent). Matched by identity.
+   * Costs a scan of the queue; the driver calls it only for a cancelled request.
+   *
+   * @return whether it was queued here; {@code false} if it was released or expired already, or
+   *     the gate cannot withdraw requests (the default: the driver then meets it at {@link #poll}
+   *     or {@link #expire} and fails it there)
+   */
+  default boolean remove(R request, long nowNanos) {
+    return false;
+  }
+
+  /**
    * When the gate next needs {@link #expire} or {@link #poll} to be called even if nothing else
    * happens (the oldest request's expiry, a rate limiter's next token). Only meaningful while
    * {@link #queued()} is positive.

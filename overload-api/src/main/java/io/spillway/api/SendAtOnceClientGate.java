@@ -48,6 +48,11 @@ public final class SendAtOnceClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    return queue.removeFirst(queued -> queued == request);
+  }
+
+  @Override
   public long nextWakeupNanos() {
     return queue.oldestEnqueueNanos() + timeoutNanos;
   }

@@ -109,6 +109,43 @@ public final class TimestampedQueue<E> implements QueueDelaySignal {
   }
 
   /**
+   * Removes the oldest item that {@code matches} accepts, wherever it is in the queue, keeping the
+   * order of the rest; returns whether one was removed. For an item whose waiter went away (a
+   * cancelled request): it costs O(size), where {@link #offer} and {@link #poll} cost O(1).
+   */
+  public boolean removeFirst(java.util.function.Predicate<? super E> matches) {
+    lock.lock();
+    try {
+      int mask = items.length - 1;
+      for (int i = 0; i < count; i++) {
+        @SuppressWarnings("unchecked")
+        E item = (E) items[(head + i) & mask];
+        if (!matches.test(item)) {
+          continue;
+        }
+        // close the gap from the head's side: the items before it move one place toward the tail
+        for (int j = i; j > 0; j--) {
+          int to = (head + j) & mask;
+          int from = (head + j - 1) & mask;
+          items[to] = items[from];
+          stamps[to] = stamps[from];
+        }
+        items[head] = null;
+        head = (head + 1) & mask;
+        count--;
+        publishedSize = count;
+        if (count > 0) {
+          oldestStamp = stamps[head];
+        }
+        return true;
+      }
+      return false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Returns the enqueue stamp of the oldest item. Only meaningful while {@link #size()} is
    * positive; callers that poll from one thread may read it before polling.
    */

@@ -1,6 +1,7 @@
 package io.spillway.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -70,6 +71,30 @@ class TimestampedQueueTest {
     assertEquals(List.of("a", "b"), expired);
     assertEquals(1, q.size());
     assertEquals(30, q.queueingDelayNanos(150));
+  }
+
+  @Test
+  void removeFirstTakesOneFromAnywhereAndKeepsTheRestInOrder() {
+    TimestampedQueue<Integer> q = new TimestampedQueue<>(4);
+    for (int i = 0; i < 3; i++) { // move the head so the ring wraps
+      q.offer(-1, 0);
+      q.poll();
+    }
+    for (int i = 0; i < 4; i++) {
+      q.offer(i, 10 * i);
+    }
+    assertTrue(q.removeFirst(x -> x == 2)); // in the middle, across the wrap
+    assertEquals(3, q.size());
+    assertTrue(q.removeFirst(x -> x == 0)); // the head: the oldest stamp moves on
+    assertEquals(10, q.oldestEnqueueNanos());
+    assertEquals(90, q.queueingDelayNanos(100));
+    assertFalse(q.removeFirst(x -> x == 2));
+    assertEquals(1, q.poll());
+    assertEquals(3, q.poll());
+    assertTrue(q.isEmpty());
+    q.offer(5, 50);
+    assertTrue(q.removeFirst(x -> x == 5));
+    assertEquals(0, q.queueingDelayNanos(100));
   }
 
   @Test

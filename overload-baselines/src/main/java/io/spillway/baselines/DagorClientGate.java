@@ -78,6 +78,11 @@ final class DagorClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    return queue.removeFirst(queued -> queued.request() == request);
+  }
+
+  @Override
   public long nextWakeupNanos() {
     return queue.oldestEnqueueNanos() + timeoutNanos;
   }

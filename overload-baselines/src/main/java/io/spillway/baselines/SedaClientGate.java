@@ -81,6 +81,11 @@ final class SedaClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    return queue.removeFirst(queued -> queued == request);
+  }
+
+  @Override
   public long nextWakeupNanos() {
     long expiry = queue.oldestEnqueueNanos() + config.clientQueueTimeoutNanos();
     if (bucket == null) {

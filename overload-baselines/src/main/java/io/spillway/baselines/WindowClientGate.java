@@ -75,6 +75,11 @@ final class WindowClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    return queue.removeFirst(queued -> queued == request);
+  }
+
+  @Override
   public long nextWakeupNanos() {
     return queue.oldestEnqueueNanos() + config.clientQueueTimeoutNanos();
   }

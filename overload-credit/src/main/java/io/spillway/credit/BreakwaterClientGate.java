@@ -179,6 +179,18 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    if (!queue.removeFirst(queued -> queued == request)) {
+      return false;
+    }
+    if (demandSync && registered && inFlight >= window) {
+      demandReport = queue.size(); // stale now, as after an expiry
+      awaitingCredit = !queue.isEmpty();
+    }
+    return true;
+  }
+
+  @Override
   public long nextWakeupNanos() {
     return queue.oldestEnqueueNanos() + queueTimeoutNanos();
   }

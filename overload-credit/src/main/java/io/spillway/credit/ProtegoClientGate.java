@@ -77,6 +77,11 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    return credits.remove(request, nowNanos);
+  }
+
+  @Override
   public long nextWakeupNanos() {
     return credits.nextWakeupNanos();
   }

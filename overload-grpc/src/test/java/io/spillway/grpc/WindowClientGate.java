@@ -77,6 +77,11 @@ final class WindowClientGate implements ClientGate<Object> {
   }
 
   @Override
+  public boolean remove(Object request, long nowNanos) {
+    return queue.removeFirst(queued -> queued == request);
+  }
+
+  @Override
   public long nextWakeupNanos() {
     return queue.oldestEnqueueNanos() + timeoutNanos;
   }

@@ -230,6 +230,24 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public boolean remove(R request, long nowNanos) {
+    for (java.util.Iterator<Waiting<R>> it = queue.iterator(); it.hasNext(); ) {
+      Waiting<R> w = it.next();
+      if (w.request == request) {
+        it.remove();
+        if (w.paid > 0) {
+          wallet.deposit(w.paid, nowNanos); // paid for and never sent, as an expired one
+        }
+        if (queue.isEmpty()) {
+          waitingForTokens = false;
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
   public long nextWakeupNanos() {
     Waiting<R> head = queue.peekFirst();
     if (head == null) {

@@ -508,6 +508,11 @@ class GraphSimulationTest {
         }
 
         @Override
+        public boolean remove(R request, long nowNanos) {
+          return plain.remove(request, nowNanos);
+        }
+
+        @Override
         public long nextWakeupNanos() {
           return plain.nextWakeupNanos();
         }

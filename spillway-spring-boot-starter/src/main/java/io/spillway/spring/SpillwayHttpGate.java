@@ -199,7 +199,7 @@ public final class SpillwayHttpGate implements AutoCloseable {
         case UNLIMITED -> { }
         case REJECT -> {
           endpoint.stats.onAdmission(Status.REJECTED_BUDGET);
-          return rejected(endpoint, new RefusedPermit(), request, now);
+          return rejected(endpoint, new RefusedPermit(endpoint.stats), request, now);
         }
       }
     }
@@ -502,13 +502,22 @@ public final class SpillwayHttpGate implements AutoCloseable {
     return null;
   }
 
-  /** A request refused before its gate was asked (no budget, and the properties say refuse). */
+  /**
+   * A request refused before its gate was asked (no budget, and the properties say refuse). It
+   * ends as dropped in its endpoint's stats, as a refusal by the gate does, so the meters count
+   * every refusal under {@code completed{outcome=dropped}} as well as under its reason.
+   */
   private static final class RefusedPermit extends io.spillway.api.AbstractServerPermit {
-    RefusedPermit() {
+    private final GateStats stats;
+
+    RefusedPermit(GateStats stats) {
       super(Status.REJECTED_BUDGET);
+      this.stats = stats;
     }
 
     @Override
-    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) { }
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      stats.onCompletion(outcome);
+    }
   }
 }

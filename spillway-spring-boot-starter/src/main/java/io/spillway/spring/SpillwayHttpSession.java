@@ -282,9 +282,36 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * needs nothing. Use it where the caller cannot tell which (an interrupt, a cancellation).
    */
   public void abandon(Ticket ticket) {
-    if (!ticket.released.cancel(false) && !ticket.released.isCompletedExceptionally()) {
+    if (ticket.released.cancel(false)) {
+      withdraw(ticket);
+    } else if (!ticket.released.isCompletedExceptionally()) {
       onFailure(ticket);
     }
+  }
+
+  /**
+   * Takes a request whose caller gave up while it waited out of where it waits, so that it is no
+   * longer counted as queued nor in the demand the gate reports to the server. One the gate has
+   * already let go (its release not yet settled) is not there: {@code settle} finds it cancelled
+   * and ends it unsent.
+   */
+  private void withdraw(Ticket ticket) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      if (held != null && held.remove(ticket)) {
+        return;
+      }
+      for (ClientGate<Ticket> g : gates) {
+        if (g != null && g.remove(ticket, now)) {
+          drainLocked(now); // the head may have changed: the next may go, or expire later
+          break;
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    settle(now);
   }
 
   /**
@@ -477,7 +504,9 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   /**
    * Ends the session: queued requests fail, the stream closes, and the server is told to return
-   * the session's unused credits to its pool. Requests in flight end normally. Idempotent.
+   * the session's unused credits to its pool and end its stream ({@code DELETE}, sent when the
+   * session has a stream, or a request registered it). Requests in flight end normally.
+   * Idempotent.
    */
   @Override
   public void close() {
@@ -507,7 +536,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
       for (ClientGate<Ticket> g : gates) {
         registered |= g != null && g.isRegistered();
       }
-      deregister = registered && !passThrough && control != CONTROL_OFF;
+      // A stream asked for is ended by the server's side too: a servlet server notices that the
+      // client went away only when it next writes, and it writes nothing to a session none of
+      // whose requests has registered it (a stream opened as the session started again).
+      deregister = control != CONTROL_OFF && (open != null || registered && !passThrough);
       id = sessionId;
       at = creditsUri;
     } finally {
@@ -758,8 +790,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   /**
    * One request's passage through the session: it may go once {@link #released()} completes,
-   * carrying {@link #writeHeaders}; then its end is reported once. Cancelling {@link #released()}
-   * while it waits withdraws the request.
+   * carrying {@link #writeHeaders}; then its end is reported once. {@link
+   * SpillwayHttpSession#abandon} while it waits withdraws the request from the queue; cancelling
+   * {@link #released()} alone keeps it from being sent, but it stays queued until its gate
+   * reaches it.
    */
   public static final class Ticket {
     /** Replaced under the lock as a gate releases it; empty when released passing through. */

@@ -338,12 +338,37 @@ class SpillwayHttpSessionTest {
     SpillwayHttpSession.Ticket b = session.offer("/x");
     session.abandon(b);
     assertThat(b.released()).isCancelled();
-    streams.listener.credit(0, 1); // b reaches the head, is found withdrawn, and ends unsent
+    assertThat(session.queued()).isZero(); // withdrawn at once
+    streams.listener.credit(0, 1); // the credit b would have taken waits for the next
     SpillwayHttpSession.Ticket c = session.offer("/x");
     assertThat(c.released()).isCompleted();
     session.abandon(c); // released, then the caller failed to send it: its credit comes back
     SpillwayHttpSession.Ticket d = session.offer("/x");
     assertThat(d.released()).isCompleted();
+  }
+
+  /**
+   * A queued request whose caller gave up leaves the queue at once: the session no longer counts
+   * it as queued, and the demand the next request carries to the server (the requests waiting
+   * behind it) leaves it out.
+   */
+  @Test
+  void anAbandonedQueuedRequestLeavesTheQueueAndTheDemandAtOnce() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    assertThat(a.released()).isCompleted(); // a registers, and holds the one credit
+    SpillwayHttpSession.Ticket b = session.offer("/x");
+    SpillwayHttpSession.Ticket c = session.offer("/x");
+    SpillwayHttpSession.Ticket d = session.offer("/x");
+    assertThat(session.queued()).isEqualTo(3);
+    session.abandon(c);
+    assertThat(c.released()).isCancelled();
+    assertThat(session.queued()).isEqualTo(2);
+    answer(a, 1); // a's credit back, and one more: b goes, with d behind it
+    assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).containsEntry(SpillwayHttpHeaders.DEMAND, "1");
+    assertThat(d.released()).isCompleted();
+    assertThat(session.queued()).isZero();
   }
 
   @Test
@@ -360,6 +385,38 @@ class SpillwayHttpSessionTest {
     assertThat(streams.deregistered).containsExactly(session.sessionId());
     assertThatThrownBy(() -> session.offer("/x").released().get()).cause()
         .isInstanceOf(SpillwayRejectedException.class);
+  }
+
+  /**
+   * A session whose stream ended opens a new one at once under a new id; closed before any
+   * request registers that id, it still deregisters it, since a servlet server notices a client
+   * that went away only when it next writes, and writes nothing to a session it has no credits
+   * for: without the {@code DELETE} the new stream would stay open there.
+   */
+  @Test
+  void closingAfterTheStreamRestartedEndsTheNewStreamAtTheServer() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    answer(a, 0);
+    long firstId = session.sessionId();
+    streams.listener.closed(false, "connection reset"); // the server restarted
+    long renewed = session.sessionId();
+    assertThat(renewed).isNotEqualTo(firstId);
+    assertThat(streams.opened).hasSize(2); // the new stream, opened before any request
+    streams.listener.opened(null);
+    session.close();
+    assertThat(streams.cancelled).isTrue();
+    assertThat(streams.deregistered).containsExactly(renewed);
+  }
+
+  /** A stream that is still opening when the session closes is deregistered as well. */
+  @Test
+  void closingWhileTheFirstStreamOpensEndsItAtTheServer() {
+    SpillwayHttpSession.Ticket a = session.offer("/x"); // held: the stream is asked for
+    session.close();
+    assertThat(a.released()).isCompletedExceptionally();
+    assertThat(streams.cancelled).isTrue();
+    assertThat(streams.deregistered).containsExactly(session.sessionId());
   }
 
   /**

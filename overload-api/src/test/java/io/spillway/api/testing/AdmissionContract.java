@@ -1,17 +1,23 @@
 package io.spillway.api.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.spillway.api.ClientEnvironment;
+import io.spillway.api.ClientGate;
+import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -82,6 +88,39 @@ public abstract class AdmissionContract {
     permit.complete(outcome, w.clock().read(), new ResponseMetadata());
     assertThrows(IllegalStateException.class,
         () -> permit.complete(outcome, w.clock().read(), new ResponseMetadata()));
+  }
+
+  /**
+   * A request withdrawn from a client gate (its caller gave up) leaves the queue at once: it is
+   * no longer queued, never released or expired, and the demand a later request reports does not
+   * count it; the others keep their order.
+   */
+  @Test
+  void aWithdrawnRequestLeavesTheClientQueueAtOnce() {
+    ClientGate<String> g = scheme(SLO_NANOS, RTT_NANOS).newClientGate(
+        new ClientEnvironment(7, SLO_NANOS, OverloadMetrics.NONE));
+    long now = 1_000;
+    String a = "a";
+    String b = "b";
+    String c = "c";
+    assumeTrue(g.offer(a, now) && g.offer(b, now) && g.offer(c, now),
+        "the gate queued all three (a client-side drop refuses some)");
+    assertEquals(3, g.queued());
+    assertTrue(g.remove(b, now));
+    assertEquals(2, g.queued());
+    assertFalse(g.remove(b, now), "withdrawn once");
+    assertFalse(g.remove("not offered", now));
+    List<String> left = new ArrayList<>();
+    RequestMetadata header = new RequestMetadata();
+    String first = g.poll(now, header);
+    if (first != null) {
+      assertEquals(a, first);
+      assertEquals(1, header.demand(), "the demand behind a counts c only");
+      left.add(first);
+    }
+    g.expire(now + (1L << 62), left::add);
+    assertEquals(List.of(a, c), left);
+    assertEquals(0, g.queued());
   }
 
   @Test

@@ -44,8 +44,24 @@ public final class HttpCreditStreams {
   /** The stream's first bytes, an SSE comment, so every server sends its headers at once. */
   static final byte[] SUBSCRIBED = ": subscribed\n\n".getBytes(StandardCharsets.US_ASCII);
 
-  private final ConcurrentHashMap<Long, Stream> streams = new ConcurrentHashMap<>();
-  private volatile boolean stopped;
+  private final ConcurrentHashMap<Long, Stream> streams;
+  /**
+   * Makes {@link #open}'s check of {@link #stopped} and its put one step as {@link #endAll} sees
+   * them: a stream is either refused or put where {@code endAll} will end it. Streams open once
+   * per session, so the lock is off the requests' path ({@link #channel} takes none).
+   */
+  private final Object openLock = new Object();
+  private boolean stopped; // guarded by openLock
+
+  /** No streams yet. */
+  public HttpCreditStreams() {
+    this(new ConcurrentHashMap<>());
+  }
+
+  /** Keeps the streams in {@code streams}, which tests observe. */
+  HttpCreditStreams(ConcurrentHashMap<Long, Stream> streams) {
+    this.streams = streams;
+  }
 
   /** One session's open stream, as its server writes it. */
   public interface Stream {
@@ -85,10 +101,13 @@ public final class HttpCreditStreams {
    * @return {@code false} if {@link #MAX_STREAMS} are open; the caller refuses it
    */
   boolean open(long sessionId, Stream stream) {
-    if (stopped || streams.size() >= MAX_STREAMS && !streams.containsKey(sessionId)) {
-      return false;
+    Stream before;
+    synchronized (openLock) {
+      if (stopped || streams.size() >= MAX_STREAMS && !streams.containsKey(sessionId)) {
+        return false;
+      }
+      before = streams.put(sessionId, stream);
     }
-    Stream before = streams.put(sessionId, stream);
     if (before != null && before != stream) {
       before.end();
     }
@@ -123,7 +142,10 @@ public final class HttpCreditStreams {
    * requests that never end by themselves.
    */
   public void endAll() {
-    stopped = true;
+    synchronized (openLock) {
+      stopped = true;
+    }
+    // every stream opened is in the map now, and no more will be
     for (Long id : streams.keySet()) {
       end(id);
     }

@@ -60,6 +60,22 @@ public class MvcTestApp {
       return b == null ? -1 : b.remainingNanos();
     }
 
+    /**
+     * Writes part of its body, sends it first with {@code flush} (committing the response), then
+     * fails.
+     */
+    @GetMapping("/write-then-fail")
+    void writeThenFail(jakarta.servlet.http.HttpServletResponse response,
+        @RequestParam(name = "flush", defaultValue = "false") boolean flush)
+        throws java.io.IOException {
+      response.setContentType("text/plain");
+      response.getWriter().write("partial");
+      if (flush) {
+        response.flushBuffer();
+      }
+      throw new IllegalStateException("failed after writing");
+    }
+
     /** A service layer whose budgeted lock refused the request. */
     @GetMapping("/abort")
     String abort() {

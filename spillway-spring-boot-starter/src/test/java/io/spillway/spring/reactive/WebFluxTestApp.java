@@ -41,6 +41,20 @@ public class WebFluxTestApp {
       return Mono.fromFuture(downstream);
     }
 
+    /**
+     * Fails, with {@code written} after its first part of the body has gone (the response
+     * committed), else before writing anything.
+     */
+    @GetMapping(value = "/write-then-fail", produces = "text/plain")
+    reactor.core.publisher.Flux<String> writeThenFail(
+        @org.springframework.web.bind.annotation.RequestParam(name = "written",
+            defaultValue = "false") boolean written) {
+      IllegalStateException failure = new IllegalStateException("failed");
+      return written
+          ? reactor.core.publisher.Flux.just("partial").concatWith(Mono.error(failure))
+          : reactor.core.publisher.Flux.error(failure);
+    }
+
     /** The budget the Reactor context carries, -1 if none. */
     @GetMapping("/budget")
     Mono<String> budget() {
