@@ -121,8 +121,8 @@ class LuceneServerTest {
   }
 
   private static LuceneServer startUpdating(Runnable batch) throws IOException {
-    // 1,000 documents a second over one shard: a batch every millisecond
-    return LuceneServer.builder().port(0).docs(200).shards(1).warmup(0).updatesPerSecond(1_000)
+    // four documents a second over four shards: a batch every 250 ms
+    return LuceneServer.builder().port(0).docs(200).shards(4).warmup(0).updatesPerSecond(4)
         .updateBatch(batch).protection(LuceneServer.Protection.NONE).build().start();
   }
 
