@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.SplittableRandom;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code ./spillway lucene [--port N] [--scheme spillway|protego|breakwater|seda|none] [--docs N]
@@ -15,7 +15,8 @@ import java.util.concurrent.CountDownLatch;
  * [--cancel on|off] [--threads N]}:
  * the search service in the foreground. Says on standard error how long indexing and warming up
  * took, prints {@code port N}
- * on standard output once it serves, stops on SIGTERM or Ctrl-C. With {@code --ghz-data FILE} it
+ * on standard output once it serves, stops on SIGTERM or Ctrl-C, and exits with status 1 if the
+ * server fails (its update stream stopped on an error, {@link LuceneServer#failure}). With {@code --ghz-data FILE} it
  * also writes 10,000 requests of the query mix, as a JSON array for {@code ghz --data-file}.
  */
 public final class LuceneMain {
@@ -84,18 +85,24 @@ public final class LuceneMain {
       System.err.println("spillway lucene: wrote " + GHZ_REQUESTS + " " + mix + " queries to "
           + ghzData);
     }
-    CountDownLatch stopped = new CountDownLatch(1);
+    // completes with null when the process is stopped, or with the error that failed the server
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    server.failure().thenAccept(ended::complete);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       SearchEngine engine = server.engine();
       System.err.println("spillway lucene: stopping; " + engine.cancelledSearches()
           + " searches stopped by their budget, result cache " + engine.cache().hits() + " hits, "
           + engine.cache().misses() + " misses");
       server.close();
-      stopped.countDown();
+      ended.complete(null);
     }, "lucene-shutdown"));
     System.out.println("port " + server.port());
     System.out.flush();
-    stopped.await();
+    Throwable failure = ended.get();
+    if (failure != null) { // logged where it happened; a supervisor restarts the service
+      System.err.println("spillway lucene: failed: the update stream stopped on " + failure);
+      System.exit(1); // the shutdown hook closes the server
+    }
   }
 
   /** {@code [{"query":"...","k":10}, ...]}: ghz sends an array's messages round robin. */

@@ -18,10 +18,13 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The search service as a process runs it: the corpus indexed at start-up, {@link SearchService}
@@ -288,7 +291,9 @@ public final class LuceneServer implements AutoCloseable {
         t.setDaemon(true);
         return t;
       });
-      updater.scheduleAtFixedRate(this::applyUpdates, period, period, TimeUnit.NANOSECONDS);
+      Runnable batch = config.updateBatch != null ? config.updateBatch : updates::applyNext;
+      updater.scheduleAtFixedRate(() -> applyUpdates(batch), period, period,
+          TimeUnit.NANOSECONDS);
     }
   }
 
@@ -339,13 +344,48 @@ public final class LuceneServer implements AutoCloseable {
     }
   }
 
-  private void applyUpdates() {
+  /**
+   * Runs one scheduled update batch. A scheduled executor cancels a task's later runs, silently,
+   * the first time it throws, so nothing may escape unrecorded: an exception is logged, counted
+   * and the next batch runs on schedule (a batch is re-indexed whole or not at all under the
+   * shard lock, {@link Shard#reindex}, and the next may succeed). An {@link Error} (out of memory,
+   * a stack overflow, a failed assertion) is logged, counted and ends the update stream, and the
+   * server reports itself failed ({@link #failure}): Lucene's writer treats such an error as
+   * tragic and closes itself, so every later batch would fail too, and the process is in a state
+   * nothing vouches for; a search service whose index silently stops changing is better stopped
+   * and restarted ({@link LuceneMain} exits) than left serving.
+   */
+  private void applyUpdates(Runnable batch) {
     try {
-      updates.applyNext();
-    } catch (RuntimeException e) { // logged and retried next tick: the schedule must go on
-      LOG.log(System.Logger.Level.WARNING, "update batch failed", e);
+      batch.run();
+    } catch (RuntimeException e) {
+      updateFailures.increment();
+      LOG.log(System.Logger.Level.WARNING, "update batch failed; the next runs on schedule", e);
+    } catch (Error e) {
+      updateFailures.increment();
+      LOG.log(System.Logger.Level.ERROR, "update batch failed with an error; the update stream"
+          + " has stopped and the server has failed", e);
+      failure.complete(e);
+      throw e; // ends the schedule
     }
   }
+
+  /** Update batches that threw, whether the stream went on or stopped. */
+  public long updateFailures() {
+    return updateFailures.sum();
+  }
+
+  /**
+   * Completes with the {@link Error} that stopped the update stream if one does: the server still
+   * answers searches, from an index that no longer changes, and should be stopped. Never completes
+   * otherwise.
+   */
+  public CompletionStage<Throwable> failure() {
+    return failure.minimalCompletionStage();
+  }
+
+  private final LongAdder updateFailures = new LongAdder();
+  private final CompletableFuture<Throwable> failure = new CompletableFuture<>();
 
   private static final System.Logger LOG = System.getLogger(LuceneServer.class.getName());
 
@@ -436,8 +476,18 @@ public final class LuceneServer implements AutoCloseable {
     private Ticker ticker = Ticker.system();
     private boolean boundedSearches = true;
     private int threads;
+    private Runnable updateBatch;
 
     private Builder() { }
+
+    /**
+     * What each scheduled update runs, in place of the update stream's next batch (the warm-up
+     * batches before serving are still the stream's): a test's way to make a batch fail.
+     */
+    Builder updateBatch(Runnable value) {
+      updateBatch = Objects.requireNonNull(value, "updateBatch");
+      return this;
+    }
 
     /**
      * Threads that run searches: Spillway's carriers, or the plain server's pool; 0 (the default)

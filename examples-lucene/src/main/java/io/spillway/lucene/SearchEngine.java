@@ -18,6 +18,7 @@ import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
 import org.apache.lucene.queryparser.classic.QueryParser;
+import org.apache.lucene.search.FuzzyQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MultiPhraseQuery;
 import org.apache.lucene.search.PhraseQuery;
@@ -42,8 +43,10 @@ import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
  * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, a phrase in
  * the {@value ShardedIndex#ID} field (indexed without positions), malformed syntax (including a
- * leading wildcard and a regular expression too complex to run, refused before its automaton is
- * built). A query that analyses to nothing (only stop words) matches nothing and is answered with
+ * leading wildcard, a regular expression too complex to run, a fuzzy term longer than {@value
+ * #MAX_FUZZY_CHARS} characters and a wildcard term with more than {@value #MAX_WILDCARD_STARS}
+ * {@code *}s, refused before their automata are built: that work comes before the budget is
+ * first checked). A query that analyses to nothing (only stop words) matches nothing and is answered with
  * no hits. A query that matches everything ({@code *:*}) is bounded by {@code k}.
  *
  * <p>Thread-safe.
@@ -304,16 +307,78 @@ public final class SearchEngine {
   static final long MAX_REGEXP_STATES = Operations.DEFAULT_DETERMINIZE_WORK_LIMIT;
 
   /**
-   * The classic parser, refusing a regular expression whose automaton would be too large before
-   * it is built. Lucene bounds the determinization of a regular expression's automaton, not the
-   * building of the automaton it determinizes, and a repeat of a repeat multiplies: {@code
-   * /(a{1000}){1000}/} builds a million states, {@code /a{2147483647}/} more than the heap holds,
-   * while the query is parsed, where no budget bounds the work.
+   * The longest term, in characters, a fuzzy query may have. A fuzzy query builds its Levenshtein
+   * automata (one per edit distance up to its own) before it enumerates a single term, so before
+   * the budget's {@link org.apache.lucene.index.QueryTimeout} is first checked, and their cost
+   * grows with the term: about 0.02 ms a character at one edit and 0.2 to 0.3 ms at two on this
+   * service's machine, up to a third of a second for the 1,000 characters a query may hold
+   * (docs/results/lucene.md §5). The cap is the longest term whose automata take under 1 ms at one
+   * edit (0.5 to 0.7 ms at 32 characters), and it is above the longest term indexed (31
+   * characters): a term more edits longer than any indexed one matches nothing, so it refuses no
+   * query that could find a document at one edit. At two edits the automata take more than 1 ms
+   * from 8 characters on, ordinary words, and 7 to 10 ms at 32.
+   */
+  static final int MAX_FUZZY_CHARS = 32;
+
+  /**
+   * The most {@code *} wildcards a wildcard term may have. A wildcard query determinizes its
+   * automaton as it is parsed, before the budget's timeout is first checked, and each {@code *}
+   * multiplies the work: about 0.9 ms for three with letters between them on this service's
+   * machine, 1.7 ms for four, 70 ms for 32, and 60 to 85 ms for a term of 64 or more, which
+   * Lucene refuses only once the determinization has used up its work limit
+   * (docs/results/lucene.md §5), against a few microseconds for a prefix. A {@code ?} matches one character and costs little: 500 of them, a whole query's
+   * worth, about 3 ms.
+   */
+  static final int MAX_WILDCARD_STARS = 3;
+
+  /** The unescaped {@code *} wildcards of a wildcard term ({@code \} escapes a character). */
+  static int wildcardStars(String text) {
+    int stars = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '\\') {
+        i++; // the escaped character is a literal
+      } else if (c == '*') {
+        stars++;
+      }
+    }
+    return stars;
+  }
+
+  /**
+   * The classic parser, refusing a regular expression whose automaton would be too large, a fuzzy
+   * term longer than {@value #MAX_FUZZY_CHARS} characters and a wildcard term with more than
+   * {@value #MAX_WILDCARD_STARS} {@code *}s, before their automata are built, as the query is
+   * parsed or before a search first checks its timeout, where no budget bounds the work. Lucene
+   * bounds the determinization of a regular expression's automaton, not the building of the
+   * automaton it determinizes, and a repeat of a repeat multiplies: {@code /(a{1000}){1000}/}
+   * builds a million states, {@code /a{2147483647}/} more than the heap holds.
    */
   private static final class Parser extends QueryParser {
 
     Parser(Analyzer analyzer) {
       super(ShardedIndex.BODY, analyzer);
+    }
+
+    @Override
+    protected Query newFuzzyQuery(Term term, float minimumSimilarity, int prefixLength) {
+      String text = term.text();
+      int length = text.codePointCount(0, text.length());
+      if (length > MAX_FUZZY_CHARS && FuzzyQuery.floatToEdits(minimumSimilarity, length) > 0) {
+        throw new IllegalArgumentException("fuzzy term is " + length + " characters long; at most "
+            + MAX_FUZZY_CHARS + " are accepted");
+      }
+      return super.newFuzzyQuery(term, minimumSimilarity, prefixLength);
+    }
+
+    @Override
+    protected Query newWildcardQuery(Term t) {
+      int stars = wildcardStars(t.text());
+      if (stars > MAX_WILDCARD_STARS) {
+        throw new IllegalArgumentException("wildcard term has " + stars + " '*' wildcards; at most "
+            + MAX_WILDCARD_STARS + " are accepted");
+      }
+      return super.newWildcardQuery(t);
     }
 
     @Override

@@ -27,6 +27,7 @@ import org.apache.lucene.index.MultiReader;
 import org.apache.lucene.index.QueryTimeout;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.Directory;
 
 /**
  * The search index: the corpus split over a few {@link Shard}s by document id, each in its own
@@ -78,6 +79,22 @@ public final class ShardedIndex implements Closeable {
    * locks read {@code ticker}, the clock the requests' budgets are measured with.
    */
   public static ShardedIndex build(Corpus corpus, int shardCount, Ticker ticker) {
+    return build(corpus, shardCount, ticker, shard -> new ByteBuffersDirectory());
+  }
+
+  /** Where a shard's index lives: a new, empty directory for shard {@code number}. */
+  @FunctionalInterface
+  interface Directories {
+    Directory open(int number) throws IOException;
+  }
+
+  /**
+   * As {@link #build(Corpus, int, Ticker)}, each shard in the directory {@code directories} gives
+   * it. If a shard fails, every shard already built is closed (its writer's lock released, its
+   * reader dropped) before the exception propagates: the caller has no index to close.
+   */
+  static ShardedIndex build(Corpus corpus, int shardCount, Ticker ticker,
+      Directories directories) {
     if (shardCount < 1) {
       throw new IllegalArgumentException("at least one shard: " + shardCount);
     }
@@ -91,34 +108,63 @@ public final class ShardedIndex implements Closeable {
     }
     Shard[] shards = new Shard[shardCount];
     int threads = Math.min(shardCount, Runtime.getRuntime().availableProcessors());
+    List<Future<Shard>> built = new ArrayList<>(shardCount);
     try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
-      List<Future<Shard>> built = new ArrayList<>(shardCount);
       for (int s = 0; s < shardCount; s++) {
         int number = s;
-        built.add(pool.submit(() -> buildShard(number, parts.get(number), ticker)));
+        built.add(pool.submit(() -> buildShard(number, parts.get(number), ticker, directories)));
       }
       for (int s = 0; s < shardCount; s++) {
         shards[s] = built.get(s).get();
       }
-    } catch (InterruptedException e) {
+    } catch (InterruptedException e) { // the pool is closed by now: no shard is being built
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while indexing", e);
+      throw closeBuilt(built, new IllegalStateException("interrupted while indexing", e));
     } catch (ExecutionException e) {
-      throw new IllegalStateException("indexing failed", e.getCause());
+      throw closeBuilt(built, new IllegalStateException("indexing failed", e.getCause()));
+    } catch (RuntimeException | Error e) {
+      closeBuilt(built, e);
+      throw e;
     }
     return new ShardedIndex(shards, corpus, ticker.read() - start);
   }
 
-  private static Shard buildShard(int number, List<Corpus.Doc> docs, Ticker ticker)
-      throws IOException {
+  /**
+   * Closes every shard of {@code built} that was built (the pool has ended: none is still being
+   * built), adding any failure to {@code pending}, which it returns.
+   */
+  private static <T extends Throwable> T closeBuilt(List<Future<Shard>> built, T pending) {
+    for (Future<Shard> f : built) {
+      if (f.state() == Future.State.SUCCESS) {
+        try {
+          f.resultNow().close();
+        } catch (IOException | RuntimeException e) {
+          pending.addSuppressed(e);
+        }
+      }
+    }
+    return pending;
+  }
+
+  private static Shard buildShard(int number, List<Corpus.Doc> docs, Ticker ticker,
+      Directories directories) throws IOException {
     IndexWriterConfig config = new IndexWriterConfig(analyzer())
         .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
         .setMaxBufferedDocs(FLUSH_DOCS);
-    IndexWriter writer = new IndexWriter(new ByteBuffersDirectory(), config);
-    for (Corpus.Doc d : docs) {
-      writer.addDocument(document(d));
+    IndexWriter writer = new IndexWriter(directories.open(number), config);
+    try {
+      for (Corpus.Doc d : docs) {
+        writer.addDocument(document(d));
+      }
+      return new Shard(number, writer, ticker);
+    } catch (IOException | RuntimeException | Error e) {
+      try {
+        writer.rollback(); // closes it, releasing its lock, and commits nothing
+      } catch (IOException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
     }
-    return new Shard(number, writer, ticker);
   }
 
   static Document document(Corpus.Doc d) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,7 +34,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -106,6 +109,53 @@ class LuceneServerTest {
         .build().start();
     server.close();
     assertDoesNotThrow(server::close);
+  }
+
+  /** An error no one catches: the kind a scheduled executor swallows, cancelling the task. */
+  private static final class InjectedError extends Error {
+    private static final long serialVersionUID = 1L;
+
+    InjectedError() {
+      super("injected", null, false, false);
+    }
+  }
+
+  private static LuceneServer startUpdating(Runnable batch) throws IOException {
+    // four documents a second over four shards: a batch every 250 ms
+    return LuceneServer.builder().port(0).docs(200).shards(4).warmup(0).updatesPerSecond(4)
+        .updateBatch(batch).protection(LuceneServer.Protection.NONE).build().start();
+  }
+
+  @Test
+  void anUpdateBatchThatThrowsAnErrorFailsTheServerInsteadOfStoppingUpdatesSilently()
+      throws Exception {
+    InjectedError error = new InjectedError();
+    AtomicInteger runs = new AtomicInteger();
+    try (LuceneServer server = startUpdating(() -> {
+      runs.incrementAndGet();
+      throw error;
+    })) {
+      assertSame(error, server.failure().toCompletableFuture().get(10, TimeUnit.SECONDS));
+      assertEquals(1, server.updateFailures());
+      assertEquals(1, runs.get()); // the stream stopped at the error
+      assertEquals(3, search(server.port(), "*:*", 3).getHitsCount()); // still answers
+    }
+  }
+
+  @Test
+  void anUpdateBatchThatThrowsAnExceptionIsCountedAndTheNextRunsOnSchedule() throws Exception {
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch third = new CountDownLatch(1);
+    try (LuceneServer server = startUpdating(() -> {
+      if (runs.incrementAndGet() <= 2) {
+        throw new IllegalStateException("injected");
+      }
+      third.countDown();
+    })) {
+      assertTrue(third.await(10, TimeUnit.SECONDS), "no batch ran after a failed one");
+      assertEquals(2, server.updateFailures());
+      assertFalse(server.failure().toCompletableFuture().isDone());
+    }
   }
 
   /** The load generator's {@code --aware} clients: a session of the server's own scheme. */

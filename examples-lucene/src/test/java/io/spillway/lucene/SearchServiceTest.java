@@ -130,6 +130,44 @@ class SearchServiceTest {
   }
 
   @Test
+  void aFuzzyTermLongerThanTheCapIsInvalidBeforeItsAutomataAreBuilt() {
+    // Its Levenshtein automata are built before the search's timeout is first checked: a third of
+    // a second for the 1,000 characters a query can hold, whatever the budget.
+    int cap = SearchEngine.MAX_FUZZY_CHARS;
+    String over = "fuzzy term is " + (cap + 1) + " characters long; at most " + cap + " are accepted";
+    assertInvalid("a".repeat(cap + 1) + "~2", 10, over);
+    assertInvalid("a".repeat(cap + 1) + "~1", 10, over);
+    assertInvalid("a".repeat(cap + 1) + "~", 10, over); // two edits, the parser's default
+    assertInvalid("water OR title:" + "b".repeat(cap + 1) + "~1", 10, over);
+    assertInvalid("a".repeat(1000) + "~2", 10, "fuzzy term is 1000 characters long");
+    // characters, not bytes
+    assertInvalid("é".repeat(cap + 1) + "~1", 10, "fuzzy term is " + (cap + 1) + " characters");
+    // at the cap it is served; a longer term with no edit allowed is a term query, also served
+    assertEquals(0, call("a".repeat(cap) + "~2", 10).getHitsCount());
+    assertEquals(0, call("a".repeat(cap + 1) + "~0", 10).getHitsCount());
+    assertTrue(call("watr~1", 10).getHitsCount() > 0);
+  }
+
+  @Test
+  void aWildcardTermWithMoreStarsThanTheCapIsInvalidBeforeItsAutomatonIsBuilt() {
+    // Each '*' multiplies the work of determinizing the automaton, done as the query is parsed:
+    // 70 ms for 32 of them, and 60 to 85 ms before Lucene refuses 64, whatever the budget.
+    int cap = SearchEngine.MAX_WILDCARD_STARS;
+    String over = "wildcard term has " + (cap + 1) + " '*' wildcards; at most " + cap
+        + " are accepted";
+    assertInvalid("w" + "a*".repeat(cap + 1), 10, over);
+    assertInvalid("water OR title:" + "xy*".repeat(cap + 1), 10, over);
+    assertInvalid("q*r?".repeat(cap + 1), 10, over);
+    assertInvalid("a*b".repeat(64), 10, "wildcard term has 64 '*' wildcards");
+    // at the cap it is served; an escaped '*' is a literal, and '?'s are not counted
+    assertTrue(call("w" + "*".repeat(cap - 1) + "a*er", 10).getHitsCount() > 0);
+    assertEquals(0, call("w\\*a\\*t\\*e*r\\*" + "*".repeat(cap - 1), 10).getHitsCount());
+    assertTrue(call("w?t?r*", 10).getHitsCount() > 0);
+    assertTrue(call("wat*", 10).getHitsCount() > 0); // a prefix query
+    assertEquals(3, SearchEngine.wildcardStars("a*b\\*c**"));
+  }
+
+  @Test
   void aQueryOfStopWordsMatchesNothingAndMatchAllIsBoundedByK() {
     assertEquals(0, call("the and of", 10).getHitsCount());
     SearchReply all = call("*:*", 1000);
