@@ -74,7 +74,8 @@ public final class SpillwayServer implements AutoCloseable {
   // null until start() unless built with a ThreadingModel or adaptation; read from any thread
   private volatile ThreadingSwitch threadingSwitch;
   private WorkerPool workers;
-  private ThreadingAdapter adapter;
+  private volatile ThreadingAdapter adapter; // read by switchThreading from any thread
+  private EventLoop adaptationLoop;
   private io.spillway.api.Cancellable adapting;
   private ExecutorService ownedDispatcher;
   private CarrierDispatcher ownedCarriers;
@@ -201,7 +202,8 @@ public final class SpillwayServer implements AutoCloseable {
     gate.start();
     if (config.adaptation != null) {
       adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch::current,
-          threadingSwitch::switchTo);
+          threadingSwitch::adaptTo);
+      adaptationLoop = controlLoop;
       adapting = Scheduler.of(controlLoop).every(config.adaptation.periodNanos(), adapter);
     }
     ServerBootstrap b = new ServerBootstrap()
@@ -318,8 +320,15 @@ public final class SpillwayServer implements AutoCloseable {
 
   /**
    * Moves the server to {@code model} while it serves: no request is lost or reordered (see
-   * {@code ThreadingSwitch}). Under {@link Builder#adaptiveThreading} the adaptation may move it
-   * again at its next decision.
+   * {@code ThreadingSwitch}).
+   *
+   * <p>Under {@link Builder#adaptiveThreading} this overrides the adaptation: the server stays in
+   * {@code model}, whatever the load, until {@link #resumeAdaptiveThreading()}. An operator who
+   * moves a server means it to run that model; an adaptation left running would move it back
+   * within a few decisions (milliseconds) wherever the profile disagrees. The adaptation keeps
+   * estimating the load meanwhile ({@link #estimatedArrivalRate()}), and its confirmations start
+   * over (mutune-osdi18 §4: a move needs several decisions in a row, none of which may predate
+   * the operator's).
    *
    * @throws IllegalStateException if the server was built without threading models, or has not
    *     started
@@ -334,6 +343,41 @@ public final class SpillwayServer implements AutoCloseable {
               + config.initialModel());
     }
     s.switchTo(model);
+    ThreadingAdapter a = adapter;
+    if (a != null) {
+      a.restart();
+    }
+  }
+
+  /**
+   * Hands the choice of threading model back to the adaptation after {@link #switchThreading}:
+   * it moves the server again once the required number of its decisions, all made from now on,
+   * agree on another model. Nothing happens if no switch overrides it.
+   *
+   * @throws IllegalStateException if the server was not built with {@link Builder#adaptiveThreading},
+   *     or has not started
+   */
+  public void resumeAdaptiveThreading() {
+    ThreadingSwitch s = threadingSwitch;
+    ThreadingAdapter a = adapter;
+    if (s == null || a == null) {
+      throw new IllegalStateException(config.adaptation == null
+          ? "built without adaptive threading: use Builder.adaptiveThreading"
+          : "not started: start() first");
+    }
+    a.restart(); // before the adaptation may move again, so no earlier decision counts
+    s.resume();
+  }
+
+  /** Whether an operator's {@link #switchThreading} holds the model against the adaptation. */
+  public boolean adaptiveThreadingPaused() {
+    ThreadingSwitch s = threadingSwitch;
+    return adapter != null && s != null && s.pinned();
+  }
+
+  /** Runs one step of the adaptation on its loop and waits for it (tests: instead of its period). */
+  void adaptNow() throws Exception {
+    adaptationLoop.submit(adapter).get(20, TimeUnit.SECONDS);
   }
 
   /** How many times the threading model has changed; 0 without threading models. */

@@ -2,6 +2,7 @@ package io.spillway.transport;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -181,6 +182,51 @@ class ThreadingSwitchTest {
       }
       assertEquals(List.of(1, 2, 3), starts, "an in-line request started before one dispatched earlier");
     }
+  }
+
+  /**
+   * An operator's switch holds against the adaptation (mutune-osdi18 §4's loop) until handed back,
+   * and the adaptation's confirmations then start over. The adaptation's period is an hour, so it
+   * decides only when the test asks ({@code adaptNow}), once per window of 2 arrivals; its profile
+   * has IB far faster than DB2 at every load, so every decision favours IB.
+   */
+  @Test
+  void anOperatorsSwitchHoldsAgainstTheAdaptationUntilResumed() throws Exception {
+    ThreadingModel ib = ThreadingModel.parse("IB");
+    ThreadingModel db2 = ThreadingModel.parse("DB2");
+    ThreadingProfile profile = ThreadingProfile.builder()
+        .add(ib, 0, 10_000).add(ib, 1_000_000, 20_000)
+        .add(db2, 0, 1_000_000).add(db2, 1_000_000, 2_000_000).build();
+    ThreadingAdaptation adaptation = new ThreadingAdaptation(profile, 2, 1, TimeUnit.HOURS.toNanos(1), 0, 0, 2);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).adaptiveThreading(adaptation)
+             .handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(server.transport())
+             .port(server.port()).sloNanos(60_000_000_000L).build().start()) {
+      assertEquals(ib, server.threadingModel().orElseThrow());
+      assertFalse(server.adaptiveThreadingPaused());
+      server.switchThreading(db2);
+      assertTrue(server.adaptiveThreadingPaused());
+      for (int decision = 0; decision < 3; decision++) {
+        window(client, server);
+      }
+      assertEquals(db2, server.threadingModel().orElseThrow(), "the adaptation undid the operator's switch");
+
+      server.resumeAdaptiveThreading();
+      assertFalse(server.adaptiveThreadingPaused());
+      window(client, server); // IB wins 1 of 2: the wins counted while held do not count
+      assertEquals(db2, server.threadingModel().orElseThrow(), "moved on one decision after resuming");
+      window(client, server); // 2 of 2
+      assertEquals(ib, server.threadingModel().orElseThrow());
+      assertEquals(2, server.threadingSwitches());
+    }
+  }
+
+  /** Two requests, one after the other (a window of the estimator's), then one adaptation step. */
+  private static void window(SpillwayClient client, SpillwayServer server) throws Exception {
+    for (int i = 0; i < 2; i++) {
+      client.session(0).call(new byte[] {1}).get(20, TimeUnit.SECONDS);
+    }
+    server.adaptNow();
   }
 
   @Test
