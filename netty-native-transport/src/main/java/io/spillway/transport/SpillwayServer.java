@@ -530,7 +530,11 @@ public final class SpillwayServer implements AutoCloseable {
     /** Requests the server runs at once (its cores or carrier threads); the credit pool's floor. */
     public Builder parallelism(int value) { parallelism = value; return this; }
 
-    /** Runs admitted requests; {@code delay} is its queue's delay, a stage of the overload signal. */
+    /**
+     * Runs admitted requests; {@code delay} is its queue's delay, a stage of the overload signal.
+     * Not with {@link #threadingModel} or {@link #adaptiveThreading}, whose dispatch models run
+     * on a worker pool of their own ({@link #build} refuses the combination).
+     */
     public Builder dispatcher(Executor value, QueueDelaySignal delay) {
       dispatcher = Objects.requireNonNull(value);
       dispatcherDelay = Objects.requireNonNull(delay);
@@ -568,9 +572,11 @@ public final class SpillwayServer implements AutoCloseable {
 
     /**
      * Runs requests under one of µTune's threading models (mutune-osdi18 §3), fixed unless changed
-     * with {@link SpillwayServer#switchThreading}; replaces {@link #threading} and {@link #dispatcher}.
-     * Dispatch models run on a pool of platform threads started up front; models that poll make the
-     * server pass over io_uring for epoll.
+     * with {@link SpillwayServer#switchThreading}; takes the place of {@link #threading} and {@link
+     * #dispatcher}, which may not be set with it ({@link #build} refuses). Dispatch models run on a
+     * pool of platform threads started up front, parked or woken to each model's size (§3.2), which
+     * an executor given from outside cannot be; models that poll make the server pass over io_uring
+     * for epoll.
      */
     public Builder threadingModel(ThreadingModel value) {
       threadingModel = Objects.requireNonNull(value);
@@ -580,7 +586,8 @@ public final class SpillwayServer implements AutoCloseable {
     /**
      * Adapts the threading model to load as µTune does (mutune-osdi18 §4): the server starts in
      * the profile's best model at no load and moves among the profile's models as the estimated
-     * arrival rate changes. Replaces {@link #threadingModel}'s fixed choice.
+     * arrival rate changes. Replaces {@link #threadingModel}'s fixed choice; like it, may not be
+     * set with {@link #threading} or {@link #dispatcher}.
      */
     public Builder adaptiveThreading(ThreadingAdaptation value) {
       adaptation = Objects.requireNonNull(value);
@@ -611,7 +618,13 @@ public final class SpillwayServer implements AutoCloseable {
       }
     }
 
-    /** @throws IllegalArgumentException if something required is missing or out of range */
+    /**
+     * @throws IllegalArgumentException if something required is missing or out of range
+     * @throws IllegalStateException if settings conflict: {@link #dispatcher} or {@link
+     *     Threading#LOOP_QUEUE} with {@link #threadingModel} or {@link #adaptiveThreading} (the
+     *     models decide where requests run, and the other setting would go unused), or a model
+     *     that polls on a forced transport that cannot
+     */
     public SpillwayServer build() {
       if (scheme == null || handler == null) {
         throw new IllegalArgumentException("a server needs a scheme and a handler");
@@ -621,6 +634,13 @@ public final class SpillwayServer implements AutoCloseable {
         throw new IllegalArgumentException("out of range: ioThreads=" + ioThreads + " parallelism="
             + parallelism + " maxPayload=" + maxPayload + " port=" + port
             + " maxSessionsPerConnection=" + maxSessionsPerConnection);
+      }
+      if (!models().isEmpty() && (dispatcher != null || threading != Threading.DISPATCH)) {
+        String models = adaptation != null ? "adaptiveThreading" : "threadingModel(" + threadingModel + ")";
+        throw new IllegalStateException(models + " conflicts with "
+            + (dispatcher != null ? "dispatcher(...)" : "threading(" + threading + ")")
+            + ": threading models run requests in-line on the event loop or on their own worker pool,"
+            + " sized per model, and the other setting would be left unused; set one or the other");
       }
       return new SpillwayServer(this);
     }

@@ -262,6 +262,34 @@ class ThreadingSwitchTest {
   }
 
   @Test
+  void aDispatcherOrLoopQueueWithThreadingModelsIsRefusedNotDropped() {
+    java.util.concurrent.Executor mine = Runnable::run;
+    ThreadingAdaptation adaptation = ThreadingAdaptation.of(ThreadingProfile.builder()
+        .add(ThreadingModel.parse("IB"), 0, 10_000).add(ThreadingModel.parse("DB2"), 0, 20_000).build());
+    List<SpillwayServer.Builder> conflicting = List.of(
+        base().dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE).threadingModel(ThreadingModel.parse("DB2")),
+        base().threadingModel(ThreadingModel.parse("IB")).dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE),
+        base().dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE).adaptiveThreading(adaptation),
+        base().threading(Threading.LOOP_QUEUE).threadingModel(ThreadingModel.parse("DB2")),
+        base().adaptiveThreading(adaptation).threading(Threading.LOOP_QUEUE));
+    for (SpillwayServer.Builder b : conflicting) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, b::build);
+      assertTrue(e.getMessage().contains("conflicts with")
+          && (e.getMessage().contains("dispatcher(") || e.getMessage().contains("LOOP_QUEUE"))
+          && (e.getMessage().contains("threadingModel(") || e.getMessage().contains("adaptiveThreading")),
+          e.getMessage());
+    }
+    // Each alone is fine.
+    base().dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE).build();
+    base().threading(Threading.LOOP_QUEUE).build();
+    base().threadingModel(ThreadingModel.parse("DB2")).build();
+  }
+
+  private static SpillwayServer.Builder base() {
+    return SpillwayServer.builder().scheme(NoControl.INSTANCE).handler((req, alloc) -> Unpooled.EMPTY_BUFFER);
+  }
+
+  @Test
   void aPollingModelOnAForcedIoUringTransportIsAClearError() {
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> SpillwayServer.builder()
         .scheme(NoControl.INSTANCE).transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IP"))
