@@ -180,8 +180,18 @@ final class ThreadingSwitch {
       }
     }
 
-    private void dispatch(Runnable request, long stampNanos) {
-      pool.execute(request, stampNanos, dispatched); // counted without a wrapper per request
+    /**
+     * Hands a request to the workers; one they refuse ends here, unrun. Every request taken off
+     * this loop's queue or out of its socket must end exactly once (docs/design.md), and a request
+     * being moved to the workers has already left the queue that would otherwise end it. The pool
+     * refuses only once closed, which the server does after its loops have stopped.
+     */
+    private void dispatch(LoopQueue.Task request, long stampNanos) {
+      try {
+        pool.execute(request, stampNanos, dispatched); // counted without a wrapper per request
+      } catch (java.util.concurrent.RejectedExecutionException closed) {
+        request.abandon();
+      }
     }
 
     /** Whether this loop currently runs its requests in-line. */
