@@ -95,12 +95,13 @@ public final class SpillwayServer implements AutoCloseable {
   }
 
   /**
-   * The transport: the one forced, else the first available; a server with threading models that
-   * poll needs a loop that takes a select strategy, so it passes over io_uring for epoll (or NIO).
+   * The transport: the one forced, else the first available; a server with a threading model that
+   * polls needs a loop that takes a select strategy, so it passes over io_uring for epoll (or NIO).
+   * Models that all block wait as any loop does and run on every transport.
    */
   private static Transport transportFor(Builder b) {
     Transport t = b.transport != null ? b.transport : Transport.select();
-    if (b.models().isEmpty() || t.canPoll()) {
+    if (!anyPolls(b.models()) || t.canPoll()) {
       return t;
     }
     if (b.transport != null) {
@@ -111,6 +112,10 @@ public final class SpillwayServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO,
         "threading models poll: using transport {0} instead of {1}", fallback.id(), t.id());
     return fallback;
+  }
+
+  private static boolean anyPolls(java.util.Set<ThreadingModel> models) {
+    return models.stream().anyMatch(ThreadingModel::polls);
   }
 
   public static Builder builder() {
@@ -142,7 +147,8 @@ public final class SpillwayServer implements AutoCloseable {
       int max = ThreadingSwitch.maxWorkers(models);
       workers = max == 0 ? null : new WorkerPool(max, 0, config.ticker);
       threadingSwitch = new ThreadingSwitch(config.initialModel(), models, workers);
-      group = transport.newEventLoopGroup(config.ioThreads, threadingSwitch.selectStrategy());
+      group = anyPolls(models) ? transport.newEventLoopGroup(config.ioThreads, threadingSwitch.selectStrategy())
+          : transport.newEventLoopGroup(config.ioThreads); // never polls: the loops' own waiting
     } else {
       group = transport.newEventLoopGroup(config.ioThreads);
     }

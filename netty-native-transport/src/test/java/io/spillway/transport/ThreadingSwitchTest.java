@@ -295,5 +295,26 @@ class ThreadingSwitchTest {
         .scheme(NoControl.INSTANCE).transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IP"))
         .handler((req, alloc) -> Unpooled.EMPTY_BUFFER).build());
     assertTrue(e.getMessage().contains("use epoll or nio"), e.getMessage());
+    // Models that never poll need no select strategy: io_uring, forced or selected, is kept.
+    ThreadingAdaptation blocking = ThreadingAdaptation.of(ThreadingProfile.builder()
+        .add(ThreadingModel.parse("IB"), 0, 10_000).add(ThreadingModel.parse("DB2"), 0, 20_000).build());
+    assertEquals(Transport.IO_URING, base().transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IB"))
+        .build().transport());
+    assertEquals(Transport.IO_URING, base().transport(Transport.IO_URING).adaptiveThreading(blocking)
+        .build().transport());
+    assertEquals(Transport.select(), base().adaptiveThreading(blocking).build().transport());
+  }
+
+  @Test
+  void modelsThatOnlyBlockServeAndSwitchOnTheSelectedTransport() throws Exception {
+    // On io_uring where the kernel has it: the loops are built without the switch's select strategy.
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+             .threadingModel(ThreadingModel.parse("IB")).handler((req, alloc) -> req.retainedDuplicate())
+             .build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(server.transport())
+             .port(server.port()).sloNanos(60_000_000_000L).build().start()) {
+      assertEquals(Transport.select(), server.transport());
+      assertArrayEquals(new byte[] {7}, client.session(0).call(new byte[] {7}).get(20, TimeUnit.SECONDS));
+    }
   }
 }
