@@ -47,7 +47,7 @@ final class LoopQueue implements QueueDelaySignal {
      */
     void runAt(long nowNanos);
 
-    /** Ends the request without running it: its loop is stopping. */
+    /** Ends the request without running it: its loop is stopping, or the workers refused it. On the loop. */
     void abandon();
   }
 

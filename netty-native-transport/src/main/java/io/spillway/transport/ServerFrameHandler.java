@@ -205,12 +205,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
     if (threading != null) {
       threading.arrived(now);
-      try {
-        threading.submit(task, now);
-      } catch (RejectedExecutionException closing) {
-        payload.release(); // the workers are closing: the request still ends, as a failure
-        respond(permit, Outcome.FAILED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
-      }
+      threading.submit(task, now); // a request the workers refuse ends there (abandon)
       return;
     }
     if (loopQueue != null) {
@@ -451,7 +446,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       execute(true, nowNanos);
     }
 
-    /** On the loop, which is stopping: the request ends as a failure, unrun. */
+    /** On the loop, which is stopping or whose workers refused it: the request ends as a failure, unrun. */
     @Override
     public void abandon() {
       payload.release();

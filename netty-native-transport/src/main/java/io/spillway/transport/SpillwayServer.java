@@ -74,7 +74,8 @@ public final class SpillwayServer implements AutoCloseable {
   // null until start() unless built with a ThreadingModel or adaptation; read from any thread
   private volatile ThreadingSwitch threadingSwitch;
   private WorkerPool workers;
-  private ThreadingAdapter adapter;
+  private volatile ThreadingAdapter adapter; // read by switchThreading from any thread
+  private EventLoop adaptationLoop;
   private io.spillway.api.Cancellable adapting;
   private ExecutorService ownedDispatcher;
   private CarrierDispatcher ownedCarriers;
@@ -94,12 +95,13 @@ public final class SpillwayServer implements AutoCloseable {
   }
 
   /**
-   * The transport: the one forced, else the first available; a server with threading models that
-   * poll needs a loop that takes a select strategy, so it passes over io_uring for epoll (or NIO).
+   * The transport: the one forced, else the first available; a server with a threading model that
+   * polls needs a loop that takes a select strategy, so it passes over io_uring for epoll (or NIO).
+   * Models that all block wait as any loop does and run on every transport.
    */
   private static Transport transportFor(Builder b) {
     Transport t = b.transport != null ? b.transport : Transport.select();
-    if (b.models().isEmpty() || t.canPoll()) {
+    if (!anyPolls(b.models()) || t.canPoll()) {
       return t;
     }
     if (b.transport != null) {
@@ -110,6 +112,10 @@ public final class SpillwayServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO,
         "threading models poll: using transport {0} instead of {1}", fallback.id(), t.id());
     return fallback;
+  }
+
+  private static boolean anyPolls(java.util.Set<ThreadingModel> models) {
+    return models.stream().anyMatch(ThreadingModel::polls);
   }
 
   public static Builder builder() {
@@ -141,7 +147,8 @@ public final class SpillwayServer implements AutoCloseable {
       int max = ThreadingSwitch.maxWorkers(models);
       workers = max == 0 ? null : new WorkerPool(max, 0, config.ticker);
       threadingSwitch = new ThreadingSwitch(config.initialModel(), models, workers);
-      group = transport.newEventLoopGroup(config.ioThreads, threadingSwitch.selectStrategy());
+      group = anyPolls(models) ? transport.newEventLoopGroup(config.ioThreads, threadingSwitch.selectStrategy())
+          : transport.newEventLoopGroup(config.ioThreads); // never polls: the loops' own waiting
     } else {
       group = transport.newEventLoopGroup(config.ioThreads);
     }
@@ -201,7 +208,8 @@ public final class SpillwayServer implements AutoCloseable {
     gate.start();
     if (config.adaptation != null) {
       adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch::current,
-          threadingSwitch::switchTo);
+          threadingSwitch::adaptTo);
+      adaptationLoop = controlLoop;
       adapting = Scheduler.of(controlLoop).every(config.adaptation.periodNanos(), adapter);
     }
     ServerBootstrap b = new ServerBootstrap()
@@ -318,8 +326,15 @@ public final class SpillwayServer implements AutoCloseable {
 
   /**
    * Moves the server to {@code model} while it serves: no request is lost or reordered (see
-   * {@code ThreadingSwitch}). Under {@link Builder#adaptiveThreading} the adaptation may move it
-   * again at its next decision.
+   * {@code ThreadingSwitch}).
+   *
+   * <p>Under {@link Builder#adaptiveThreading} this overrides the adaptation: the server stays in
+   * {@code model}, whatever the load, until {@link #resumeAdaptiveThreading()}. An operator who
+   * moves a server means it to run that model; an adaptation left running would move it back
+   * within a few decisions (milliseconds) wherever the profile disagrees. The adaptation keeps
+   * estimating the load meanwhile ({@link #estimatedArrivalRate()}), and its confirmations start
+   * over (mutune-osdi18 §4: a move needs several decisions in a row, none of which may predate
+   * the operator's).
    *
    * @throws IllegalStateException if the server was built without threading models, or has not
    *     started
@@ -334,6 +349,41 @@ public final class SpillwayServer implements AutoCloseable {
               + config.initialModel());
     }
     s.switchTo(model);
+    ThreadingAdapter a = adapter;
+    if (a != null) {
+      a.restart();
+    }
+  }
+
+  /**
+   * Hands the choice of threading model back to the adaptation after {@link #switchThreading}:
+   * it moves the server again once the required number of its decisions, all made from now on,
+   * agree on another model. Nothing happens if no switch overrides it.
+   *
+   * @throws IllegalStateException if the server was not built with {@link Builder#adaptiveThreading},
+   *     or has not started
+   */
+  public void resumeAdaptiveThreading() {
+    ThreadingSwitch s = threadingSwitch;
+    ThreadingAdapter a = adapter;
+    if (s == null || a == null) {
+      throw new IllegalStateException(config.adaptation == null
+          ? "built without adaptive threading: use Builder.adaptiveThreading"
+          : "not started: start() first");
+    }
+    a.restart(); // before the adaptation may move again, so no earlier decision counts
+    s.resume();
+  }
+
+  /** Whether an operator's {@link #switchThreading} holds the model against the adaptation. */
+  public boolean adaptiveThreadingPaused() {
+    ThreadingSwitch s = threadingSwitch;
+    return adapter != null && s != null && s.pinned();
+  }
+
+  /** Runs one step of the adaptation on its loop and waits for it (tests: instead of its period). */
+  void adaptNow() throws Exception {
+    adaptationLoop.submit(adapter).get(20, TimeUnit.SECONDS);
   }
 
   /** How many times the threading model has changed; 0 without threading models. */
@@ -486,7 +536,11 @@ public final class SpillwayServer implements AutoCloseable {
     /** Requests the server runs at once (its cores or carrier threads); the credit pool's floor. */
     public Builder parallelism(int value) { parallelism = value; return this; }
 
-    /** Runs admitted requests; {@code delay} is its queue's delay, a stage of the overload signal. */
+    /**
+     * Runs admitted requests; {@code delay} is its queue's delay, a stage of the overload signal.
+     * Not with {@link #threadingModel} or {@link #adaptiveThreading}, whose dispatch models run
+     * on a worker pool of their own ({@link #build} refuses the combination).
+     */
     public Builder dispatcher(Executor value, QueueDelaySignal delay) {
       dispatcher = Objects.requireNonNull(value);
       dispatcherDelay = Objects.requireNonNull(delay);
@@ -524,9 +578,11 @@ public final class SpillwayServer implements AutoCloseable {
 
     /**
      * Runs requests under one of µTune's threading models (mutune-osdi18 §3), fixed unless changed
-     * with {@link SpillwayServer#switchThreading}; replaces {@link #threading} and {@link #dispatcher}.
-     * Dispatch models run on a pool of platform threads started up front; models that poll make the
-     * server pass over io_uring for epoll.
+     * with {@link SpillwayServer#switchThreading}; takes the place of {@link #threading} and {@link
+     * #dispatcher}, which may not be set with it ({@link #build} refuses). Dispatch models run on a
+     * pool of platform threads started up front, parked or woken to each model's size (§3.2), which
+     * an executor given from outside cannot be; models that poll make the server pass over io_uring
+     * for epoll.
      */
     public Builder threadingModel(ThreadingModel value) {
       threadingModel = Objects.requireNonNull(value);
@@ -536,7 +592,8 @@ public final class SpillwayServer implements AutoCloseable {
     /**
      * Adapts the threading model to load as µTune does (mutune-osdi18 §4): the server starts in
      * the profile's best model at no load and moves among the profile's models as the estimated
-     * arrival rate changes. Replaces {@link #threadingModel}'s fixed choice.
+     * arrival rate changes. Replaces {@link #threadingModel}'s fixed choice; like it, may not be
+     * set with {@link #threading} or {@link #dispatcher}.
      */
     public Builder adaptiveThreading(ThreadingAdaptation value) {
       adaptation = Objects.requireNonNull(value);
@@ -567,7 +624,13 @@ public final class SpillwayServer implements AutoCloseable {
       }
     }
 
-    /** @throws IllegalArgumentException if something required is missing or out of range */
+    /**
+     * @throws IllegalArgumentException if something required is missing or out of range
+     * @throws IllegalStateException if settings conflict: {@link #dispatcher} or {@link
+     *     Threading#LOOP_QUEUE} with {@link #threadingModel} or {@link #adaptiveThreading} (the
+     *     models decide where requests run, and the other setting would go unused), or a model
+     *     that polls on a forced transport that cannot
+     */
     public SpillwayServer build() {
       if (scheme == null || handler == null) {
         throw new IllegalArgumentException("a server needs a scheme and a handler");
@@ -577,6 +640,13 @@ public final class SpillwayServer implements AutoCloseable {
         throw new IllegalArgumentException("out of range: ioThreads=" + ioThreads + " parallelism="
             + parallelism + " maxPayload=" + maxPayload + " port=" + port
             + " maxSessionsPerConnection=" + maxSessionsPerConnection);
+      }
+      if (!models().isEmpty() && (dispatcher != null || threading != Threading.DISPATCH)) {
+        String models = adaptation != null ? "adaptiveThreading" : "threadingModel(" + threadingModel + ")";
+        throw new IllegalStateException(models + " conflicts with "
+            + (dispatcher != null ? "dispatcher(...)" : "threading(" + threading + ")")
+            + ": threading models run requests in-line on the event loop or on their own worker pool,"
+            + " sized per model, and the other setting would be left unused; set one or the other");
       }
       return new SpillwayServer(this);
     }

@@ -11,8 +11,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A server's live threading model (mutune-osdi18 §3–§4): which model its network threads follow,
- * changed from any thread by {@link #switchTo}, and applied by each network thread as requests
- * arrive, without losing or reordering one.
+ * changed from any thread by {@link #switchTo} (an operator) or {@link #adaptTo} (the adaptation
+ * loop), and applied by each network thread as requests arrive, without losing or reordering one.
+ *
+ * <p>An operator's switch pins the model: the adaptation's moves are ignored until {@link #resume}.
+ * Both kinds of move take this object's lock, so a decision the adaptation made against the model
+ * before an operator's switch cannot land after it and undo it.
  *
  * <ul>
  *   <li><b>Reception</b> is read by the network threads' select strategy on every loop iteration:
@@ -37,6 +41,8 @@ final class ThreadingSwitch {
   private final WorkerPool pool; // null if no allowed model dispatches
   private final AtomicLong switches = new AtomicLong();
   private volatile ThreadingModel target;
+  /** Set by an operator's switch: the adaptation may not move the model until {@link #resume}. */
+  private boolean pinned;
 
   ThreadingSwitch(ThreadingModel initial, Set<ThreadingModel> allowed, WorkerPool pool) {
     this.allowed = Set.copyOf(allowed);
@@ -66,15 +72,48 @@ final class ThreadingSwitch {
   }
 
   /**
-   * Moves the server to {@code model}.
+   * Moves the server to {@code model} for an operator and pins it there: the adaptation's moves
+   * ({@link #adaptTo}) are ignored until {@link #resume}.
    *
    * @throws IllegalArgumentException if {@code model} is not one this server was built for
    */
   synchronized void switchTo(ThreadingModel model) {
+    check(model);
+    pinned = true;
+    move(model);
+  }
+
+  /**
+   * Moves the server to {@code model} for the adaptation loop, unless an operator has pinned the
+   * model.
+   *
+   * @throws IllegalArgumentException if {@code model} is not one this server was built for
+   */
+  synchronized void adaptTo(ThreadingModel model) {
+    check(model);
+    if (!pinned) {
+      move(model);
+    }
+  }
+
+  /** Hands the choice of model back to the adaptation. */
+  synchronized void resume() {
+    pinned = false;
+  }
+
+  /** Whether an operator's switch holds the model (see {@link #switchTo}). */
+  synchronized boolean pinned() {
+    return pinned;
+  }
+
+  private void check(ThreadingModel model) {
     Objects.requireNonNull(model, "model");
     if (!allowed.contains(model)) {
       throw new IllegalArgumentException(model + " is not among this server's models " + allowed);
     }
+  }
+
+  private void move(ThreadingModel model) {
     if (model.equals(target)) {
       return;
     }
@@ -141,8 +180,18 @@ final class ThreadingSwitch {
       }
     }
 
-    private void dispatch(Runnable request, long stampNanos) {
-      pool.execute(request, stampNanos, dispatched); // counted without a wrapper per request
+    /**
+     * Hands a request to the workers; one they refuse ends here, unrun. Every request taken off
+     * this loop's queue or out of its socket must end exactly once (docs/design.md), and a request
+     * being moved to the workers has already left the queue that would otherwise end it. The pool
+     * refuses only once closed, which the server does after its loops have stopped.
+     */
+    private void dispatch(LoopQueue.Task request, long stampNanos) {
+      try {
+        pool.execute(request, stampNanos, dispatched); // counted without a wrapper per request
+      } catch (java.util.concurrent.RejectedExecutionException closed) {
+        request.abandon();
+      }
     }
 
     /** Whether this loop currently runs its requests in-line. */

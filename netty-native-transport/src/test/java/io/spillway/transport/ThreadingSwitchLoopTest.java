@@ -140,4 +140,32 @@ class ThreadingSwitchLoopTest {
       release.countDown();
     }
   }
+
+  @Test
+  void requestsTheWorkersRefuseWhileTheLoopMovesToDispatchEndOnce() throws Exception {
+    // The server closes its workers only after its loops have stopped, so it cannot reach this;
+    // the switch must still not lose a request it has taken off the loop's queue if they refuse.
+    ThreadingSwitch threading = new ThreadingSwitch(IB, Set.of(IB, DB1), pool);
+    LoopQueue queueA = new LoopQueue(loopA, clock, 50_000);
+    ThreadingSwitch.Loop a = on(loopA, () -> threading.new Loop(queueA, null));
+    List<String> log = new CopyOnWriteArrayList<>();
+    Request queued = new Request("queued", log, null);
+    Request next = new Request("next", log, null);
+    pool.close();
+    Throwable escaped = on(loopA, () -> {
+      try {
+        a.submit(queued, clock.read()); // in-line: waits in the loop's queue until this task ends
+        threading.switchTo(DB1);
+        a.submit(next, clock.read());   // moves "queued" to the workers first, then "next"
+        return null;
+      } catch (Throwable t) {
+        return t;
+      }
+    });
+    on(loopA, () -> null); // a drain scheduled by the first submit has run
+    assertEquals(List.of(), log, "ran after the workers refused it");
+    assertEquals(1, queued.ended.get(), "the request moved off the loop's queue ended " + queued.ended.get()
+        + " times; escaped: " + escaped);
+    assertEquals(1, next.ended.get(), "the new request ended " + next.ended.get() + " times; escaped: " + escaped);
+  }
 }

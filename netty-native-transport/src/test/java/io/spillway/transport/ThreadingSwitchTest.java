@@ -2,6 +2,7 @@ package io.spillway.transport;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -183,6 +184,51 @@ class ThreadingSwitchTest {
     }
   }
 
+  /**
+   * An operator's switch holds against the adaptation (mutune-osdi18 §4's loop) until handed back,
+   * and the adaptation's confirmations then start over. The adaptation's period is an hour, so it
+   * decides only when the test asks ({@code adaptNow}), once per window of 2 arrivals; its profile
+   * has IB far faster than DB2 at every load, so every decision favours IB.
+   */
+  @Test
+  void anOperatorsSwitchHoldsAgainstTheAdaptationUntilResumed() throws Exception {
+    ThreadingModel ib = ThreadingModel.parse("IB");
+    ThreadingModel db2 = ThreadingModel.parse("DB2");
+    ThreadingProfile profile = ThreadingProfile.builder()
+        .add(ib, 0, 10_000).add(ib, 1_000_000, 20_000)
+        .add(db2, 0, 1_000_000).add(db2, 1_000_000, 2_000_000).build();
+    ThreadingAdaptation adaptation = new ThreadingAdaptation(profile, 2, 1, TimeUnit.HOURS.toNanos(1), 0, 0, 2);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).adaptiveThreading(adaptation)
+             .handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(server.transport())
+             .port(server.port()).sloNanos(60_000_000_000L).build().start()) {
+      assertEquals(ib, server.threadingModel().orElseThrow());
+      assertFalse(server.adaptiveThreadingPaused());
+      server.switchThreading(db2);
+      assertTrue(server.adaptiveThreadingPaused());
+      for (int decision = 0; decision < 3; decision++) {
+        window(client, server);
+      }
+      assertEquals(db2, server.threadingModel().orElseThrow(), "the adaptation undid the operator's switch");
+
+      server.resumeAdaptiveThreading();
+      assertFalse(server.adaptiveThreadingPaused());
+      window(client, server); // IB wins 1 of 2: the wins counted while held do not count
+      assertEquals(db2, server.threadingModel().orElseThrow(), "moved on one decision after resuming");
+      window(client, server); // 2 of 2
+      assertEquals(ib, server.threadingModel().orElseThrow());
+      assertEquals(2, server.threadingSwitches());
+    }
+  }
+
+  /** Two requests, one after the other (a window of the estimator's), then one adaptation step. */
+  private static void window(SpillwayClient client, SpillwayServer server) throws Exception {
+    for (int i = 0; i < 2; i++) {
+      client.session(0).call(new byte[] {1}).get(20, TimeUnit.SECONDS);
+    }
+    server.adaptNow();
+  }
+
   @Test
   void aServerRefusesAModelItWasNotBuiltFor() throws Exception {
     try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
@@ -216,10 +262,59 @@ class ThreadingSwitchTest {
   }
 
   @Test
+  void aDispatcherOrLoopQueueWithThreadingModelsIsRefusedNotDropped() {
+    java.util.concurrent.Executor mine = Runnable::run;
+    ThreadingAdaptation adaptation = ThreadingAdaptation.of(ThreadingProfile.builder()
+        .add(ThreadingModel.parse("IB"), 0, 10_000).add(ThreadingModel.parse("DB2"), 0, 20_000).build());
+    List<SpillwayServer.Builder> conflicting = List.of(
+        base().dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE).threadingModel(ThreadingModel.parse("DB2")),
+        base().threadingModel(ThreadingModel.parse("IB")).dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE),
+        base().dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE).adaptiveThreading(adaptation),
+        base().threading(Threading.LOOP_QUEUE).threadingModel(ThreadingModel.parse("DB2")),
+        base().adaptiveThreading(adaptation).threading(Threading.LOOP_QUEUE));
+    for (SpillwayServer.Builder b : conflicting) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, b::build);
+      assertTrue(e.getMessage().contains("conflicts with")
+          && (e.getMessage().contains("dispatcher(") || e.getMessage().contains("LOOP_QUEUE"))
+          && (e.getMessage().contains("threadingModel(") || e.getMessage().contains("adaptiveThreading")),
+          e.getMessage());
+    }
+    // Each alone is fine.
+    base().dispatcher(mine, io.spillway.api.QueueDelaySignal.NONE).build();
+    base().threading(Threading.LOOP_QUEUE).build();
+    base().threadingModel(ThreadingModel.parse("DB2")).build();
+  }
+
+  private static SpillwayServer.Builder base() {
+    return SpillwayServer.builder().scheme(NoControl.INSTANCE).handler((req, alloc) -> Unpooled.EMPTY_BUFFER);
+  }
+
+  @Test
   void aPollingModelOnAForcedIoUringTransportIsAClearError() {
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> SpillwayServer.builder()
         .scheme(NoControl.INSTANCE).transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IP"))
         .handler((req, alloc) -> Unpooled.EMPTY_BUFFER).build());
     assertTrue(e.getMessage().contains("use epoll or nio"), e.getMessage());
+    // Models that never poll need no select strategy: io_uring, forced or selected, is kept.
+    ThreadingAdaptation blocking = ThreadingAdaptation.of(ThreadingProfile.builder()
+        .add(ThreadingModel.parse("IB"), 0, 10_000).add(ThreadingModel.parse("DB2"), 0, 20_000).build());
+    assertEquals(Transport.IO_URING, base().transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IB"))
+        .build().transport());
+    assertEquals(Transport.IO_URING, base().transport(Transport.IO_URING).adaptiveThreading(blocking)
+        .build().transport());
+    assertEquals(Transport.select(), base().adaptiveThreading(blocking).build().transport());
+  }
+
+  @Test
+  void modelsThatOnlyBlockServeAndSwitchOnTheSelectedTransport() throws Exception {
+    // On io_uring where the kernel has it: the loops are built without the switch's select strategy.
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
+             .threadingModel(ThreadingModel.parse("IB")).handler((req, alloc) -> req.retainedDuplicate())
+             .build().start();
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(server.transport())
+             .port(server.port()).sloNanos(60_000_000_000L).build().start()) {
+      assertEquals(Transport.select(), server.transport());
+      assertArrayEquals(new byte[] {7}, client.session(0).call(new byte[] {7}).get(20, TimeUnit.SECONDS));
+    }
   }
 }

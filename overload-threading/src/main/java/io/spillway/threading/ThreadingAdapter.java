@@ -16,8 +16,12 @@ import java.util.function.Supplier;
  * update once per window of arrivals, and the same estimate read twice must not count twice toward
  * a move's confirmations.
  *
+ * <p>{@link #restart} starts the policy's confirmations over (a server calls it when an operator
+ * moves the model or hands the choice back to the adaptation): a move then needs the full count of
+ * decisions made from then on.
+ *
  * <p>Run by one thread at a time (a scheduler's, or a test's in virtual time); {@link #lastRate}
- * may be read from any thread.
+ * and {@link #restart} may be used from any thread.
  */
 public final class ThreadingAdapter implements Runnable {
 
@@ -28,6 +32,9 @@ public final class ThreadingAdapter implements Runnable {
   private final Consumer<ThreadingModel> switchTo;
   private volatile double lastRate;
   private long updates;
+  /** Incremented by {@link #restart}; {@link #run} resets the policy when it differs from {@link #restarted}. */
+  private final java.util.concurrent.atomic.AtomicLong restarts = new java.util.concurrent.atomic.AtomicLong();
+  private long restarted;
 
   /**
    * @param arrivals one estimator per thread that records arrivals; their rates are summed
@@ -58,7 +65,20 @@ public final class ThreadingAdapter implements Runnable {
       return;
     }
     updates = updated;
+    long r = restarts.get();
+    if (r != restarted) {
+      restarted = r;
+      policy.reset();
+    }
     switchTo.accept(policy.decide(rate, current.get()));
+  }
+
+  /**
+   * Starts the confirmations over: the policy's next move needs its full count of decisions made
+   * after this call. Any thread; takes effect at the next run.
+   */
+  public void restart() {
+    restarts.incrementAndGet();
   }
 
   /** The last estimated arrival rate, per second. */

@@ -36,6 +36,12 @@ import java.util.Objects;
  * A current model the profile does not know is left at the first decision, for the model whose
  * median curve is lowest.
  *
+ * <p>Confirmations count decisions against one current model. A decision made with another current
+ * model than the last (the server was moved by something other than this policy, such as an
+ * operator) starts the count over, as does {@link #reset()}: wins counted against the model that
+ * ran before are no evidence against the one running now, and carried over they would let a single
+ * decision undo that move.
+ *
  * <p>Not thread-safe: one adaptation loop calls it.
  */
 public final class ThreadingPolicy {
@@ -46,6 +52,8 @@ public final class ThreadingPolicy {
   private final int confirmations;
   private ThreadingModel candidate;
   private int wins;
+  /** The current model {@link #wins} were counted against. */
+  private ThreadingModel countedFor;
 
   public ThreadingPolicy(ThreadingProfile profile, double margin, double headroom, int confirmations) {
     this.profile = Objects.requireNonNull(profile, "profile");
@@ -64,7 +72,14 @@ public final class ThreadingPolicy {
   public ThreadingModel decide(double rps, ThreadingModel current) {
     if (!profile.models().contains(current)) {
       candidate = null;
+      wins = 0;
+      countedFor = null;
       return profile.best(rps);
+    }
+    if (!current.equals(countedFor)) {
+      countedFor = current;
+      candidate = null;
+      wins = 0;
     }
     // the other model whose slowest run is predicted lowest
     ThreadingModel best = profile.bestExcept(rps, Curve.SLOWEST, current);
@@ -89,5 +104,11 @@ public final class ThreadingPolicy {
     candidate = null;
     wins = 0;
     return best;
+  }
+
+  /** Forgets the confirmations counted so far: the next move needs {@code confirmations} new wins. */
+  public void reset() {
+    candidate = null;
+    wins = 0;
   }
 }

@@ -136,6 +136,56 @@ class ThreadingAdaptationTest {
   }
 
   @Test
+  void aMoveMadeElsewhereStartsTheConfirmationsOver() {
+    // At 3,000 rps DB4 (105 us) beats both in-line models (IP 762.5 us, IB 915 us) by far.
+    ThreadingProfile p = ThreadingProfile.builder()
+        .add(IP, 0, 50_000).add(IP, 4_000, 1_000_000)
+        .add(IB, 0, 60_000).add(IB, 4_000, 1_200_000)
+        .add(DB4, 0, 90_000).add(DB4, 4_000, 110_000).build();
+    ThreadingPolicy policy = new ThreadingPolicy(p, 0.10, 0, 3);
+    assertEquals(IP, policy.decide(3_000, IP)); // DB4 wins against IP: 1 of 3
+    assertEquals(IP, policy.decide(3_000, IP)); // 2 of 3
+    // An operator moves the server to IB. The two wins were counted against IP; counted on, one
+    // decision would move the server away from the model just chosen.
+    assertEquals(IB, policy.decide(3_000, IB)); // 1 of 3 against IB
+    assertEquals(IB, policy.decide(3_000, IB)); // 2 of 3
+    assertEquals(DB4, policy.decide(3_000, IB)); // 3 of 3: move
+    // reset() forgets the count without a change of model. At 100 rps IP predicts 73.75 us, DB4 90.5 us.
+    assertEquals(DB4, policy.decide(100, DB4));
+    assertEquals(DB4, policy.decide(100, DB4)); // IP wins: 2 of 3
+    policy.reset();
+    assertEquals(DB4, policy.decide(100, DB4)); // 1 of 3 again
+    assertEquals(DB4, policy.decide(100, DB4));
+    assertEquals(IP, policy.decide(100, DB4));
+  }
+
+  @Test
+  void aRestartedAdapterNeedsItsFullCountOfNewDecisions() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
+    ThreadingAdaptation adaptation = new ThreadingAdaptation(crossover(), 5, 9, 1_000_000, 0.10, 0, 3);
+    ArrivalRateEstimator arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, threading::current,
+        threading::switchTo);
+    Runnable window = () -> { // one window of 5 arrivals at 3,000/s, then one decision on its estimate
+      for (int i = 0; i < adaptation.bufferSize(); i++) {
+        clock.advance(333_333);
+        arrivals.record(clock.read());
+      }
+      adapter.run();
+    };
+    window.run(); // DB4 wins: 1 of 3
+    window.run(); // 2 of 3
+    adapter.restart();
+    window.run(); // 1 of 3 again
+    window.run(); // 2 of 3
+    assertEquals(IP, threading.current());
+    assertEquals(0, threading.switches());
+    window.run();
+    assertEquals(DB4, threading.current());
+  }
+
+  @Test
   void theHeadroomKeepsTheRobustModelUntilLoadIsWellBelowTheCrossover() {
     ThreadingPolicy policy = new ThreadingPolicy(crossover(), 0.10, 0.25, 1);
     // At 2,000 rps IP predicts 80 us against DB4's 95, but at 2,500 it would predict 310 us: stay.
