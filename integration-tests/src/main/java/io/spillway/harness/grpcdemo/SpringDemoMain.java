@@ -157,7 +157,7 @@ public final class SpringDemoMain {
     if (classpath == null) {
       throw new IllegalStateException("-Dspillway.spring.classpath is not set (the launcher sets it)");
     }
-    Path ghz = findGhz();
+    Path ghz = findGhz(System.getenv("PATH"), Path.of(System.getProperty("user.home")));
     if (ghz == null && configs.stream().anyMatch(GHZ::contains)) {
       System.out.println("spring-demo: ghz is not on PATH or in ~/go/bin; skipping "
           + configs.stream().filter(GHZ::contains).toList()
@@ -168,10 +168,12 @@ public final class SpringDemoMain {
     new SpringDemoMain.Run(out, classpath, seconds, warm, levels, sloMicros, ghz).run(configs);
   }
 
-  /** The ghz binary on PATH, else in ~/go/bin (where {@code go install} puts it), else null. */
-  static Path findGhz() {
+  /**
+   * The ghz binary in a directory of {@code path} (a {@code PATH} value, may be null), else in
+   * {@code home/go/bin} (where {@code go install} puts it), else null.
+   */
+  static Path findGhz(String path, Path home) {
     List<Path> dirs = new ArrayList<>();
-    String path = System.getenv("PATH");
     if (path != null) {
       for (String d : path.split(java.io.File.pathSeparator)) {
         if (!d.isEmpty()) {
@@ -179,7 +181,7 @@ public final class SpringDemoMain {
         }
       }
     }
-    dirs.add(Path.of(System.getProperty("user.home"), "go", "bin"));
+    dirs.add(home.resolve("go").resolve("bin"));
     for (Path d : dirs) {
       Path candidate = d.resolve("ghz");
       if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
