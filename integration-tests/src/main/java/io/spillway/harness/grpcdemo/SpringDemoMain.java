@@ -44,7 +44,13 @@ import org.HdrHistogram.Histogram;
  *   <li>over gRPC ({@code Inventory/Reserve}), driven by {@link DemoLoad} (open-loop Poisson, 8
  *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata) and
  *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel,
- *       what the starter's {@code GrpcChannelBuilderCustomizer} gives a Spring client).
+ *       what the starter's {@code GrpcChannelBuilderCustomizer} gives a Spring client);
+ *   <li>the same two plain-client gRPC configurations with their open-loop levels driven by ghz,
+ *       the standard gRPC load tool, as a client the service's owner does not control:
+ *       {@code grpc-none-ghz} and {@code grpc-spillway-plain-ghz} ({@code Run.ghzOpen}, read by {@link
+ *       GhzReport}). Their warm-up and closed-loop reading are {@link DemoLoad}'s, as the other gRPC
+ *       rows'; {@code grpc-none-ghz} sets the gRPC capacity when no {@code grpc-none} has. Skipped,
+ *       with one line saying so, when no {@code ghz} is on {@code PATH} or in {@code ~/go/bin}.
  * </ul>
  *
  * <p>Per configuration: start, warm-up under a closed loop ({@code warm} seconds), that
@@ -90,7 +96,11 @@ public final class SpringDemoMain {
   private static final double PAUSE_S = 3;
   static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
       "spillway", "spillway-poisson", "spillway-client-side", "spillway-credits",
-      "grpc-spillway-plain", "grpc-spillway-credits");
+      "grpc-spillway-plain", "grpc-spillway-credits", "grpc-none-ghz", "grpc-spillway-plain-ghz");
+  /** The gRPC configurations whose open-loop levels ghz drives, not {@link DemoLoad}. */
+  static final List<String> GHZ = List.of("grpc-none-ghz", "grpc-spillway-plain-ghz");
+  /** ghz's connections: as many as {@link DemoLoad}'s channels. */
+  private static final int GHZ_CONNECTIONS = GRPC_CHANNELS;
   /** The HTTP configurations whose open-loop levels {@link HttpDemoLoad} drives, not h2load. */
   private static final List<String> OWN_HTTP_LOAD = List.of("spillway-poisson",
       "spillway-client-side", "spillway-credits");
@@ -147,8 +157,38 @@ public final class SpringDemoMain {
     if (classpath == null) {
       throw new IllegalStateException("-Dspillway.spring.classpath is not set (the launcher sets it)");
     }
+    Path ghz = findGhz(System.getenv("PATH"), Path.of(System.getProperty("user.home")));
+    if (ghz == null && configs.stream().anyMatch(GHZ::contains)) {
+      System.out.println("spring-demo: ghz is not on PATH or in ~/go/bin; skipping "
+          + configs.stream().filter(GHZ::contains).toList()
+          + " (go install github.com/bojand/ghz/cmd/ghz@v0.120.0)");
+      configs = configs.stream().filter(c -> !GHZ.contains(c)).toList();
+    }
     Files.createDirectories(out);
-    new SpringDemoMain.Run(out, classpath, seconds, warm, levels, sloMicros).run(configs);
+    new SpringDemoMain.Run(out, classpath, seconds, warm, levels, sloMicros, ghz).run(configs);
+  }
+
+  /**
+   * The ghz binary in a directory of {@code path} (a {@code PATH} value, may be null), else in
+   * {@code home/go/bin} (where {@code go install} puts it), else null.
+   */
+  static Path findGhz(String path, Path home) {
+    List<Path> dirs = new ArrayList<>();
+    if (path != null) {
+      for (String d : path.split(java.io.File.pathSeparator)) {
+        if (!d.isEmpty()) {
+          dirs.add(Path.of(d));
+        }
+      }
+    }
+    dirs.add(home.resolve("go").resolve("bin"));
+    for (Path d : dirs) {
+      Path candidate = d.resolve("ghz");
+      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
   }
 
   /** One call: some configurations, added to what {@code out} already holds. */
@@ -162,9 +202,11 @@ public final class SpringDemoMain {
     final Path stateFile;
     final Path records;
     final int serverCore;
+    final Path ghz;
 
     Run(Path out, String classpath, double seconds, double warm, List<Double> levels,
-        Long sloMicros) throws IOException {
+        Long sloMicros, Path ghz) throws IOException {
+      this.ghz = ghz;
       this.out = out;
       this.classpath = classpath;
       this.seconds = seconds;
@@ -420,7 +462,7 @@ public final class SpringDemoMain {
     // ---- gRPC ------------------------------------------------------------------------------
 
     void runGrpc(String config) throws Exception {
-      String profile = config.equals("grpc-none") ? "none" : "spillway";
+      String profile = config.startsWith("grpc-none") ? "none" : "spillway";
       DemoLoad.Kind kind = config.equals("grpc-spillway-credits") ? DemoLoad.Kind.AWARE
           : DemoLoad.Kind.PLAIN;
       long sloNanos = need("slo_us").longValue() * 1000;
@@ -439,10 +481,18 @@ public final class SpringDemoMain {
         System.out.println(steady.describe(config + ": closed-loop throughput", " ("
             + GRPC_OUTSTANDING + " outstanding)", CLOSED_MAX_SLICES));
         state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
-        if (config.equals("grpc-none")) {
+        if (config.equals("grpc-none")
+            || (config.equals("grpc-none-ghz") && !state.containsKey("capacity_grpc"))) {
           state.setProperty("capacity_grpc", String.format(Locale.ROOT, "%.0f", own));
         }
         double capacity = need("capacity_grpc");
+        if (GHZ.contains(config)) {
+          for (double level : levels) {
+            pause();
+            ghzOpen(config, app.grpcPort, level, capacity, sloNanos);
+          }
+          return;
+        }
         for (double level : levels) {
           pause();
           DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
@@ -451,6 +501,70 @@ public final class SpringDemoMain {
               r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
               r.rejectsByReason() + refusalDelay(r));
         }
+      }
+    }
+
+    /**
+     * One level driven by ghz: {@code --rps} at {@code level} × capacity for {@code LEVEL_WARM_S +
+     * seconds}, the calls that started in the last {@code seconds} counted ({@link GhzReport}).
+     * ghz's workers each make one call at a time and its pacer hands them its ticks, so a rate is
+     * kept only while a worker is free: the workers are the rate × the calls' deadline, the most
+     * calls the rate can have in flight even against a server that answers none of them before the
+     * deadline, so ghz stays open-loop however the server behaves. The deadline is the Java
+     * generator's ({@link DemoLoad#DEADLINE_MS}): a plain call's only budget on the server.
+     * {@code --duration-stop wait} lets the calls in flight at the end finish (within their
+     * deadline) instead of being cut off and counted as errors. ghz runs as a child of this JVM,
+     * so it is on this JVM's core, as h2load is.
+     */
+    void ghzOpen(String config, int port, double level, double capacity, long sloNanos)
+        throws Exception {
+      long rps = Math.max(1, Math.round(level * capacity));
+      long concurrency = Math.max(GHZ_CONNECTIONS,
+          (long) Math.ceil(rps * DemoLoad.DEADLINE_MS / 1000.0));
+      Path proto = Path.of("examples-spring/src/main/proto/inventory.proto").toAbsolutePath();
+      if (!Files.isRegularFile(proto)) {
+        throw new IOException("ghz needs " + proto + " (run from the repository's root)");
+      }
+      Path json = Files.createTempFile("spillway-ghz", ".json"); // every call: not a result
+      String label = config + "-" + level + "x";
+      try {
+        List<String> cmd = List.of(ghz.toString(), "--insecure", "--proto", proto.toString(),
+            "--call", "spillway.inventory.Inventory.Reserve",
+            // One SKU, no template: every SKU costs the service the same work (InventoryService),
+            // and ghz filling in a template for each call more than doubled its CPU a call
+            // (about 230 against 105 us at 3,000 calls a second on one core), which one core
+            // cannot spare at 3x
+            "-d", "{\"sku\":7}", "--disable-template-functions", "--disable-template-data",
+            "--rps", Long.toString(rps), "--concurrency", Long.toString(concurrency),
+            "--connections", Integer.toString(GHZ_CONNECTIONS),
+            "--timeout", DemoLoad.DEADLINE_MS + "ms",
+            "-z", fmt(LEVEL_WARM_S + seconds) + "s", "--duration-stop", "wait",
+            "-O", "json", "-o", json.toString(), "127.0.0.1:" + port);
+        Files.writeString(out.resolve("ghz-command.txt"), String.join(" ", cmd)
+            .replace(json.toString(), "JSON").replace(proto.toString(),
+                "examples-spring/src/main/proto/inventory.proto") + "\n");
+        Path log = out.resolve("ghz-" + label + ".txt");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+            .start();
+        if (!p.waitFor(600, TimeUnit.SECONDS)) {
+          p.destroyForcibly().waitFor();
+          throw new IOException("ghz did not finish: " + label);
+        }
+        if (p.exitValue() != 0 || Files.size(json) == 0) {
+          throw new IOException("ghz failed (" + label + ", exit " + p.exitValue() + "): "
+              + Files.readString(log));
+        }
+        if (Files.size(log) == 0) {
+          Files.delete(log);
+        }
+        GhzReport.Result r;
+        try (var in = new java.io.BufferedInputStream(Files.newInputStream(json), 1 << 16)) {
+          r = GhzReport.read(in, LEVEL_WARM_S, seconds, sloNanos, rps);
+        }
+        record(config, "grpc", level, capacity, r.startedRps(), r.throughputRps(), r.goodputRps(),
+            r.okLatency(), r.rejects(), r.errors(), 0, GhzReport.describe(r, rps));
+      } finally {
+        Files.deleteIfExists(json);
       }
     }
 
@@ -497,16 +611,33 @@ public final class SpringDemoMain {
           clientRejects, note));
     }
 
+    /** Which generator, and which kind of client, drives a configuration's open-loop levels. */
+    static String clients(String config) {
+      if (GHZ.contains(config)) {
+        return "ghz";
+      }
+      if (config.equals("grpc-spillway-credits")) {
+        return "java-session";
+      }
+      if (config.startsWith("grpc-")) {
+        return "java-plain";
+      }
+      if (OWN_HTTP_LOAD.contains(config)) {
+        return "java-http";
+      }
+      return "h2load";
+    }
+
     static String header() {
-      return String.format(Locale.ROOT, "%-22s %6s %9s %8s %9s %9s %8s %7s %9s  %s",
-          "configuration", "load", "offered", "good/cap", "p50_ms", "p99_ms", "rejects", "errors",
+      return String.format(Locale.ROOT, "%-23s %-12s %6s %9s %8s %9s %9s %8s %7s %9s  %s",
+          "configuration", "clients", "load", "offered", "good/cap", "p50_ms", "p99_ms", "rejects", "errors",
           "client_rj", "note");
     }
 
     static String row(String config, double level, double offered, double norm, double p50,
         double p99, long rejects, long errors, long clientRejects, String note) {
-      return String.format(Locale.ROOT, "%-22s %5.1fx %9.0f %8.3f %9.2f %9.2f %8d %7d %9d  %s",
-          config, level, offered, norm, p50 / 1e3, p99 / 1e3, rejects, errors, clientRejects, note);
+      return String.format(Locale.ROOT, "%-23s %-12s %5.1fx %9.0f %8.3f %9.2f %9.2f %8d %7d %9d  %s",
+          config, clients(config), level, offered, norm, p50 / 1e3, p99 / 1e3, rejects, errors, clientRejects, note);
     }
 
     /**
