@@ -258,10 +258,11 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
     synchronized (this) {
       notStarted = state == NEW || state == QUEUED;
       if (notStarted) {
-        state = ENDED; // stays in the gate until polled or expired; the session then skips it
+        state = ENDED; // a call the gate cannot withdraw is skipped when polled or expired
       }
     }
     if (notStarted) {
+      session.withdraw(this); // not queued, not counted in the demand, from now
       Status status = Status.CANCELLED;
       status = message != null ? status.withDescription(message) : status.withDescription("call cancelled");
       deliverClose(cause != null ? status.withCause(cause) : status);

@@ -278,6 +278,17 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     }
   }
 
+  /** The application cancelled {@code call} while it was queued: it leaves the gate at once. */
+  void withdraw(GatedClientCall<?, ?> call) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      gate.remove(call, now);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** A started call ended; returns what it released, to run after the application has heard. */
   Runnable onResponse(GatedClientCall<?, ?> call, Status status, Metadata trailers) {
     long now = ticker.read();
