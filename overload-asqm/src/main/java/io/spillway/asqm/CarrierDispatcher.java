@@ -318,13 +318,22 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
    * caller's interrupt status is re-asserted before returning, as {@link ExecutorService#close()}
    * does.
    *
-   * @throws IllegalStateException if called from one of this dispatcher's pool threads (it would
-   *     wait for itself)
+   * <p>Called from a thread this dispatcher runs, it would wait for that thread, which cannot end
+   * while it waits ({@link ExecutorService#close()} leaves this case to the implementation; its
+   * default waits forever). It is refused instead, before anything is shut down: hand the close to
+   * another thread.
+   *
+   * @throws IllegalStateException if called from one of this dispatcher's tasks or pool threads,
+   *     or (virtual route) from a virtual thread that runs on its carriers, such as one a task
+   *     started with {@link Thread#ofVirtual()}
    */
   @Override
   public void close() {
-    if (pool.isCarrier(Thread.currentThread())) {
-      throw new IllegalStateException("close() called from a thread of this dispatcher");
+    Thread caller = Thread.currentThread();
+    if (pool.isCarrier(caller)
+        || (virtualThreads != null && VirtualSchedulerRoute.isScheduledBy(caller, pool))) {
+      throw new IllegalStateException("close() called from a thread of this dispatcher; it would "
+          + "wait for itself");
     }
     closeStarted.set(true);
     boolean interrupted = false;

@@ -90,23 +90,51 @@ public final class ContendedLockFinder {
   static List<LockContention> profile(Runnable workload, LockWaitSampler.DumpSource dumps, Duration interval)
       throws IOException {
     Path file = Files.createTempFile("spillway-locks", ".jfr");
+    Throwable primary = null;
+    try {
+      return record(workload, dumps, interval, file);
+    } catch (Throwable t) {
+      primary = t;
+      throw t;
+    } finally {
+      try {
+        Files.deleteIfExists(file);
+      } catch (IOException | RuntimeException e) {
+        if (primary == null) {
+          throw e;
+        }
+        primary.addSuppressed(e); // the failure that ended the profile is the one to report
+      }
+    }
+  }
+
+  /**
+   * Records into {@code file} around {@code workload}. The first failure is the one thrown: the
+   * workload's, with a failure to stop the sampler suppressed in it, or else the sampler's, the
+   * recording's or the analysis's (the recording's close then rides along as suppressed).
+   */
+  private static List<LockContention> record(Runnable workload, LockWaitSampler.DumpSource dumps,
+      Duration interval, Path file) throws IOException {
     try (Recording recording = new Recording()) {
       recording.enable("jdk.ThreadPark").withThreshold(Duration.ZERO).withStackTrace();
       recording.enable("jdk.JavaMonitorEnter").withThreshold(Duration.ZERO).withStackTrace();
       LockWaitSampler sampler = new LockWaitSampler(dumps, interval, true);
       recording.start();
       sampler.start();
-      List<LockContention> sampled;
       try {
         workload.run();
-      } finally {
-        sampled = sampler.stop();
-        recording.stop();
-        recording.dump(file);
+      } catch (Throwable workloadFailure) {
+        try {
+          sampler.stop(); // its thread must end either way
+        } catch (IOException | RuntimeException e) {
+          workloadFailure.addSuppressed(e);
+        }
+        throw workloadFailure;
       }
+      List<LockContention> sampled = sampler.stop();
+      recording.stop();
+      recording.dump(file);
       return merge(analyze(file), sampled);
-    } finally {
-      Files.deleteIfExists(file);
     }
   }
 
@@ -134,15 +162,24 @@ public final class ContendedLockFinder {
       throw new IllegalArgumentException("duration must be positive: " + duration);
     }
     try (LockWaitSampler.DumpSource dumps = LockWaitSampler.process(pid)) {
-      LockWaitSampler sampler = new LockWaitSampler(dumps, interval, virtualThreadsOnly).start();
-      try {
-        Thread.sleep(duration);
-      } catch (InterruptedException e) {
-        sampler.stop();
-        throw e;
-      }
-      return sampler.stop();
+      return sample(dumps, duration, interval, virtualThreadsOnly);
     }
+  }
+
+  static List<LockContention> sample(LockWaitSampler.DumpSource dumps, Duration duration,
+      Duration interval, boolean virtualThreadsOnly) throws IOException, InterruptedException {
+    LockWaitSampler sampler = new LockWaitSampler(dumps, interval, virtualThreadsOnly).start();
+    try {
+      Thread.sleep(duration);
+    } catch (InterruptedException e) {
+      try {
+        sampler.stop(); // its thread must end either way; the interrupt is what ended the sample
+      } catch (IOException | RuntimeException failure) {
+        e.addSuppressed(failure);
+      }
+      throw e;
+    }
+    return sampler.stop();
   }
 
   /** Both rankings in one, most total waiting first. */

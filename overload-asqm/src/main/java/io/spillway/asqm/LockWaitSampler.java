@@ -164,7 +164,7 @@ final class LockWaitSampler {
    * {@code dumpThreads} writes to a file that must not exist yet; each dump gets a fresh name in a
    * private directory, is read, and deleted.
    */
-  private static final class FileDumps implements DumpSource {
+  static final class FileDumps implements DumpSource {
     private final HotSpotDiagnosticMXBean bean;
     private final JMXConnector connector;
     private final Path dir;
@@ -179,12 +179,16 @@ final class LockWaitSampler {
     @Override
     public String dump() throws IOException {
       Path file = dir.resolve("dump-" + (next++) + ".txt").toAbsolutePath();
+      String dump;
       try {
         bean.dumpThreads(file.toString(), HotSpotDiagnosticMXBean.ThreadDumpFormat.TEXT_PLAIN);
-        return Files.readString(file, StandardCharsets.UTF_8);
-      } finally {
-        Files.deleteIfExists(file);
+        dump = Files.readString(file, StandardCharsets.UTF_8);
+      } catch (IOException | RuntimeException failure) {
+        deleteAfter(failure, file);
+        throw failure;
       }
+      Files.deleteIfExists(file);
+      return dump;
     }
 
     @Override
@@ -193,8 +197,19 @@ final class LockWaitSampler {
         if (connector != null) {
           connector.close();
         }
-      } finally {
-        Files.deleteIfExists(dir);
+      } catch (IOException | RuntimeException failure) {
+        deleteAfter(failure, dir);
+        throw failure;
+      }
+      Files.deleteIfExists(dir);
+    }
+
+    /** Deletes {@code path} after {@code failure}, which stays the one thrown (the cause). */
+    private static void deleteAfter(Exception failure, Path path) {
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException | RuntimeException e) {
+        failure.addSuppressed(e);
       }
     }
   }

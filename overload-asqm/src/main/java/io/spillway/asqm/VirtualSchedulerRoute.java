@@ -1,6 +1,7 @@
 package io.spillway.asqm;
 
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
 import java.lang.reflect.InaccessibleObjectException;
 import java.lang.reflect.InvocationTargetException;
 import java.util.concurrent.Executor;
@@ -13,7 +14,8 @@ import java.util.concurrent.Executor;
  * =<module>} on the module path).
  *
  * <p>Every failure is turned into a one-line reason for {@link CarrierDispatcher#fallbackReason()};
- * nothing here throws. Stateless and thread-safe.
+ * nothing here throws. {@link #isScheduledBy} tells the dispatcher's threads from others, so that
+ * {@link CarrierDispatcher#close()} can refuse to wait for its caller. Stateless and thread-safe.
  */
 final class VirtualSchedulerRoute {
 
@@ -46,6 +48,45 @@ final class VirtualSchedulerRoute {
       return unavailable(builderClassName + "(Executor) failed: " + e.getCause());
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return unavailable("cannot reach " + builderClassName + "(Executor): " + e);
+    }
+  }
+
+  /**
+   * Whether {@code thread} is a virtual thread scheduled by {@code scheduler}: one of the
+   * dispatcher's own tasks, or a virtual thread such a task started with {@link Thread#ofVirtual()}
+   * (which inherits its starter's scheduler). JDK 25 has no public API for a virtual thread's
+   * scheduler, so this reads the private field {@code java.lang.VirtualThread.scheduler}, reachable
+   * where the builder's constructor is (the same {@code --add-opens}); where that field cannot be
+   * read, the answer is false.
+   */
+  static boolean isScheduledBy(Thread thread, Executor scheduler) {
+    if (!thread.isVirtual()) {
+      return false;
+    }
+    Field field = SchedulerField.FIELD;
+    if (field == null) {
+      return false;
+    }
+    try {
+      return field.get(thread) == scheduler;
+    } catch (IllegalAccessException | IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  /** Resolved on first use, so the platform fallback never touches it. */
+  private static final class SchedulerField {
+    static final Field FIELD = find();
+
+    private static Field find() {
+      try {
+        Field field = Class.forName("java.lang.VirtualThread", false, Object.class.getClassLoader())
+            .getDeclaredField("scheduler");
+        field.setAccessible(true);
+        return Executor.class.isAssignableFrom(field.getType()) ? field : null;
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        return null;
+      }
     }
   }
 

@@ -2,15 +2,18 @@ package io.spillway.asqm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.Ticker;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -209,6 +212,38 @@ abstract class CarrierDispatcherContract {
 
     assertTrue(taskSawInterrupt.get());
     assertTrue(closerInterruptedAfterClose.get());
+    dispatcher.carrierThreads().forEach(t -> assertFalse(t.isAlive(), t + " outlived close()"));
+  }
+
+  /**
+   * A task that closes its own dispatcher would wait for itself: it is refused, nothing is shut
+   * down, and the dispatcher still runs tasks and closes from outside. The future's timeout only
+   * bounds a hang; it asserts no timing.
+   */
+  @Test
+  void closeFromOneOfItsOwnTasksIsRefusedInsteadOfWaitingForItself() throws Exception {
+    CarrierDispatcher dispatcher = newDispatcher(1, ticker);
+    CompletableFuture<Throwable> fromTask = new CompletableFuture<>();
+    dispatcher.execute(() -> {
+      try {
+        dispatcher.close();
+        fromTask.complete(null);
+      } catch (Throwable t) {
+        fromTask.complete(t);
+      }
+    });
+    Throwable refused;
+    try {
+      refused = fromTask.get(30, TimeUnit.SECONDS);
+    } catch (TimeoutException hung) {
+      throw new AssertionError("close() from the dispatcher's own task waits for itself", hung);
+    }
+    assertInstanceOf(IllegalStateException.class, refused);
+
+    CountDownLatch after = new CountDownLatch(1);
+    dispatcher.execute(after::countDown); // not shut down by the refused close
+    Await.await(after);
+    dispatcher.close();
     dispatcher.carrierThreads().forEach(t -> assertFalse(t.isAlive(), t + " outlived close()"));
   }
 

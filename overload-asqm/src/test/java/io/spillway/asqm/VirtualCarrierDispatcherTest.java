@@ -1,13 +1,17 @@
 package io.spillway.asqm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.spillway.api.Ticker;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -156,6 +160,33 @@ class VirtualCarrierDispatcherTest extends CarrierDispatcherContract {
               + dispatcher.submissions());
       Await.until(() -> dispatcher.queued() == 0);
     }
+  }
+
+  /**
+   * A virtual thread started inside a task with {@link Thread#ofVirtual()} inherits the
+   * dispatcher's scheduler, so it runs on a carrier that close() would wait for: refused too.
+   */
+  @Test
+  void closeFromAVirtualThreadStartedByATaskIsRefused() throws Exception {
+    CarrierDispatcher dispatcher = newDispatcher(1, ticker);
+    CompletableFuture<Throwable> fromChild = new CompletableFuture<>();
+    dispatcher.execute(() -> Thread.ofVirtual().start(() -> {
+      try {
+        dispatcher.close();
+        fromChild.complete(null);
+      } catch (Throwable t) {
+        fromChild.complete(t);
+      }
+    }));
+    Throwable refused;
+    try {
+      refused = fromChild.get(30, TimeUnit.SECONDS);
+    } catch (TimeoutException hung) {
+      throw new AssertionError("close() from a thread on the dispatcher's carriers waits for it", hung);
+    }
+    assertInstanceOf(IllegalStateException.class, refused);
+    dispatcher.close();
+    dispatcher.carrierThreads().forEach(t -> assertFalse(t.isAlive(), t + " outlived close()"));
   }
 
   @Test

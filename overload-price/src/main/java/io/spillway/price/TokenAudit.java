@@ -1,6 +1,9 @@
 package io.spillway.price;
 
+import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A server-side check that a session's tokens were earned (beyond the paper: rajomon-nsdi25 §6
@@ -24,7 +27,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * explains. Session ids must be authenticated by the transport for the audit to mean anything: a
  * new session id starts with a fresh wallet. Accounts are dropped when their session deregisters.
  *
- * <p>Thread-safe: accounts live in a concurrent map and each is locked while it is debited.
+ * <p><b>Idle accounts.</b> A client that crashes never deregisters, so accounts are also dropped
+ * once idle for the time the mean refill takes to fill a wallet from its lowest balance
+ * ({@code −slack}) to {@code maxTokens}: by then the virtual wallet is full whatever it held, so
+ * all the account still says is "full". A session that comes back is given a new account, which
+ * starts with {@code initialTokens}. That never judges anyone above what the dropped account
+ * would have (initial ≤ max), so waiting to be dropped gains a forger nothing, and where {@code
+ * initialTokens == maxTokens} it costs an honest client nothing. Where {@code initialTokens <
+ * maxTokens}, the loss is bounded: the new account starts {@code maxTokens − initialTokens}
+ * below the kept one, is debited no more than it and accrues no less (the kept one, full, loses
+ * its accrual to the cap first), so over the rest of the session the client is judged with at
+ * most {@code maxTokens − initialTokens} tokens less in total (plus one for rounding), and only
+ * on requests presenting more than the new account holds plus the slack. With the defaults (10
+ * initial, 100,000 max, 1 token per ms) that is a client idle for over 100 s whose first requests
+ * back are capped until its account refills. No thread runs for this: requests sweep a few accounts each, on every account's first
+ * request and every {@value #SWEEP_EVERY}th after, {@value #SWEEP_BATCH} accounts at a time, so
+ * the map is walked at least as fast as accounts are created (a request that finds another
+ * sweeping leaves its share to the next sweep), and idleness is judged with the
+ * clock readings the requests bring.
+ *
+ * <p>Thread-safe: accounts live in a concurrent map and each is locked while it is debited or
+ * checked for idleness; one request at a time sweeps (the others skip it).
  */
 final class TokenAudit {
 
@@ -33,7 +56,20 @@ final class TokenAudit {
   private final long initialTokens;
   private final long maxTokens;
   private final long slackTokens;
+  private final long idleNanos; // an account idle this long is full; Long.MAX_VALUE: never
   private final ConcurrentHashMap<Long, Account> accounts = new ConcurrentHashMap<>();
+
+  /** An account's requests between two sweeps it runs (a power of two). */
+  static final int SWEEP_EVERY = 16;
+  /** Accounts a sweep looks at. */
+  static final int SWEEP_BATCH = 16;
+
+  /** The most batches one sweep takes on, owed ones included. */
+  private static final int MAX_SWEEP_BATCHES = 64;
+
+  private final ReentrantLock sweepLock = new ReentrantLock();
+  private final AtomicInteger sweepsOwed = new AtomicInteger(); // skipped while another swept
+  private Iterator<Long> sweepCursor; // guarded by sweepLock
 
   TokenAudit(long tokensPerRefill, long refillIntervalNanos, long initialTokens, long maxTokens,
       long slackTokens) {
@@ -42,6 +78,10 @@ final class TokenAudit {
     this.initialTokens = initialTokens;
     this.maxTokens = maxTokens;
     this.slackTokens = slackTokens;
+    // ⌈(max + slack) · interval / perRefill⌉: from −slack to max at the mean rate.
+    long scaled = saturatingMultiply(saturatingAdd(maxTokens, slackTokens), refillIntervalNanos);
+    this.idleNanos = scaled == Long.MAX_VALUE ? Long.MAX_VALUE
+        : Math.ceilDiv(scaled, tokensPerRefill);
   }
 
   static TokenAudit of(RajomonConfig config) {
@@ -54,9 +94,66 @@ final class TokenAudit {
    * plus the slack, and returns the tokens the request is judged with.
    */
   long admissibleTokens(long sessionId, long presented, long nowNanos) {
-    Account account = accounts.computeIfAbsent(sessionId, id -> new Account(nowNanos));
-    synchronized (account) {
-      return account.spend(Math.max(0, presented), nowNanos);
+    long asked = Math.max(0, presented);
+    while (true) {
+      Account account = accounts.computeIfAbsent(sessionId, id -> new Account(nowNanos));
+      long allowed;
+      boolean sweep;
+      synchronized (account) {
+        if (account.dropped) {
+          continue; // swept after this request found it: debit the session's current account
+        }
+        allowed = account.spend(asked, nowNanos);
+        sweep = (account.requests++ & (SWEEP_EVERY - 1)) == 0;
+      }
+      if (sweep) {
+        sweep(nowNanos);
+      }
+      return allowed;
+    }
+  }
+
+  /**
+   * Looks at the next {@value #SWEEP_BATCH} accounts, continuing where the last sweep stopped, and
+   * drops those idle for at least {@code idleNanos}. A request that finds another sweeping leaves
+   * its batch to that one's successor instead of waiting, so concurrent requests walk the map as
+   * fast as one would.
+   */
+  private void sweep(long nowNanos) {
+    if (!sweepLock.tryLock()) {
+      sweepsOwed.incrementAndGet();
+      return;
+    }
+    try {
+      int batches = Math.min(MAX_SWEEP_BATCHES, 1 + sweepsOwed.getAndSet(0));
+      boolean restarted = false;
+      for (int i = 0; i < batches * SWEEP_BATCH; i++) {
+        if (sweepCursor == null || !sweepCursor.hasNext()) {
+          if (restarted) {
+            return; // the whole map was looked at in this sweep
+          }
+          sweepCursor = accounts.keySet().iterator();
+          restarted = true;
+          if (!sweepCursor.hasNext()) {
+            return;
+          }
+        }
+        Long sessionId = sweepCursor.next();
+        Account account = accounts.get(sessionId);
+        if (account == null) {
+          continue;
+        }
+        synchronized (account) {
+          // Negative where this request's reading is older than the account's last: kept.
+          long idle = nowNanos - account.lastNanos;
+          if (!account.dropped && idle >= idleNanos) {
+            account.dropped = true; // a request holding it retries with a new account
+            accounts.remove(sessionId, account);
+          }
+        }
+      }
+    } finally {
+      sweepLock.unlock();
     }
   }
 
@@ -86,6 +183,8 @@ final class TokenAudit {
     long balance; // may dip to −slack: the slack is a credit line repaid by later accrual
     long remainder; // accrued token·ns not yet a whole token, in units of 1/refillIntervalNanos
     long lastNanos;
+    int requests; // counts to the next sweep; wraps harmlessly
+    boolean dropped; // set, under this account's lock, as the sweep removes it from the map
 
     Account(long nowNanos) {
       balance = initialTokens;

@@ -65,6 +65,66 @@ class TokenAuditTest {
     assertEquals(10, audit.admissibleTokens(5, 50, T0));
   }
 
+  /** Requests from sessions 1,000,001..1,000,020 at {@code t}, 1 ns apart: the live traffic. */
+  private static long liveTraffic(TokenAudit audit, int requestsEach, long t) {
+    for (int i = 0; i < requestsEach; i++) {
+      for (long id = 1_000_001; id <= 1_000_020; id++) {
+        audit.admissibleTokens(id, 1, t++);
+      }
+    }
+    return t;
+  }
+
+  /**
+   * 10,000 clients send one request each and crash without deregistering. At 10 tokens per ms
+   * a wallet of 1,000 fills from empty in 100 ms: before that idle time an account is kept, after
+   * it the requests of the 20 live sessions sweep the dead ones away.
+   */
+  @Test
+  void accountsOfSessionsThatVanishAreDroppedOnceTheirWalletsWouldBeFull() {
+    TokenAudit audit = audit(0);
+    for (long id = 1; id <= 10_000; id++) {
+      audit.admissibleTokens(id, 5, T0 + id);
+    }
+    assertEquals(10_000, audit.sessions());
+
+    long t = liveTraffic(audit, 1_000, T0 + 99 * MS); // the last crash was 99 ms ago: kept
+    assertEquals(10_020, audit.sessions());
+
+    liveTraffic(audit, 1_000, t + MS); // 100 ms since every crash
+    assertEquals(20, audit.sessions(), "only the live sessions keep an account");
+  }
+
+  /**
+   * Where a new wallet starts full (initial = max), a dropped account costs its client nothing:
+   * the session that comes back after its account was swept is judged with its full wallet.
+   */
+  @Test
+  void anHonestClientBackFromIdlingIsJudgedWithItsFullWallet() {
+    TokenAudit audit = new TokenAudit(10, MS, 1_000, 1_000, 0);
+    assertEquals(1_000, audit.admissibleTokens(7, 1_000, T0));
+    assertEquals(0, audit.balance(7, T0));
+    liveTraffic(audit, 1_000, T0 + 100 * MS);
+    assertEquals(20, audit.sessions(), "session 7's idle account was dropped");
+    assertEquals(1_000, audit.admissibleTokens(7, 1_000, T0 + 200 * MS), "its full wallet");
+  }
+
+  /**
+   * Where a new wallet starts below the cap, a dropped account is re-created with the initial
+   * tokens: its client, back after at least the time to fill its wallet, is judged with 10 + slack
+   * rather than 1,000 + slack, a loss of at most max − initial = 990 tokens over the rest of the
+   * session. Waiting to be dropped gains a forger nothing: its kept wallet would be full.
+   */
+  @Test
+  void aDroppedAccountStartsAgainWithTheInitialTokensNoMore() {
+    TokenAudit audit = audit(4);
+    assertEquals(14, audit.admissibleTokens(8, 1_000_000, T0), "10 held + 4 slack");
+    liveTraffic(audit, 1_000, T0 + 100 * MS + 4 * MS / 10); // repays the slack, then fills
+    assertEquals(20, audit.sessions());
+    assertEquals(14, audit.admissibleTokens(8, 1_000_000, T0 + 200 * MS), "10 + 4, not 1,000 + 4");
+    assertEquals(1_000, audit.balance(8, T0 + 302 * MS), "and it earns its way back to the cap");
+  }
+
   @Test
   void negativeTokensAreNone() {
     assertEquals(0, audit(0).admissibleTokens(6, -20, T0));
