@@ -204,6 +204,7 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
   }
 
   private static CarrierDispatcher onRoute(CarrierPool pool, VirtualSchedulerRoute.Outcome route) {
+    pool.schedulesVirtualThreads();
     ExecutorService threads = Executors.newThreadPerTaskExecutor(route.builder().factory());
     return new CarrierDispatcher(pool, threads, null, pool.submitted());
   }
@@ -311,6 +312,10 @@ public final class CarrierDispatcher implements Executor, AutoCloseable {
    * Stops accepting tasks, waits for every accepted task to finish (including virtual threads
    * parked at the time, which still need carriers to end), then stops the carrier threads and
    * waits for them to exit. Idempotent; concurrent callers all wait.
+   *
+   * <p>A virtual thread a task started itself ({@link Thread#ofVirtual()}, which takes this
+   * dispatcher's scheduler) is not waited for. If it outlives the dispatcher, it runs on the
+   * common fork-join pool from then on, unmeasured, so that waking it never throws.
    *
    * <p>If the calling thread is interrupted while waiting, the tasks still running are
    * interrupted (virtual threads, or in the fallback the running and queued tasks, which then run

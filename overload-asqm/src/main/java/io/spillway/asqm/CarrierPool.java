@@ -50,6 +50,13 @@ final class CarrierPool implements Executor, QueueDelaySignal {
   // Set when a close was interrupted: the remaining tasks run with their interrupt status set.
   private volatile boolean interruptTasks;
 
+  /**
+   * Set when this pool schedules virtual threads: what is offered after {@link #shutdown()} is a
+   * continuation of a virtual thread that outlived the dispatcher (one a task started with {@link
+   * Thread#ofVirtual()}, which inherits its scheduler), not a new task.
+   */
+  private volatile boolean schedulesVirtualThreads;
+
   CarrierPool(int carrierCount, Ticker ticker, String role) {
     if (carrierCount < 1) {
       throw new IllegalArgumentException("carriers must be positive: " + carrierCount);
@@ -68,10 +75,20 @@ final class CarrierPool implements Executor, QueueDelaySignal {
     }
   }
 
+  /** From now on, {@link #execute} after {@link #shutdown()} runs continuations elsewhere. */
+  void schedulesVirtualThreads() {
+    schedulesVirtualThreads = true;
+  }
+
   /**
    * Stamps {@code task} with the ticker and queues it for a carrier.
    *
-   * @throws RejectedExecutionException after {@link #shutdown()}
+   * <p>After {@link #shutdown()}, a pool that {@link #schedulesVirtualThreads} hands the task, a
+   * virtual thread's continuation, to the common fork-join pool, unmeasured: refused, the JDK
+   * would throw in whichever thread woke the virtual thread (an {@code unlock()}, a latch's
+   * {@code countDown()}), and the woken thread would never run again.
+   *
+   * @throws RejectedExecutionException after {@link #shutdown()}, on a pool that runs tasks
    */
   @Override
   public void execute(Runnable task) {
@@ -79,6 +96,10 @@ final class CarrierPool implements Executor, QueueDelaySignal {
     lock.lock();
     try {
       if (shutdown) {
+        if (schedulesVirtualThreads) {
+          java.util.concurrent.ForkJoinPool.commonPool().execute(task);
+          return;
+        }
         throw new RejectedExecutionException("carrier pool is shut down");
       }
       long now = ticker.read();

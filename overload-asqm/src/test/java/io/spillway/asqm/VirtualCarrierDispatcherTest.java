@@ -190,6 +190,28 @@ class VirtualCarrierDispatcherTest extends CarrierDispatcherContract {
   }
 
   @Test
+  void aVirtualThreadThatOutlivesTheDispatcherStillRunsAndItsWakerDoesNotThrow() throws Exception {
+    CarrierDispatcher dispatcher = newDispatcher(1, ticker);
+    CountDownLatch release = new CountDownLatch(1);
+    CompletableFuture<Thread> started = new CompletableFuture<>();
+    CompletableFuture<Void> strayEnded = new CompletableFuture<>();
+    dispatcher.execute(() -> started.complete(Thread.ofVirtual().start(() -> {
+      try {
+        release.await(); // parks on the dispatcher's carriers
+        strayEnded.complete(null);
+      } catch (InterruptedException e) {
+        strayEnded.completeExceptionally(e);
+      }
+    })));
+    Thread stray = started.get(30, TimeUnit.SECONDS);
+    dispatcher.close(); // waits for its tasks, not for threads they started
+    dispatcher.carrierThreads().forEach(t -> assertFalse(t.isAlive(), t + " outlived close()"));
+    release.countDown(); // wakes the stray thread: its continuation needs a carrier
+    strayEnded.get(30, TimeUnit.SECONDS);
+    stray.join();
+  }
+
+  @Test
   void everyParkAndUnparkCountsAgainIncludingTimedParks() {
     try (CarrierDispatcher dispatcher = newDispatcher(2, ticker)) {
       AtomicReference<Thread> parker = new AtomicReference<>();
