@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cost of Protego's ASQM lock (protego-nsdi23 §4, {@code mutex_lock_if_uncongested}) against
- * a plain {@link ReentrantLock} measured in the same run (issue 5: uncontended
+ * a plain {@link ReentrantLock} measured in the same run (the bar: uncontended
  * {@code lockIfUncongested()}+{@code unlock()} within 1.2× of {@code lock()}+{@code unlock()}).
  *
  * <ul>

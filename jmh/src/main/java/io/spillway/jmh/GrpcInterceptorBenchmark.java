@@ -59,7 +59,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The latency Spillway's gRPC interceptors add per hop at low load (issue 6): one unary echo of 16
+ * The latency Spillway's gRPC interceptors add per hop at low load: one unary echo of 16
  * bytes at a time, over a real loopback gRPC connection (grpc-netty-shaded, plaintext, one server,
  * one channel, direct executors on both ends), the JMH thread blocking on each answer. SampleTime
  * mode, so the output has the p0.50 / p0.99 of single calls. Wirings, all in the same run:

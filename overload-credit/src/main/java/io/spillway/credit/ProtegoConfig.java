@@ -49,7 +49,7 @@ public record ProtegoConfig(Rule rule, double efficiencyThreshold, double maxDro
      * The Protego authors' server, {@code srpc_update_credit_pool} in {@code bw2_server.c}: phases
      * by the sign of Δin, grow only while the pool is fully handed out, additive steps both ways;
      * and, from {@code srpc_update_credit}, a session keeps its last credit unless dropped. The
-     * default: Algorithm 1 as printed starves with 1,000 clients (issue 5).
+     * default: Algorithm 1 as printed starves with 1,000 clients (ProtegoPolicy's javadoc).
      */
     AUTHORS,
     /** Algorithm 1 as printed in protego-nsdi23 §3.1: AIMD with C ← (1 − d)·C. */

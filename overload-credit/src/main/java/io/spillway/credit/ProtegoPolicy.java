@@ -74,7 +74,7 @@ package io.spillway.credit;
  * </pre>
  *
  * <p>Why the authors' rule is the default: with 1,000 sessions the printed rule starves
- * (scenarios/protego-two-path, issue 5: 0.03 × capacity served at 1.4× demand, 98 % of requests
+ * (scenarios/protego-two-path: 0.03 × capacity served at 1.4× demand, 98 % of requests
  * expired at the clients). A pool that one credit barely moves gives Δin and Δout that are
  * measurement noise, and at a steady load they agree in sign about half the time; then each
  * (1 − d) takes 2 % of C while each growth adds a = 1, so C settles where 0.02·C ≈ 1, a few

@@ -84,7 +84,7 @@ class ProtegoPolicyTest {
 
     @Test
     void oneShrinkUndoesTwentyGrowthsAtAThousandCredits() {
-      // The starvation of issue 5 in numbers: at C = 1000 with 1,000 sessions a = 1, and one
+      // The starvation of Algorithm 1 as printed, in numbers: at C = 1000 with 1,000 sessions a = 1, and one
       // (1 − d) takes 20 credits. Noise that shrinks half the time drives C down to where
       // 0.02·C ≈ 1.
       long c = 1_000;

@@ -30,8 +30,8 @@ import java.util.concurrent.Future;
  * An interface offered nothing in a phase has no row there.
  *
  * <p>A scheme name that neither {@link SchemeRegistry} nor its {@code -d} form knows is skipped
- * with a message, so a scenario may list a scheme that is not built yet (issue 6: {@code
- * rajomon}).
+ * with a message, so a scenario may list a scheme that is not built yet (a scheme
+ * that plugs in by name).
  *
  * <p>Runs are independent and deterministic for their seed, so they run in parallel without
  * changing any result.

@@ -113,7 +113,7 @@ class GraphSimulationTest {
     assertEquals(a.services(), b.services());
   }
 
-  /** The baselines, and Rajomon once SchemeRegistry knows it (issue 6: it plugs in by name). */
+  /** The baselines, and Rajomon once SchemeRegistry knows it (it plugs in by name). */
   private static List<String> graphSchemes() {
     List<String> names = new ArrayList<>(List.of("none", "breakwater", "breakwater-d", "dagor"));
     if (GraphScheme.known("rajomon")) {
