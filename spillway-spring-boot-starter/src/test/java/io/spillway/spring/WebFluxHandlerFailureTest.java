@@ -42,6 +42,30 @@ class WebFluxHandlerFailureTest {
   }
 
   /**
+   * An error handler that answers after an asynchronous step (it reports the failure first, say)
+   * writes its answer after the filter has seen the failure: the fields must be in the headers
+   * by then, since the permit ends with the failure and later commits find it ended.
+   */
+  @Test
+  void anErrorAnswerWrittenLaterStillCarriesTheSessionsFields() throws Exception {
+    java.util.concurrent.CompletableFuture<Void> answer =
+        new java.util.concurrent.CompletableFuture<>();
+    WebFluxTestApp.errorAnswer = answer;
+    try {
+      // the answer is written only once the permit has ended
+      HandlerFailures.Ended ended = HandlerFailures.send(gate, port, "/fail-answered-later", true,
+          () -> answer.complete(null));
+      assertEquals(Outcome.FAILED, ended.outcome());
+      assertEquals(500, ended.response().statusCode());
+      assertEquals(java.util.Optional.of(Integer.toString(Status.FAILED.code())),
+          ended.response().headers().firstValue(SpillwayHttpHeaders.STATUS));
+    } finally {
+      answer.complete(null);
+      WebFluxTestApp.errorAnswer = java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+  }
+
+  /**
    * A client that goes away while its handler awaits a downstream reply cancels the exchange:
    * its permit ends once, as failed, and the reply that comes after ends nothing.
    */
