@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.spillway.api.Outcome;
 import java.io.IOException;
 import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -21,29 +24,53 @@ final class HandlerFailures {
   private HandlerFailures() { }
 
   /**
+   * The end of one request's permit and the answer the request got.
+   *
+   * @param outcome how the permit ended
+   * @param response the answer, or {@code null} if it broke off
+   */
+  record Ended(Outcome outcome, HttpResponse<String> response) { }
+
+  /**
    * Sends {@code path} to the application's only endpoint gate, plainly or as a new session's
    * first request, waits for its permit to end, and returns its outcome.
    */
   static Outcome outcomeOf(SpillwayHttpGate gate, int port, String path, boolean session)
       throws Exception {
+    return send(gate, port, path, session, () -> { }).outcome();
+  }
+
+  /**
+   * As {@link #outcomeOf}, with the answer: {@code afterEnd} runs once the permit has ended, and
+   * the answer is awaited after it (an answer that waits for it is not written before).
+   */
+  static Ended send(SpillwayHttpGate gate, int port, String path, boolean session,
+      Runnable afterEnd) throws Exception {
     GateStats stats = gate.endpoints().get(0).stats();
     long admitted = stats.admitted();
     long[] before = new long[Outcome.values().length];
     for (Outcome o : Outcome.values()) {
       before[o.ordinal()] = stats.completions(o);
     }
+    long endedBefore = completions(stats);
     HttpRequest.Builder request = HttpRequest.newBuilder(LocalHttp.uri(port, path));
     if (session) {
       request.header(SpillwayHttpHeaders.SESSION, Long.toString(SESSIONS.incrementAndGet()))
           .header(SpillwayHttpHeaders.FLAGS, "1"); // registers
     }
+    CompletableFuture<HttpResponse<String>> sent = LocalHttp.sendAsync(request.build());
+    StarterMvcTest.waitUntil(() -> completions(stats) > endedBefore);
+    afterEnd.run();
+    HttpResponse<String> response = null;
     try {
-      LocalHttp.send(request.build());
-    } catch (IOException brokenOff) {
+      response = sent.get();
+    } catch (ExecutionException e) {
+      if (!(e.getCause() instanceof IOException)) {
+        throw e;
+      }
       // a response that failed after it was committed may end without its body's end
     }
     assertEquals(admitted + 1, stats.admitted(), "admitted");
-    StarterMvcTest.waitUntil(() -> gate.inFlight() == 0);
     Outcome ended = null;
     for (Outcome o : Outcome.values()) {
       long n = stats.completions(o) - before[o.ordinal()];
@@ -53,6 +80,18 @@ final class HandlerFailures {
         ended = o;
       }
     }
-    return ended;
+    return new Ended(ended, response);
+  }
+
+  /**
+   * Every permit the gate's stats have seen end, by any outcome. A permit's end counts here only
+   * once its outcome is recorded, which the gate's in-flight count does not wait for.
+   */
+  static long completions(GateStats stats) {
+    long n = 0;
+    for (Outcome o : Outcome.values()) {
+      n += stats.completions(o);
+    }
+    return n;
   }
 }

@@ -26,6 +26,10 @@ final class LocalHttp {
     return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
   }
 
+  static CompletableFuture<HttpResponse<String>> sendAsync(HttpRequest request) {
+    return HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+  }
+
   static CompletableFuture<HttpResponse<String>> sendAsync(int port, String path) {
     return HTTP.sendAsync(HttpRequest.newBuilder(uri(port, path)).build(), HttpResponse.BodyHandlers.ofString());
   }

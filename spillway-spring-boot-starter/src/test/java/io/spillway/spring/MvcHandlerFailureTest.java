@@ -3,6 +3,7 @@ package io.spillway.spring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.spillway.api.Outcome;
+import io.spillway.api.Status;
 import io.spillway.spring.app.MvcTestApp;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -25,6 +26,16 @@ class MvcHandlerFailureTest {
   void aHandlerThatFailsAfterWritingIntoTheBufferFails() throws Exception {
     assertEquals(Outcome.FAILED, HandlerFailures.outcomeOf(gate, port, "/write-then-fail", false));
     assertEquals(Outcome.FAILED, HandlerFailures.outcomeOf(gate, port, "/write-then-fail", true));
+  }
+
+  /** The container's error answer is the session's answer: its fields ride in its headers. */
+  @Test
+  void theErrorAnswerToASessionsFailedRequestCarriesItsFields() throws Exception {
+    HandlerFailures.Ended ended = HandlerFailures.send(gate, port, "/write-then-fail", true, () -> { });
+    assertEquals(Outcome.FAILED, ended.outcome());
+    assertEquals(500, ended.response().statusCode());
+    assertEquals(java.util.Optional.of(Integer.toString(Status.FAILED.code())),
+        ended.response().headers().firstValue(SpillwayHttpHeaders.STATUS));
   }
 
   @Test

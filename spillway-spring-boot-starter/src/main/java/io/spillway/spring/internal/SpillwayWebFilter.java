@@ -180,27 +180,37 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     }
   }
 
-  /** Ends the exchange's permit, once (later calls are ignored by the admission). */
+  /**
+   * Ends the exchange's permit, once (later calls are ignored by the admission). A failure ends it
+   * as the error signal passes, before the error handlers downstream of this filter see it: a
+   * session's fields go in the headers then, if they are not sent, so the error answer those
+   * handlers write carries them, however late they write it (an answer written after an
+   * asynchronous step commits after this filter's {@code doFinally} has run).
+   */
   private static final class End implements Consumer<SignalType> {
     private final Admission admission;
     private final ServerHttpResponse response;
-    private volatile Throwable error;
-    final Consumer<Throwable> onError = e -> error = e;
+    final Consumer<Throwable> onError = this::failed;
 
     End(Admission admission, ServerHttpResponse response) {
       this.admission = admission;
       this.response = response;
     }
 
+    private void failed(Throwable e) {
+      ResponseMetadata fields = admission.end(500, e);
+      if (fields != null && admission.hasSession() && !response.isCommitted()) {
+        SpillwayHttpHeaders.writeResponse(fields, response.getHeaders()::set);
+      }
+    }
+
     @Override
     public void accept(SignalType signal) {
-      switch (signal) {
-        case ON_COMPLETE -> {
-          HttpStatusCode status = response.getStatusCode();
-          admission.end(status == null ? 200 : status.value(), null);
-        }
-        case ON_ERROR -> admission.end(500, error);
-        default -> admission.end(Outcome.FAILED);
+      if (signal == SignalType.ON_COMPLETE) {
+        HttpStatusCode status = response.getStatusCode();
+        admission.end(status == null ? 200 : status.value(), null);
+      } else {
+        admission.end(Outcome.FAILED); // cancelled; an error has ended it already
       }
     }
   }

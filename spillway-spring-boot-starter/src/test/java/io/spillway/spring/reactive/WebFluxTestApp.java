@@ -27,9 +27,37 @@ public class WebFluxTestApp {
   /** Run as each {@code /downstream} exchange reaches its handler. */
   public static volatile Runnable downstreamEntered = () -> { };
 
+  /** What the answer to {@code /fail-answered-later} waits for before it is written. */
+  public static volatile java.util.concurrent.CompletableFuture<Void> errorAnswer =
+      java.util.concurrent.CompletableFuture.completedFuture(null);
+
   @Bean
   QueueDelaySignal downstreamPool() {
     return now -> STAGE_DELAY.get();
+  }
+
+  /**
+   * Answers an {@link AnsweredLater} failure with a {@code 500} once {@link #errorAnswer}
+   * completes, as an error handler that first reports the failure elsewhere would: ahead of
+   * Boot's handler, which answers at once.
+   */
+  @Bean
+  @org.springframework.core.annotation.Order(-2)
+  org.springframework.web.server.WebExceptionHandler answeredLater() {
+    return (exchange, e) -> e instanceof AnsweredLater
+        ? Mono.fromFuture(errorAnswer).then(Mono.defer(() -> {
+          exchange.getResponse().setStatusCode(
+              org.springframework.http.HttpStatus.INTERNAL_SERVER_ERROR);
+          return exchange.getResponse().setComplete();
+        }))
+        : Mono.error(e);
+  }
+
+  /** A failure whose answer an error handler writes after an asynchronous step. */
+  static final class AnsweredLater extends RuntimeException {
+    AnsweredLater() {
+      super("answered later");
+    }
   }
 
   @RestController
@@ -53,6 +81,12 @@ public class WebFluxTestApp {
       return written
           ? reactor.core.publisher.Flux.just("partial").concatWith(Mono.error(failure))
           : reactor.core.publisher.Flux.error(failure);
+    }
+
+    /** Fails before writing anything; its error answer waits for {@link #errorAnswer}. */
+    @GetMapping("/fail-answered-later")
+    Mono<String> failAnsweredLater() {
+      return Mono.error(new AnsweredLater());
     }
 
     /** The budget the Reactor context carries, -1 if none. */
