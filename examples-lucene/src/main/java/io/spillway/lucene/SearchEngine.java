@@ -19,6 +19,7 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
 import org.apache.lucene.queryparser.classic.QueryParser;
 import org.apache.lucene.search.FuzzyQuery;
+import org.apache.lucene.search.FuzzyTermsEnum;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MultiPhraseQuery;
 import org.apache.lucene.search.PhraseQuery;
@@ -124,7 +125,8 @@ public final class SearchEngine {
   /**
    * The {@code k} best documents for {@code query}.
    *
-   * @throws InvalidQueryException if the request is malformed (nothing was locked or searched)
+   * @throws InvalidQueryException if the request is malformed (nothing was locked or searched),
+   *     or an automaton its search builds as it starts is too complex for Lucene to determinize
    * @throws BudgetExceededException if a lock's queue, or the search itself, would outlast the
    *     budget of the request in scope
    */
@@ -167,6 +169,10 @@ public final class SearchEngine {
     } catch (IndexSearcher.TooManyClauses e) {
       throw new InvalidQueryException("query expands to too many terms (more than "
           + IndexSearcher.getMaxClauseCount() + "); use a longer prefix");
+    } catch (TooComplexToDeterminizeException | FuzzyTermsEnum.FuzzyTermsException e) {
+      // an automaton built as the search starts (a fuzzy term's Levenshtein automata) that Lucene
+      // will not determinize: the query's shape, not the server, is at fault
+      throw new InvalidQueryException("query too complex to run: " + firstLine(e.getMessage()));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } finally {
