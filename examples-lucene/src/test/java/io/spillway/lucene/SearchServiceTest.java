@@ -28,6 +28,7 @@ import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.util.automaton.Automata;
+import org.apache.lucene.util.automaton.RegExp;
 import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -131,6 +132,22 @@ class SearchServiceTest {
     assertInvalid("/a{2147483647}/", 10, "regular expression too complex");
     assertTrue(call("/wat.r/", 10).getHitsCount() > 0); // an ordinary one is still served
     assertTrue(call("/[a-z]{1,100}/", 10).getHitsCount() > 0);
+  }
+
+  @Test
+  void aRegularExpressionCostlyToDeterminizeIsInvalidBeforeTheWorkIsDone() {
+    // Few states, but an automaton that blows up as it is determinized, at parse time and before
+    // any budget applies: 15 ms under Lucene's default limit on determinization work.
+    String blowUp = "(a|b)*a(a|b){12}";
+    assertTrue(SearchEngine.automatonStates(new RegExp(blowUp, RegExp.ALL))
+        <= SearchEngine.MAX_REGEXP_STATES, "within the state cap");
+    assertInvalid("/" + blowUp + "/", 10, "regular expression too complex to determinize");
+    assertInvalid("water OR title:/[a-z]*a[a-z]{10}/", 10, "regular expression too complex");
+    assertInvalid("/(a|b)*a(a|b){30}/", 10, "regular expression too complex");
+    // expressions that describe words are served
+    assertTrue(call("/colou?r/", 10).getHitsCount() > 0);
+    assertTrue(call("/(un|re)?[a-z]+(ing|ed|s)?/", 10).getHitsCount() > 0);
+    assertTrue(call("/.*ation/", 10).getHitsCount() > 0);
   }
 
   @Test
