@@ -22,9 +22,14 @@ import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.queryparser.classic.QueryParser;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.util.automaton.Automata;
+import org.apache.lucene.util.automaton.RegExp;
+import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -127,6 +132,61 @@ class SearchServiceTest {
     assertInvalid("/a{2147483647}/", 10, "regular expression too complex");
     assertTrue(call("/wat.r/", 10).getHitsCount() > 0); // an ordinary one is still served
     assertTrue(call("/[a-z]{1,100}/", 10).getHitsCount() > 0);
+  }
+
+  @Test
+  void aRegularExpressionCostlyToDeterminizeIsInvalidBeforeTheWorkIsDone() {
+    // Few states, but an automaton that blows up as it is determinized, at parse time and before
+    // any budget applies: 15 ms under Lucene's default limit on determinization work.
+    String blowUp = "(a|b)*a(a|b){12}";
+    assertTrue(SearchEngine.automatonStates(new RegExp(blowUp, RegExp.ALL))
+        <= SearchEngine.MAX_REGEXP_STATES, "within the state cap");
+    assertInvalid("/" + blowUp + "/", 10, "regular expression too complex to determinize");
+    assertInvalid("water OR title:/[a-z]*a[a-z]{10}/", 10, "regular expression too complex");
+    assertInvalid("/(a|b)*a(a|b){30}/", 10, "regular expression too complex");
+    // expressions that describe words are served
+    assertTrue(call("/colou?r/", 10).getHitsCount() > 0);
+    assertTrue(call("/(un|re)?[a-z]+(ing|ed|s)?/", 10).getHitsCount() > 0);
+    assertTrue(call("/.*ation/", 10).getHitsCount() > 0);
+  }
+
+  @Test
+  void anAutomatonTooComplexAsTheSearchStartsIsInvalidNotAServerError() throws Exception {
+    // A fuzzy query builds its automata as the search starts, and Lucene refuses one it will not
+    // determinize (a FuzzyTermsException wrapping TooComplexToDeterminizeException, its
+    // constructor Lucene's own); this query throws the latter from the same place, its rewrite.
+    Query tooComplex = new Query() {
+      @Override
+      public Query rewrite(IndexSearcher searcher) {
+        throw new TooComplexToDeterminizeException(Automata.makeAnyString(), 1);
+      }
+
+      @Override
+      public void visit(QueryVisitor visitor) {
+        visitor.visitLeaf(this);
+      }
+
+      @Override
+      public String toString(String field) {
+        return "tooComplex";
+      }
+
+      @Override
+      public boolean equals(Object o) {
+        return o == this;
+      }
+
+      @Override
+      public int hashCode() {
+        return System.identityHashCode(this);
+      }
+    };
+    SearchEngine engine = new SearchEngine(index, Ticker.system());
+    try (ShardedIndex.View view = index.acquire()) {
+      InvalidQueryException e = assertThrows(InvalidQueryException.class,
+          () -> engine.run(view, tooComplex, 10));
+      assertTrue(e.getMessage().startsWith("query too complex to run"), e.getMessage());
+    }
   }
 
   @Test
