@@ -241,9 +241,9 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         // A unary or server-streaming call counts from its admission until its request message
         // reaches the handler, the event loop's delivery of the message between its two
         // hand-offs included: on a saturated core that delivery is much of the wait
-        // (docs/results/grpc.md, "What is left"). A client-streaming or bidi call, whose handler
-        // starts with it and may then wait for its client as long as the client likes, counts
-        // only while it has work queued (CallHandOffs).
+        // (docs/results/grpc.md, "A client that stalls after its headers"). A client-streaming
+        // or bidi call, whose handler starts with it and may then wait for its client as long as
+        // the client likes, counts only while it has work queued (CallHandOffs).
         boolean unary = method.getType().clientSendsOneMessage();
         d.target = d.ticket < 0 || unary ? workers : new CallHandOffs(workers, d.ticket);
         if (unary && d.ticket >= 0 && arrival != null) {
