@@ -48,28 +48,28 @@ final class MessageArrival extends ServerStreamTracer implements Runnable {
   /** The headers the call was created with, to match the tracer to its call's admission. */
   final Metadata headers;
   private final Executor loop;
-  private UnstartedCalls unstarted; // guarded by this; null until admitted and measured
-  private Ticker ticker;
-  private long ticket = -1; // guarded by this
+  private final UnstartedCalls unstarted;
+  private final Ticker ticker;
+  private long ticket = -1; // guarded by this; -1 until the call is admitted and measured
   private int state = NONE; // guarded by this
 
-  MessageArrival(Metadata headers, Executor loop) {
+  MessageArrival(Metadata headers, Executor loop, UnstartedCalls unstarted, Ticker ticker) {
     this.headers = headers;
     this.loop = loop;
+    this.unstarted = unstarted;
+    this.ticker = ticker;
   }
 
-  /** The call was admitted with {@code ticket} in {@code unstarted}; on the transport thread. */
-  synchronized void admitted(UnstartedCalls unstarted, long ticket, Ticker ticker) {
-    this.unstarted = unstarted;
+  /** The call was admitted with {@code ticket} in the unstarted set; on the transport thread. */
+  synchronized void admitted(long ticket) {
     this.ticket = ticket;
-    this.ticker = ticker;
   }
 
   /** The call's handler has started and asked for its request message; on a worker. */
   void handlerAsked() {
     synchronized (this) {
-      if (state != NONE || unstarted == null) {
-        return; // the message is in already, or the call is over
+      if (state != NONE || ticket < 0) {
+        return; // the message is in already, or the call is over (or not measured)
       }
       state = ASKED;
       if (loop != null) {
@@ -132,9 +132,19 @@ final class MessageArrival extends ServerStreamTracer implements Runnable {
   static final class Factory extends ServerStreamTracer.Factory {
     private static final ThreadLocal<MessageArrival> LATEST = new ThreadLocal<>();
 
+    private final UnstartedCalls unstarted;
+    private final Ticker ticker;
+
+    /** Tracers for calls measured in {@code unstarted}, with {@code ticker}. */
+    Factory(UnstartedCalls unstarted, Ticker ticker) {
+      this.unstarted = unstarted;
+      this.ticker = ticker;
+    }
+
     @Override
     public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-      MessageArrival arrival = new MessageArrival(headers, EventLoopProbe.currentLoop());
+      MessageArrival arrival = new MessageArrival(headers, EventLoopProbe.currentLoop(), unstarted,
+          ticker);
       LATEST.set(arrival);
       return arrival;
     }

@@ -359,7 +359,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       serverBuilder.executor(Runnable::run);
       serverBuilder.callExecutor(server.interceptor.executorSupplier(workers, probe, callThreading));
       serverBuilder.intercept(server.interceptor);
-      serverBuilder.addStreamTracerFactory(new MessageArrival.Factory());
+      serverBuilder.addStreamTracerFactory(new MessageArrival.Factory(unstarted, ticker));
       serverBuilder.addService(server.controlService());
       return server;
     }

@@ -248,7 +248,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         d.target = d.ticket < 0 || unary ? workers : new CallHandOffs(workers, d.ticket);
         if (unary && d.ticket >= 0 && arrival != null) {
           // ...but not while it waits for a client that has not sent its message (MessageArrival)
-          arrival.admitted(unstarted, d.ticket, ticker);
+          arrival.admitted(d.ticket);
           d.arrival = arrival;
         }
         return d;

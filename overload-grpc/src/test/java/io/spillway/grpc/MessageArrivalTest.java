@@ -40,8 +40,8 @@ class MessageArrivalTest {
   private final ArrayDeque<Runnable> loop = new ArrayDeque<>();
 
   private MessageArrival admitted(java.util.concurrent.Executor loopOrNull) {
-    MessageArrival arrival = new MessageArrival(new Metadata(), loopOrNull);
-    arrival.admitted(unstarted, unstarted.arrived(now.get()), ticker);
+    MessageArrival arrival = new MessageArrival(new Metadata(), loopOrNull, unstarted, ticker);
+    arrival.admitted(unstarted.arrived(now.get()));
     return arrival;
   }
 
