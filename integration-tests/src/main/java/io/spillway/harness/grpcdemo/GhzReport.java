@@ -45,11 +45,13 @@ final class GhzReport {
    * @param errors       everything else (a deadline that passed, a cancelled call)
    * @param byStatus     every status seen in the window and its count
    * @param okLatency    latencies of the {@code OK} calls
+   * @param rejectLatency latencies of the refused calls: from a call's start to its refusal
    * @param maxLagNanos  how far the latest-started call of the window started after a constant
    *                     {@code rate}'s schedule from the run's first call (0 when no rate given)
    */
   record Result(long started, long ok, long good, long rejects, long errors,
-      Map<String, Long> byStatus, Histogram okLatency, double measureSeconds, long maxLagNanos) {
+      Map<String, Long> byStatus, Histogram okLatency, Histogram rejectLatency,
+      double measureSeconds, long maxLagNanos) {
 
     double startedRps() {
       return started / measureSeconds;
@@ -141,9 +143,10 @@ final class GhzReport {
       }
     }
     Histogram okLatency = new Histogram(3_600_000_000_000L, 3);
+    Histogram rejectLatency = new Histogram(3_600_000_000_000L, 3);
     Map<String, Long> byStatus = new TreeMap<>();
     if (n == 0) {
-      return new Result(0, 0, 0, 0, 0, byStatus, okLatency, measureSeconds, 0);
+      return new Result(0, 0, 0, 0, 0, byStatus, okLatency, rejectLatency, measureSeconds, 0);
     }
     long first = Long.MAX_VALUE;
     for (int i = 0; i < n; i++) {
@@ -171,6 +174,7 @@ final class GhzReport {
         }
       } else if (status.equals(RESOURCE_EXHAUSTED) || status.equals(UNAVAILABLE)) {
         rejects++;
+        rejectLatency.recordValue(Math.max(1, latencies[i]));
       } else {
         errors++;
       }
@@ -187,8 +191,8 @@ final class GhzReport {
         maxLag = Math.max(maxLag, sorted[i] - first - Math.round(i * interval));
       }
     }
-    return new Result(started, ok, good, rejects, errors, byStatus, okLatency, measureSeconds,
-        maxLag);
+    return new Result(started, ok, good, rejects, errors, byStatus, okLatency, rejectLatency,
+        measureSeconds, maxLag);
   }
 
   /** A short account for a row's note: offered against started, and ghz's lag behind its rate. */

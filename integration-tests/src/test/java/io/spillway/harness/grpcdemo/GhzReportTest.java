@@ -72,6 +72,7 @@ class GhzReportTest {
     assertEquals(2, r.okLatency().getTotalCount());
     assertEquals(20.0, r.okLatency().getValueAtPercentile(99) / 1e6, 0.05);
     assertEquals(5.0, r.okLatency().getValueAtPercentile(50) / 1e6, 0.01);
+    assertEquals(2, r.rejectLatency().getTotalCount(), "the two refusals' latencies");
     assertEquals(3.0, r.startedRps(), 1e-9);
     assertEquals(0.5, r.goodputRps(), 1e-9);
   }
