@@ -485,10 +485,17 @@ public final class GrpcDemoMain {
     Path ghzRun(String ghz, Path proto, int port, double rps, long seconds, String label)
         throws IOException, InterruptedException {
       Path json = out.resolve("ghz-" + label + ".json");
+      // As the Spring demo runs it (SpringDemoMain.runGhz): no template (filling one in for each
+      // call more than doubled ghz's CPU a call, which its one core cannot spare above 1x), one
+      // worker per call the rate can have in flight within the deadline (so ghz stays open loop
+      // against a server that answers late), and the calls in flight at the end let finish.
+      long concurrency = Math.max(channels, (long) Math.ceil(rps * DemoLoad.DEADLINE_MS / 1000.0));
       List<String> cmd = List.of(ghz, "--insecure", "--proto", proto.toString(),
           "--call", "spillway.demo.Demo.Work", "-d", "{\"id\":1}",
-          "--rps", Long.toString(Math.round(rps)), "--async", "-c", "1000", "--connections",
-          Integer.toString(channels), "-z", seconds + "s", "--timeout", DemoLoad.DEADLINE_MS + "ms",
+          "--disable-template-functions", "--disable-template-data",
+          "--rps", Long.toString(Math.round(rps)), "--concurrency", Long.toString(concurrency),
+          "--connections", Integer.toString(channels), "-z", seconds + "s",
+          "--duration-stop", "wait", "--timeout", DemoLoad.DEADLINE_MS + "ms",
           "--format", "json", "-o", json.toString(), "127.0.0.1:" + port);
       Files.writeString(out.resolve("ghz-command.txt"), String.join(" ", cmd) + "\n");
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true)

@@ -487,6 +487,7 @@ public final class SpringDemoMain {
         }
         double capacity = need("capacity_grpc");
         if (GHZ.contains(config)) {
+          ghzWarm(config, app, capacity, sloNanos);
           for (double level : levels) {
             pause();
             ghzOpen(config, app.grpcPort, level, capacity, sloNanos);
@@ -506,19 +507,61 @@ public final class SpringDemoMain {
 
     /**
      * One level driven by ghz: {@code --rps} at {@code level} × capacity for {@code LEVEL_WARM_S +
-     * seconds}, the calls that started in the last {@code seconds} counted ({@link GhzReport}).
-     * ghz's workers each make one call at a time and its pacer hands them its ticks, so a rate is
-     * kept only while a worker is free: the workers are the rate × the calls' deadline, the most
-     * calls the rate can have in flight even against a server that answers none of them before the
-     * deadline, so ghz stays open-loop however the server behaves. The deadline is the Java
-     * generator's ({@link DemoLoad#DEADLINE_MS}): a plain call's only budget on the server.
-     * {@code --duration-stop wait} lets the calls in flight at the end finish (within their
-     * deadline) instead of being cut off and counted as errors. ghz runs as a child of this JVM,
-     * so it is on this JVM's core, as h2load is.
+     * seconds}, the calls that started in the last {@code seconds} counted ({@link GhzReport});
+     * how ghz is run, {@link #runGhz}.
      */
     void ghzOpen(String config, int port, double level, double capacity, long sloNanos)
         throws Exception {
       long rps = Math.max(1, Math.round(level * capacity));
+      String label = config + "-" + level + "x";
+      Path json = runGhz(port, rps, LEVEL_WARM_S + seconds, label);
+      try {
+        GhzReport.Result r;
+        try (var in = new java.io.BufferedInputStream(Files.newInputStream(json), 1 << 16)) {
+          r = GhzReport.read(in, LEVEL_WARM_S, seconds, sloNanos, rps);
+        }
+        record(config, "grpc", level, capacity, r.startedRps(), r.throughputRps(), r.goodputRps(),
+            r.okLatency(), r.rejects(), r.errors(), 0, GhzReport.describe(r, rps));
+      } finally {
+        Files.deleteIfExists(json);
+      }
+    }
+
+    /**
+     * ghz's own warm-up before its levels: one-second ghz runs at capacity until the application's
+     * compilers are quiet ({@link SteadyCapacity#warm}). Each ghz run is a new process on new
+     * connections, and the server's first calls on them deoptimize the read and write paths it
+     * compiled without them; on the one server core that recompilation took up to half of a
+     * level's time in the gRPC demo (docs/results/grpc.md, after its main table). The Java
+     * generator's warm-up, on connections it keeps, does not compile for them; these runs do, as
+     * each level will.
+     */
+    void ghzWarm(String config, App app, double capacity, long sloNanos) throws Exception {
+      long rps = Math.max(1, Math.round(capacity));
+      SteadyCapacity.Slices slices = SteadyCapacity.warm(index -> {
+        Path json = runGhz(app.grpcPort, rps, 1, config + "-warm");
+        try (var in = new java.io.BufferedInputStream(Files.newInputStream(json), 1 << 16)) {
+          return GhzReport.read(in, 0, 1, sloNanos, rps).ok();
+        } finally {
+          Files.deleteIfExists(json);
+        }
+      }, () -> jitMillis(app), CLOSED_MAX_SLICES);
+      System.out.println(SteadyCapacity.describeWarm(config + ": ghz warm-up (one ghz run a slice)",
+          0, 1.0, slices));
+    }
+
+    /**
+     * Runs ghz for {@code seconds} at {@code rps} and returns its JSON report (the caller deletes
+     * it). ghz's workers each make one call at a time and its pacer hands them its ticks, so a
+     * rate is kept only while a worker is free: the workers are the rate × the calls' deadline,
+     * the most calls the rate can have in flight even against a server that answers none of them
+     * before the deadline, so ghz stays open-loop however the server behaves. The deadline is the
+     * Java generator's ({@link DemoLoad#DEADLINE_MS}): a plain call's only budget on the server.
+     * {@code --duration-stop wait} lets the calls in flight at the end finish (within their
+     * deadline) instead of being cut off and counted as errors. ghz runs as a child of this JVM,
+     * so it is on this JVM's core, as h2load is.
+     */
+    Path runGhz(int port, long rps, double seconds, String label) throws Exception {
       long concurrency = Math.max(GHZ_CONNECTIONS,
           (long) Math.ceil(rps * DemoLoad.DEADLINE_MS / 1000.0));
       Path proto = Path.of("examples-spring/src/main/proto/inventory.proto").toAbsolutePath();
@@ -526,7 +569,7 @@ public final class SpringDemoMain {
         throw new IOException("ghz needs " + proto + " (run from the repository's root)");
       }
       Path json = Files.createTempFile("spillway-ghz", ".json"); // every call: not a result
-      String label = config + "-" + level + "x";
+      boolean done = false;
       try {
         List<String> cmd = List.of(ghz.toString(), "--insecure", "--proto", proto.toString(),
             "--call", "spillway.inventory.Inventory.Reserve",
@@ -538,7 +581,7 @@ public final class SpringDemoMain {
             "--rps", Long.toString(rps), "--concurrency", Long.toString(concurrency),
             "--connections", Integer.toString(GHZ_CONNECTIONS),
             "--timeout", DemoLoad.DEADLINE_MS + "ms",
-            "-z", fmt(LEVEL_WARM_S + seconds) + "s", "--duration-stop", "wait",
+            "-z", fmt(seconds) + "s", "--duration-stop", "wait",
             "-O", "json", "-o", json.toString(), "127.0.0.1:" + port);
         Files.writeString(out.resolve("ghz-command.txt"), String.join(" ", cmd)
             .replace(json.toString(), "JSON").replace(proto.toString(),
@@ -557,14 +600,12 @@ public final class SpringDemoMain {
         if (Files.size(log) == 0) {
           Files.delete(log);
         }
-        GhzReport.Result r;
-        try (var in = new java.io.BufferedInputStream(Files.newInputStream(json), 1 << 16)) {
-          r = GhzReport.read(in, LEVEL_WARM_S, seconds, sloNanos, rps);
-        }
-        record(config, "grpc", level, capacity, r.startedRps(), r.throughputRps(), r.goodputRps(),
-            r.okLatency(), r.rejects(), r.errors(), 0, GhzReport.describe(r, rps));
+        done = true;
+        return json;
       } finally {
-        Files.deleteIfExists(json);
+        if (!done) {
+          Files.deleteIfExists(json);
+        }
       }
     }
 
