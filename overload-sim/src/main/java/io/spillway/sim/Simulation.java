@@ -647,8 +647,10 @@ final class Simulation {
             busy(txCost, m);
             continue;
           }
-          if (r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
-            abort(r); // its budget is spent before it runs: the transport's rule
+          if (!r.started && r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
+            // its budget is spent before it runs: the transport's rule, at dispatch only; one back
+            // from a lock wait is in its handler (and may hold the lock it was handed)
+            abort(r);
             continue;
           }
           if (r.budget != null) {

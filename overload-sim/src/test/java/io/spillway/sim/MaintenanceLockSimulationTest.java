@@ -140,6 +140,25 @@ class MaintenanceLockSimulationTest {
     assertEquals(8 * MS + ALONE, queued.get(1).latency());
   }
 
+  /**
+   * A request sent with a queueing budget ({@code breakwater.budget_us}) is aborted unrun if no
+   * core takes it before the budget is spent: the transport's rule at dispatch. One that a core
+   * has taken, and that comes back to the run queue handed a lock it waited for (FIFO hand-off),
+   * is in its handler: it runs, and releases the lock. Aborted there, it would keep the lock for
+   * good, and every request and maintenance run after it would wait forever.
+   */
+  @Test
+  void aRequestHandedALockAfterItsHeaderBudgetIsSpentRunsAndReleasesIt() {
+    // Budget 1 ms from parsing at 1 ms; the lock is handed to it at 5 ms.
+    Scenario s = scenario("schemes", "breakwater", "breakwater.budget_us", "1000");
+    List<Answer> a = run(s, "breakwater", 995 * US, 7 * MS, 10_995 * US);
+    assertEquals(List.of(Status.OK, Status.OK, Status.OK), a.stream().map(Answer::status).toList(),
+        a.toString());
+    assertEquals(4 * MS + ALONE, a.get(0).latency());
+    assertEquals(ALONE, a.get(1).latency());
+    assertEquals(4 * MS + ALONE, a.get(2).latency()); // the next hold, at 10 ms, took the lock
+  }
+
   @Test
   void aBargingSharedLockLetsTheWokenWaiterRunAsAFifoOneDoes() {
     // With nobody else contending, a nonfair lock serves the waiter at the hold's end too.
