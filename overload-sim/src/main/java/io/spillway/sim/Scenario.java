@@ -57,6 +57,13 @@ public final class Scenario {
     keys.put("path_service_us", "mutex paths: each path's mean service time 'us1, us2, ...' (the service distribution's shape scaled to it); empty: service_mean_us for every path");
     keys.put("path_hold_us", "mutex paths: each path's mean time holding its mutex 'us1, us2, ...', the end of its service (0: the path takes no mutex); empty: the whole service time");
     keys.put("lock_handoff", "mutex paths: fifo (default: the released mutex passes to the oldest waiter, which holds it while waiting for a core; a fair lock, Shenango's) | barging (freed; the woken waiter takes it if still free when it runs; a nonfair ReentrantLock)");
+    keys.put("shared_locks", "locks every request takes one after another as its service starts, each released before it takes the next (a search pinning every shard's reader, examples-lucene); ASQM budgets them as it does path mutexes; how many, 0 (default): none (simulator only)");
+    keys.put("shared_lock_hold_us", "shared locks: how long a request holds each, on its core, before its service; default 0 (taken and released at once)");
+    keys.put("shared_lock_handoff", "shared locks: fifo | barging, as lock_handoff for them; default lock_handoff's value");
+    keys.put("maintenance_period_ms", "shared locks: a maintenance thread takes them round robin (lock 0 first), one every this many ms, so each every shared_locks periods: with the plain acquire, never refused, queued in the lock's FIFO behind the requests already waiting, and running its hold on a core (a re-index and refresh); runs never overlap (a late one starts when the previous ends); 0 (default): none");
+    keys.put("maintenance_start_ms", "maintenance: when the first hold is due; default one period");
+    keys.put("maintenance_hold_us", "maintenance: the mean hold of a lock (on a core)");
+    keys.put("maintenance_hold_p99_us", "maintenance: the holds' 99th percentile; set, holds are lognormal with maintenance_hold_us as mean and this p99 (sigma fitted); unset, every hold is the mean");
     keys.put("asqm.wait_estimate", "a mutex's expected wait: queue (default: queue length x"
         + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
@@ -174,6 +181,9 @@ public final class Scenario {
       Map.entry("path_service_us", ""),
       Map.entry("path_hold_us", ""),
       Map.entry("lock_handoff", "fifo"),
+      Map.entry("shared_locks", "0"),
+      Map.entry("shared_lock_hold_us", "0"),
+      Map.entry("maintenance_period_ms", "0"),
       Map.entry("plain_share", "0"),
       Map.entry("plain_pushback", "false"),
       Map.entry("block_us", "0"),
@@ -268,6 +278,13 @@ public final class Scenario {
     lockBarging();
     if (blockNanos() > 0 && paths().length > 0) {
       throw invalid("block_us", "cannot be combined with mutex paths ('paths')");
+    }
+    sharedLocks();
+    sharedLockHoldNanos();
+    sharedLockBarging();
+    maintenance();
+    if (blockNanos() > 0 && sharedLocks() > 0) {
+      throw invalid("block_us", "cannot be combined with shared locks ('shared_locks')");
     }
     if (replicas() < 1 || replicas() > 2) {
       throw invalid("replicas", "1 or 2");
@@ -383,8 +400,9 @@ public final class Scenario {
 
   /**
    * The keys set here that only the simulator models (clients that do not speak Spillway, handlers
-   * that block, hosts that do not report starts, a separate refusal cost), each with a value other
-   * than its default; empty when the scenario runs on the real-socket harness as written.
+   * that block, hosts that do not report starts, a separate refusal cost, shared locks and their
+   * maintenance), each with a value other than its default; empty when the scenario runs on the
+   * real-socket harness as written.
    */
   public List<String> simulatorOnlyKeys() {
     List<String> keys = new ArrayList<>();
@@ -402,6 +420,9 @@ public final class Scenario {
     }
     if (rejectCostNanos() != txCostNanos()) {
       keys.add("cost_reject_us");
+    }
+    if (sharedLocks() > 0) {
+      keys.add("shared_locks");
     }
     return keys;
   }
@@ -538,6 +559,79 @@ public final class Scenario {
       case "barging" -> true;
       default -> throw invalid("lock_handoff", "expected fifo or barging, got '" + get("lock_handoff") + "'");
     };
+  }
+
+  /** How many shared locks every request takes in turn as its service starts ({@code shared_locks}). */
+  int sharedLocks() {
+    int n = intValue("shared_locks");
+    if (n < 0 || n > 1024) {
+      throw invalid("shared_locks", "between 0 and 1024, got " + n);
+    }
+    return n;
+  }
+
+  /** How long a request holds each shared lock, on its core ({@code shared_lock_hold_us}). */
+  long sharedLockHoldNanos() {
+    nonNegative("shared_lock_hold_us", doubleValue("shared_lock_hold_us"));
+    return nanos("shared_lock_hold_us", 1_000);
+  }
+
+  /** Whether a released shared lock is freed for anyone to take; {@code lock_handoff}'s unless set. */
+  boolean sharedLockBarging() {
+    if (!isSet("shared_lock_handoff")) {
+      return lockBarging();
+    }
+    return switch (get("shared_lock_handoff").strip()) {
+      case "fifo" -> false;
+      case "barging" -> true;
+      default -> throw invalid("shared_lock_handoff", "expected fifo or barging, got '"
+          + get("shared_lock_handoff") + "'");
+    };
+  }
+
+  /**
+   * The maintenance thread that holds the shared locks in turn ({@code maintenance_*} keys), or
+   * {@code null} when there is none ({@code maintenance_period_ms = 0}).
+   */
+  Maintenance maintenance() {
+    double periodMs = doubleValue("maintenance_period_ms");
+    if (periodMs == 0) {
+      for (String key : List.of("maintenance_start_ms", "maintenance_hold_us", "maintenance_hold_p99_us")) {
+        if (isSet(key)) {
+          throw invalid(key, "needs maintenance_period_ms (no maintenance thread without a period)");
+        }
+      }
+      return null;
+    }
+    positiveDouble("maintenance_period_ms", periodMs);
+    long period = nanos("maintenance_period_ms", 1_000_000);
+    if (period < 1) {
+      throw invalid("maintenance_period_ms", "at least one nanosecond, got " + periodMs);
+    }
+    if (sharedLocks() == 0) {
+      throw invalid("maintenance_period_ms", "needs shared locks to hold (shared_locks)");
+    }
+    if (!isSet("maintenance_hold_us")) {
+      throw invalid("maintenance_hold_us", "needed with maintenance_period_ms");
+    }
+    double holdUs = doubleValue("maintenance_hold_us");
+    positiveDouble("maintenance_hold_us", holdUs);
+    long hold = Math.max(1, nanos("maintenance_hold_us", 1_000));
+    long start = period;
+    if (isSet("maintenance_start_ms")) {
+      nonNegative("maintenance_start_ms", doubleValue("maintenance_start_ms"));
+      start = nanos("maintenance_start_ms", 1_000_000);
+    }
+    double sigma = 0;
+    if (isSet("maintenance_hold_p99_us")) {
+      double p99 = doubleValue("maintenance_hold_p99_us");
+      try {
+        sigma = Maintenance.lognormalSigma(holdUs, p99);
+      } catch (IllegalArgumentException e) {
+        throw invalid("maintenance_hold_p99_us", e.getMessage());
+      }
+    }
+    return new Maintenance(sharedLocks(), period, start, hold, sigma);
   }
 
   /** Each path's mean service time over {@code service_mean_us} (all 1 unless {@code path_service_us}). */

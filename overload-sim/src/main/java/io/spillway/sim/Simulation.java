@@ -69,6 +69,22 @@ import java.util.SplittableRandom;
  * then sent from the same core. Breakwater's signal does not include mutex queues: it cannot see
  * lock contention, which is the point of the experiment.
  *
+ * <p>Shared locks (scenario key {@code shared_locks}): every request takes each of them in turn as
+ * its service starts, holding it {@code shared_lock_hold_us} on its core and releasing it before
+ * the next (a search pinning every shard's reader, examples-lucene's {@code ShardedIndex.acquire}),
+ * then runs its path as above; it waits for a held one in its FIFO, and under ASQM is refused there
+ * as at a path's mutex, by the same calls. {@code shared_lock_handoff} sets their hand-off apart
+ * from the paths' ({@code lock_handoff}'s by default). With {@code maintenance_period_ms}, a
+ * maintenance thread holds them in turn, round robin, one every period: a background holder such
+ * as the Lucene service's refresh, which re-indexes and reopens a shard under its lock. It takes
+ * the lock with the plain acquire ({@code BudgetedLock.lock}): never refused, it queues in the
+ * lock's FIFO behind the requests already waiting, its wait counts in the lock's queueing delay as
+ * any waiter's does, and its hand-off feeds the lock's {@link LockWaitEstimator}. Its hold is CPU
+ * work on a thread of its own, so it runs on a core, taking the next free one ahead of the requests'
+ * run queue (the OS schedules it beside the handlers, not behind the application's queue), and
+ * holds that core for the drawn hold. Its runs never overlap: one due while the previous still
+ * waits or holds starts when that one ends, as a fixed-rate scheduled task does.
+ *
  * <p>A request sent with a queueing budget in its header ({@link RequestMetadata#budgetNanos()},
  * e.g. Breakwater's {@code breakwater.budget_us}) is aborted with {@code REJECTED_BUDGET}, unrun,
  * if a core would pick it up when that budget, counted from its parsing, is spent: the
@@ -120,6 +136,8 @@ final class Simulation {
   private static final int CLIENT_WAKEUP = 4;
   private static final int TASK = 5;
   private static final int STEP = 6;
+  private static final int MAINTENANCE_DUE = 7;
+  private static final int SCRIPTED_ARRIVAL = 8;
 
   private final Scenario scenario;
   private final OverloadScheme scheme;
@@ -148,6 +166,17 @@ final class Simulation {
   private final double[] pathHoldShare;
   private final boolean barging;
   private final SplittableRandom pathRandom;
+  /** Shared locks: how many every request takes, each one's hold, and their hand-off. */
+  private final int sharedLockCount;
+  private final long sharedHold;
+  private final boolean sharedBarging;
+  /** The thread that holds the shared locks in turn; {@code null} without one. */
+  private final Maintenance maintenance;
+  private final SplittableRandom maintenanceRandom;
+  /** Tests: arrival times replacing the Poisson process, and who hears of each answer. */
+  private long[] scriptedArrivals;
+  private int scriptedNext;
+  private ResponseTrace trace;
 
   private final SplittableRandom arrivalRandom;
   private final SplittableRandom serviceRandom;
@@ -204,6 +233,7 @@ final class Simulation {
     this.clientRandom = root.split();
     this.pathRandom = root.split(); // split late: runs without paths draw exactly as before
     this.plainRandom = root.split(); // likewise for runs without plain clients
+    this.maintenanceRandom = root.split(); // and without maintenance
     this.asqm = asqm;
     this.budgetNanos = scenario.asqmBudgetNanos();
     double[] paths = scenario.paths();
@@ -216,6 +246,10 @@ final class Simulation {
     this.pathServiceScale = scenario.pathServiceScales();
     this.pathHoldShare = scenario.pathHoldShares();
     this.barging = scenario.lockBarging();
+    this.sharedLockCount = scenario.sharedLocks();
+    this.sharedHold = scenario.sharedLockHoldNanos();
+    this.sharedBarging = scenario.sharedLockBarging();
+    this.maintenance = scenario.maintenance();
 
     int n = closedLoop > 0 ? closedLoop : scenario.clients();
     int replicas = closedLoop > 0 ? 1 : scenario.replicas(); // capacity is one server's
@@ -233,6 +267,28 @@ final class Simulation {
     }
   }
 
+  /** Hears of every answer a client receives (tests). */
+  interface ResponseTrace {
+    /** Request {@code id}, issued at {@code issuedNanos}, was answered with {@code status} at {@code atNanos}. */
+    void response(long id, long issuedNanos, long atNanos, Status status);
+  }
+
+  /**
+   * Tests: requests are issued at exactly these simulated times (ascending), to clients 0, 1, ...
+   * in turn, besides the demand schedule's arrivals (give it level 0 for these alone); request ids
+   * count from 0 in issue order. Call before {@link #run}.
+   */
+  Simulation scriptArrivals(long... issueNanos) {
+    this.scriptedArrivals = issueNanos.clone();
+    return this;
+  }
+
+  /** Tests: {@code trace} hears of every answer. Call before {@link #run}. */
+  Simulation trace(ResponseTrace trace) {
+    this.trace = trace;
+    return this;
+  }
+
   /** Runs to the end and returns the recorder. */
   Recorder run() {
     for (Server s : servers) {
@@ -248,6 +304,16 @@ final class Simulation {
       }
       applyStep(0);
       scheduleNextArrival();
+      if (scriptedArrivals != null) {
+        for (long t : scriptedArrivals) {
+          schedule(t, SCRIPTED_ARRIVAL, null);
+        }
+      }
+    }
+    if (maintenance != null) {
+      for (Server s : servers) {
+        schedule(maintenance.startNanos(), MAINTENANCE_DUE, s);
+      }
     }
     for (Event e = events.next(endNanos); e != null; e = events.next(endNanos)) {
       now = e.time;
@@ -275,11 +341,19 @@ final class Simulation {
       }
       case CORE_DONE -> {
         Message m = (Message) e.payload;
-        m.client.server.coreDone(m);
+        (m.client != null ? m.client.server : m.server).coreDone(m);
       }
       case CLIENT_RX -> clientReceive((Message) e.payload);
       case CLIENT_WAKEUP -> clientWakeup((Client) e.payload, e.time);
       case TASK -> ((Runnable) e.payload).run();
+      case MAINTENANCE_DUE -> {
+        ((Server) e.payload).maintenanceDue();
+        schedule(now + maintenance.periodNanos(), MAINTENANCE_DUE, e.payload); // at a fixed rate
+      }
+      case SCRIPTED_ARRIVAL -> {
+        Client[] first = servers[0].clients;
+        issue(first[scriptedNext++ % first.length]);
+      }
       case STEP -> {
         applyStep(stepIndex + 1);
         // Exponential gaps are memoryless: redrawing the next arrival at the new rate is exact.
@@ -431,6 +505,9 @@ final class Simulation {
         c.gate.onResponse(m.response, origin + r.sentAt, origin + now);
       }
       Tally t = recorder.at(now);
+      if (trace != null) {
+        trace.response(r.id, r.arrival, now, m.response.status());
+      }
       if (m.response.status() == Status.OK) {
         long latency = now - r.arrival;
         t.completed++;
@@ -492,6 +569,15 @@ final class Simulation {
     final ServerGate gate;
     final Client[] clients;
     final Mutex[] mutexes;
+    /** The locks every request takes in turn as its service starts ({@code shared_locks}). */
+    final Mutex[] sharedLocks;
+    /** The maintenance thread's run that is ready for a core (due, or handed its lock). */
+    final ArrayDeque<Request> maintenanceReady = new ArrayDeque<>(1);
+    /** Whether the maintenance thread is in a run (waiting for its lock or a core, or holding). */
+    boolean maintenanceBusy;
+    /** Runs that came due while the previous had not ended; each starts when the one before ends. */
+    int maintenancePending;
+    int nextMaintenanceLock;
     final TimestampedQueue<Message> receiveQueue = new TimestampedQueue<>(1024);
     final TimestampedQueue<Request> runQueue = new TimestampedQueue<>(1024);
     final ArrayDeque<Message> sendQueue = new ArrayDeque<>();
@@ -504,7 +590,11 @@ final class Simulation {
       this.idleCores = scenario.cores();
       this.mutexes = new Mutex[pathCdf.length];
       for (int i = 0; i < mutexes.length; i++) {
-        mutexes[i] = new Mutex(scenario.lockWaitRule());
+        mutexes[i] = new Mutex(scenario.lockWaitRule(), barging, false);
+      }
+      this.sharedLocks = new Mutex[sharedLockCount];
+      for (int i = 0; i < sharedLocks.length; i++) {
+        sharedLocks[i] = new Mutex(scenario.lockWaitRule(), sharedBarging, true);
       }
       Ticker ticker = () -> origin + now;
       Scheduler scheduler = events.scheduler(TASK, () -> now);
@@ -541,6 +631,11 @@ final class Simulation {
           busy(rxCost, in);
           continue;
         }
+        Request ready = maintenanceReady.poll();
+        if (ready != null) {
+          runMaintenance(ready); // a thread of its own, ahead of the requests' run queue
+          continue;
+        }
         if (!runQueue.isEmpty()) {
           long enqueued = runQueue.oldestEnqueueNanos();
           Request r = runQueue.poll();
@@ -552,8 +647,10 @@ final class Simulation {
             busy(txCost, m);
             continue;
           }
-          if (r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
-            abort(r); // its budget is spent before it runs: the transport's rule
+          if (!r.started && r.budgetNanos != Long.MAX_VALUE && now - r.startBy >= 0) {
+            // its budget is spent before it runs: the transport's rule, at dispatch only; one back
+            // from a lock wait is in its handler (and may hold the lock it was handed)
+            abort(r);
             continue;
           }
           if (r.budget != null) {
@@ -565,20 +662,104 @@ final class Simulation {
               r.permit.started(origin + now); // the handler has the request
             }
           }
-          if (r.locks && !r.lockHeld && r.service - r.hold > 0 && !r.lockDone) {
-            // the part of the service before the critical section, on this core, no lock held
-            r.lockDone = true;
-            Message m = new Message(Message.RESPONSE, r.client);
-            m.request = r;
-            m.phase = Message.PHASE_BEFORE_LOCK;
-            busy(r.service - r.hold, m);
-            continue;
+          if (r.shared < sharedLocks.length) {
+            passSharedLocks(r);
+          } else {
+            serve(r);
           }
-          lockAndRun(r);
           continue;
         }
         break;
       }
+    }
+
+    /**
+     * Takes the shared locks from the request's next one on, each released before the next (a
+     * search pinning every shard's reader), then serves it. A lock held by another (the
+     * maintenance thread, or a request) is waited for in its FIFO as a path's mutex is, and under
+     * ASQM refused when that wait would not fit the budget: {@code BudgetedLock.acquireWithinBudget}.
+     * Called with a core free.
+     */
+    private void passSharedLocks(Request r) {
+      while (r.shared < sharedLocks.length) {
+        Mutex lock = sharedLocks[r.shared];
+        if (lock.holder != r) {
+          if (lock.holder != null) {
+            if (r.budget != null && !r.budget.fits(lock.waits.waitNanos(
+                lock.waiters.queueingDelayNanos(origin + now), lock.waiters.size()))) {
+              abort(r); // costs this core the reject
+            } else {
+              lock.waiters.offer(r, origin + now); // parks: the core is free for others
+            }
+            return;
+          }
+          lock.holder = r;
+        }
+        if (sharedHold > 0) {
+          Message m = new Message(Message.RESPONSE, r.client);
+          m.request = r;
+          m.phase = Message.PHASE_SHARED;
+          busy(sharedHold, m);
+          return;
+        }
+        release(lock); // held for no simulated time
+        r.shared++;
+      }
+      serve(r);
+    }
+
+    /** Runs the request's service: the part before its path's mutex, or the critical section. */
+    private void serve(Request r) {
+      if (r.locks && !r.lockHeld && r.service - r.hold > 0 && !r.lockDone) {
+        // the part of the service before the critical section, on this core, no lock held
+        r.lockDone = true;
+        Message m = new Message(Message.RESPONSE, r.client);
+        m.request = r;
+        m.phase = Message.PHASE_BEFORE_LOCK;
+        busy(r.service - r.hold, m);
+        return;
+      }
+      lockAndRun(r);
+    }
+
+    /** A maintenance run comes due: it starts now, or when the thread's current run ends. */
+    void maintenanceDue() {
+      if (maintenanceBusy) {
+        maintenancePending++;
+      } else {
+        startMaintenance();
+      }
+    }
+
+    private void startMaintenance() {
+      maintenanceBusy = true;
+      Request run = new Request(-1, null, now, maintenance.sampleHold(maintenanceRandom));
+      run.maintenance = true;
+      run.shared = nextMaintenanceLock;
+      nextMaintenanceLock = (nextMaintenanceLock + 1) % sharedLocks.length;
+      maintenanceReady.add(run);
+    }
+
+    /**
+     * The maintenance thread, on a core: takes its lock with the plain acquire (never refused: it
+     * queues in the lock's FIFO, as a request does, and its waiting counts in the lock's queueing
+     * delay, as {@code BudgetedLock.lock} joins the waiter line), then holds it on this core for its
+     * hold. Called with a core free.
+     */
+    private void runMaintenance(Request run) {
+      Mutex lock = sharedLocks[run.shared];
+      if (lock.holder != run) {
+        if (lock.holder != null) {
+          lock.waiters.offer(run, origin + now); // parks: the core is free for others
+          return;
+        }
+        lock.holder = run;
+      }
+      Message m = new Message(Message.RESPONSE, null);
+      m.server = this; // a maintenance run's: no client
+      m.request = run;
+      m.phase = Message.PHASE_MAINTENANCE;
+      busy(run.service, m);
     }
 
     /**
@@ -661,6 +842,22 @@ final class Simulation {
         lockAndRun(m.request);
         return;
       }
+      if (m.phase == Message.PHASE_SHARED) {
+        Request r = m.request;
+        release(sharedLocks[r.shared]);
+        r.shared++;
+        passSharedLocks(r);
+        return;
+      }
+      if (m.phase == Message.PHASE_MAINTENANCE) {
+        release(sharedLocks[m.request.shared]);
+        maintenanceBusy = false;
+        if (maintenancePending > 0) {
+          maintenancePending--;
+          startMaintenance();
+        }
+        return;
+      }
       if (m.phase == Message.PHASE_BLOCK) {
         Request r = m.request;
         r.resumed = true;
@@ -719,15 +916,21 @@ final class Simulation {
         next.budget.charge(origin + now - enqueued); // time waiting for the mutex
       }
       mutex.waits.onQueuedAcquire(origin + enqueued, origin + now);
-      if (barging) {
+      if (mutex.barging) {
         // a nonfair lock: the mutex is free now; the woken waiter takes it if it is still free when
         // a core runs it, and queues again behind whoever took it first
         mutex.holder = null;
       } else {
         mutex.holder = next;
-        next.lockHeld = true;
+        if (!mutex.shared) {
+          next.lockHeld = true;
+        }
       }
-      runQueue.offer(next, origin + now);
+      if (next.maintenance) {
+        maintenanceReady.add(next); // its own thread, not the requests' run queue
+      } else {
+        runQueue.offer(next, origin + now);
+      }
     }
   }
 
@@ -735,9 +938,15 @@ final class Simulation {
     Request holder;
     final TimestampedQueue<Request> waiters = new TimestampedQueue<>();
     final LockWaitEstimator waits;
+    /** Whether a release frees it for anyone ({@code barging}) rather than handing it on. */
+    final boolean barging;
+    /** One of the shared locks (its holder is known by {@link #holder} alone). */
+    final boolean shared;
 
-    Mutex(LockWaitEstimator.Rule rule) {
+    Mutex(LockWaitEstimator.Rule rule, boolean barging, boolean shared) {
       this.waits = new LockWaitEstimator(rule);
+      this.barging = barging;
+      this.shared = shared;
     }
   }
 
@@ -798,6 +1007,10 @@ final class Simulation {
     boolean started;
     /** Back from blocking off-core ({@code block_us}), to send its response. */
     boolean resumed;
+    /** The next shared lock to take; a maintenance run's: the lock it holds. */
+    int shared;
+    /** A maintenance thread's run, not a client's request ({@code service}: its hold). */
+    boolean maintenance;
     ServerPermit permit;
 
     Request(long id, Client client, long arrival, long service) {
@@ -818,6 +1031,8 @@ final class Simulation {
     static final int PHASE_SEND = 2;
     static final int PHASE_BEFORE_LOCK = 3;
     static final int PHASE_BLOCK = 4;
+    static final int PHASE_SHARED = 5;
+    static final int PHASE_MAINTENANCE = 6;
 
     final int type;
     final Client client;
@@ -827,6 +1042,8 @@ final class Simulation {
     int demand;
     /** On a refusal: how long the server asks its client to hold off. */
     long pushbackNanos;
+    /** The server whose core runs it, for a message without a client (a maintenance run). */
+    Server server;
 
     Message(int type, Client client) {
       this.type = type;
