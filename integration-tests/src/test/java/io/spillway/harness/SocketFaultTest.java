@@ -358,11 +358,6 @@ class SocketFaultTest {
 
   @Test
   void tenThousandConnectionsOnTheNativeTransport() throws Exception {
-    // Opt-in: in one of three runs Netty's detector reported a read buffer of the server's frame
-    // decoder leaked while the 10,000 connections closed at once (io_uring); the report is in
-    // docs/results/reliability/faults/leak-10000-connections.txt and the cause is not yet found.
-    assumeTrue(Boolean.getBoolean("spillway.faults.tenThousand"), "opt-in with"
-        + " -Dspillway.faults.tenThousand=true: an intermittent leak report is open (docs/results/reliability.md)");
     int connections = Integer.getInteger("spillway.faults.connections", 10_000);
     long limit = openFileLimit();
     assumeTrue(limit >= connections + 2_000, "the open-file limit (" + limit + ") is below "
