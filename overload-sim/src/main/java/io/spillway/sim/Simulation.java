@@ -685,12 +685,7 @@ final class Simulation {
         Mutex lock = sharedLocks[r.shared];
         if (lock.holder != r) {
           if (lock.holder != null) {
-            if (r.budget != null && !r.budget.fits(lock.waits.waitNanos(
-                lock.waiters.queueingDelayNanos(origin + now), lock.waiters.size()))) {
-              abort(r); // costs this core the reject
-            } else {
-              lock.waiters.offer(r, origin + now); // parks: the core is free for others
-            }
+            waitOrRefuse(r, lock);
             return;
           }
           lock.holder = r;
@@ -763,6 +758,20 @@ final class Simulation {
     }
 
     /**
+     * A request that finds {@code lock} held: under ASQM, refused at once when the wait the lock
+     * makes it expect would not fit its budget ({@code BudgetedLock.acquireWithinBudget}); otherwise
+     * it joins the lock's FIFO and its core is free for others.
+     */
+    private void waitOrRefuse(Request r, Mutex lock) {
+      if (r.budget != null && !r.budget.fits(lock.waits.waitNanos(
+          lock.waiters.queueingDelayNanos(origin + now), lock.waiters.size()))) {
+        abort(r); // costs this core the reject
+      } else {
+        lock.waiters.offer(r, origin + now);
+      }
+    }
+
+    /**
      * Takes the request's mutex (waiting in its FIFO, or aborting under ASQM when the wait would not
      * fit the budget) and runs the critical section; a request whose path takes no mutex, or that
      * already holds it, runs at once. Called with a core free.
@@ -771,12 +780,7 @@ final class Simulation {
       if (r.locks && !r.lockHeld) {
         Mutex mutex = mutexes[r.path];
         if (mutex.holder != null) {
-          if (r.budget != null && !r.budget.fits(mutex.waits.waitNanos(
-              mutex.waiters.queueingDelayNanos(origin + now), mutex.waiters.size()))) {
-            abort(r); // costs this core the reject
-          } else {
-            mutex.waiters.offer(r, origin + now); // parks: the core is free for others
-          }
+          waitOrRefuse(r, mutex);
           return;
         }
         mutex.holder = r;
