@@ -18,9 +18,12 @@ import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.queryparser.classic.ParseException;
 import org.apache.lucene.queryparser.classic.QueryParser;
+import org.apache.lucene.queryparser.classic.Token;
+import org.apache.lucene.search.AutomatonQuery;
 import org.apache.lucene.search.FuzzyQuery;
 import org.apache.lucene.search.FuzzyTermsEnum;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MultiTermQuery;
 import org.apache.lucene.search.MultiPhraseQuery;
 import org.apache.lucene.search.PhraseQuery;
 import org.apache.lucene.search.Query;
@@ -29,6 +32,7 @@ import org.apache.lucene.search.RegexpQuery;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.util.automaton.Automaton;
 import org.apache.lucene.util.automaton.Operations;
 import org.apache.lucene.util.automaton.RegExp;
 import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
@@ -45,11 +49,14 @@ import org.apache.lucene.util.automaton.TooComplexToDeterminizeException;
  * before any lock is taken: an empty query, one longer than {@value #MAX_QUERY_BYTES} bytes of
  * UTF-8, a {@code k} outside 1..{@value #MAX_K}, a field the index does not have, a phrase in
  * the {@value ShardedIndex#ID} field (indexed without positions), malformed syntax (including a
- * leading wildcard, a regular expression whose automaton would be too large or too costly to
- * determinize, a fuzzy term longer than {@value #MAX_FUZZY_CHARS} characters and a wildcard term
- * with more than {@value #MAX_WILDCARD_STARS} {@code *}s, refused before their automata are built: that work comes before the budget is
- * first checked). A query that analyses to nothing (only stop words) matches nothing and is answered with
- * no hits. A query that matches everything ({@code *:*}) is bounded by {@code k}.
+ * leading wildcard, a regular expression whose automaton would have too many states or
+ * transitions or be too costly to determinize, a fuzzy term longer than {@value
+ * #MAX_FUZZY_CHARS} characters or asked for two edits past {@value #MAX_TWO_EDIT_FUZZY_BYTES}
+ * bytes, and a wildcard term with more than {@value #MAX_WILDCARD_STARS} {@code *}s, refused
+ * before their automata are built: that work comes before the budget is first checked). A bare
+ * {@code ~} gives a fuzzy term past {@value #MAX_TWO_EDIT_FUZZY_BYTES} bytes one edit. A query
+ * that analyses to nothing (only stop words) matches nothing and is answered with no hits. A query
+ * that matches everything ({@code *:*}) is bounded by {@code k}.
  *
  * <p>Thread-safe.
  */
@@ -315,19 +322,57 @@ public final class SearchEngine {
   static final long MAX_REGEXP_STATES = Operations.DEFAULT_DETERMINIZE_WORK_LIMIT;
 
   /**
+   * The most transitions a regular expression's automaton may have, estimated from its parse tree
+   * ({@link #automatonTransitions}): each character range counts its characters' UTF-8 bytes
+   * ({@code [a-z]} 1, a CJK character 3, any character 10, {@link #rangeBytes}), a repeat
+   * multiplies. Building the automaton, and then its UTF-8 form, which a regular expression query
+   * compiles as the query is parsed, before the budget is first checked, costs about 1 to 2 µs a
+   * unit on this service's machine (docs/results/lucene.md §5): the state cap ({@link
+   * #MAX_REGEXP_STATES}) alone admits {@code /[acegikmoqsuwy]{4999}/}, 13 ranges 4,999 times, at
+   * 60 ms, and {@code /.{4999}/} at 16 ms. At the cap, {@code /[a-z]{1000}/} or {@code
+   * /[acegikmoqsuwy]{76}/}, it is 1 to 2 ms; {@code /[a-z]{1,100}/} counts 100.
+   */
+  static final long MAX_REGEXP_TRANSITIONS = 1_000;
+
+  /**
    * The determinization work a regular expression's automaton may take, in Lucene's units ({@link
-   * Operations#determinize}). A {@link RegexpQuery} determinizes its automaton as it is built, so
-   * as the query is parsed, before the budget's timeout is first checked. Under Lucene's default
-   * limit ({@link Operations#DEFAULT_DETERMINIZE_WORK_LIMIT}, 10,000) an expression whose automaton
-   * blows up, such as {@code (a|b)*a(a|b){12}}, is accepted after 15 to 20 ms on this service's
-   * machine, and one just over it is refused after 20 to 80 ms. The work is spent whether the
-   * expression is then refused or not, so the limit bounds both: at 250 the worst expression
-   * measured costs about 2 ms, accepted or refused (a class of many letters and digits before and
-   * after the blow-up), against 3.5 to 5 ms at 500 and 7 ms at 1,000. Expressions that describe
-   * words ({@code colou?r}, {@code [a-z]+ing}, {@code .*ation}, {@code (un|re)?[a-z]+(ing|ed|s)?})
-   * take a small fraction of it and well under a millisecond.
+   * Operations#determinize}), for an automaton whose transitions split the characters at up to
+   * {@value #REGEXP_DETERMINIZE_BOUNDARIES} places. A {@link RegexpQuery} determinizes its
+   * automaton as it is built, so as the query is parsed, before the budget's timeout is first
+   * checked. Under Lucene's default limit ({@link Operations#DEFAULT_DETERMINIZE_WORK_LIMIT},
+   * 10,000) an expression whose automaton blows up, such as {@code (a|b)*a(a|b){12}}, is accepted
+   * after 15 to 20 ms on this service's machine, and one just over it is refused after 20 to 80 ms.
+   * The work is spent whether the expression is then refused or not, so the limit bounds both.
+   * Expressions that describe words ({@code colou?r}, {@code [a-z]+ing}, {@code .*ation}, {@code
+   * (un|re)?[a-z]+(ing|ed|s)?}) take a small fraction of it and well under a millisecond.
    */
   static final int REGEXP_DETERMINIZE_WORK_LIMIT = 250;
+
+  /**
+   * The character boundaries ({@link Automaton#getStartPoints}) up to which a regular expression's
+   * determinization gets all of {@link #REGEXP_DETERMINIZE_WORK_LIMIT}; past them it gets
+   * proportionally less ({@link #determinizeWorkLimit}). Lucene counts a unit of work per
+   * automaton state it visits, but a visit costs in proportion to the boundaries between the
+   * character ranges on the state's transitions, so a class of many separate ranges makes each
+   * unit costly: {@code /[acegikmoqsuwy]*a[acegikmoqsuwy]{20}/}, 27 boundaries, takes 3 to 5 ms to
+   * reach 250 units, and a class of 30 ranges 9 ms, against 0.4 ms for {@code [a-z]*a[a-z]{10}},
+   * 4 boundaries (docs/results/lucene.md §5). Scaled down past 8 boundaries, the first is refused
+   * after 74 units and about 1.2 ms, the second after 32 and about 1.5 ms; the most costly
+   * expression of that class accepted, {@code {5}} in place of {@code {20}}, takes about 2 ms,
+   * most of it compiling the automaton it determinized to.
+   */
+  static final int REGEXP_DETERMINIZE_BOUNDARIES = 8;
+
+  /**
+   * The determinization work a regular expression's automaton whose transitions split the
+   * characters at {@code boundaries} places may take: {@link #REGEXP_DETERMINIZE_WORK_LIMIT},
+   * scaled down past {@link #REGEXP_DETERMINIZE_BOUNDARIES} boundaries, and at least 1.
+   */
+  static int determinizeWorkLimit(int boundaries) {
+    long scaled = (long) REGEXP_DETERMINIZE_WORK_LIMIT * REGEXP_DETERMINIZE_BOUNDARIES
+        / Math.max(1, boundaries);
+    return (int) Math.max(1, Math.min(REGEXP_DETERMINIZE_WORK_LIMIT, scaled));
+  }
 
   /**
    * The longest term, in characters, a fuzzy query may have. A fuzzy query builds its Levenshtein
@@ -339,9 +384,24 @@ public final class SearchEngine {
    * edit (0.5 to 0.7 ms at 32 characters), and it is above the longest term indexed (31
    * characters): a term more edits longer than any indexed one matches nothing, so it refuses no
    * query that could find a document at one edit. At two edits the automata take more than 1 ms
-   * from 8 characters on, ordinary words, and 7 to 10 ms at 32.
+   * from 8 characters on, ordinary words, and 7 to 10 ms at 32: {@link #MAX_TWO_EDIT_FUZZY_BYTES}
+   * bounds them.
    */
   static final int MAX_FUZZY_CHARS = 32;
+
+  /**
+   * The longest term, in bytes of UTF-8, a fuzzy query may search with two edits. Two edits'
+   * Levenshtein automaton, and its UTF-8 form, which a fuzzy query builds before the budget is
+   * first checked, cost about 0.2 ms a byte of the term on this service's machine, whatever its
+   * script (most of it Lucene removing the automaton's dead states and sorting its transitions):
+   * 32 ASCII letters 7 to 8 ms and 32 CJK characters (96 bytes) 20 ms, against under 0.8 ms for
+   * 32 ASCII letters at one edit (docs/results/lucene.md §5). Fifteen bytes keep two edits for
+   * English words of up to 15 letters ({@code internationaliz~}, 2.5 to 3.5 ms, the costliest
+   * fuzzy term accepted); a longer term asked for two edits ({@code ~2}) is refused, and one that
+   * asked for no number ({@code ~}, the parser's default of two) gets one, as Elasticsearch's
+   * {@code AUTO} fuzziness picks the edits from the term's length.
+   */
+  static final int MAX_TWO_EDIT_FUZZY_BYTES = 15;
 
   /**
    * The most {@code *} wildcards a wildcard term may have. A wildcard query determinizes its
@@ -369,28 +429,50 @@ public final class SearchEngine {
   }
 
   /**
-   * The classic parser, refusing a regular expression whose automaton would be too large or too
-   * costly to determinize ({@value #REGEXP_DETERMINIZE_WORK_LIMIT} units of work), a fuzzy
-   * term longer than {@value #MAX_FUZZY_CHARS} characters and a wildcard term with more than
-   * {@value #MAX_WILDCARD_STARS} {@code *}s, before their automata are built, as the query is
-   * parsed or before a search first checks its timeout, where no budget bounds the work. Lucene
+   * The classic parser, refusing a regular expression whose automaton would be too large (more
+   * than {@value #MAX_REGEXP_STATES} states or about {@value #MAX_REGEXP_TRANSITIONS}
+   * transitions) or too costly to determinize (up to {@value #REGEXP_DETERMINIZE_WORK_LIMIT} units
+   * of work, fewer for many character ranges), a fuzzy term longer than {@value #MAX_FUZZY_CHARS}
+   * characters, or asked for two edits and longer than {@value #MAX_TWO_EDIT_FUZZY_BYTES} bytes,
+   * and a wildcard term with more than {@value #MAX_WILDCARD_STARS} {@code *}s, before their
+   * automata are built, as the query is parsed or before a search first checks its timeout, where
+   * no budget bounds the work. Lucene
    * bounds the determinization of a regular expression's automaton, not the building of the
    * automaton it determinizes, and a repeat of a repeat multiplies: {@code /(a{1000}){1000}/}
    * builds a million states, {@code /a{2147483647}/} more than the heap holds.
    */
   private static final class Parser extends QueryParser {
 
+    /** Whether the fuzzy term being parsed has a bare {@code ~}, no edits asked for. */
+    private boolean bareFuzzy;
+
     Parser(Analyzer analyzer) {
       super(ShardedIndex.BODY, analyzer);
+    }
+
+    @Override
+    protected float getFuzzyDistance(Token fuzzySlop, String termStr) {
+      // called as the fuzzy term is parsed, just before newFuzzyQuery
+      bareFuzzy = fuzzySlop.image.equals("~");
+      return super.getFuzzyDistance(fuzzySlop, termStr);
     }
 
     @Override
     protected Query newFuzzyQuery(Term term, float minimumSimilarity, int prefixLength) {
       String text = term.text();
       int length = text.codePointCount(0, text.length());
-      if (length > MAX_FUZZY_CHARS && FuzzyQuery.floatToEdits(minimumSimilarity, length) > 0) {
+      int edits = FuzzyQuery.floatToEdits(minimumSimilarity, length);
+      if (length > MAX_FUZZY_CHARS && edits > 0) {
         throw new IllegalArgumentException("fuzzy term is " + length + " characters long; at most "
             + MAX_FUZZY_CHARS + " are accepted");
+      }
+      int bytes = utf8Length(text);
+      if (edits > 1 && bytes > MAX_TWO_EDIT_FUZZY_BYTES) {
+        if (!bareFuzzy) {
+          throw new IllegalArgumentException("fuzzy term is " + bytes + " bytes long (UTF-8); two "
+              + "edits are accepted up to " + MAX_TWO_EDIT_FUZZY_BYTES + " bytes, ask for one (~1)");
+        }
+        minimumSimilarity = 1; // one edit, as the bare '~' of a long term means
       }
       return super.newFuzzyQuery(term, minimumSimilarity, prefixLength);
     }
@@ -408,17 +490,47 @@ public final class SearchEngine {
     @Override
     protected Query newRegexpQuery(Term regexp) {
       // the syntax RegexpQuery parses the text with, as the parser's own newRegexpQuery asks it
-      if (automatonStates(new RegExp(regexp.text(), RegExp.ALL)) > MAX_REGEXP_STATES) {
+      RegExp r = new RegExp(regexp.text(), RegExp.ALL);
+      if (automatonStates(r) > MAX_REGEXP_STATES) {
         throw new IllegalArgumentException("regular expression too complex");
       }
-      try {
-        // as the parser's own newRegexpQuery builds it, with a lower determinization limit
-        return new RegexpQuery(regexp, RegExp.ALL, 0, RegexpQuery.DEFAULT_PROVIDER,
-            REGEXP_DETERMINIZE_WORK_LIMIT, getMultiTermRewriteMethod());
-      } catch (TooComplexToDeterminizeException e) {
-        throw new IllegalArgumentException("regular expression too complex to determinize "
-            + "(more than " + REGEXP_DETERMINIZE_WORK_LIMIT + " units of work)");
+      long transitions = automatonTransitions(r);
+      if (transitions > MAX_REGEXP_TRANSITIONS) {
+        throw new IllegalArgumentException("regular expression too complex: about " + transitions
+            + " transitions (character ranges in UTF-8 bytes, times their repeats); at most "
+            + MAX_REGEXP_TRANSITIONS + " are accepted");
       }
+      Automaton nfa = r.toAutomaton();
+      int boundaries = nfa.getStartPoints().length;
+      int workLimit = determinizeWorkLimit(boundaries);
+      Automaton dfa;
+      try {
+        dfa = Operations.determinize(nfa, workLimit);
+      } catch (TooComplexToDeterminizeException e) {
+        throw new IllegalArgumentException("regular expression too complex to determinize (more "
+            + "than " + workLimit + " units of work" + (workLimit < REGEXP_DETERMINIZE_WORK_LIMIT
+            ? ", " + REGEXP_DETERMINIZE_WORK_LIMIT + " scaled by " + REGEXP_DETERMINIZE_BOUNDARIES
+            + "/" + boundaries + " character boundaries" : "") + ")");
+      }
+      // the query the parser's own newRegexpQuery builds (a RegexpQuery determinizes
+      // RegExp.toAutomaton() likewise), from the automaton built once here
+      return new ParsedRegexpQuery(regexp, dfa, getMultiTermRewriteMethod());
+    }
+  }
+
+  /**
+   * A regular expression query over an automaton already determinized: a {@link RegexpQuery} but
+   * for building its automaton itself, which {@link Parser} has done once, within its limits.
+   */
+  static final class ParsedRegexpQuery extends AutomatonQuery {
+
+    ParsedRegexpQuery(Term regexp, Automaton automaton, MultiTermQuery.RewriteMethod rewrite) {
+      super(regexp, automaton, false, rewrite);
+    }
+
+    @Override
+    public String toString(String field) {
+      return (term.field().equals(field) ? "" : term.field() + ":") + "/" + term.text() + "/";
     }
   }
 
@@ -440,6 +552,63 @@ public final class SearchEngine {
       case REGEXP_INTERVAL -> 64; // decimal numbers of at most ten digits
       default -> 2; // one character, a class of them, any string, the empty language
     };
+  }
+
+  /**
+   * An estimate of the transitions of the automaton {@code r} compiles to, in UTF-8 bytes, from
+   * its parse tree alone ({@link #MAX_REGEXP_TRANSITIONS}); saturates at {@link Long#MAX_VALUE}.
+   */
+  static long automatonTransitions(RegExp r) {
+    return switch (r.kind) {
+      case REGEXP_UNION, REGEXP_CONCATENATION -> add(automatonTransitions(r.exp1),
+          automatonTransitions(r.exp2));
+      // a negated class, [^aeiou], is any character and the class's complement: the latter's
+      case REGEXP_INTERSECTION -> r.exp1.kind == RegExp.Kind.REGEXP_ANYCHAR
+          ? automatonTransitions(r.exp2) : r.exp2.kind == RegExp.Kind.REGEXP_ANYCHAR
+          ? automatonTransitions(r.exp1)
+          : multiply(automatonTransitions(r.exp1), automatonTransitions(r.exp2));
+      case REGEXP_OPTIONAL, REGEXP_REPEAT -> automatonTransitions(r.exp1);
+      // the ranges between the operand's, the last up to the last code point
+      case REGEXP_COMPLEMENT, REGEXP_DEPRECATED_COMPLEMENT -> add(automatonTransitions(r.exp1),
+          rangeBytes(0, Character.MAX_CODE_POINT));
+      case REGEXP_REPEAT_MIN -> multiply(automatonTransitions(r.exp1), (long) r.min + 1);
+      case REGEXP_REPEAT_MINMAX -> multiply(automatonTransitions(r.exp1),
+          Math.max(1, Math.max(r.min, r.max)));
+      case REGEXP_STRING -> utf8Length(r.s);
+      case REGEXP_CHAR -> rangeBytes(r.c, r.c);
+      case REGEXP_CHAR_RANGE, REGEXP_CHAR_CLASS -> {
+        long sum = 0;
+        for (int i = 0; i < r.from.length; i++) {
+          sum += rangeBytes(r.from[i], r.to[i]);
+        }
+        yield sum;
+      }
+      case REGEXP_ANYCHAR, REGEXP_ANYSTRING -> rangeBytes(0, Character.MAX_CODE_POINT);
+      case REGEXP_INTERVAL -> 640; // decimal numbers of at most ten digits, ten per state
+      default -> 0; // the empty language or string; a named automaton is refused as it is built
+    };
+  }
+
+  /** The last code point of each UTF-8 length, 1 to 4 bytes. */
+  private static final int[] LAST_OF_UTF8_LENGTH = {0x7f, 0x7ff, 0xffff, Character.MAX_CODE_POINT};
+
+  /**
+   * A character range's share of an automaton's transitions in UTF-8: for each UTF-8 length its
+   * characters have (1 to 4 bytes), that many bytes; {@code [a-z]} 1, a CJK character 3, any
+   * character 10. Lucene turns a range into a path of byte transitions per length it spans, and
+   * more than one where a range starts or ends inside a length's lead bytes: these are the least.
+   */
+  private static int rangeBytes(int from, int to) {
+    int bytes = 0;
+    int first = 0;
+    for (int length = 1; length <= 4; length++) {
+      int last = LAST_OF_UTF8_LENGTH[length - 1];
+      if (from <= last && to >= first) {
+        bytes += length;
+      }
+      first = last + 1;
+    }
+    return bytes;
   }
 
   private static long add(long a, long b) {

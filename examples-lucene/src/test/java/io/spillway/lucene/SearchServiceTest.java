@@ -21,6 +21,7 @@ import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.queryparser.classic.QueryParser;
+import org.apache.lucene.search.FuzzyQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
@@ -202,10 +203,81 @@ class SearchServiceTest {
     assertInvalid("a".repeat(1000) + "~2", 10, "fuzzy term is 1000 characters long");
     // characters, not bytes
     assertInvalid("é".repeat(cap + 1) + "~1", 10, "fuzzy term is " + (cap + 1) + " characters");
-    // at the cap it is served; a longer term with no edit allowed is a term query, also served
-    assertEquals(0, call("a".repeat(cap) + "~2", 10).getHitsCount());
+    // at the cap it is served (at one edit: two are for shorter terms); a longer term with no
+    // edit allowed is a term query, also served
+    assertEquals(0, call("a".repeat(cap) + "~1", 10).getHitsCount());
     assertEquals(0, call("a".repeat(cap + 1) + "~0", 10).getHitsCount());
     assertTrue(call("watr~1", 10).getHitsCount() > 0);
+  }
+
+  @Test
+  void twoEditsOfALongFuzzyTermAreInvalidAndABareTildeGivesItOne() throws Exception {
+    // Two edits' automata cost about 0.2 ms a byte of the term, before the budget is first
+    // checked: 7 ms for 32 letters, 22 ms for 32 CJK characters.
+    int cap = SearchEngine.MAX_TWO_EDIT_FUZZY_BYTES;
+    String over = "fuzzy term is " + (cap + 1) + " bytes long (UTF-8); two edits are accepted up to "
+        + cap + " bytes";
+    assertInvalid("a".repeat(cap + 1) + "~2", 10, over);
+    assertInvalid("water OR title:" + "b".repeat(cap + 1) + "~2", 10, over);
+    assertInvalid("internationalization~2", 10, "fuzzy term is 20 bytes long");
+    // bytes, not characters: eight two-byte characters are 16 bytes
+    assertInvalid("é".repeat(8) + "~2", 10, "fuzzy term is 16 bytes long");
+    assertInvalid("水".repeat(6) + "~2", 10, "fuzzy term is 18 bytes long");
+    // a bare '~' asks for no number of edits: a long term gets one, and is answered
+    SearchEngine engine = new SearchEngine(index, Ticker.system());
+    assertEquals(1, ((FuzzyQuery) engine.parse("internationalization~")).getMaxEdits());
+    assertEquals(1, ((FuzzyQuery) engine.parse("水".repeat(6) + "~")).getMaxEdits());
+    call("internationalization~", 10);
+    call("internationalization~1", 10);
+    // ordinary words keep their edits
+    assertEquals(2, ((FuzzyQuery) engine.parse("internationaliz~")).getMaxEdits());
+    assertEquals(2, ((FuzzyQuery) engine.parse("é".repeat(7) + "~2")).getMaxEdits());
+    for (String q : new String[] {"hous~", "recieve~", "recieve~1", "recieve~2",
+        "internationaliz~2", "watr~", "wtaer~2"}) {
+      call(q, 10); // answered
+    }
+    assertTrue(call("hous~", 10).getHitsCount() > 0);
+    assertTrue(call("wtaer~2", 10).getHitsCount() > 0); // water, a transposition and more
+  }
+
+  @Test
+  void aRegularExpressionWithTooManyTransitionsIsInvalidBeforeItIsBuilt() {
+    // Within the state cap, but its automaton, and that automaton in UTF-8, cost about 1 µs a
+    // transition to build as the query is parsed: 16 ms for the first, 17 ms for .{4999}.
+    long cap = SearchEngine.MAX_REGEXP_TRANSITIONS;
+    String over = "regular expression too complex: about ";
+    assertInvalid("/[acegikmoqsuwy]{1000}/", 10, over + "13000 transitions");
+    assertInvalid("/.{4999}/", 10, over + "49990 transitions");
+    assertInvalid("/[a-z]{" + (cap + 1) + "}/", 10, over + (cap + 1) + " transitions");
+    assertInvalid("water OR /[\u4e00\u4e02\u4e04]{200}/", 10, over + "1800 transitions");
+    assertInvalid("/[\u4e00-\u9fff]{400}/", 10, "at most " + cap + " are accepted");
+    // at the cap, and ordinary expressions, are served
+    call("/[a-z]{" + cap + "}/", 10);
+    call("/.{1,100}/", 10);
+    assertTrue(call("/[a-z]{1,100}/", 10).getHitsCount() > 0);
+    assertTrue(call("/[^aeiou]+ing/", 10).getHitsCount() > 0);
+    assertTrue(call("/(colou?r|flavou?r|behaviou?r|neighbou?r)s?/", 10).getHitsCount() > 0);
+  }
+
+  @Test
+  void aRegularExpressionOfManySeparateRangesGetsLessDeterminizationWork() {
+    // Lucene counts its work per state visited, but each visit costs in proportion to the
+    // boundaries between the ranges on the state's transitions: 27 here, against 4 for [a-z].
+    assertInvalid("/[acegikmoqsuwy]*a[acegikmoqsuwy]{7}/", 10,
+        "regular expression too complex to determinize (more than 74 units of work, 250 scaled by "
+            + "8/27 character boundaries)");
+    assertInvalid("title:/[acegikmoqsuwy0-9]*a[acegikmoqsuwy0-9]{20}/", 10,
+        "character boundaries");
+    assertEquals(250, SearchEngine.determinizeWorkLimit(4));
+    assertEquals(250, SearchEngine.determinizeWorkLimit(8));
+    assertEquals(125, SearchEngine.determinizeWorkLimit(16));
+    assertEquals(1, SearchEngine.determinizeWorkLimit(100_000));
+    // few ranges, or few states to visit, are served
+    call("/[acegikmoqsuwy]*a[acegikmoqsuwy]{5}/", 10);
+    assertTrue(call("/(un|re)?[a-z]+(ing|ed|s)?/", 10).getHitsCount() > 0);
+    assertTrue(call("/[a-z]+ing/", 10).getHitsCount() > 0);
+    assertTrue(call("/.*ation/", 10).getHitsCount() > 0);
+    assertTrue(call("/colou?r/", 10).getHitsCount() > 0);
   }
 
   @Test
