@@ -454,9 +454,8 @@ public final class GrpcDemoMain {
         // connections, and the server's first calls on them deoptimize code compiled without
         // them; on the one server core that recompilation is measured at up to half a level's
         // time. So the warm-up is one-second ghz runs, each on new connections, as the levels are.
-        // At capacity for a protected server, not at the top level: on one generator core ghz
-        // issues at most about 1.7 x capacity, and at 3 x almost every call it starts is refused,
-        // so a 3 x slice compiles the refusal path only.
+        // At capacity for a protected server, not at the top level: at 3 x most calls are
+        // refused, so a 3 x slice compiles the refusal path and little of the serving one.
         double warmLevel = serverMode.equals("spillway") ? 1.0 : 0.7;
         SteadyCapacity.Slices ghzWarm = SteadyCapacity.warm(index -> {
           Path json = ghzRun(ghz, proto, server.port(), warmLevel * capacity, 1, mode + "-warm");
