@@ -17,7 +17,8 @@ package io.spillway.api;
  * the estimate decides who runs: a server that refuses the calls whose deadline its p99 exceeds
  * gets no samples from them, so after a transient spike (a refresh holding a lock for a second) an
  * estimate that only samples could move would refuse every call for ever. Without the clock
- * ({@link #record(long)}, {@link #p99Nanos()}) it never decays.
+ * ({@link #record(long)}, {@link #p99Nanos()}) it never decays. A sample restarts a decayed
+ * estimate no lower than itself.
  *
  * <p>Thread-safe.
  */
@@ -30,11 +31,22 @@ public final class ServiceTimeTracker {
   private volatile long lastSampleNanos;
   private volatile boolean timed;
 
-  /** Records one request's service time, ended at {@code nowNanos}. */
+  /**
+   * Records one request's service time, ended at {@code nowNanos}. A stale estimate restarts from
+   * its decayed value or from the sample, whichever is larger: the call that just ended shows that
+   * calls take that long now, and a stale estimate says no more than that. Restarting from the
+   * decayed value alone, a server whose calls come one at a time with gaps longer than a call
+   * would halve its estimate at every sample and read a p99 near zero at any load short of
+   * saturation, so that no deadline would be found too short to meet.
+   */
   public void record(long serviceNanos, long nowNanos) {
+    long stored = p99Nanos;
     long e = p99Nanos(nowNanos);
-    if (e != p99Nanos) {
-      p99Nanos = e;
+    if (e != stored) {
+      e = Math.max(e, serviceNanos);
+      if (e != stored) {
+        p99Nanos = e;
+      }
     }
     lastSampleNanos = nowNanos;
     if (!timed) {

@@ -44,4 +44,18 @@ class ServiceTimeTrackerTest {
     assertEquals(1_000 * MS, t.p99Nanos());
     assertEquals(1_000 * MS, t.p99Nanos(T0 + 10_000 * MS), "no sample was timed");
   }
+
+  @Test
+  void callsOneAtATimeWithGapsLongerThanACallKeepTheirP99() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    long now = T0;
+    for (int i = 0; i < 300; i++) {
+      now += 3 * MS / 2; // the client's pause between calls: the server idle
+      now += 3 * MS;     // one call of 3 ms
+      t.record(3 * MS, now);
+    }
+    // the next call arrives 1 ms after the last one ended: its deadline is judged against ~3 ms
+    long p99 = t.p99Nanos(now + MS);
+    assertTrue(p99 >= 5 * MS / 2, "p99 " + p99 + " ns, every call took 3 ms");
+  }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spillway.spring.internal.SpillwayAutoConfiguration;
 import io.spillway.spring.internal.UnknownProperties;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -104,6 +105,40 @@ class PropertiesTest {
           assertThat(context.getBean(UnknownProperties.class).names())
               .containsExactly("spillway.endpoints[0].sllo", "spillway.sol");
         });
+  }
+
+  @Test
+  void theWarningNamesTheKnownPropertiesAsTheReadmeSpellsThem() {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(UnknownProperties.class.getName());
+    List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler handler = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        warnings.add(java.text.MessageFormat.format(record.getMessage(), record.getParameters()));
+      }
+
+      @Override
+      public void flush() { }
+
+      @Override
+      public void close() { }
+    };
+    jul.addHandler(handler);
+    try {
+      runner.withPropertyValues("spillway.sol=5ms").run(context -> assertThat(context).hasNotFailed());
+    } finally {
+      jul.removeHandler(handler);
+    }
+    assertThat(warnings).hasSize(1);
+    String warning = warnings.get(0);
+    assertThat(warning).contains("spillway.sol");
+    // the names a user would copy from it are the documented, dashed ones
+    assertThat(warning).contains("spillway.budget.when-absent", "spillway.excluded-paths",
+        "spillway.endpoints[i].budget-target", "spillway.jfr.admitted-sample-every");
+    assertThat(warning).doesNotContain("whenabsent", "excludedpaths", "budgettarget",
+        "admittedsampleevery");
+    // nor a setting the README does not have (the randomized tests' seed)
+    assertThat(warning).doesNotContain("seed");
   }
 
   @Test

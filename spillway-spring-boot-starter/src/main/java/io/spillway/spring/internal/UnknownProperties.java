@@ -24,14 +24,28 @@ public final class UnknownProperties {
   private static final System.Logger LOG = System.getLogger(UnknownProperties.class.getName());
   private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("spillway");
 
-  /** Every setting, uniform form, {@code []} for a list index. */
-  static final Set<String> KNOWN = Set.of("enabled", "scheme", "slo", "parallelism",
-      "excludedpaths", "excludedpaths[]", "budget.target", "budget.whenabsent",
-      "endpoints[].path", "endpoints[].name", "endpoints[].enabled", "endpoints[].slo",
-      "endpoints[].budgettarget", "jfr.enabled", "jfr.admittedsampleevery",
-      "client.enabled", "client.credits", "client.slo",
-      // the seed of the randomized tests, which the build sets as a system property
-      "seed");
+  /** Every setting as the README's table spells it, {@code [i]} for a list index. */
+  static final List<String> DOCUMENTED = List.of("enabled", "scheme", "slo", "parallelism",
+      "excluded-paths", "budget.target", "budget.when-absent", "endpoints[i].path",
+      "endpoints[i].name", "endpoints[i].enabled", "endpoints[i].slo", "endpoints[i].budget-target",
+      "jfr.enabled", "jfr.admitted-sample-every", "client.enabled", "client.credits", "client.slo");
+
+  /**
+   * Every setting, uniform form, {@code []} for a list index: the documented ones, each element of
+   * excluded-paths, and the seed of the randomized tests, which the build sets as a system
+   * property (accepted, not shown).
+   */
+  static final Set<String> KNOWN = known();
+
+  private static Set<String> known() {
+    Set<String> known = new TreeSet<>();
+    for (String name : DOCUMENTED) {
+      known.add(name.replace("-", "").replace("[i]", "[]"));
+    }
+    known.add("excludedpaths[]");
+    known.add("seed");
+    return Set.copyOf(known);
+  }
 
   private final List<String> unknown;
 
@@ -45,8 +59,8 @@ public final class UnknownProperties {
     }
     unknown = List.copyOf(found);
     if (!unknown.isEmpty()) {
-      LOG.log(Level.WARNING, "unknown Spillway properties, ignored: {0} (known: spillway.{1})",
-          unknown, new TreeSet<>(KNOWN));
+      LOG.log(Level.WARNING, "unknown Spillway properties, ignored: {0} (known: {1})",
+          unknown, String.join(", ", DOCUMENTED.stream().map(n -> "spillway." + n).toList()));
     }
   }
 
