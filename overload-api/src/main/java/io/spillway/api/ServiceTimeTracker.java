@@ -20,6 +20,16 @@ package io.spillway.api;
  * ({@link #record(long)}, {@link #p99Nanos()}) it never decays. A sample restarts a decayed
  * estimate no lower than itself.
  *
+ * <p>Where the estimate decides who runs, idleness alone is no sign that it is stale: a server
+ * called once every few of its service times (a third of capacity, one call at a time) would
+ * read half its p99 or less at every call and admit calls whose deadline it cannot meet. A
+ * tracker made by {@link #decayingWhileRefusing()} therefore decays only while it turns calls
+ * away: from the first {@link #refused} after its last sample, halving for every span of its own
+ * length, so that a server whose every call is refused admits one again within about twice the
+ * estimate (its spans halve), and that call's sample restarts the estimate. Its samples still
+ * restart an estimate they find stale by idleness: a call much longer than the estimate is
+ * itself such a span, and its sample sets the estimate to its length.
+ *
  * <p>Thread-safe.
  */
 public final class ServiceTimeTracker {
@@ -30,6 +40,40 @@ public final class ServiceTimeTracker {
   /** When the last sample was recorded with a clock reading; meaningful once {@link #timed}. */
   private volatile long lastSampleNanos;
   private volatile boolean timed;
+  /** Whether the estimate decays only while it refuses calls ({@link #decayingWhileRefusing}). */
+  private final boolean decaysWhileRefusing;
+  /** Whether a call was refused on the estimate since its last sample, and since when. */
+  private volatile boolean refusing;
+  private volatile long refusingSinceNanos;
+
+  /** A tracker whose estimate, given the clock, decays while no sample arrives (class comment). */
+  public ServiceTimeTracker() {
+    this(false);
+  }
+
+  private ServiceTimeTracker(boolean decaysWhileRefusing) {
+    this.decaysWhileRefusing = decaysWhileRefusing;
+  }
+
+  /**
+   * A tracker for an estimate that refuses calls: it decays only from the first {@link
+   * #refused} after its last sample (class comment).
+   */
+  public static ServiceTimeTracker decayingWhileRefusing() {
+    return new ServiceTimeTracker(true);
+  }
+
+  /**
+   * Says that a call was refused at {@code nowNanos} because of this estimate (its deadline could
+   * not cover it). Starts the decay of a {@link #decayingWhileRefusing()} tracker, unless a refusal
+   * since the last sample already has; does nothing for other trackers.
+   */
+  public void refused(long nowNanos) {
+    if (decaysWhileRefusing && !refusing) {
+      refusingSinceNanos = nowNanos;
+      refusing = true;
+    }
+  }
 
   /**
    * Records one request's service time, ended at {@code nowNanos}. A stale estimate restarts from
@@ -41,7 +85,9 @@ public final class ServiceTimeTracker {
    */
   public void record(long serviceNanos, long nowNanos) {
     long stored = p99Nanos;
-    long e = p99Nanos(nowNanos);
+    // stale by idleness whatever the tracker's reads do: a long call is itself a span without
+    // samples, and its sample, after it, restarts the estimate at its length
+    long e = timed && stored > 0 ? halved(stored, nowNanos - lastSampleNanos) : stored;
     if (e != stored) {
       e = Math.max(e, serviceNanos);
       if (e != stored) {
@@ -49,19 +95,37 @@ public final class ServiceTimeTracker {
       }
     }
     lastSampleNanos = nowNanos;
+    if (refusing) {
+      refusing = false; // a call ran: the estimate has a sample again
+    }
     if (!timed) {
       timed = true; // once: a volatile write per request would be wasted after the first
     }
     record(serviceNanos);
   }
 
-  /** The estimate at {@code nowNanos}: halved for every span of its own length without a sample. */
+  /**
+   * The estimate at {@code nowNanos}: halved for every span of its own length without a sample
+   * (for a {@link #decayingWhileRefusing()} tracker, counted from the first refusal since the
+   * last sample, and not halved without one).
+   */
   public long p99Nanos(long nowNanos) {
     long e = p99Nanos;
     if (!timed || e <= 0) {
       return e;
     }
-    long idle = nowNanos - lastSampleNanos;
+    long since = lastSampleNanos;
+    if (decaysWhileRefusing) {
+      if (!refusing) {
+        return e;
+      }
+      since = refusingSinceNanos;
+    }
+    return halved(e, nowNanos - since);
+  }
+
+  /** {@code e} halved for every span of its own length in {@code idle}. */
+  private static long halved(long e, long idle) {
     for (int i = 0; i < 64 && e > 0 && idle >= e; i++) {
       idle -= e;
       e >>= 1;

@@ -58,4 +58,29 @@ class ServiceTimeTrackerTest {
     long p99 = t.p99Nanos(now + MS);
     assertTrue(p99 >= 5 * MS / 2, "p99 " + p99 + " ns, every call took 3 ms");
   }
+
+  @Test
+  void anEstimateThatRefusesCallsKeepsItsValueThroughIdlenessAndDecaysOnlyWhileItRefuses() {
+    ServiceTimeTracker t = ServiceTimeTracker.decayingWhileRefusing();
+    t.record(3 * MS, T0); // calls take 3 ms
+    // one call every 5 ms (a third of capacity): idle for longer than the p99 before each
+    assertEquals(3 * MS, t.p99Nanos(T0 + 5 * MS), "idle, but nothing refused: not stale");
+    assertEquals(3 * MS, t.p99Nanos(T0 + 60_000 * MS), "a minute idle: still the calls' p99");
+    // a call with a 2 ms deadline is refused on it; from then on the estimate decays
+    t.refused(T0 + 60_000 * MS);
+    t.refused(T0 + 60_002 * MS); // a later refusal does not restart the decay
+    assertEquals(3 * MS, t.p99Nanos(T0 + 60_002 * MS));
+    assertEquals(3 * MS / 2, t.p99Nanos(T0 + 60_003 * MS), "one span of 3 ms refusing: halved");
+    // a call runs (its deadline now fits): its sample restarts the estimate, no lower than itself
+    t.record(3 * MS, T0 + 60_010 * MS);
+    assertTrue(t.p99Nanos(T0 + 60_100 * MS) > 29 * MS / 10, "p99 " + t.p99Nanos(T0 + 60_100 * MS));
+  }
+
+  @Test
+  void aPlainTrackerIsNotChangedByRefusals() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    t.record(3 * MS, T0);
+    t.refused(T0);
+    assertEquals(3 * MS / 2, t.p99Nanos(T0 + 3 * MS), "idle for its length: halved, as before");
+  }
 }

@@ -88,8 +88,15 @@ final class GatedServerCall<ReqT, RespT>
     closeCalled = true;
     long now = owner.ticker().read();
     boolean clientGone = context.isCancelled();
-    Outcome outcome = clientGone ? cancelledOutcome() : outcomeOf(status);
+    Outcome handlers = outcomeOf(status);
+    Outcome outcome = clientGone ? cancelledOutcome() : handlers;
     ResponseMetadata response = finish(outcome, now);
+    if (started && (handlers == Outcome.SUCCESS || handlers == Outcome.FAILED)) {
+      // The handler's own end gives its service time, also when its client left first. A cancel
+      // gives none: it ends the permit while the handler may still be working, and a sample cut
+      // short there would lower the p99 that deadlines are judged against.
+      owner.serviceTimes().record(now - startedAt, now);
+    }
     if (response != null && clientGone) {
       if (response.creditDelta() != 0) {
         owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
@@ -117,9 +124,6 @@ final class GatedServerCall<ReqT, RespT>
       permit.complete(outcome, now, response);
     } catch (IllegalStateException completedByHandlerMeanwhile) {
       return null;
-    }
-    if (started && (outcome == Outcome.SUCCESS || outcome == Outcome.FAILED)) {
-      owner.serviceTimes().record(now - startedAt, now);
     }
     return response;
   }

@@ -123,7 +123,8 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   private final ControlChannel orphanCredits;
   private final QueueDelaySignal queueDelay;
   private final long targetBudgetNanos;
-  private final ServiceTimeTracker serviceTimes = new ServiceTimeTracker();
+  /** Decays only while it refuses calls: idleness at low load says nothing about service times. */
+  private final ServiceTimeTracker serviceTimes = ServiceTimeTracker.decayingWhileRefusing();
   /** Admitted calls whose handlers have not started; {@code null} if not measured. */
   private final UnstartedCalls unstarted;
   /** Decisions made on the transport thread, waiting for {@link #interceptCall}. */
@@ -361,7 +362,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     request.interfaceId(interfaces.idOf(fullMethodName));
     long deadlineBudget = Long.MAX_VALUE; // from its deadline: spent unrun, the call is aborted
     if (deadline != null || targetBudgetNanos != NO_TARGET) {
-      long p99 = serviceTimes.p99Nanos(now); // decays while no call completes (ServiceTimeTracker)
+      long p99 = serviceTimes.p99Nanos(now); // decays while it refuses calls (ServiceTimeTracker)
       // The header's budget is the client's claim: a looser one than the deadline's or the
       // server's target loosens neither, and a deadline that cannot be met is refused whatever
       // the header claims (Protego §3.2 budgets from the target).
@@ -369,6 +370,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       if (deadline != null) {
         deadlineBudget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
         if (deadlineBudget <= 0) { // the deadline cannot be met: refuse before the call queues
+          serviceTimes.refused(now);
           return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
         }
         budget = Math.min(budget, deadlineBudget);

@@ -323,6 +323,87 @@ class ServerDefaultsTest {
     assertEquals(before, runs.get(), "the handler never ran");
   }
 
+  /**
+   * At low load the server idles between calls for longer than a call takes; that idleness says
+   * nothing about how long calls take, so a deadline shorter than the p99 is still refused.
+   */
+  @Test
+  void aDeadlineThatCannotBeMetIsRefusedAfterTheServerIdledLongerThanACall() throws Exception {
+    AtomicLong runs = new AtomicLong();
+    Channel ch = start((method, request, out) -> {
+      runs.incrementAndGet();
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "30").await().status().getCode());
+    clock.advance(50 * MS); // the next call comes 50 ms later: a third of capacity, one at a time
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 20), Echo.UNARY, "0").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
+    assertEquals("4", refused.trailer(SpillwayMetadata.STATUS), "REJECTED_BUDGET");
+    assertEquals(1, runs.get(), "the handler never ran");
+  }
+
+  /**
+   * A call its client cancels ends its permit while the handler still works; the time until the
+   * cancel is not its service time, and only the handler's own end gives one.
+   */
+  @Test
+  void aCancelledCallGivesTheP99ItsHandlersTimeNotTheTimeUntilTheCancel() throws Exception {
+    java.util.concurrent.CountDownLatch working = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch heard = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    Channel ch = start((method, request, out) -> {
+      if (request.equals("wait")) {
+        // an asynchronous handler: it returns at once and answers from its own thread, so the
+        // cancel reaches the call while the work goes on
+        clock.advance(MS);
+        Thread.ofPlatform().start(() -> {
+          try {
+            cancelled.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          clock.advance(29 * MS);
+          out.onNext("ok");
+          out.onCompleted();
+          done.countDown();
+        });
+        working.countDown();
+        return;
+      }
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1, new io.grpc.ServerInterceptor() { // outside Spillway's: hears the cancel after it
+      @Override
+      public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call,
+          io.grpc.Metadata headers,
+          io.grpc.ServerCallHandler<Q, R> next) {
+        return new io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener<>(
+            next.startCall(call, headers)) {
+          @Override
+          public void onCancel() {
+            super.onCancel();
+            heard.countDown();
+          }
+        };
+      }
+    });
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "30").await().status().getCode());
+    clock.advance(40 * MS); // idle for longer than a call: a sample then restarts the estimate
+    Calls.Handle call = Calls.unary(ch, Echo.UNARY, "wait");
+    assertTrue(working.await(10, TimeUnit.SECONDS), "the handler has run its first millisecond");
+    call.call().cancel("the client gives up", null);
+    assertEquals(Status.Code.CANCELLED, call.await().status().getCode());
+    assertTrue(heard.await(10, TimeUnit.SECONDS), "the server has heard of the cancel");
+    cancelled.countDown();
+    assertTrue(done.await(10, TimeUnit.SECONDS));
+    assertTrue(spillway.interceptor().p99ServiceNanos() >= 29 * MS,
+        "the handler took 30 ms; p99 " + spillway.interceptor().p99ServiceNanos());
+  }
+
   @Test
   void aStaleP99DoesNotRefuseEveryCallForGood() throws Exception {
     Channel ch = start((method, request, out) -> {
