@@ -316,9 +316,12 @@ public final class SpillwayGrpcServer implements AutoCloseable {
           route = "virtual threads on " + measured.carriers() + " measured carriers";
         } else {
           if (UNMEASURED_WARNED.compareAndSet(false, true)) {
+            // the route's reason may already say how to open it; the advice is given once
+            String why = whyNot[0].replaceFirst(
+                "; start the JVM with --add-opens java.base/java.lang=ALL-UNNAMED$", "");
             SpillwayServerInterceptor.LOG.log(System.Logger.Level.WARNING, "gRPC calls run on the JDK's"
                 + " virtual threads, whose carrier queue the overload signal sees only until a handler"
-                + " starts (" + whyNot[0] + "): start the JVM with --add-opens"
+                + " starts (" + why + "): start the JVM with --add-opens"
                 + " java.base/java.lang=ALL-UNNAMED (or =io.spillway.asqm) for carriers it measures at every"
                 + " wake-up, or give the builder an executor (Builder#executor)");
           }
