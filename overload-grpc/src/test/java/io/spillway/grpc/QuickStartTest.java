@@ -26,10 +26,10 @@ class QuickStartTest {
 
   @Test
   void theQuickStartProtectsARealServerForPlainAndAwareClients() throws Exception {
-    Echo.Handler handler = Echo.ECHO;
+    var service = Echo.service(Echo.ECHO); // the team's own service, as the README says
     int port = 0;
     // quick-start:server
-    ServerBuilder<?> builder = ServerBuilder.forPort(port).addService(Echo.service(handler));
+    ServerBuilder<?> builder = ServerBuilder.forPort(port).addService(service);
     SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofMillis(5)).install(builder);
     Server server = builder.build().start();
     // quick-start:end
