@@ -10,10 +10,10 @@ import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
 /**
- * The {@code spillway.*} properties. Every one has a default, so an application that adds the
- * starter and sets nothing is protected: the default scheme ({@code io.spillway.credit.Spillway})
+ * The spillway.* properties. Every one has a default, so an application that adds the
+ * starter and sets nothing is protected: the default scheme (io.spillway.credit.Spillway)
  * with a {@value #DEFAULT_SLO_MILLIS} ms SLO in front of every MVC and WebFlux endpoint except
- * {@code /actuator/**}.
+ * /actuator/**.
  *
  * <p>The class validates itself (Spring Boot uses a properties object that is a {@link Validator}
  * as its validator), so a bad value fails start-up with the property's name and no validation
@@ -42,13 +42,13 @@ public class SpillwayProperties implements Validator {
   /** The schemes {@link #setScheme} accepts by name. */
   public static final Set<String> SCHEMES = Set.of("spillway", "breakwater", "none");
 
-  /** What a request that carries no {@code Spillway-Budget} header gets. */
+  /** What a request that carries no Spillway-Budget header gets. */
   public enum NoBudget {
     /** The configured budget target less the p99 service time (Protego §3.2). */
     TARGET,
     /** No budget: budgeted locks in its handler wait as plain locks do. */
     UNLIMITED,
-    /** Refused at once ({@code 503}, reason budget). */
+    /** Refused at once (503, reason budget). */
     REJECT
   }
 
@@ -56,10 +56,10 @@ public class SpillwayProperties implements Validator {
   private boolean enabled = true;
 
   /**
-   * The admission scheme: {@code spillway} (credits for Spillway-aware clients, delay-based AQM
-   * and an adaptive concurrency limit for plain clients), {@code breakwater} (credits only; plain
-   * clients are refused), or {@code none} (measure and report, never refuse). An
-   * {@code OverloadScheme} bean replaces it.
+   * The admission scheme: spillway (credits for Spillway-aware clients, delay-based AQM
+   * and an adaptive concurrency limit for plain clients), breakwater (credits only; plain
+   * clients are refused), or none (measure and report, never refuse). An
+   * OverloadScheme bean replaces it.
    */
   private String scheme = "spillway";
 
@@ -147,12 +147,12 @@ public class SpillwayProperties implements Validator {
   /** Request budgets (protego-nsdi23 §3.2). */
   public static class Budget {
     /**
-     * The end-to-end target a request without a {@code Spillway-Budget} header is given, before
+     * The end-to-end target a request without a Spillway-Budget header is given, before
      * the p99 service time is taken off; the SLO when unset.
      */
     private Duration target;
 
-    /** What a request without a {@code Spillway-Budget} header gets. */
+    /** What a request without a Spillway-Budget header gets. */
     private NoBudget whenAbsent = NoBudget.TARGET;
 
     public Duration getTarget() {
@@ -174,7 +174,7 @@ public class SpillwayProperties implements Validator {
 
   /** An override for the endpoints whose path matches {@link #getPath()}. */
   public static class Endpoint {
-    /** Ant pattern of the request path, e.g. {@code /api/search/**}. */
+    /** Ant pattern of the request path, e.g. /api/search/**. */
     private String path;
 
     /** The name the endpoint's meters and JFR events carry; the pattern when unset. */
@@ -230,14 +230,14 @@ public class SpillwayProperties implements Validator {
     }
   }
 
-  /** JFR events (see the starter's README for a {@code jfr print} recipe). */
+  /** JFR events (see the starter's README for a jfr print recipe). */
   public static class Jfr {
     /** Whether the starter emits its JFR events when a recording enables them. */
     private boolean enabled = true;
 
     /**
      * Admission events for admitted requests are sampled: one in this many. Rejections and budget
-     * aborts are always offered to JFR, which throttles them ({@code jdk.jfr.Throttle}).
+     * aborts are always offered to JFR, which throttles them (jdk.jfr.Throttle).
      */
     private int admittedSampleEvery = 1024;
 
@@ -259,14 +259,14 @@ public class SpillwayProperties implements Validator {
   }
 
   /**
-   * The application's own HTTP clients: Spring Boot's {@code RestClient.Builder}, {@code
-   * RestTemplateBuilder} and {@code WebClient.Builder}.
+   * The application's own HTTP clients: Spring Boot's RestClient.Builder, RestTemplateBuilder and
+   * WebClient.Builder.
    */
   public static class Client {
     /**
-     * Whether the clients built from them carry the budget of the request being served ({@code
-     * Spillway-Budget}) and hold off a server that answered {@code 503} for as long as it asked
-     * ({@code Spillway-Retry-Pushback-Ms}, else {@code Retry-After}), failing those calls at once.
+     * Whether the clients built from them carry the budget of the request being served
+     * (Spillway-Budget) and hold off a server that answered 503 for as long as it asked
+     * (Spillway-Retry-Pushback-Ms, else Retry-After), failing those calls at once.
      */
     private boolean enabled = true;
 
@@ -279,7 +279,7 @@ public class SpillwayProperties implements Validator {
 
     /**
      * The end-to-end SLO of the requests they send, which bounds a request's wait for a credit;
-     * {@code spillway.slo} if unset.
+     * spillway.slo if unset.
      */
     private Duration slo;
 
@@ -379,7 +379,7 @@ public class SpillwayProperties implements Validator {
     }
   }
 
-  /** Whether {@code pattern} can match a request path, which always starts with {@code /}. */
+  /** Whether pattern can match a request path, which always starts with /. */
   private static boolean isPathPattern(String pattern) {
     return pattern != null && pattern.startsWith("/");
   }
