@@ -88,6 +88,8 @@ public final class Experiment {
   /**
    * The highest throughput the server reaches with no control (docs/design.md "Capacity"):
    * a closed loop keeping enough requests outstanding that no core ever idles, despite the RTT.
+   * One server of speed 1 is measured; with round-robin replicas the servers' capacity is that
+   * times their summed speeds ({@link Scenario#capacityScale}).
    */
   static double measureCapacity(Scenario scenario) {
     long perRequest = scenario.service().meanNanos() + scenario.rxCostNanos() + scenario.txCostNanos();
@@ -97,7 +99,7 @@ public final class Experiment {
     new Simulation(scenario, NoControl.INSTANCE, List.of(new Scenario.DemandStep(0, 0)), 0,
         outstanding, CAPACITY_RUN_NANOS, recorder, scenario.seed()).run();
     Tally t = recorder.sum(CAPACITY_WARMUP_NANOS, CAPACITY_RUN_NANOS);
-    return t.completed / ((CAPACITY_RUN_NANOS - CAPACITY_WARMUP_NANOS) / 1e9);
+    return t.completed / ((CAPACITY_RUN_NANOS - CAPACITY_WARMUP_NANOS) / 1e9) * scenario.capacityScale();
   }
 
   private void runSteady(ExecutorService pool, double capacity, List<ResultRecord> rows)

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,7 +42,11 @@ public final class Report {
     }
     if (s.replicas() > 1) {
       out.println();
-      out.println("two replicas (protego-nsdi23 §5.3): server 1 first, a fast reject retried once on server 2");
+      out.println(s.roundRobin()
+          ? s.replicas() + " replicas, round robin (speeds " + String.join(", ", Arrays.stream(
+              s.replicaSpeeds()).mapToObj(f -> String.format(Locale.ROOT, "%.2f", f)).toList())
+              + "; capacity their sum): a fast reject retried once on another"
+          : "two replicas (protego-nsdi23 §5.3): server 1 first, a fast reject retried once on server 2");
       out.printf(Locale.ROOT, "%-24s %8s %9s %12s %9s %9s%n", "scheme", "demand", "retried%", "rej_p99_us",
           "p99_us", "SLO_us");
       for (ResultRecord r : results.rows()) {

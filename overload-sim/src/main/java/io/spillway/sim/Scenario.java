@@ -67,7 +67,9 @@ public final class Scenario {
     keys.put("asqm.wait_estimate", "a mutex's expected wait: queue (default: queue length x"
         + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
-    keys.put("replicas", "servers, each with the scenario's cores, locks and gate (1 or 2): with 2, every request goes to server 1 first and a fast reject (server 1's, or expiry in the client's queue for it) is retried once on server 2 within the client's retry budget (protego-nsdi23 §5.3, Fig. 8); demand stays a multiple of one server's capacity");
+    keys.put("replicas", "servers, each with the scenario's cores, locks and gate (1 to 16); how calls reach them is replica_routing; with more than one, a fast reject (the server's, or expiry in the client's queue for it) is retried once on another within the client's retry budget");
+    keys.put("replica_routing", "replicas: primary (default; protego-nsdi23 §5.3, Fig. 8: every call to server 1 first, a fast reject retried on server 2; at most 2 replicas; demand a multiple of one server's capacity) | round_robin (overload-grpc's SpillwayBalancedChannel: a session per server, each call to the server whose session has the fewest calls queued, from a rotating start, the retry to another chosen the same way; plain clients rotate; demand a multiple of the servers' summed capacity)");
+    keys.put("replica_speeds", "replicas: each server's speed, 'f1, f2, ...' (one per replica, in (0, 16]): every CPU cost on server k takes its time / fk (f = 0.5: a server of half the capacity); capacity is measured on a server of speed 1; default 1 each");
     keys.put("retry_share", "replicas: the retry budget's share of calls (RetryBudget: each call adds this share of a token, each retry spends one, 10 kept); default 1, every fast reject retried");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
     keys.put("threading", "real-socket server: inline (requests queued and run on the event loop) or dispatch (virtual threads on the carrier-delay dispatcher)");
@@ -177,6 +179,8 @@ public final class Scenario {
       Map.entry("sweep", ""),
       Map.entry("replicas", "1"),
       Map.entry("retry_share", "1"),
+      Map.entry("replica_routing", "primary"),
+      Map.entry("replica_speeds", ""),
       Map.entry("paths", ""),
       Map.entry("path_service_us", ""),
       Map.entry("path_hold_us", ""),
@@ -286,9 +290,13 @@ public final class Scenario {
     if (blockNanos() > 0 && sharedLocks() > 0) {
       throw invalid("block_us", "cannot be combined with shared locks ('shared_locks')");
     }
-    if (replicas() < 1 || replicas() > 2) {
-      throw invalid("replicas", "1 or 2");
+    if (replicas() < 1 || replicas() > 16) {
+      throw invalid("replicas", "between 1 and 16, got " + replicas());
     }
+    if (!roundRobin() && replicas() > 2) {
+      throw invalid("replicas", "1 or 2 with replica_routing = primary, got " + replicas());
+    }
+    replicaSpeeds();
     double share = retryShare();
     if (!(share > 0 && share <= 1)) {
       throw invalid("retry_share", "in (0, 1]");
@@ -447,10 +455,58 @@ public final class Scenario {
     return longValue("time_origin_ns");
   }
 
-  /** A measured or given capacity; 0 means "measure it". */
   /** Servers behind the clients (protego-nsdi23 §5.3's two replicas); 1 by default. */
   public int replicas() {
     return intValue("replicas");
+  }
+
+  /**
+   * Whether calls are spread over the replicas as overload-grpc's balanced channel spreads them
+   * ({@code replica_routing = round_robin}) rather than sent to server 1 first ({@code primary}).
+   */
+  public boolean roundRobin() {
+    return switch (get("replica_routing").strip()) {
+      case "primary" -> false;
+      case "round_robin" -> true;
+      default -> throw invalid("replica_routing", "expected primary or round_robin, got '"
+          + get("replica_routing") + "'");
+    };
+  }
+
+  /** Each replica's speed ({@code replica_speeds}): its CPU costs take their time over it; 1 each by default. */
+  public double[] replicaSpeeds() {
+    List<String> items = list("replica_speeds");
+    double[] speeds = new double[replicas()];
+    if (items.isEmpty()) {
+      Arrays.fill(speeds, 1);
+      return speeds;
+    }
+    if (items.size() != speeds.length) {
+      throw invalid("replica_speeds", "one per replica (" + speeds.length + "), got " + items.size());
+    }
+    for (int i = 0; i < speeds.length; i++) {
+      speeds[i] = parseDouble("replica_speeds", items.get(i));
+      if (!(speeds[i] > 0 && speeds[i] <= 16)) {
+        throw invalid("replica_speeds", "each in (0, 16], got " + items.get(i));
+      }
+    }
+    return speeds;
+  }
+
+  /**
+   * What demand 1.0 is, over one server's capacity: with round-robin routing the servers' summed
+   * speeds (every server serves its share), with primary routing 1 (Protego's Fig. 8 counts
+   * demand in one server's capacity, the second server taking only retries).
+   */
+  public double capacityScale() {
+    if (!roundRobin()) {
+      return 1;
+    }
+    double sum = 0;
+    for (double f : replicaSpeeds()) {
+      sum += f;
+    }
+    return sum;
   }
 
   /** With replicas: the share of calls the clients' retry budgets let retry. */
@@ -458,6 +514,7 @@ public final class Scenario {
     return doubleValue("retry_share");
   }
 
+  /** A measured or given capacity; 0 means "measure it". */
   public double capacityRps() {
     return doubleValue("capacity_rps");
   }

@@ -90,14 +90,20 @@ import java.util.SplittableRandom;
  * if a core would pick it up when that budget, counted from its parsing, is spent: the
  * transport's rule at dispatch.
  *
- * <p>Replicas (scenario key {@code replicas}, protego-nsdi23 §5.3, Fig. 8): with two servers, each
- * with the scenario's cores, locks and its own gate, every request goes to server 1 first; one
- * that server 1 turns away with a fast reject, or that expires in the client's queue for server 1
- * (Protego's locally generated failure message), is sent once more to server 2 if the client's
- * {@link RetryBudget} allows ({@code retry_share}); its latency counts from its first arrival,
- * its wait in server 2's client queue from the retry. A client keeps one session, with its own
- * credits, per server (docs/design.md: credits are per backend). Demand stays a multiple of one
- * server's capacity.
+ * <p>Replicas (scenario key {@code replicas}, protego-nsdi23 §5.3, Fig. 8): several servers, each
+ * with the scenario's cores, locks and its own gate. A client keeps one session, with its own
+ * credits, per server (docs/design.md: credits are per backend). With {@code replica_routing =
+ * primary} (two servers, Protego's setting) every request goes to server 1 first; one that server
+ * 1 turns away with a fast reject, or that expires in the client's queue for server 1 (Protego's
+ * locally generated failure message), is sent once more to server 2 if the client's {@link
+ * RetryBudget} allows ({@code retry_share}). With {@code round_robin} a request goes to the server
+ * whose session has the fewest requests queued, looking from a start that rotates per client,
+ * and its retry to another server chosen the same way: overload-grpc's {@code
+ * SpillwayBalancedChannel} with {@code Policy.ROUND_ROBIN}; a plain client's requests rotate, as
+ * gRPC's {@code round_robin} policy spreads them. A retry's latency counts from its first
+ * arrival, its wait in the new server's client queue from the retry. With {@code replica_speeds}
+ * a server's every CPU cost (parse, service, lock hold, reply) takes its time over the server's
+ * speed: a smaller machine, or one whose core is shared.
  *
  * <p>Clients that do not speak Spillway (scenario key {@code plain_share}, docs/design.md "Clients
  * that do not speak Spillway"): that share of requests, drawn per request, carries no session,
@@ -184,8 +190,11 @@ final class Simulation {
   private final EventQueue events = new EventQueue();
   private long now;
 
-  /** The servers; requests go to server 0 first, and after a fast reject to server 1. */
+  /** The servers; which takes a request is {@link #route}'s choice. */
   private final Server[] servers;
+  private final boolean roundRobin;
+  /** Per logical client, where its next round-robin choice starts looking. */
+  private final int[] rotation;
   /** Per logical client, its retry budget; {@code null} with one server. */
   private final RetryBudget[] retryBudgets;
   private double arrivalRatePerNano;
@@ -252,11 +261,14 @@ final class Simulation {
     this.maintenance = scenario.maintenance();
 
     int n = closedLoop > 0 ? closedLoop : scenario.clients();
-    int replicas = closedLoop > 0 ? 1 : scenario.replicas(); // capacity is one server's
+    int replicas = closedLoop > 0 ? 1 : scenario.replicas(); // capacity: one server's, at speed 1
+    double[] speeds = scenario.replicaSpeeds();
     this.servers = new Server[replicas];
     for (int k = 0; k < replicas; k++) {
-      servers[k] = new Server(k, n);
+      servers[k] = new Server(k, n, closedLoop > 0 ? 1 : speeds[k]);
     }
+    this.roundRobin = replicas > 1 && scenario.roundRobin();
+    this.rotation = roundRobin ? new int[n] : null;
     if (replicas > 1) {
       this.retryBudgets = new RetryBudget[n];
       for (int i = 0; i < n; i++) {
@@ -368,7 +380,45 @@ final class Simulation {
 
   // ---------------------------------------------------------------- clients
 
-  private void issue(Client c) {
+  /**
+   * The server a logical client's request goes to, not {@code avoid} (the one that just turned
+   * it away; -1 for none): server 1 first, then server 2 ({@code primary}); or the server whose
+   * session with this client has the fewest requests queued, from a start that rotates per
+   * client, the first such in that order ({@code round_robin}, as SpillwayBalancedChannel picks);
+   * a plain client's requests, with no session to ask, rotate.
+   */
+  private int route(int client, int avoid, boolean plain) {
+    if (!roundRobin) {
+      return avoid < 0 ? 0 : 1;
+    }
+    int n = servers.length;
+    int start = rotation[client];
+    rotation[client] = (start + 1) % n;
+    int best = -1;
+    int bestQueued = Integer.MAX_VALUE;
+    for (int k = 0; k < n; k++) {
+      int i = (start + k) % n;
+      if (i == avoid) {
+        continue;
+      }
+      if (plain) {
+        return i;
+      }
+      int queued = servers[i].clients[client].gate.queued();
+      if (queued < bestQueued) {
+        best = i;
+        bestQueued = queued;
+        if (queued == 0) {
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
+  private void issue(Client caller) {
+    boolean plain = plainShare > 0 && (plainShare >= 1 || plainRandom.nextDouble() < plainShare);
+    Client c = roundRobin ? servers[route(caller.index, -1, plain)].clients[caller.index] : caller;
     long service = scenario.service().sample(serviceRandom);
     int path = -1;
     if (pathCdf.length > 0) {
@@ -386,7 +436,7 @@ final class Simulation {
       r.hold = pathHoldShare[path] == 1 ? service : Math.round(service * pathHoldShare[path]);
     }
     recorder.at(now).offered++;
-    if (plainShare > 0 && (plainShare >= 1 || plainRandom.nextDouble() < plainShare)) {
+    if (plain) {
       sendPlain(r);
       return;
     }
@@ -414,7 +464,7 @@ final class Simulation {
       return false;
     }
     recorder.at(now).retried++;
-    Client c = servers[1].clients[r.client.index];
+    Client c = servers[route(r.client.index, r.client.server.index, false)].clients[r.client.index];
     Request again = new Request(nextRequestId++, c, r.arrival, r.service);
     again.attempt = r.attempt + 1;
     again.path = r.path;
@@ -583,10 +633,13 @@ final class Simulation {
     final ArrayDeque<Message> sendQueue = new ArrayDeque<>();
     /** The queueing delay the gate steers by, which a refusal's pushback reports. */
     final QueueDelaySignal queueDelay;
+    /** Its CPU costs take their time over this ({@code replica_speeds}). */
+    final double speed;
     int idleCores;
 
-    Server(int index, int clientCount) {
+    Server(int index, int clientCount, double speed) {
       this.index = index;
+      this.speed = speed;
       this.idleCores = scenario.cores();
       this.mutexes = new Mutex[pathCdf.length];
       for (int i = 0; i < mutexes.length; i++) {
@@ -799,7 +852,7 @@ final class Simulation {
 
     private void busy(long nanos, Message m) {
       idleCores--;
-      schedule(now + nanos, CORE_DONE, m);
+      schedule(now + (speed == 1 ? nanos : Math.max(1, Math.round(nanos / speed))), CORE_DONE, m);
     }
 
     void coreDone(Message m) {

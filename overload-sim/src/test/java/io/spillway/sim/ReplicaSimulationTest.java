@@ -90,5 +90,85 @@ class ReplicaSimulationTest {
     assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("replicas", "3")));
     assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("replicas", "0")));
     assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("retry_share", "0")));
+    assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("replicas", "17", "replica_routing", "round_robin")));
+    assertThrows(IllegalArgumentException.class, () -> Scenario.of(Map.of("replica_routing", "random")));
+    assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("replicas", "3", "replica_routing", "round_robin", "replica_speeds", "1, 1")));
+    assertThrows(IllegalArgumentException.class,
+        () -> Scenario.of(Map.of("replicas", "2", "replica_routing", "round_robin", "replica_speeds", "1, 0")));
+  }
+
+  // ------------------------------------------------ round robin (overload-grpc's balanced channel)
+
+  /**
+   * The gRPC demo's server (one core, 200 µs a call, 30 µs a message each way, 1 ms round trip, SLO
+   * 5 ms, scenarios/grpc-demo-replicas.conf) three times behind a round-robin channel of 8 clients,
+   * with the given speeds and retry to a replica within a tenth of calls.
+   */
+  private static Scenario balanced(String speeds) {
+    return Scenario.of(Map.ofEntries(Map.entry("clients", "8"), Map.entry("cores", "1"),
+        Map.entry("service", "const"), Map.entry("service_mean_us", "200"), Map.entry("rtt_us", "1000"),
+        Map.entry("slo_us", "5000"), Map.entry("cost_rx_us", "30"), Map.entry("cost_tx_us", "30"),
+        Map.entry("replicas", "3"), Map.entry("replica_routing", "round_robin"),
+        Map.entry("replica_speeds", speeds), Map.entry("retry_share", "0.1"),
+        Map.entry("warmup_ms", "1000"), Map.entry("duration_ms", "2000"), Map.entry("schemes", "spillway")));
+  }
+
+  private static final long BALANCED_WARMUP = 1_000_000_000L;
+  private static final long BALANCED_END = 3_000_000_000L;
+
+  private static Tally runBalanced(Scenario s, OverloadScheme scheme, double capacity, double level) {
+    Recorder recorder = new Recorder(s.windowNanos());
+    new Simulation(s, scheme, List.of(new Scenario.DemandStep(level, 0)), capacity, 0, BALANCED_END,
+        recorder, s.seed()).run();
+    return recorder.sum(BALANCED_WARMUP, BALANCED_END);
+  }
+
+  private static double goodputRps(Tally t) {
+    return t.good / ((BALANCED_END - BALANCED_WARMUP) / 1e9);
+  }
+
+  /** Round robin: demand 1.0 is the servers' summed capacity, each server's measured at speed 1. */
+  @Test
+  void roundRobinCapacityIsTheServersSummedSpeedsTimesOneServers() {
+    double one = Experiment.measureCapacity(balanced("1, 1, 1").with(Map.of("replicas", "1",
+        "replica_speeds", "1")));
+    assertEquals(3 * one, Experiment.measureCapacity(balanced("1, 1, 1")), 1e-6);
+    assertEquals(2.5 * one, Experiment.measureCapacity(balanced("1, 1, 0.5")), 1e-6);
+  }
+
+  /**
+   * A server at half speed takes as long for everything: with no control and plain rotation, a
+   * load of 0.8 × the three servers' capacity is served if all three run at full speed; with the
+   * third at half speed (capacity then 2.5 servers, the same requests per second) its third of the
+   * calls is 1.2 × what it can serve, so it queues without bound and its share is lost.
+   */
+  @Test
+  void aServerAtHalfSpeedTakesTwiceAsLong() {
+    Scenario equal = balanced("1, 1, 1");
+    Scenario slowThird = balanced("1, 1, 0.5");
+    double capacity = Experiment.measureCapacity(equal);
+    Tally even = runBalanced(equal, NoControl.INSTANCE, capacity, 0.8);
+    Tally uneven = runBalanced(slowThird, NoControl.INSTANCE, capacity, 0.8);
+    assertTrue(goodputRps(even) > 0.95 * 0.8 * capacity, "equal servers: " + goodputRps(even));
+    assertTrue(goodputRps(uneven) < 0.75 * 0.8 * capacity, "a third at half speed: " + goodputRps(uneven));
+  }
+
+  /**
+   * Three replicas, one at half capacity, at 2× their summed capacity (the gRPC issue's setting):
+   * Spillway's sessions, one per server, send each server what its credits admit, so goodput stays
+   * near the summed capacity with p99 within the SLO, and retries stay within the budget's tenth.
+   */
+  @Test
+  void threeReplicasOneAtHalfCapacityKeepTheirSummedCapacityAtTwiceIt() {
+    Scenario s = balanced("1, 1, 0.5");
+    double capacity = Experiment.measureCapacity(s);
+    Tally t = runBalanced(s, SchemeRegistry.create("spillway", s), capacity, 2.0);
+    assertTrue(goodputRps(t) >= 0.9 * capacity, "goodput " + goodputRps(t) + " of " + capacity);
+    assertTrue(t.latency.getValueAtPercentile(99) <= s.sloNanos(),
+        "p99 " + t.latency.getValueAtPercentile(99) + " ns");
+    assertTrue(t.retried > 0, "fast rejects are retried");
+    assertTrue(t.retried <= 0.1 * t.offered + 10 * 8, "retried " + t.retried + " of " + t.offered);
   }
 }
