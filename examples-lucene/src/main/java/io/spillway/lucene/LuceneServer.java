@@ -75,8 +75,10 @@ public final class LuceneServer implements AutoCloseable {
    *   <li>{@link #PROTEGO}: the target as Protego's target delay ({@code ProtegoConfig.forSlo}: t_e
    *       10 %, t_d 100 %, a = 0.1 % of the sessions and at least 1, d 2 %, an iteration every four
    *       end-to-end RTTs), and ASQM: a call's queueing budget is the target less the p99 service
-   *       time (§3.2), spent at the shard and cache locks and bounding the search (see "Budgets"
-   *       for calls that bring a deadline).
+   *       time (§3.2), checked before it queues for a worker (the CPU's run queue: a call the
+   *       server's queueing delay would already outlast is refused there, overload-grpc's
+   *       {@code budgetedRunQueue}), spent at the shard and cache locks and bounding the search
+   *       (see "Budgets" for calls that bring a deadline).
    *   <li>{@link #SEDA}: see {@link #sedaConfig}.
    *   <li>{@link #SPILLWAY}: {@code Spillway.forSlo(target)}, the library's default, with the same
    *       budgets as Protego.
@@ -275,6 +277,9 @@ public final class LuceneServer implements AutoCloseable {
       if (config.protection.targetBudgets()) {
         protect.slo(config.target); // the budget of calls with neither a budget nor a deadline
       }
+      // Protego's ASQM covers the run queue as well as the locks (§3.2); Spillway's default steers
+      // that queue with its AQM instead
+      protect.budgetedRunQueue(config.protection == Protection.PROTEGO);
       if (config.threads > 0) {
         protect.parallelism(config.threads);
       }

@@ -169,6 +169,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   public static final class Builder {
     private final OverloadScheme scheme;
     private long sloNanos;
+    private boolean budgetedRunQueue;
     private Ticker ticker = Ticker.system();
     private Scheduler scheduler;
     private QueueDelaySignal queueDelay;
@@ -207,6 +208,24 @@ public final class SpillwayGrpcServer implements AutoCloseable {
     /** {@link #slo} in milliseconds. */
     public Builder sloMillis(long value) {
       return sloNanos(value * 1_000_000);
+    }
+
+    /**
+     * Protego's ASQM at the run queue (protego-nsdi23 §3.2: "before placing the request in each
+     * queue for a contended resource, it first checks the instantaneous queueing delay of the
+     * queue and drops the request if the queueing delay is larger than the request's remaining
+     * queueing delay budget"; the paper's queues are the CPU's runnable-thread queue and locks'
+     * wait queues): on, a call the gate admits with a budget ({@link #slo}, its deadline or its
+     * header) is refused before it queues for a worker when the server's queueing delay already
+     * exceeds that budget ({@code REJECTED_BUDGET}, its permit ended {@code ABORTED}, which
+     * Protego's pool counts as a drop, Alg. 1 line 6). Off by default: Spillway's default scheme
+     * steers that queue with its AQM and bounds only the handler's waits by the budget
+     * ({@link SpillwayServerInterceptor}); turn it on for Protego, whose pool, sized by throughput
+     * alone, sheds only through such drops.
+     */
+    public Builder budgetedRunQueue(boolean value) {
+      budgetedRunQueue = value;
+      return this;
     }
 
     /** The clock; {@link Ticker#system()} by default. */
@@ -406,8 +425,10 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       control.bind(gate);
       gate.start();
       long target = sloNanos == 0 ? SpillwayServerInterceptor.NO_TARGET : sloNanos;
-      return new SpillwayGrpcServer(gate, new SpillwayServerInterceptor(gate, ticker, interfaces,
-          control, signal, target, unstarted), control, signal, List.copyOf(owned));
+      SpillwayServerInterceptor interceptor = new SpillwayServerInterceptor(gate, ticker, interfaces,
+          control, signal, target, unstarted);
+      interceptor.budgetedRunQueue = budgetedRunQueue;
+      return new SpillwayGrpcServer(gate, interceptor, control, signal, List.copyOf(owned));
     }
   }
 }

@@ -123,6 +123,12 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   private final ControlChannel orphanCredits;
   private final QueueDelaySignal queueDelay;
   private final long targetBudgetNanos;
+  /**
+   * Whether an admitted call whose budget the queueing delay already exceeds is refused before it
+   * queues (Protego's ASQM at the run queue; {@link SpillwayGrpcServer.Builder#budgetedRunQueue}).
+   * Set once, before the server starts.
+   */
+  boolean budgetedRunQueue;
   /** Decays only while it refuses calls: idleness at low load says nothing about service times. */
   private final ServiceTimeTracker serviceTimes = ServiceTimeTracker.decayingWhileRefusing();
   /** Admitted calls whose handlers have not started; {@code null} if not measured. */
@@ -386,6 +392,14 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     }
     RequestBudget requestBudget = request.budgetNanos() == Long.MAX_VALUE
         ? null : RequestBudget.of(request.budgetNanos());
+    if (budgetedRunQueue && requestBudget != null
+        && !requestBudget.fits(queueDelay.queueingDelayNanos(now))) {
+      // Protego §3.2: the queue it would join is already longer than its budget
+      ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
+          .requestId(request.requestId());
+      permit.complete(Outcome.ABORTED, now, response);
+      return new Decision(request, permit, null, response, now);
+    }
     Decision d = new Decision(request, permit, requestBudget, null, now);
     d.deadlineBudgetNanos = deadlineBudget;
     if (unstarted != null) {
