@@ -197,8 +197,8 @@ public final class KvServer implements AutoCloseable {
       probes.put(e, probe);
       stages.add(probe);
     }
-    OverloadScheme scheme = config.protection == Protection.SPILLWAY
-        ? Spillway.forSloNanos(config.targetNanos) : NoControl.INSTANCE;
+    OverloadScheme scheme = config.textSchemeWrapper.apply(config.protection == Protection.SPILLWAY
+        ? Spillway.forSloNanos(config.targetNanos) : NoControl.INSTANCE);
     ControlChannel noSessions = (sessionId, response) -> { };
     gate = scheme.newServerGate(new ServerEnvironment(config.ticker, Scheduler.of(group.next()),
         QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new)), noSessions,
@@ -394,6 +394,11 @@ public final class KvServer implements AutoCloseable {
     return lastHandlerFailure;
   }
 
+  /** Connections accepted on the text port since start ({@code stats}: {@code total_connections}). */
+  long totalConnections() {
+    return totalConnections.sum();
+  }
+
   /** Requests refused by the gate, and by budgets at locks. */
   public long[] rejected() {
     return new long[] {rejectedGate.sum(), rejectedBudget.sum()};
@@ -482,7 +487,8 @@ public final class KvServer implements AutoCloseable {
 
   private record Config(String host, int port, long memoryBytes, int cores, Protection protection,
       long targetNanos, Ticker ticker, Transport transport, int framePort, FrameScheme frameScheme,
-      UnaryOperator<OverloadScheme> frameSchemeWrapper, io.spillway.api.OverloadMetrics frameMetrics) { }
+      UnaryOperator<OverloadScheme> frameSchemeWrapper, UnaryOperator<OverloadScheme> textSchemeWrapper,
+      io.spillway.api.OverloadMetrics frameMetrics) { }
 
   /** Builds a {@link KvServer}. Not thread-safe. */
   public static final class Builder {
@@ -497,6 +503,7 @@ public final class KvServer implements AutoCloseable {
     private int framePort = -1;
     private FrameScheme frameScheme = FrameScheme.PROTEGO;
     private UnaryOperator<OverloadScheme> frameSchemeWrapper = UnaryOperator.identity();
+    private UnaryOperator<OverloadScheme> textSchemeWrapper = UnaryOperator.identity();
     private io.spillway.api.OverloadMetrics frameMetrics = io.spillway.api.OverloadMetrics.NONE;
 
     private Builder() { }
@@ -562,6 +569,12 @@ public final class KvServer implements AutoCloseable {
       return this;
     }
 
+    /** Tests: replaces or wraps the text port's gate scheme (to refuse chosen commands). */
+    Builder textSchemeWrapper(UnaryOperator<OverloadScheme> value) {
+      textSchemeWrapper = Objects.requireNonNull(value);
+      return this;
+    }
+
     public Builder protection(Protection value) { protection = Objects.requireNonNull(value); return this; }
 
     /** Protego's target delay (protego-nsdi23 §5.3 uses 110 µs for memcached). */
@@ -592,7 +605,7 @@ public final class KvServer implements AutoCloseable {
         throw new IllegalArgumentException("no port to serve: a text port, a frame port, or both");
       }
       return new KvServer(new Config(host, port, memoryBytes, cores, protection, targetNanos,
-          ticker, transport, framePort, frameScheme, frameSchemeWrapper, frameMetrics));
+          ticker, transport, framePort, frameScheme, frameSchemeWrapper, textSchemeWrapper, frameMetrics));
     }
   }
 }
