@@ -201,6 +201,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
     in.skipBytes(Frame.HEADER_SIZE);
     answersOwed++;
+    if (server.outlastsBudget(header.budgetNanos(), now)) {
+      in.skipBytes(length); // Protego §3.2 at the run queue: it would wait past its budget
+      respond(permit, Outcome.ABORTED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
+      return;
+    }
     ByteBuf payload = in.readRetainedSlice(length);
     Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
     if (threading != null) {

@@ -86,6 +86,8 @@ public final class SpillwayServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SpillwayServer.class.getName());
   private Executor dispatcher;
   private ServerGate gate;
+  /** The run queue's delay: the loop queues' and the dispatcher's, not the loops' own backlog. */
+  private QueueDelaySignal runQueueDelay = QueueDelaySignal.NONE;
   private Channel listener;
   private boolean started;
 
@@ -197,6 +199,9 @@ public final class SpillwayServer implements AutoCloseable {
         dispatcher = ownedDispatcher;
       }
     }
+    List<QueueDelaySignal> runQueues = new ArrayList<>(loopQueues);
+    runQueues.add(dispatcherDelay);
+    runQueueDelay = QueueDelaySignal.sum(runQueues.toArray(QueueDelaySignal[]::new));
     List<QueueDelaySignal> stages = new ArrayList<>(probes);
     stages.addAll(loopQueues);
     stages.add(dispatcherDelay);
@@ -485,6 +490,23 @@ public final class SpillwayServer implements AutoCloseable {
     return Math.max(0, budget - waited);
   }
 
+  /**
+   * Protego's ASQM at the run queue (protego-nsdi23 §3.2: before a request is placed in a queue
+   * for a contended resource, the queue's instantaneous delay is checked against the request's
+   * remaining budget, and the request dropped if it is larger), with a server budget
+   * ({@link Builder#queueingBudgetNanos}, ASQM on): whether the queue an admitted request would
+   * join, the loop queues' and the dispatcher's, is already longer than its budget, the smaller
+   * of the one it was sent with and the server's. Without a server budget, never: a header budget
+   * alone bounds only the request's own wait ({@link #budgetAtDispatch}), as the simulator's
+   * Breakwater with {@code breakwater.budget_us} does.
+   */
+  boolean outlastsBudget(long headerBudgetNanos, long nowNanos) {
+    if (config.queueingBudgetNanos == Long.MAX_VALUE) {
+      return false;
+    }
+    return runQueueDelay.queueingDelayNanos(nowNanos) > Math.min(headerBudgetNanos, config.queueingBudgetNanos);
+  }
+
   boolean isBudgetAbort(Throwable t) {
     return t instanceof BudgetExceededException;
   }
@@ -569,7 +591,10 @@ public final class SpillwayServer implements AutoCloseable {
 
     /**
      * A queueing budget for every request (Protego §3.2: target − p99 service − p99 network); a
-     * request's own budget header, if smaller, wins. Unset: no budget.
+     * request's own budget header, if smaller, wins. Set, it turns on Protego's ASQM at the run
+     * queue: an admitted request is refused ({@code REJECTED_BUDGET}, its permit ended
+     * {@code ABORTED}) before it queues if the run queue's delay already exceeds its budget.
+     * Unset: no budget.
      */
     public Builder queueingBudgetNanos(long value) { queueingBudgetNanos = value; return this; }
 

@@ -952,6 +952,46 @@ class ServerClientTest {
   }
 
   /**
+   * With a server budget (ASQM on), Protego's check at the run queue (protego-nsdi23 §3.2): a
+   * request the queue's delay would already keep past its budget is refused before it queues,
+   * {@code REJECTED_BUDGET}, its handler never run; within its budget, or with a budget header
+   * alone (no server budget), it is served. The dispatcher's queueing delay is set by hand.
+   */
+  @Test
+  void aRequestTheRunQueueWouldKeepPastItsBudgetIsRefusedBeforeItQueues() throws Exception {
+    java.util.concurrent.atomic.AtomicLong delay = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.ExecutorService workers = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+    RequestHandler echo = (req, alloc) -> {
+      ran.incrementAndGet();
+      return req.retainedDuplicate();
+    };
+    try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE).parallelism(1)
+             .dispatcher(workers, now -> delay.get()).queueingBudgetNanos(5_000_000).handler(echo)
+             .build().start();
+         SpillwayServer headerOnly = SpillwayServer.builder().scheme(NoControl.INSTANCE).parallelism(1)
+             .dispatcher(workers, now -> delay.get()).handler(echo).build().start();
+         Socket raw = new Socket("127.0.0.1", server.port());
+         Socket rawHeaderOnly = new Socket("127.0.0.1", headerOnly.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      rawHeaderOnly.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      delay.set(3_000_000);
+      assertEquals(Status.OK, callRaw(raw, 1, Long.MAX_VALUE), "3 ms of queue in a 5 ms budget");
+      delay.set(6_000_000);
+      assertEquals(Status.REJECTED_BUDGET, callRaw(raw, 2, Long.MAX_VALUE), "6 ms outlasts the server's 5 ms");
+      delay.set(3_000_000);
+      assertEquals(Status.REJECTED_BUDGET, callRaw(raw, 3, 2_000_000L), "the header's 2 ms is the smaller");
+      assertEquals(1, ran.get(), "a refused request's handler never runs");
+      delay.set(6_000_000);
+      assertEquals(Status.OK, callRaw(rawHeaderOnly, 4, 2_000_000L),
+          "without a server budget a header budget bounds only the request's own wait");
+      assertEquals(2, ran.get());
+    } finally {
+      workers.shutdownNow();
+    }
+  }
+
+  /**
    * Each admitted request's permit hears {@link ServerPermit#started} once its handler is about to
    * run, not at admission (the dispatcher's queue lies between) and not only at completion: a limit
    * on waiting requests depends on it. Requests go one at a time, so the k-th handler must find
