@@ -102,6 +102,11 @@ final class GatedServerCall<ReqT, RespT>
         owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
       }
     } else if (response != null) {
+      // The trailers may be another call's: a handler that passes a callee's failure on with
+      // onError(e) hands over the callee's trailers, whose Spillway fields are the session this
+      // server holds with the callee. Read by this call's client they would move its own window
+      // (overload-grpc/README.md, "Metadata": response fields are the answering server's).
+      SpillwayMetadata.removeResponse(trailers);
       owner.writeResponse(response, trailers);
     }
     if (outcome == Outcome.ABORTED) {

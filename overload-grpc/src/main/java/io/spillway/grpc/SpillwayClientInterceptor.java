@@ -59,6 +59,9 @@ import java.util.function.LongFunction;
  *       ({@link #closeOnShutdown}), whose termination would otherwise wait for the stream.
  * </ul>
  *
+ * <p>Only unary calls wait in the gate; streaming calls pass through as plain calls
+ * ({@link #interceptCall}).
+ *
  * <p>A queued call counts against its gRPC deadline (the deadline is absolute), which gRPC
  * enforces once the call starts; a call held for the session's credit stream, which the SLO does
  * not end, ends at its deadline ({@code DEADLINE_EXCEEDED}). A call the application cancels while queued ends at once; the
@@ -193,10 +196,26 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
     }
   }
 
+  /**
+   * A unary call waits in the session's gate; a streaming call (client, server or bidi) is sent
+   * as a plain call, without the session's fields, and the server admits it as it admits any
+   * client's. A credit stands for one call's stay in the server (breakwater-osdi20 §3.1), and a
+   * stream stays for as long as its two ends like: held in the gate, a few open streams would
+   * hold every credit of the session, no answer would come back to carry new ones, and the
+   * session's unary calls would expire in its queue in front of an idle server.
+   */
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions callOptions, Channel next) {
+    if (!takesCredit(method)) {
+      return next.newCall(method, callOptions);
+    }
     return gatedCall(method, callOptions, next);
+  }
+
+  /** Whether calls of {@code method} wait for the session's credits: unary calls only. */
+  static boolean takesCredit(MethodDescriptor<?, ?> method) {
+    return method.getType() == MethodDescriptor.MethodType.UNARY;
   }
 
   /** {@link #interceptCall}, typed for {@link SpillwayDownstreamInterceptor}. */

@@ -31,7 +31,9 @@ import java.util.Objects;
  *       application already put in the headers win.
  *   <li>Optionally the call also waits in a per-callee client gate: a
  *       {@link SpillwayClientInterceptor} for the callee ({@code breakwater-d}: Breakwater at every
- *       hop, rajomon-nsdi25 §4). The inherited fields take precedence over the gate's. Such a
+ *       hop, rajomon-nsdi25 §4), if it is unary: a stream passes through, for the reason
+ *       {@link SpillwayClientInterceptor#interceptCall} gives. The inherited fields take
+ *       precedence over the gate's. Such a
  *       call does not inherit the caller's cancellation (only its deadline): once the session has
  *       sent it, it runs to its answer, whose credits the session needs; a call still queued when
  *       the caller's context is cancelled ends with that context's status, unsent.
@@ -75,7 +77,7 @@ public final class SpillwayDownstreamInterceptor implements ClientInterceptor {
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions callOptions, Channel next) {
-    ClientCall<ReqT, RespT> call = perCallee != null
+    ClientCall<ReqT, RespT> call = perCallee != null && SpillwayClientInterceptor.takesCredit(method)
         ? sessionCall(method, callOptions, next)
         : next.newCall(method, callOptions);
     SpillwayContext inbound = SpillwayContext.current();

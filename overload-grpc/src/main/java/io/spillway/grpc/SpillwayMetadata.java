@@ -324,6 +324,16 @@ public final class SpillwayMetadata {
     }
   }
 
+  /** Removes every response field {@link #writeResponse} writes, and the price list. */
+  static void removeResponse(Metadata trailers) {
+    trailers.discardAll(STATUS);
+    trailers.discardAll(CREDIT_DELTA);
+    trailers.discardAll(CREDIT_ID);
+    trailers.discardAll(PRICE);
+    trailers.discardAll(PRICES);
+    trailers.discardAll(THRESHOLD);
+  }
+
   /**
    * As {@link #writeResponse(ResponseMetadata, Metadata)}, and also writes {@link
    * ResponseMetadata#interfacePrices()} as {@code spillway-prices}, naming each interface by its

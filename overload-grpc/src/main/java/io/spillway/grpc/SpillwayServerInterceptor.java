@@ -426,6 +426,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   /** Adds {@link #RETRY_PUSHBACK_MS}: the queueing delay at {@code now}, in whole ms, at least 1. */
   void addPushback(Metadata trailers, long now) {
     long delay = queueDelay.queueingDelayNanos(now);
+    trailers.discardAll(RETRY_PUSHBACK_MS); // a callee's, passed on by the handler: this server's wins
     trailers.put(RETRY_PUSHBACK_MS, Long.toString(Math.max(1, (delay + NANOS_PER_MS - 1) / NANOS_PER_MS)));
   }
 

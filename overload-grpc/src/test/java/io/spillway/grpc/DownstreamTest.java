@@ -93,6 +93,52 @@ class DownstreamTest {
     assertEquals(2, frontGate.downstream.size());
   }
 
+  /**
+   * A frontend that passes its callee's failure on as it came (the stub's exception, trailers and
+   * all, as {@code responseObserver.onError(e)} does) answers its own caller with its own Spillway
+   * fields only: the callee's credit delta, credit id and price are the frontend's session with
+   * the callee, and read by the frontend's caller they would move that caller's window with the
+   * frontend. The callee's pushback is kept: it is when the work behind the frontend can be tried
+   * again.
+   */
+  @Test
+  void aCalleesSpillwayTrailersPassedOnByTheHandlerAreNotTheFrontendsAnswer() {
+    ScriptedGate backGate = new ScriptedGate();
+    backGate.decide = request -> io.spillway.api.Status.REJECTED_AQM;
+    backGate.fill = (request, response) -> response.creditDelta(-1).creditId(42).price(7).threshold(3);
+    backend = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+        new SpillwayServerInterceptor(backGate, clock, new InterfaceRegistry(), ControlChannel.DISCARD,
+            now -> 9_000_000L, SpillwayServerInterceptor.NO_TARGET)));
+    Channel toBackend = ClientInterceptors.intercept(backend.channel(),
+        SpillwayGrpc.downstream().callees(callees).ticker(clock).build());
+    Echo.Handler passOn = (method, request, out) ->
+        Calls.unary(toBackend, Echo.OTHER, request).reply().whenComplete((reply, error) ->
+            out.onError(reply.status().asRuntimeException(reply.trailers())));
+    frontend = new InProcess(ServerInterceptors.intercept(Echo.service(passOn),
+        new SpillwayServerInterceptor(frontGate, clock, frontInterfaces, ControlChannel.DISCARD)));
+
+    Calls.Reply reply = Calls.unary(frontend.channel(), Echo.UNARY, "x").await();
+
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, reply.status().getCode(), reply.toString());
+    assertEquals(List.of("9"), values(reply, SpillwayServerInterceptor.RETRY_PUSHBACK_MS),
+        "the callee's pushback reaches the frontend's caller");
+    assertEquals(List.of(Integer.toString(io.spillway.api.Status.FAILED.code())),
+        values(reply, SpillwayMetadata.STATUS), "one status, the frontend's");
+    assertEquals(List.of(), values(reply, SpillwayMetadata.CREDIT_DELTA), "the callee's credit delta");
+    assertEquals(List.of(), values(reply, SpillwayMetadata.CREDIT_ID));
+    assertEquals(List.of(), values(reply, SpillwayMetadata.PRICE));
+    assertEquals(List.of(), values(reply, SpillwayMetadata.THRESHOLD));
+  }
+
+  private static List<String> values(Calls.Reply reply, io.grpc.Metadata.Key<String> key) {
+    Iterable<String> all = reply.trailers().getAll(key);
+    List<String> list = new java.util.ArrayList<>();
+    if (all != null) {
+      all.forEach(list::add);
+    }
+    return list;
+  }
+
   /** {@code breakwater-d}: the frontend is also a Breakwater client of the backend. */
   @Test
   void aPerCalleeSessionQueuesSubRequestsInItsOwnGate() {
