@@ -129,7 +129,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
    */
   private Mono<Void> serveCredits(ServerWebExchange exchange) {
     ServerHttpResponse response = exchange.getResponse();
-    long session = ServletCreditStream.sessionOf(
+    long session = HttpCreditStreams.sessionOf(
         exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.SESSION));
     if (session <= 0) {
       response.setStatusCode(HttpStatus.BAD_REQUEST);
