@@ -126,8 +126,8 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
    * client went away, or its response's headers had gone) on the session's credit stream. The
    * gate counted the delta when the permit ended; a client that never sees it counts the request
    * as ended without one, and the two windows part for good: a grant lost leaves the client short
-   * of credits the server thinks it holds, and so never sends again (breakwater-osdi20 §3.2: the
-   * server's ledger and the client's window must agree).
+   * of credits the server thinks it holds, which it never sends again (a client's window is the
+   * sum of the deltas it received, see {@code BreakwaterClientGate}).
    */
   private void sendOnStream(Admission admission, ResponseMetadata fields) {
     if (credits == null || fields == null || fields.creditDelta() == 0 || !admission.hasSession()) {
