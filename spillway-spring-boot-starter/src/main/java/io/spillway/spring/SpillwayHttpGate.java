@@ -130,6 +130,22 @@ public final class SpillwayHttpGate implements AutoCloseable {
     return EndpointRoutes.format(gates, patterns);
   }
 
+  /**
+   * The index that names {@code endpoint}'s gate in {@link #routes} and on the credit stream: 0
+   * for the default endpoint, 1, 2, ... for the overrides in order; -1 if it is none of them.
+   */
+  public int creditIndex(Endpoint endpoint) {
+    if (endpoint == defaults) {
+      return 0;
+    }
+    for (int i = 0; i < overrides.size(); i++) {
+      if (overrides.get(i) == endpoint) {
+        return i + 1;
+      }
+    }
+    return -1;
+  }
+
   /** The endpoint that decides on {@code path}, or {@code null} if none does. */
   public Endpoint endpointFor(String path) {
     for (String pattern : excluded) {

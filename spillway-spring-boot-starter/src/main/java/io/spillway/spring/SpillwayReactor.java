@@ -9,6 +9,7 @@ import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Ticker;
 import java.util.Objects;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -59,6 +60,30 @@ public final class SpillwayReactor {
   /** The budget in {@code context}, or {@code null}. */
   public static RequestBudget budget(ContextView context) {
     return context.getOrDefault(BUDGET_KEY, null);
+  }
+
+  /**
+   * {@code Mono.fromCallable(callable)} with the budget in the subscriber's context bound to
+   * {@link RequestBudget#CURRENT} while {@code callable} runs, on whichever thread that is: the
+   * way to blocking service code that takes a {@code BudgetedLock} ({@code acquireWithinBudget()}
+   * reads {@code CURRENT}, which a Reactor pipeline does not carry). Without a budget in the
+   * context it runs unbound, as {@code Mono.fromCallable} does.
+   *
+   * <pre>{@code
+   * Mono<Stock> stock = SpillwayReactor.fromCallable(() -> service.reserve(sku))
+   *     .subscribeOn(Schedulers.boundedElastic());   // blocking code off the event loop
+   * }</pre>
+   */
+  public static <T> Mono<T> fromCallable(Callable<? extends T> callable) {
+    Objects.requireNonNull(callable, "callable");
+    return Mono.deferContextual(context -> {
+      RequestBudget budget = budget(context);
+      if (budget == null) {
+        return Mono.fromCallable(callable);
+      }
+      return Mono.fromCallable(() -> ScopedValue.where(RequestBudget.CURRENT, budget)
+          .call(callable::call));
+    });
   }
 
   /**

@@ -53,6 +53,22 @@ public final class HttpCreditStreams {
   private final Object openLock = new Object();
   private boolean stopped; // guarded by openLock
 
+  /**
+   * The session id in {@code header}, or 0 if it is absent or not a positive decimal long. Here,
+   * not beside the servlet stream, because the WebFilter reads it too, on class paths without the
+   * servlet API.
+   */
+  static long sessionOf(String header) {
+    if (header == null) {
+      return 0;
+    }
+    try {
+      return Math.max(0, Long.parseLong(header.trim()));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
   /** No streams yet. */
   public HttpCreditStreams() {
     this(new ConcurrentHashMap<>());

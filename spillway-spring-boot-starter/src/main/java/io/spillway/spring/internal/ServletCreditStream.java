@@ -48,7 +48,7 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
    */
   static void serve(HttpServletRequest request, HttpServletResponse response,
       HttpCreditStreams streams, SpillwayHttpGate gate) throws IOException {
-    long session = sessionOf(request.getHeader(SpillwayHttpHeaders.SESSION));
+    long session = HttpCreditStreams.sessionOf(request.getHeader(SpillwayHttpHeaders.SESSION));
     if (session <= 0) {
       response.sendError(HttpServletResponse.SC_BAD_REQUEST,
           "a credit stream needs a positive Spillway-Session");
@@ -65,18 +65,6 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
         response.setHeader("Allow", "GET, DELETE");
         response.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
       }
-    }
-  }
-
-  /** The session id in {@code header}, or 0 if it is absent or not a positive decimal long. */
-  static long sessionOf(String header) {
-    if (header == null) {
-      return 0;
-    }
-    try {
-      return Math.max(0, Long.parseLong(header.trim()));
-    } catch (NumberFormatException e) {
-      return 0;
     }
   }
 

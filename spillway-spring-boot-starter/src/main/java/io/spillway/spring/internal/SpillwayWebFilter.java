@@ -108,7 +108,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     if (budget != null) {
       served = served.contextWrite(SpillwayReactor.withBudget(budget));
     }
-    End end = new End(admission, response);
+    End end = new End(admission, response, this::sendOnStream);
     return served
         .onErrorResume(e -> SpillwayHttpGate.budgetExceeded(e) != null && !response.isCommitted(),
             e -> {
@@ -122,6 +122,24 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
   }
 
   /**
+   * Sends the credit delta of a session's request that ended with no answer to carry it (its
+   * client went away, or its response's headers had gone) on the session's credit stream. The
+   * gate counted the delta when the permit ended; a client that never sees it counts the request
+   * as ended without one, and the two windows part for good: a grant lost leaves the client short
+   * of credits the server thinks it holds, which it never sends again (a client's window is the
+   * sum of the deltas it received, see {@code BreakwaterClientGate}).
+   */
+  private void sendOnStream(Admission admission, ResponseMetadata fields) {
+    if (credits == null || fields == null || fields.creditDelta() == 0 || !admission.hasSession()) {
+      return;
+    }
+    int index = gate.creditIndex(admission.endpoint());
+    if (index >= 0) {
+      credits.channel(index).sendCredit(fields.sessionId(), fields.creditDelta());
+    }
+  }
+
+  /**
    * {@value HttpCreditStreams#PATH}: {@code GET} opens the session's credit stream, a response body
    * of server-sent events fed by the gates' control loops through a sink ({@code send} never
    * blocks), {@code DELETE} deregisters the session; without a well-formed {@code
@@ -129,7 +147,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
    */
   private Mono<Void> serveCredits(ServerWebExchange exchange) {
     ServerHttpResponse response = exchange.getResponse();
-    long session = ServletCreditStream.sessionOf(
+    long session = HttpCreditStreams.sessionOf(
         exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.SESSION));
     if (session <= 0) {
       response.setStatusCode(HttpStatus.BAD_REQUEST);
@@ -190,17 +208,24 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
   private static final class End implements Consumer<SignalType> {
     private final Admission admission;
     private final ServerHttpResponse response;
+    private final java.util.function.BiConsumer<Admission, ResponseMetadata> undelivered;
     final Consumer<Throwable> onError = this::failed;
 
-    End(Admission admission, ServerHttpResponse response) {
+    End(Admission admission, ServerHttpResponse response,
+        java.util.function.BiConsumer<Admission, ResponseMetadata> undelivered) {
       this.admission = admission;
       this.response = response;
+      this.undelivered = undelivered;
     }
 
     private void failed(Throwable e) {
       ResponseMetadata fields = admission.end(500, e);
-      if (fields != null && admission.hasSession() && !response.isCommitted()) {
-        SpillwayHttpHeaders.writeResponse(fields, response.getHeaders()::set);
+      if (fields != null && admission.hasSession()) {
+        if (!response.isCommitted()) {
+          SpillwayHttpHeaders.writeResponse(fields, response.getHeaders()::set);
+        } else {
+          undelivered.accept(admission, fields);
+        }
       }
     }
 
@@ -208,9 +233,13 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     public void accept(SignalType signal) {
       if (signal == SignalType.ON_COMPLETE) {
         HttpStatusCode status = response.getStatusCode();
-        admission.end(status == null ? 200 : status.value(), null);
+        // a session's permit ended as its headers went; one without them (no commit) ends here
+        undelivered.accept(admission,
+            admission.end(status == null ? 200 : status.value(), null));
       } else {
-        admission.end(Outcome.FAILED); // cancelled; an error has ended it already
+        // cancelled: the client went away and no answer will carry the fields; an error has
+        // ended it already
+        undelivered.accept(admission, admission.end(Outcome.FAILED));
       }
     }
   }

@@ -21,6 +21,12 @@ import reactor.core.publisher.Mono;
 public class WebFluxTestApp {
 
   public static final AtomicLong STAGE_DELAY = new AtomicLong();
+  /** The clock of {@link #STOCK}, moved by the tests. */
+  public static final io.spillway.spring.app.ManualTicker LOCK_TICKER =
+      new io.spillway.spring.app.ManualTicker();
+  /** The service layer's lock, taken by {@code /stock} on a worker thread. */
+  public static final io.spillway.asqm.BudgetedLock STOCK =
+      new io.spillway.asqm.BudgetedLock("stock", LOCK_TICKER);
   /** What {@code /downstream} waits for: a reply from a service it calls, say. */
   public static volatile java.util.concurrent.CompletableFuture<String> downstream =
       java.util.concurrent.CompletableFuture.completedFuture("ready");
@@ -87,6 +93,28 @@ public class WebFluxTestApp {
     @GetMapping("/fail-answered-later")
     Mono<String> failAnsweredLater() {
       return Mono.error(new AnsweredLater());
+    }
+
+    /**
+     * The budget a blocking service call on a worker thread finds in scope ({@link
+     * RequestBudget#currentOrNull()}), -1 if none.
+     */
+    @GetMapping("/budget-in-scope")
+    Mono<String> budgetInScope() {
+      return SpillwayReactor.fromCallable(() -> {
+        RequestBudget b = RequestBudget.currentOrNull();
+        return Long.toString(b == null ? -1 : b.remainingNanos());
+      }).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic());
+    }
+
+    /** A service call that takes {@link #STOCK} within the request's budget, on a worker. */
+    @GetMapping("/stock")
+    Mono<String> stock() {
+      return SpillwayReactor.fromCallable(() -> {
+        try (var held = STOCK.acquireWithinBudget()) {
+          return "reserved";
+        }
+      }).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic());
     }
 
     /** The budget the Reactor context carries, -1 if none. */
