@@ -641,6 +641,10 @@ public final class BreakwaterServerGate implements ServerGate {
       metrics.onControlMessage();
       control.sendCredit(sessionId, -revoked);
     }
+    // The delta above mends the client's count only if it was right: one that drifted (a
+    // response's delta lost to a client that gave up on the call) stays wrong by as much. A
+    // transport with a channel per session ends it, and the client starts again afresh.
+    control.sessionEnded(sessionId);
   }
 
   /**

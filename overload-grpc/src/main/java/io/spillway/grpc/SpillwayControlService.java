@@ -137,6 +137,21 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
     }
   }
 
+  /**
+   * Ends the session's credit stream ({@code NOT_FOUND}): the gate dropped the session as idle,
+   * and its client, hearing the stream end, starts again under a new id
+   * ({@link SpillwayClientInterceptor}), so a window that had drifted from the server's is not
+   * kept (ControlChannel#sessionEnded).
+   */
+  @Override
+  public void sessionEnded(long sessionId) {
+    CreditStream stream = streams.get(sessionId);
+    if (stream != null && forget(stream)) {
+      stream.end(Status.NOT_FOUND.withDescription("spillway: session " + sessionId
+          + " was idle past the server's timeout and is gone; start again under a new id"));
+    }
+  }
+
   /** Sessions with an open credit stream. */
   public int subscribers() {
     return streams.size();

@@ -111,6 +111,31 @@ class SessionRenewalTest {
   }
 
   /**
+   * A session the server drops as idle (BreakwaterServerGate's timeout) has its credit stream
+   * ended, and its client starts again under a new id: whatever window the client still counted,
+   * drifted or not, is not kept (ControlChannel#sessionEnded). Its next call is served.
+   */
+  @Test
+  void aSessionTheServerDroppedAsIdleStartsAgainUnderANewId() {
+    try (SpillwayGrpcServer spillway = server();
+        InProcess grpc = new InProcess(spillway.intercept(Echo.service(Echo.ECHO)), spillway.controlService())) {
+      BreakwaterServerGate gate = (BreakwaterServerGate) spillway.gate();
+      StreamBreaker streams = new StreamBreaker();
+      SpillwayClientInterceptor a = session(7);
+      Channel toA = ClientInterceptors.intercept(ClientInterceptors.intercept(grpc.channel(), streams), a);
+      assertEquals("echo:a1", Calls.unary(toA, Echo.UNARY, "a1").await().body());
+      assertEquals(1, spillway.control().subscribers(), "its credit stream is open");
+      for (int s = 0; s < 12; s++) {
+        clock.advance(1_000_000_000L); // idle past the gate's 10 s timeout
+      }
+      assertEquals(0, gate.sessionCount(), "the gate dropped the idle session");
+      assertTrue(a.sessionId() != 7, "the client started again under a new id");
+      assertEquals("echo:a2", Calls.unary(toA, Echo.UNARY, "a2").await().body());
+      assertEquals(2, streams.opened, "the first stream, then the new session's");
+    }
+  }
+
+  /**
    * A session holding a window of several credits whose stream breaks: the server forgets it. Had
    * the client kept its window, the server (re-registering it with one credit) would refuse its
    * calls beyond that for credit; started again under a new id, none is refused.
