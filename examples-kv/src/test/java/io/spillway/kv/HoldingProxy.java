@@ -31,6 +31,8 @@ final class HoldingProxy implements AutoCloseable {
   private int heldLines;
   private OutputStream heldFor;
   private volatile boolean closed;
+  /** Every relayed socket still open, both sides: {@link #reset} closes them. */
+  private final java.util.Set<Socket> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   HoldingProxy(int serverPort) throws IOException {
     this.serverPort = serverPort;
@@ -110,10 +112,21 @@ final class HoldingProxy implements AutoCloseable {
   }
 
   /**
-   * Relays everything as it comes again: not stalled, not held, what was held dropped (a test
-   * ends with this, whatever state it failed in).
+   * Relays everything as it comes again: not stalled, not held, what was held dropped, and every
+   * connection relayed so far closed (a test ends with this, whatever state it failed in). A
+   * client shut down at the end of a test may still be writing what it had queued, or
+   * reconnecting; were its connection left open, those bytes could arrive while the next test
+   * holds, as if they were that test's client's.
    */
   void reset() {
+    for (Socket socket : open) {
+      try {
+        socket.close();
+      } catch (IOException e) {
+        // closed already
+      }
+    }
+    open.clear();
     synchronized (lock) {
       stalled = false;
       holding = false;
@@ -153,6 +166,8 @@ final class HoldingProxy implements AutoCloseable {
         server.setTcpNoDelay(true);
         client.setTcpNoDelay(true);
         server.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), serverPort));
+        open.add(client);
+        open.add(server);
         start(() -> relayUp(client, server));
         start(() -> relayDown(server, client));
       } catch (IOException e) {
@@ -195,6 +210,9 @@ final class HoldingProxy implements AutoCloseable {
       }
     } catch (IOException e) {
       // one side closed: both are closed by the try
+    } finally {
+      open.remove(client);
+      open.remove(server);
     }
   }
 
