@@ -428,6 +428,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       SpillwayServerInterceptor interceptor = new SpillwayServerInterceptor(gate, ticker, interfaces,
           control, signal, target, unstarted);
       interceptor.budgetedRunQueue = budgetedRunQueue;
+      interceptor.metrics = metrics;
       return new SpillwayGrpcServer(gate, interceptor, control, signal, List.copyOf(owned));
     }
   }

@@ -14,6 +14,7 @@ import io.spillway.api.ControlChannel;
 import io.spillway.api.InterfacePrices;
 import io.spillway.api.AbstractServerPermit;
 import io.spillway.api.Outcome;
+import io.spillway.api.OverloadMetrics;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
@@ -129,6 +130,12 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * Set once, before the server starts.
    */
   boolean budgetedRunQueue;
+  /**
+   * Where the calls this interceptor refuses itself, before any gate decides (a deadline that
+   * cannot be met), are counted as the gate counts its own refusals ({@code onAdmission}), so a
+   * dashboard's refusals by reason include them. Set once, before the server starts.
+   */
+  OverloadMetrics metrics = OverloadMetrics.NONE;
   /** Decays only while it refuses calls: idleness at low load says nothing about service times. */
   private final ServiceTimeTracker serviceTimes = ServiceTimeTracker.decayingWhileRefusing();
   /** Admitted calls whose handlers have not started; {@code null} if not measured. */
@@ -377,6 +384,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         deadlineBudget = deadline.timeRemaining(TimeUnit.NANOSECONDS) - p99;
         if (deadlineBudget <= 0) { // the deadline cannot be met: refuse before the call queues
           serviceTimes.refused(now);
+          metrics.onAdmission(Status.REJECTED_BUDGET);
           return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
         }
         budget = Math.min(budget, deadlineBudget);

@@ -287,6 +287,27 @@ class ServerDefaultsTest {
         "a 60 s deadline can be met; its budget is the SLO's, used up by the p99; no lock asks");
   }
 
+  /** A call refused for a deadline it cannot meet is counted as the gate counts its own refusals. */
+  @Test
+  void aRefusalForAnUnmeetableDeadlineReachesTheMetrics() throws Exception {
+    java.util.List<io.spillway.api.Status> decisions = new java.util.concurrent.CopyOnWriteArrayList<>();
+    io.spillway.api.OverloadMetrics recording = new io.spillway.api.OverloadMetrics() {
+      @Override
+      public void onAdmission(io.spillway.api.Status decision) {
+        decisions.add(decision);
+      }
+    };
+    Channel ch = start((method, request, out) -> {
+      clock.advance(Long.parseLong(request) * MS);
+      out.onNext("ok");
+      out.onCompleted();
+    }, SpillwayGrpc.server().sloMillis(5).metrics(recording), 1, null, null);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "5000").await().status().getCode());
+    Calls.Reply refused = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY, "0").await();
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
+    assertTrue(decisions.contains(io.spillway.api.Status.REJECTED_BUDGET), decisions.toString());
+  }
+
   /**
    * A client's {@code spillway-budget-ns} header is its claim, not the server's promise: the
    * budget is the nearest of the header's, the deadline's and the SLO's (each less the p99
