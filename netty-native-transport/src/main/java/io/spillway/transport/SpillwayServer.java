@@ -203,8 +203,7 @@ public final class SpillwayServer implements AutoCloseable {
     runQueues.add(dispatcherDelay);
     runQueueDelay = QueueDelaySignal.sum(runQueues.toArray(QueueDelaySignal[]::new));
     List<QueueDelaySignal> stages = new ArrayList<>(probes);
-    stages.addAll(loopQueues);
-    stages.add(dispatcherDelay);
+    stages.addAll(runQueues);
     QueueDelaySignal delay = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
     ControlChannel control = this::sendCredit;
     EventLoop controlLoop = (EventLoop) group.next();

@@ -403,10 +403,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     if (budgetedRunQueue && requestBudget != null
         && !requestBudget.fits(queueDelay.queueingDelayNanos(now))) {
       // Protego §3.2: the queue it would join is already longer than its budget
-      ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
-          .requestId(request.requestId());
-      permit.complete(Outcome.ABORTED, now, response);
-      return new Decision(request, permit, null, response, now);
+      return rejected(permit, Outcome.ABORTED, request, now);
     }
     Decision d = new Decision(request, permit, requestBudget, null, now);
     d.deadlineBudgetNanos = deadlineBudget;
@@ -417,9 +414,14 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   }
 
   private Decision rejected(ServerPermit permit, RequestMetadata request, long now) {
+    return rejected(permit, Outcome.DROPPED, request, now);
+  }
+
+  /** Ends {@code permit} with {@code outcome} and makes the reject its response carries. */
+  private Decision rejected(ServerPermit permit, Outcome outcome, RequestMetadata request, long now) {
     ResponseMetadata response = new ResponseMetadata().sessionId(request.sessionId())
         .requestId(request.requestId());
-    permit.complete(Outcome.DROPPED, now, response);
+    permit.complete(outcome, now, response);
     return new Decision(request, permit, null, response, now);
   }
 
