@@ -63,6 +63,20 @@ public interface ClientGate<R> {
    */
   void onResponse(ResponseMetadata response, long sentAtNanos, long nowNanos);
 
+  /**
+   * A request this gate released ended without its answer being read: the caller gave up on it
+   * (cancelled, or its deadline passed) after it was sent, or the connection failed under it.
+   * {@code response} carries the status the driver ends it with and nothing from the server. The
+   * server may still have answered it, and whatever that answer carried (a credit change) is lost
+   * to this client. The default treats it as {@link #onResponse}; a gate that keeps a ledger with
+   * the server (Breakwater's credit window) may ask the server to restate it.
+   *
+   * @param sentAtNanos when the request left the client
+   */
+  default void onUnanswered(ResponseMetadata response, long sentAtNanos, long nowNanos) {
+    onResponse(response, sentAtNanos, nowNanos);
+  }
+
   /** Feeds back an explicit control message (a credit) from the server. */
   default void onControl(ResponseMetadata control, long nowNanos) { }
 
@@ -99,7 +113,8 @@ public interface ClientGate<R> {
 
   /**
    * A demand report the driver must send as a control message because no request can carry it
-   * (demand synchronisation), or {@code -1} if there is none. Taking it clears it.
+   * (demand synchronisation, or a request that the server restate a credit window the gate can
+   * no longer trust, {@link #onUnanswered}), or {@code -1} if there is none. Taking it clears it.
    */
   default int takeDemandReport() {
     return -1;

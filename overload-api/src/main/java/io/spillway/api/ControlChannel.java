@@ -18,6 +18,16 @@ public interface ControlChannel {
   void sendCredit(long sessionId, int creditDelta);
 
   /**
+   * Sends an explicit credit message that also carries the session's window after the change and
+   * the message's sequence number ({@link ResponseMetadata#creditSeq()}), from which a client
+   * mends a window that lost or reordered messages left wrong. A transport that cannot carry the
+   * two sends the delta alone (the default).
+   */
+  default void sendCredit(long sessionId, int creditDelta, int window, long seq) {
+    sendCredit(sessionId, creditDelta);
+  }
+
+  /**
    * The gate no longer holds the session: it was idle past the gate's timeout. A transport whose
    * sessions have a channel of their own (overload-grpc's credit stream) ends it, so that the
    * client starts again under a new id, with a window both sides agree on. Credit deltas cannot

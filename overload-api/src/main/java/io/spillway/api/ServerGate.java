@@ -22,7 +22,10 @@ public interface ServerGate extends AutoCloseable {
 
   /**
    * A demand report that no request could carry (demand synchronisation, Breakwater §5.2 "The
-   * Value of Demand Speculation"). Gates that speculate on demand ignore it.
+   * Value of Demand Speculation"). Gates that speculate on demand take no demand from it; a gate
+   * that stamps its credit messages ({@link ResponseMetadata#creditSeq()}) answers it with the
+   * session's window as it stands, which is what a client whose window it can no longer trust
+   * sends it for ({@link ClientGate#onUnanswered}).
    */
   default void onDemand(long sessionId, int demand, long nowNanos) { }
 

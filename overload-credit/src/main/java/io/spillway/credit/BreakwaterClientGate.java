@@ -24,6 +24,20 @@ import java.util.function.Consumer;
  *       the window below zero for a moment. Clamping it at zero there would drop part of the
  *       revocation for good and leave the client one or more credits above the server's ledger,
  *       and the server refuses requests beyond its ledger ({@link BreakwaterServerGate}).
+ *   <li>Beyond the paper, a message that carries the window itself with a sequence number
+ *       ({@link ResponseMetadata#creditSeq()}) sets the window to it if it is newer than the last
+ *       such message applied, and changes nothing if it is older: its change is already in the
+ *       window held. The two ledgers then agree after every message whatever was lost or
+ *       reordered before it. Deltas alone drift for good once one is lost: a caller that gives up
+ *       on a call after the server answered it never reads the answer's delta, and a client whose
+ *       count of a window the server holds open has drifted to nothing waits for an explicit
+ *       credit the server never sends.
+ *   <li>So a request that ends unanswered ({@link #onUnanswered}) leaves the window in doubt; if
+ *       the session then has queued requests and nothing in flight that could bring a message,
+ *       and its window lets none go, the gate asks the server once, as a demand report, to
+ *       restate the window ({@link BreakwaterServerGate#onDemand}), and asks again only after
+ *       another message arrived. A window in doubt that still lets requests go needs no asking:
+ *       their answers restate it.
  *   <li>With demand synchronisation (the ablation without speculation) a client that holds queued
  *       requests and no credit reports its demand once in an explicit message and waits for the
  *       server's answer, as the authors' client does.
@@ -88,6 +102,12 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   private int inFlight;
   private int demandReport = -1;
   private boolean awaitingCredit;
+  /** The newest stamped credit message applied, 0 if none ({@link ResponseMetadata#creditSeq()}). */
+  private long creditSeq;
+  /** A request ended unanswered since the last stamped message: the window may be wrong. */
+  private boolean inDoubt;
+  /** A restatement was asked for while {@link #inDoubt} and has not come. */
+  private boolean restateAsked;
 
   /** A client gate for the session in {@code environment}. */
   public BreakwaterClientGate(BreakwaterConfig config, ClientEnvironment environment) {
@@ -115,6 +135,7 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
       demandReport = queue.size();
       awaitingCredit = true;
     }
+    askForRestatement();
     return true;
   }
 
@@ -150,20 +171,52 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     if (pathLatency != null && response.status() == io.spillway.api.Status.OK) {
       pathLatency.record(Math.max(0, nowNanos - sentAtNanos));
     }
-    applyCredit(response.creditDelta());
+    applyCredit(response);
+  }
+
+  @Override
+  public void onUnanswered(ResponseMetadata response, long sentAtNanos, long nowNanos) {
+    if (inFlight > 0) {
+      inFlight--;
+    }
+    inDoubt = true;
+    askForRestatement();
   }
 
   @Override
   public void onControl(ResponseMetadata control, long nowNanos) {
-    applyCredit(control.creditDelta());
+    applyCredit(control);
   }
 
-  private void applyCredit(int delta) {
-    window += delta;
+  private void applyCredit(ResponseMetadata message) {
+    long seq = message.creditSeq();
+    if (seq == 0) {
+      window += message.creditDelta();
+    } else if (ResponseMetadata.isNewerCredit(seq, creditSeq)) {
+      creditSeq = seq;
+      window = message.creditWindow();
+      inDoubt = false;
+    } else {
+      return; // older than the window held, which already counts its change
+    }
     awaitingCredit = false;
+    restateAsked = false;
     if (demandSync && inFlight >= window && !queue.isEmpty()) {
       demandReport = queue.size();
       awaitingCredit = true;
+    }
+    askForRestatement();
+  }
+
+  /**
+   * Asks the server to restate the window (a demand report) when it is in doubt, requests wait,
+   * none may go and none is in flight to bring a message; once until the next message arrives.
+   */
+  private void askForRestatement() {
+    if (inDoubt && !restateAsked && registered && inFlight == 0 && inFlight >= window
+        && !queue.isEmpty()) {
+      demandReport = queue.size();
+      restateAsked = true;
     }
   }
 

@@ -166,6 +166,13 @@ public final class BreakwaterServerGate implements ServerGate {
   private boolean resized;
   private final AtomicInteger sessionCount = new AtomicInteger();
   /**
+   * Numbers the gate's session records, for the high half of their credit stamps ({@link
+   * Session#seq}): a session registered again after being dropped gets a new number, which its
+   * client takes as newer whatever the count. Starts at a random value so that a restarted
+   * server's records differ from the ones a client kept from before the restart.
+   */
+  private final AtomicInteger records = new AtomicInteger(new java.util.SplittableRandom().nextInt());
+  /**
    * Sessions on probation by origin (class comment, "Newcomers"); an entry exists only while its
    * origin has one. Touched only when a session registers or leaves probation.
    */
@@ -286,7 +293,7 @@ public final class BreakwaterServerGate implements ServerGate {
       }
       // The registering request carries its own credit (Breakwater §3), so the session starts
       // with a window of one; from a named origin the credit is provisional (see Newcomers).
-      Session fresh = new Session(request.sessionId(), 1);
+      Session fresh = new Session(request.sessionId(), 1, records.incrementAndGet());
       fresh.lastActive = nowNanos;
       fresh.probation = origin != 0;
       fresh.origin = origin;
@@ -418,11 +425,18 @@ public final class BreakwaterServerGate implements ServerGate {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>With demand speculation the report changes nothing (only piggybacked demand counts); the
+   * session's window is restated as it stands, once per report, in a stamped message with no
+   * change: a client sends one when its window is in doubt and lets nothing go ({@link
+   * BreakwaterClientGate}). A session with requests pending needs none, their answers carry the
+   * window. With demand synchronisation the demand is taken and the window recomputed (eq. 4–6)
+   * as the authors' server does, and the result stamped as every credit message.
+   */
   @Override
   public void onDemand(long sessionId, int demand, long nowNanos) {
-    if (config.demandSpeculation()) {
-      return; // speculation ignores explicit demand; only piggybacked demand counts
-    }
     Session session = sessions.get(sessionId);
     if (session == null) {
       // A client reports demand only for a session it has registered with a request (§3.3), so
@@ -432,21 +446,27 @@ public final class BreakwaterServerGate implements ServerGate {
       return;
     }
     int delta;
+    int window;
+    long seq;
     synchronized (session) {
-      if (session.closed) {
-        return;
+      if (session.closed || session.pending > 0) {
+        return; // a response is coming and will carry the window
       }
       session.lastActive = nowNanos;
-      session.demand = demand;
-      if (session.pending > 0) {
-        return; // a response is coming and will carry the credits
+      if (config.demandSpeculation()) {
+        delta = 0;
+      } else {
+        session.demand = demand;
+        delta = redistribute(session, false, true, false, nowNanos);
+        if (delta == 0) {
+          return;
+        }
       }
-      delta = redistribute(session, false, true, false, nowNanos);
+      window = session.window;
+      seq = session.nextSeq();
     }
-    if (delta != 0) {
-      metrics.onControlMessage();
-      control.sendCredit(sessionId, delta);
-    }
+    metrics.onControlMessage();
+    control.sendCredit(sessionId, delta, window, seq);
   }
 
   @Override
@@ -625,12 +645,14 @@ public final class BreakwaterServerGate implements ServerGate {
       return;
     }
     int revoked;
+    long seq;
     synchronized (session) {
       if (session.closed || session.pending > 0
           || nowNanos - session.lastActive < SESSION_IDLE_TIMEOUT_NANOS) {
         return;
       }
       revoked = session.window - 1;
+      seq = session.nextSeq();
     }
     deregister(sessionId, nowNanos);
     if (revoked != 0) {
@@ -639,11 +661,10 @@ public final class BreakwaterServerGate implements ServerGate {
       // agree again. A drained session (no window) is given that one: waiting for an explicit
       // credit from a server that no longer holds it, it would wait for ever.
       metrics.onControlMessage();
-      control.sendCredit(sessionId, -revoked);
+      control.sendCredit(sessionId, -revoked, 1, seq);
     }
-    // The delta above mends the client's count only if it was right: one that drifted (a
-    // response's delta lost to a client that gave up on the call) stays wrong by as much. A
-    // transport with a channel per session ends it, and the client starts again afresh.
+    // A client that reads only deltas mends its count by the one above only if the count was
+    // right. A transport with a channel per session ends it, and the client starts again afresh.
     control.sessionEnded(sessionId);
   }
 
@@ -662,20 +683,20 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session == null) {
         break;
       }
-      boolean granted = false;
+      long seq = 0;
       synchronized (session) {
         session.queued = false;
         if (session.drained && !session.closed && session.window == 0 && session.pending == 0) {
           session.drained = false;
           session.window = 1;
-          granted = true;
+          seq = session.nextSeq();
         }
       }
-      if (granted) {
+      if (seq != 0) {
         issued.incrementAndGet();
         open--;
         metrics.onControlMessage();
-        control.sendCredit(session.id, 1);
+        control.sendCredit(session.id, 1, 1, seq);
       }
     }
     metrics.onCreditPool(next, issued.get(), n);
@@ -800,6 +821,8 @@ public final class BreakwaterServerGate implements ServerGate {
         leaveNewcomerLine(session.origin, false, true);
       }
       int delta = 0;
+      int window = 0;
+      long seq = 0;
       synchronized (session) {
         if (!session.closed) {
           if (counted) {
@@ -808,9 +831,11 @@ public final class BreakwaterServerGate implements ServerGate {
           session.lastActive = nowNanos;
           delta = redistribute(session, outcome == Outcome.DROPPED || outcome == Outcome.ABORTED,
               counted, counted, nowNanos);
+          window = session.window;
+          seq = session.nextSeq();
         }
       }
-      response.sessionId(session.id).creditDelta(delta);
+      response.sessionId(session.id).credit(delta, window, seq);
       metrics.onCompletion(outcome);
     }
   }
@@ -878,9 +903,26 @@ public final class BreakwaterServerGate implements ServerGate {
     /** Requests seen so far, counted up to 2: whether {@link #lastArrival} and {@link #interval} hold. */
     int arrivals;
 
-    Session(long id, int window) {
+    /**
+     * The last {@link ResponseMetadata#creditSeq()} stamped: this record's number in the high 32
+     * bits, its messages counted in the low 32.
+     */
+    long seq;
+
+    Session(long id, int window, int record) {
       this.id = id;
       this.window = window;
+      this.seq = (long) record << 32;
+    }
+
+    /** Stamps the next credit message; the count skips 0, so no stamp reads as "none". */
+    long nextSeq() {
+      long next = (seq & 0xFFFF_FFFF_0000_0000L) | ((seq + 1) & 0xFFFF_FFFFL);
+      if ((int) next == 0) {
+        next++;
+      }
+      seq = next;
+      return next;
     }
 
     /**

@@ -65,6 +65,11 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   }
 
   @Override
+  public void onUnanswered(ResponseMetadata response, long sentAtNanos, long nowNanos) {
+    credits.onUnanswered(response, sentAtNanos, nowNanos);
+  }
+
+  @Override
   public void onControl(ResponseMetadata control, long nowNanos) {
     creditId = control.creditId(); // 0 unless a transport carries ids on explicit credits
     creditArrivedAt = nowNanos;

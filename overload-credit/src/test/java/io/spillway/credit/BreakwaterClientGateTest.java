@@ -116,6 +116,86 @@ class BreakwaterClientGateTest {
     assertNull(g.poll(T0, new RequestMetadata()), "one credit, as the server granted");
   }
 
+  private static ResponseMetadata stamped(int delta, int window, long seq) {
+    return new ResponseMetadata().credit(delta, window, seq);
+  }
+
+  /** As above, with stamped windows: the newest stamp's window holds, an older one changes nothing. */
+  @Test
+  void aStampedWindowReplacesTheCountAndAnOlderStampChangesNothing() {
+    BreakwaterClientGate<String> g = client(true);
+    for (String s : new String[] {"a", "b", "c", "d"}) {
+      g.offer(s, T0);
+    }
+    long record = 7L << 32;
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(stamped(2, 3, record | 1), T0, T0 + 10 * US);
+    g.poll(T0, new RequestMetadata());
+    g.poll(T0, new RequestMetadata());
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(stamped(-2, 1, record | 4), T0, T0 + 20 * US); // "d"'s answer first
+    assertEquals(1, g.window());
+    g.onResponse(stamped(-2, 1, record | 2), T0, T0 + 21 * US);
+    assertEquals(1, g.window(), "older than the window held: its change is already in it");
+    g.onResponse(stamped(2, 3, record | 3), T0, T0 + 22 * US);
+    assertEquals(1, g.window(), "never below the server's window, as the deltas went for a moment");
+    g.onControl(stamped(1, 2, (8L << 32) | 1), T0);
+    assertEquals(2, g.window(), "a new record of the session counts as newer");
+    g.onControl(credit(1), T0);
+    assertEquals(3, g.window(), "an unstamped message is a delta, as before");
+  }
+
+  /**
+   * A caller gave up on a request after it was sent, and the answer, which carried the grant the
+   * server made, is lost: the client counts no credit where the server holds one open for it, and
+   * no request in flight can bring the window back. It asks once, as a demand report, and the
+   * server's restatement lets its requests go.
+   */
+  @Test
+  void aWindowInDoubtWithNothingInFlightIsAskedForOnceAndItsRestatementReleasesRequests() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.offer("b", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(stamped(0, 1, 1), T0, T0 + 10 * US);
+    assertEquals("b", g.poll(T0, new RequestMetadata()));
+    // The server revoked one credit on an earlier answer, read, and granted it back on "b"'s, lost:
+    g.onControl(stamped(-1, 0, 2), T0 + 11 * US);
+    assertEquals(-1, g.takeDemandReport(), "in flight, its answer will carry the window");
+    g.onUnanswered(new ResponseMetadata().status(io.spillway.api.Status.FAILED), T0, T0 + 12 * US);
+    g.offer("c", T0 + 12 * US);
+    assertNull(g.poll(T0 + 12 * US, new RequestMetadata()));
+    assertEquals(1, g.takeDemandReport(), "asks the server to restate the window");
+    g.offer("d", T0 + 13 * US);
+    assertEquals(-1, g.takeDemandReport(), "once, until a message comes");
+    g.onControl(stamped(0, 1, 3), T0 + 20 * US); // the window the server held all along
+    assertEquals("c", g.poll(T0 + 20 * US, new RequestMetadata()));
+    assertEquals(-1, g.takeDemandReport());
+  }
+
+  @Test
+  void aWindowInDoubtThatStillLetsRequestsGoAsksForNothing() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(stamped(2, 3, 1), T0, T0 + 10 * US);
+    g.offer("b", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onUnanswered(new ResponseMetadata().status(io.spillway.api.Status.FAILED), T0, T0 + 12 * US);
+    g.offer("c", T0 + 12 * US);
+    assertEquals(-1, g.takeDemandReport());
+    assertEquals("c", g.poll(T0 + 12 * US, new RequestMetadata()));
+  }
+
+  @Test
+  void stampsCompareAcrossTheirCountsWrapping() {
+    long record = 3L << 32;
+    assertTrue(ResponseMetadata.isNewerCredit(record | 1, record | 0xFFFF_FFFFL));
+    assertTrue(!ResponseMetadata.isNewerCredit(record | 0xFFFF_FFFFL, record | 1));
+    assertTrue(!ResponseMetadata.isNewerCredit(0, record | 1), "0 is no stamp");
+    assertTrue(ResponseMetadata.isNewerCredit(record | 1, 0));
+  }
+
   @Test
   void requestsExpireAfterTheQueueTimeout() {
     BreakwaterClientGate<String> g = client(true);

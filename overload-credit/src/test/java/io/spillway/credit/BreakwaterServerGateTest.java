@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.spillway.api.ControlChannel;
 import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.RequestMetadata;
@@ -187,6 +188,50 @@ class BreakwaterServerGateTest {
     assertEquals(1, credits.size());
     assertEquals(1, credits.get(0)[0]);
     assertEquals(3, credits.get(0)[1]);
+  }
+
+  @Test
+  void everyCreditMessageCarriesTheWindowAfterItUnderARisingStamp() {
+    BreakwaterServerGate g = gate(config(), 4);
+    long last = 0;
+    for (int i = 0; i < 5; i++) {
+      ServerPermit p = send(g, 1, 8, i == 0);
+      ResponseMetadata r = new ResponseMetadata();
+      p.complete(Outcome.SUCCESS, clock.read(), r);
+      assertEquals(g.windowOf(1), r.creditWindow());
+      assertTrue(ResponseMetadata.isNewerCredit(r.creditSeq(), last), "stamp " + i);
+      last = r.creditSeq();
+    }
+  }
+
+  @Test
+  void aDemandReportUnderSpeculationRestatesTheWindowAsItStands() {
+    List<long[]> stamped = new ArrayList<>();
+    ControlChannel control = new ControlChannel() {
+      @Override
+      public void sendCredit(long sessionId, int creditDelta) {
+        throw new AssertionError("unstamped");
+      }
+
+      @Override
+      public void sendCredit(long sessionId, int creditDelta, int window, long seq) {
+        stamped.add(new long[] {sessionId, creditDelta, window, seq});
+      }
+    };
+    BreakwaterServerGate g = new BreakwaterServerGate(config(), new ServerEnvironment(clock, clock,
+        now -> delayNanos, control, OverloadMetrics.NONE, 4));
+    ResponseMetadata r = new ResponseMetadata();
+    send(g, 1, 8, true).complete(Outcome.SUCCESS, clock.read(), r);
+    ServerPermit inFlight = send(g, 1, 8, false);
+    g.onDemand(1, 8, clock.read());
+    assertTrue(stamped.isEmpty(), "a request in flight: its answer will carry the window");
+    inFlight.complete(Outcome.SUCCESS, clock.read(), r);
+    int window = g.windowOf(1);
+    g.onDemand(1, 0, clock.read());
+    assertEquals(1, stamped.size());
+    assertArrayEquals(new long[] {1, 0, window, stamped.get(0)[3]}, stamped.get(0));
+    assertTrue(ResponseMetadata.isNewerCredit(stamped.get(0)[3], r.creditSeq()));
+    assertEquals(window, g.windowOf(1), "the report changes nothing under speculation");
   }
 
   @Test

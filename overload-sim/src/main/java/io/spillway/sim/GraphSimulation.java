@@ -190,7 +190,7 @@ final class GraphSimulation {
           services.size());
       servers[s.index()] = server;
       server.sessionsIn = scheme.callerSessions() || server.scheme.issuesCredits();
-      ControlChannel control = (sessionId, delta) -> sendCredit(server, sessionId, delta);
+      ControlChannel control = CreditMessages.channel((sessionId, message) -> sendCredit(server, sessionId, message));
       ServerGate gate = gateDecorator.apply(s, server.scheme.newServerGate(new ServerEnvironment(
           ticker, scheduler, QueueDelaySignal.sum(server.receive, server.run), control,
           OverloadMetrics.NONE, s.workers())));
@@ -455,7 +455,7 @@ final class GraphSimulation {
 
   // ---------------------------------------------------------------- services
 
-  private void sendCredit(Server server, long sessionId, int delta) {
+  private void sendCredit(Server server, long sessionId, ResponseMetadata message) {
     Session session = sessionId <= clients.length ? clients[(int) sessionId - 1].sessionTo[server.index]
         : servers[(int) (sessionId - clients.length - 1)].sessionTo[server.index];
     if (session == null) {
@@ -463,7 +463,7 @@ final class GraphSimulation {
     }
     Message m = new Message(Message.CREDIT);
     m.session = session;
-    m.response = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+    m.response = message;
     server.send.add(m);
     kick(server);
   }

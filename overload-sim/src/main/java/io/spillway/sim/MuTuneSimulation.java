@@ -266,7 +266,7 @@ public final class MuTuneSimulation {
     Ticker ticker = () -> now;
     QueueDelaySignal delay = QueueDelaySignal.sum(socket, workQueue);
     gate = admission.scheme().newServerGate(new ServerEnvironment(ticker, events.scheduler(0, () -> now), delay,
-        this::sendCredit, OverloadMetrics.NONE, costs.cores()));
+        CreditMessages.channel(this::sendCredit), OverloadMetrics.NONE, costs.cores()));
     sessions = new Session[admission.clients()];
     for (int i = 0; i < sessions.length; i++) {
       sessions[i] = new Session(i + 1);
@@ -275,9 +275,8 @@ public final class MuTuneSimulation {
   }
 
   /** The server's explicit credit message; it reaches the client after half an RTT. */
-  private void sendCredit(long sessionId, int delta) {
+  private void sendCredit(long sessionId, ResponseMetadata m) {
     Session s = sessions[(int) (sessionId - 1)];
-    ResponseMetadata m = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
     at(now + costs.rttNanos() / 2, () -> {
       s.gate.onControl(m, now);
       drain(s);

@@ -653,7 +653,7 @@ final class Simulation {
       Scheduler scheduler = events.scheduler(TASK, () -> now);
       QueueDelaySignal delay = QueueDelaySignal.sum(receiveQueue, runQueue);
       this.queueDelay = delay;
-      ControlChannel control = this::sendCredit;
+      ControlChannel control = CreditMessages.channel(this::sendCredit);
       this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
           OverloadMetrics.NONE, scenario.cores()));
       this.clients = new Client[clientCount];
@@ -664,9 +664,9 @@ final class Simulation {
       }
     }
 
-    void sendCredit(long sessionId, int delta) {
+    void sendCredit(long sessionId, ResponseMetadata message) {
       Message m = new Message(Message.CREDIT, clients[(int) (sessionId - 1)]);
-      m.response = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+      m.response = message;
       sendQueue.add(m);
     }
 
