@@ -20,10 +20,12 @@ import io.spillway.api.Status;
  *   8     8   session id
  *  16     8   request id
  *  24     4   request: demand; response/credit: signed credit delta
- *  28     4   interface id
+ *  28     4   request: interface id; response/credit: credit window after the change
  *  32     8   credit id
  *  40     8   request: tokens; response: price ({@link ResponseMetadata#NO_PRICE} when absent)
- *  48     8   request: remaining budget in ns ({@link Long#MAX_VALUE} when none)
+ *  48     8   request: remaining budget in ns ({@link Long#MAX_VALUE} when none);
+ *             response/credit: the credit window's stamp ({@link ResponseMetadata#creditSeq()},
+ *             0 when the window is not sent)
  *  56     4   request: priority; response: threshold
  *  60     4   payload length
  *  64     …   payload
@@ -65,9 +67,11 @@ public final class Frame {
   private static final int OFF_REQUEST = 16;
   private static final int OFF_DEMAND_OR_DELTA = 24;
   private static final int OFF_INTERFACE = 28;
+  private static final int OFF_CREDIT_WINDOW = 28;
   private static final int OFF_CREDIT_ID = 32;
   private static final int OFF_TOKENS_OR_PRICE = 40;
   private static final int OFF_BUDGET = 48;
+  private static final int OFF_CREDIT_SEQ = 48;
   private static final int OFF_PRIORITY_OR_THRESHOLD = 56;
   private static final int OFF_PAYLOAD_LENGTH = 60;
 
@@ -149,7 +153,8 @@ public final class Frame {
         .status(status)
         .sessionId(in.getLong(b + OFF_SESSION))
         .requestId(in.getLong(b + OFF_REQUEST))
-        .creditDelta(in.getInt(b + OFF_DEMAND_OR_DELTA))
+        .credit(in.getInt(b + OFF_DEMAND_OR_DELTA), in.getInt(b + OFF_CREDIT_WINDOW),
+            in.getLong(b + OFF_CREDIT_SEQ))
         .creditId(in.getLong(b + OFF_CREDIT_ID))
         .price(in.getLong(b + OFF_TOKENS_OR_PRICE))
         .threshold(in.getInt(b + OFF_PRIORITY_OR_THRESHOLD));
@@ -170,8 +175,8 @@ public final class Frame {
     out.writeShort(MAGIC).writeByte(VERSION).writeByte(type).writeShort(0)
         .writeByte(m.status().code()).writeByte(0)
         .writeLong(m.sessionId()).writeLong(m.requestId())
-        .writeInt(m.creditDelta()).writeInt(0)
-        .writeLong(m.creditId()).writeLong(m.price()).writeLong(Long.MAX_VALUE)
+        .writeInt(m.creditDelta()).writeInt(m.creditSeq() == 0 ? 0 : m.creditWindow())
+        .writeLong(m.creditId()).writeLong(m.price()).writeLong(m.creditSeq())
         .writeInt(m.threshold()).writeInt(payloadLength);
   }
 }

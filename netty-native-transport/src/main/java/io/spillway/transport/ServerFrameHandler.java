@@ -333,13 +333,16 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
   }
 
-  /** Sends an explicit credit frame from any thread (the gate's control loop). */
-  void sendCreditFromAnyThread(long sessionId, int delta) {
+  /**
+   * Sends an explicit credit frame from any thread (the gate's control loop): the change, and the
+   * window after it with its stamp where {@code seq} is not 0.
+   */
+  void sendCreditFromAnyThread(long sessionId, int delta, int window, long seq) {
     if (ctx.executor().inEventLoop()) {
-      sendCredit(sessionId, delta);
+      sendCredit(sessionId, delta, window, seq);
     } else {
       try {
-        ctx.executor().execute(() -> sendCredit(sessionId, delta));
+        ctx.executor().execute(() -> sendCredit(sessionId, delta, window, seq));
       } catch (RejectedExecutionException shuttingDown) {
         // the connection is going away; its sessions are deregistered when it closes
       }
@@ -347,11 +350,11 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   }
 
   /** Writes an explicit credit frame. On the event loop. */
-  private void sendCredit(long sessionId, int delta) {
+  private void sendCredit(long sessionId, int delta, int window, long seq) {
     if (!ctx.channel().isActive()) {
       return;
     }
-    ResponseMetadata m = new ResponseMetadata().sessionId(sessionId).creditDelta(delta);
+    ResponseMetadata m = new ResponseMetadata().sessionId(sessionId).credit(delta, window, seq);
     ByteBuf head = ctx.alloc().buffer(Frame.HEADER_SIZE);
     Frame.writeResponse(head, Frame.TYPE_CREDIT, m, 0);
     ctx.write(head, ctx.voidPromise());

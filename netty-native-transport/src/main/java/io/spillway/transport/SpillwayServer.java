@@ -205,7 +205,17 @@ public final class SpillwayServer implements AutoCloseable {
     List<QueueDelaySignal> stages = new ArrayList<>(probes);
     stages.addAll(runQueues);
     QueueDelaySignal delay = QueueDelaySignal.sum(stages.toArray(QueueDelaySignal[]::new));
-    ControlChannel control = this::sendCredit;
+    ControlChannel control = new ControlChannel() {
+      @Override
+      public void sendCredit(long sessionId, int creditDelta) {
+        SpillwayServer.this.sendCredit(sessionId, creditDelta, 0, 0);
+      }
+
+      @Override
+      public void sendCredit(long sessionId, int creditDelta, int window, long seq) {
+        SpillwayServer.this.sendCredit(sessionId, creditDelta, window, seq);
+      }
+    };
     EventLoop controlLoop = (EventLoop) group.next();
     gate = config.scheme.newServerGate(new ServerEnvironment(config.ticker, Scheduler.of(controlLoop),
         delay, control, config.metrics, config.parallelism));
@@ -510,10 +520,10 @@ public final class SpillwayServer implements AutoCloseable {
     return t instanceof BudgetExceededException;
   }
 
-  private void sendCredit(long sessionId, int delta) {
+  private void sendCredit(long sessionId, int delta, int window, long seq) {
     ServerFrameHandler handler = sessions.get(sessionId);
     if (handler != null) {
-      handler.sendCreditFromAnyThread(sessionId, delta);
+      handler.sendCreditFromAnyThread(sessionId, delta, window, seq);
     }
   }
 

@@ -40,6 +40,22 @@ class FrameTest {
     buf.release();
   }
 
+  @Test
+  void aStampedCreditWindowRoundTripsInResponsesAndCreditFrames() {
+    for (int type : new int[] {Frame.TYPE_RESPONSE, Frame.TYPE_CREDIT}) {
+      ResponseMetadata m = new ResponseMetadata().sessionId(3).requestId(4)
+          .credit(-2, 5, (7L << 32) | 12);
+      ByteBuf buf = Unpooled.buffer();
+      Frame.writeResponse(buf, type, m, 0);
+      Frame.validate(buf, 0);
+      ResponseMetadata read = Frame.readResponse(buf, new ResponseMetadata());
+      assertEquals(-2, read.creditDelta());
+      assertEquals(5, read.creditWindow());
+      assertEquals((7L << 32) | 12, read.creditSeq());
+      buf.release();
+    }
+  }
+
   private static ByteBuf header() {
     ByteBuf buf = Unpooled.buffer();
     Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata(), 0);

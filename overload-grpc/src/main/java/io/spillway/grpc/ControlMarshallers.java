@@ -30,22 +30,39 @@ final class ControlMarshallers {
     }
   };
 
-  /** A credit message: the signed credit delta as ASCII decimal, like the metadata values. */
-  static final MethodDescriptor.Marshaller<Integer> CREDIT = new MethodDescriptor.Marshaller<>() {
+  /**
+   * One message of a session's credit stream: the signed change of its window and, from a gate that
+   * stamps its credit messages, the window after the change with its stamp ({@code seq} 0: none;
+   * {@link io.spillway.api.ResponseMetadata#creditSeq()}).
+   */
+  record CreditMessage(int delta, int window, long seq) { }
+
+  /**
+   * A credit message as ASCII: the delta in decimal, then, if stamped, a space and {@code
+   * window/stamp} as the {@code spillway-credit-window} trailer writes it. A message of the delta
+   * alone reads as unstamped.
+   */
+  static final MethodDescriptor.Marshaller<CreditMessage> CREDIT = new MethodDescriptor.Marshaller<>() {
     @Override
-    public InputStream stream(Integer value) {
-      return new ByteArrayInputStream(Integer.toString(value).getBytes(StandardCharsets.US_ASCII));
+    public InputStream stream(CreditMessage value) {
+      String text = value.seq() == 0 ? Integer.toString(value.delta())
+          : value.delta() + " " + SpillwayMetadata.formatCreditWindow(value.window(), value.seq());
+      return new ByteArrayInputStream(text.getBytes(StandardCharsets.US_ASCII));
     }
 
     @Override
-    public Integer parse(InputStream stream) {
+    public CreditMessage parse(InputStream stream) {
       String text = new String(BYTES.parse(stream), StandardCharsets.US_ASCII);
-      long delta = SpillwayMetadata.parseLong(text, Integer.MIN_VALUE);
-      if (delta == Long.MIN_VALUE || delta > Integer.MAX_VALUE) {
+      int space = text.indexOf(' ');
+      String deltaText = space < 0 ? text : text.substring(0, space);
+      long delta = SpillwayMetadata.parseLong(deltaText, Integer.MIN_VALUE);
+      io.spillway.api.ResponseMetadata stamp = new io.spillway.api.ResponseMetadata();
+      if (delta == Long.MIN_VALUE || delta > Integer.MAX_VALUE
+          || (space >= 0 && !SpillwayMetadata.readCreditWindow(text.substring(space + 1), stamp))) {
         throw Status.INTERNAL.withDescription("spillway: malformed credit message '" + text + "'")
             .asRuntimeException();
       }
-      return (int) delta;
+      return new CreditMessage((int) delta, stamp.creditWindow(), stamp.creditSeq());
     }
   };
 

@@ -12,10 +12,10 @@ import io.grpc.Status;
  * registered the stream; each message is an explicit credit. Events go to the session, which
  * ignores those of a subscription it has replaced.
  */
-final class CreditSubscription extends ClientCall.Listener<Integer> {
+final class CreditSubscription extends ClientCall.Listener<ControlMarshallers.CreditMessage> {
 
   private final SpillwayClientInterceptor session;
-  private volatile ClientCall<byte[], Integer> call;
+  private volatile ClientCall<byte[], ControlMarshallers.CreditMessage> call;
 
   CreditSubscription(SpillwayClientInterceptor session) {
     this.session = session;
@@ -28,7 +28,7 @@ final class CreditSubscription extends ClientCall.Listener<Integer> {
   void start(Channel channel, CallOptions options, Metadata headers) {
     Context previous = Context.ROOT.attach();
     try {
-      ClientCall<byte[], Integer> c = channel.newCall(SpillwayControlService.CREDITS, options);
+      ClientCall<byte[], ControlMarshallers.CreditMessage> c = channel.newCall(SpillwayControlService.CREDITS, options);
       call = c;
       c.start(this, headers);
       c.request(1);
@@ -40,7 +40,7 @@ final class CreditSubscription extends ClientCall.Listener<Integer> {
   }
 
   void cancel() {
-    ClientCall<byte[], Integer> c = call;
+    ClientCall<byte[], ControlMarshallers.CreditMessage> c = call;
     if (c != null) {
       c.cancel("spillway: client session closed", null);
     }
@@ -52,9 +52,9 @@ final class CreditSubscription extends ClientCall.Listener<Integer> {
   }
 
   @Override
-  public void onMessage(Integer delta) {
+  public void onMessage(ControlMarshallers.CreditMessage credit) {
     call.request(1);
-    session.onCredit(this, delta);
+    session.onCredit(this, credit);
   }
 
   @Override

@@ -98,9 +98,7 @@ final class GatedServerCall<ReqT, RespT>
       owner.serviceTimes().record(now - startedAt, now);
     }
     if (response != null && clientGone) {
-      if (response.creditDelta() != 0) {
-        owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
-      }
+      owner.sendOrphanCredit(sessionId, response);
     } else if (response != null) {
       // The trailers may be another call's: a handler that passes a callee's failure on with
       // onError(e) hands over the callee's trailers, whose Spillway fields are the session this
@@ -282,8 +280,8 @@ final class GatedServerCall<ReqT, RespT>
     @Override
     public void onCancel() {
       ResponseMetadata response = finish(cancelledOutcome(), owner.ticker().read());
-      if (response != null && response.creditDelta() != 0) {
-        owner.orphanCredits().sendCredit(sessionId, response.creditDelta());
+      if (response != null) {
+        owner.sendOrphanCredit(sessionId, response);
       }
       dispatch(CANCEL, null);
     }

@@ -322,11 +322,18 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
         if (problem != null) {
           LOG.log(Level.DEBUG, "session {0}: {1}", sessionId, problem);
         }
+        gate.onResponse(answer.sessionId(sessionId), call.sentAt, now);
       } else {
-        answer.reset().interfaceId(call.interfaceId()).status(statusWithoutTrailers(status));
+        answer.reset().interfaceId(call.interfaceId()).status(statusWithoutTrailers(status))
+            .sessionId(sessionId);
+        if (status.isOk()) {
+          gate.onResponse(answer, call.sentAt, now); // a server that writes no Spillway fields
+        } else {
+          // Cancelled, past its deadline, or cut off: the server's answer, if it sent one, is
+          // not read here, nor the credit change it carried.
+          gate.onUnanswered(answer, call.sentAt, now);
+        }
       }
-      answer.sessionId(sessionId);
-      gate.onResponse(answer, call.sentAt, now);
       return drainLocked(now);
     } finally {
       lock.unlock();
@@ -363,13 +370,13 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   }
 
   /** An explicit credit arrived on the session's stream. */
-  void onCredit(CreditSubscription from, int delta) {
+  void onCredit(CreditSubscription from, ControlMarshallers.CreditMessage credit) {
     long now = ticker.read();
     Batch batch = null;
     lock.lock();
     try {
       if (from == subscription) {
-        answer.reset().sessionId(sessionId).creditDelta(delta);
+        answer.reset().sessionId(sessionId).credit(credit.delta(), credit.window(), credit.seq());
         gate.onControl(answer, now);
         batch = drainLocked(now);
       }

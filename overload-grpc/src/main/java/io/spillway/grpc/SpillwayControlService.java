@@ -1,5 +1,7 @@
 package io.spillway.grpc;
 
+import io.spillway.grpc.ControlMarshallers.CreditMessage;
+
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -66,8 +68,8 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
   /** The gRPC service name, {@code spillway.Control}. */
   public static final String SERVICE_NAME = "spillway.Control";
 
-  static final MethodDescriptor<byte[], Integer> CREDITS =
-      MethodDescriptor.<byte[], Integer>newBuilder()
+  static final MethodDescriptor<byte[], CreditMessage> CREDITS =
+      MethodDescriptor.<byte[], CreditMessage>newBuilder()
           .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
           .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE_NAME, "Credits"))
           .setRequestMarshaller(ControlMarshallers.BYTES)
@@ -131,9 +133,14 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
 
   @Override
   public void sendCredit(long sessionId, int creditDelta) {
+    sendCredit(sessionId, creditDelta, 0, 0);
+  }
+
+  @Override
+  public void sendCredit(long sessionId, int creditDelta, int window, long seq) {
     CreditStream stream = streams.get(sessionId);
     if (stream != null) {
-      stream.send(creditDelta);
+      stream.send(creditDelta, window, seq);
     }
   }
 
@@ -176,7 +183,7 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
     return g;
   }
 
-  private ServerCall.Listener<byte[]> startCredits(ServerCall<byte[], Integer> call,
+  private ServerCall.Listener<byte[]> startCredits(ServerCall<byte[], CreditMessage> call,
       Metadata headers) {
     long session = sessionOf(headers);
     if (session == 0 || closed) {
@@ -301,18 +308,22 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
    * One session's open Credits call. Sends are serialised by the monitor. While the stream is not
    * ready (its client is not reading, or its connection is backed up) credits are added up
    * rather than sent: gRPC would buffer every message for a client that never reads, and deltas
-   * sum, so the client loses nothing by hearing their sum once it reads again.
+   * sum, so the client loses nothing by hearing their sum once it reads again; of the stamped
+   * windows only the newest is kept, which supersedes the others.
    */
   private final class CreditStream extends ServerCall.Listener<byte[]> {
     final long sessionId;
     /** The connection it came on ({@link SpillwayServerInterceptor#originOf}). */
     final long origin;
-    private final ServerCall<byte[], Integer> call;
+    private final ServerCall<byte[], CreditMessage> call;
     private boolean ended;
     /** Credits not sent yet, the stream not being ready for them. */
     private long pending;
+    /** The newest stamped window not sent yet; {@link #pendingSeq} 0 if none. */
+    private int pendingWindow;
+    private long pendingSeq;
 
-    CreditStream(long sessionId, ServerCall<byte[], Integer> call, long origin) {
+    CreditStream(long sessionId, ServerCall<byte[], CreditMessage> call, long origin) {
       this.sessionId = sessionId;
       this.call = call;
       this.origin = origin;
@@ -322,21 +333,26 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
       call.sendHeaders(new Metadata()); // tells the client its credits can now reach it
     }
 
-    synchronized void send(int delta) {
+    synchronized void send(int delta, int window, long seq) {
       if (ended) {
         return;
       }
       pending += delta;
+      if (io.spillway.api.ResponseMetadata.isNewerCredit(seq, pendingSeq)) {
+        pendingWindow = window;
+        pendingSeq = seq;
+      }
       flush();
     }
 
     /** Sends what is pending if the stream is ready; under the monitor. */
     private void flush() {
       try {
-        while (pending != 0 && call.isReady()) {
+        while ((pending != 0 || pendingSeq != 0) && call.isReady()) {
           int next = (int) Math.clamp(pending, Integer.MIN_VALUE, Integer.MAX_VALUE);
           pending -= next;
-          call.sendMessage(next);
+          call.sendMessage(new CreditMessage(next, pendingWindow, pendingSeq));
+          pendingSeq = 0;
         }
       } catch (RuntimeException e) { // closed under us: the session is on its way out
         ended = true;

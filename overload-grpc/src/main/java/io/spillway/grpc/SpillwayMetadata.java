@@ -35,6 +35,10 @@ import java.util.Arrays;
  *       <td>{@link ResponseMetadata#status()} as {@link Status#code()}</td></tr>
  *   <tr><td>response trailers</td><td>{@code spillway-credit-delta}</td><td>int, signed</td>
  *       <td>{@link ResponseMetadata#creditDelta()}</td></tr>
+ *   <tr><td>response trailers</td><td>{@code spillway-credit-window}</td><td>{@code window/stamp},
+ *       two signed decimal integers, e.g. {@code 3/30064771073}</td>
+ *       <td>{@link ResponseMetadata#creditWindow()} and {@link ResponseMetadata#creditSeq()}: the
+ *       window after this change and the stamp that orders it; only from a gate that stamps</td></tr>
  *   <tr><td>response trailers</td><td>{@code spillway-credit-id}</td><td>long</td>
  *       <td>{@link ResponseMetadata#creditId()}</td></tr>
  *   <tr><td>response trailers</td><td>{@code spillway-price}</td><td>long</td>
@@ -85,6 +89,12 @@ public final class SpillwayMetadata {
   public static final Metadata.Key<String> STATUS = key("spillway-status");
   /** Response: the signed change of the session's credit window. */
   public static final Metadata.Key<String> CREDIT_DELTA = key("spillway-credit-delta");
+  /**
+   * Response: the session's credit window after this response's change and its stamp, {@code
+   * window/stamp} ({@link ResponseMetadata#creditSeq()}); also the form of the stamp on the
+   * credit stream's messages ({@link #formatCreditWindow}).
+   */
+  public static final Metadata.Key<String> CREDIT_WINDOW = key("spillway-credit-window");
   /** Response: the interface's price, when the response carries one. */
   public static final Metadata.Key<String> PRICE = key("spillway-price");
   /** Response: the prices of the server's interfaces, as {@code method=price,...}. */
@@ -235,6 +245,9 @@ public final class SpillwayMetadata {
         into.creditDelta((int) x);
       }
     }
+    if ((v = trailers.get(CREDIT_WINDOW)) != null && !readCreditWindow(v, into)) {
+      problems = Problems.add(problems, CREDIT_WINDOW, v, "not window/stamp, an int and a non-zero long");
+    }
     if ((v = trailers.get(CREDIT_ID)) != null) {
       long x = parseLong(v, Long.MIN_VALUE);
       if (x == BAD) {
@@ -313,6 +326,9 @@ public final class SpillwayMetadata {
     if (response.creditDelta() != 0) {
       trailers.put(CREDIT_DELTA, Integer.toString(response.creditDelta()));
     }
+    if (response.creditSeq() != 0) {
+      trailers.put(CREDIT_WINDOW, formatCreditWindow(response.creditWindow(), response.creditSeq()));
+    }
     if (response.creditId() != 0) {
       trailers.put(CREDIT_ID, Long.toString(response.creditId()));
     }
@@ -328,6 +344,7 @@ public final class SpillwayMetadata {
   static void removeResponse(Metadata trailers) {
     trailers.discardAll(STATUS);
     trailers.discardAll(CREDIT_DELTA);
+    trailers.discardAll(CREDIT_WINDOW);
     trailers.discardAll(CREDIT_ID);
     trailers.discardAll(PRICE);
     trailers.discardAll(PRICES);
@@ -372,6 +389,29 @@ public final class SpillwayMetadata {
   // ---- parsing without exceptions ----
 
   /** Returned by {@link #parseLong} for a malformed or out-of-range value. */
+  /** {@code window/stamp}, the form of {@link #CREDIT_WINDOW}. */
+  static String formatCreditWindow(int window, long seq) {
+    return window + "/" + seq;
+  }
+
+  /**
+   * Reads {@code window/stamp} into {@code into}'s window and stamp, keeping its delta; returns
+   * false, changing nothing, if {@code text} is not that form or the stamp is 0 (none).
+   */
+  static boolean readCreditWindow(String text, ResponseMetadata into) {
+    int slash = text.indexOf('/');
+    if (slash < 0) {
+      return false;
+    }
+    long window = parseLong(text.substring(0, slash), Integer.MIN_VALUE);
+    long seq = parseLong(text.substring(slash + 1), Long.MIN_VALUE + 1);
+    if (window == BAD || window > Integer.MAX_VALUE || seq == BAD || seq == 0) {
+      return false;
+    }
+    into.credit(into.creditDelta(), (int) window, seq);
+    return true;
+  }
+
   private static final long BAD = Long.MIN_VALUE;
 
   /**

@@ -54,9 +54,11 @@ import java.util.concurrent.TimeUnit;
  *       {@link io.spillway.api.BudgetExceededException} and the exception's status
  *       ({@code UNKNOWN} for a plain exception) and outcome {@code FAILED} otherwise, so the
  *       trailers still carry the credit delta. One permit per call, unary or streaming.
- *   <li>A cancelled call has nobody to carry its credit delta back; a non-zero delta is sent
- *       instead on the {@code orphanCredits} channel (the session's explicit credit stream,
- *       {@link SpillwayControlService}), so the client's view of its window stays right.
+ *   <li>A cancelled call has nobody to carry its credit delta back; its change, and the stamped
+ *       window where the gate stamps it, is sent instead on the {@code orphanCredits} channel
+ *       (the session's explicit credit stream, {@link SpillwayControlService}), so the client's
+ *       view of its window stays right; the stamp also ends the doubt in which the client's own
+ *       cancel left its window ({@link io.spillway.api.ClientGate#onUnanswered}).
  *   <li>A request's budget is the nearest of its {@code spillway-budget-ns} header, its gRPC
  *       deadline and the server-side target given to the constructor, the last two less the p99
  *       of the server's service time (protego-nsdi23 §3.2: budget = target − p99 service − p99
@@ -468,8 +470,17 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     return ticker;
   }
 
-  ControlChannel orphanCredits() {
-    return orphanCredits;
+  /**
+   * Sends the credit message of {@code response}, the answer to a call its client left, on the
+   * session's credit stream: the change if any, the stamped window if the gate stamps.
+   */
+  void sendOrphanCredit(long sessionId, ResponseMetadata response) {
+    if (response.creditSeq() != 0) {
+      orphanCredits.sendCredit(sessionId, response.creditDelta(), response.creditWindow(),
+          response.creditSeq());
+    } else if (response.creditDelta() != 0) {
+      orphanCredits.sendCredit(sessionId, response.creditDelta());
+    }
   }
 
   /** The call with {@code ticket} reached its handler or ended (no ticket: -1). */
@@ -583,9 +594,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         Deadline deadline = cancelled.getDeadline();
         permit.complete(deadline != null && deadline.isExpired() ? Outcome.TIMED_OUT
             : Outcome.FAILED, ticker.read(), response);
-        if (response.creditDelta() != 0) {
-          orphanCredits.sendCredit(request.sessionId(), response.creditDelta());
-        }
+        sendOrphanCredit(request.sessionId(), response);
       }
     }
   }

@@ -79,12 +79,12 @@ class CancelledCallCreditTest {
     try {
       List<Integer> credits = new CopyOnWriteArrayList<>();
       CountDownLatch credited = new CountDownLatch(1);
-      ClientCall<byte[], Integer> stream = channel.newCall(SpillwayControlService.CREDITS,
+      ClientCall<byte[], ControlMarshallers.CreditMessage> stream = channel.newCall(SpillwayControlService.CREDITS,
           CallOptions.DEFAULT);
       stream.start(new ClientCall.Listener<>() {
         @Override
-        public void onMessage(Integer delta) {
-          credits.add(delta);
+        public void onMessage(ControlMarshallers.CreditMessage credit) {
+          credits.add(credit.delta());
           credited.countDown();
         }
       }, Calls.headers(SpillwayMetadata.SESSION, 12));

@@ -83,11 +83,11 @@ class ControlOwnershipTest {
 
   @Test
   void anotherConnectionCannotTakeDeregisterOrReportForASessionWithAStream() {
-    Call<byte[], Integer> own = new Call<>(SpillwayControlService.CREDITS, 40001);
+    Call<byte[], ControlMarshallers.CreditMessage> own = new Call<>(SpillwayControlService.CREDITS, 40001);
     ServerCall.Listener<byte[]> ownStream = start(own, 7);
     assertNull(own.closed);
 
-    Call<byte[], Integer> stolen = new Call<>(SpillwayControlService.CREDITS, 40002);
+    Call<byte[], ControlMarshallers.CreditMessage> stolen = new Call<>(SpillwayControlService.CREDITS, 40002);
     start(stolen, 7);
     assertEquals(Status.Code.PERMISSION_DENIED, stolen.closed.getCode());
     Call<byte[], byte[]> deregister = new Call<>(SpillwayControlService.DEREGISTER, 40002);
@@ -99,11 +99,12 @@ class ControlOwnershipTest {
     assertEquals(List.of(), gateHeard, "the gate heard nothing of the other connection's calls");
 
     control.sendCredit(7, 3);
-    assertEquals(List.of(3), own.sent, "the session's credit still reaches its own stream");
+    assertEquals(List.of(new ControlMarshallers.CreditMessage(3, 0, 0)), own.sent,
+        "the session's credit still reaches its own stream");
     assertNull(own.closed);
 
     // its own connection may still deregister it, and a stream of its own replaces the first
-    Call<byte[], Integer> again = new Call<>(SpillwayControlService.CREDITS, 40001);
+    Call<byte[], ControlMarshallers.CreditMessage> again = new Call<>(SpillwayControlService.CREDITS, 40001);
     start(again, 7);
     assertEquals(Status.Code.ABORTED, own.closed.getCode());
     Call<byte[], byte[]> ownDeregister = new Call<>(SpillwayControlService.DEREGISTER, 40001);
@@ -117,14 +118,14 @@ class ControlOwnershipTest {
   @Test
   void oneConnectionHasAtMostItsCapOfCreditStreams() {
     for (int i = 1; i <= SpillwayControlService.MAX_STREAMS_PER_CONNECTION; i++) {
-      Call<byte[], Integer> c = new Call<>(SpillwayControlService.CREDITS, 40003);
+      Call<byte[], ControlMarshallers.CreditMessage> c = new Call<>(SpillwayControlService.CREDITS, 40003);
       start(c, i);
       assertNull(c.closed);
     }
-    Call<byte[], Integer> beyond = new Call<>(SpillwayControlService.CREDITS, 40003);
+    Call<byte[], ControlMarshallers.CreditMessage> beyond = new Call<>(SpillwayControlService.CREDITS, 40003);
     start(beyond, 1_000_000);
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, beyond.closed.getCode());
-    Call<byte[], Integer> otherConnection = new Call<>(SpillwayControlService.CREDITS, 40004);
+    Call<byte[], ControlMarshallers.CreditMessage> otherConnection = new Call<>(SpillwayControlService.CREDITS, 40004);
     start(otherConnection, 1_000_000);
     assertNull(otherConnection.closed, "the cap is per connection");
     assertEquals(SpillwayControlService.MAX_STREAMS_PER_CONNECTION + 1, control.subscribers());

@@ -55,10 +55,10 @@ class SpillwayControlServiceTest {
   }
 
   /** A raw Credits subscriber. */
-  private final class Subscriber extends ClientCall.Listener<Integer> {
+  private final class Subscriber extends ClientCall.Listener<ControlMarshallers.CreditMessage> {
     final List<Integer> credits = new CopyOnWriteArrayList<>();
     final CompletableFuture<Status> closed = new CompletableFuture<>();
-    final ClientCall<byte[], Integer> call = channel.newCall(SpillwayControlService.CREDITS, CallOptions.DEFAULT);
+    final ClientCall<byte[], ControlMarshallers.CreditMessage> call = channel.newCall(SpillwayControlService.CREDITS, CallOptions.DEFAULT);
     volatile boolean acknowledged;
 
     Subscriber(Metadata headers) {
@@ -78,8 +78,8 @@ class SpillwayControlServiceTest {
     }
 
     @Override
-    public void onMessage(Integer delta) {
-      credits.add(delta);
+    public void onMessage(ControlMarshallers.CreditMessage credit) {
+      credits.add(credit.delta());
     }
 
     @Override

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Metadata;
@@ -109,6 +110,38 @@ class SpillwayMetadataTest {
     assertEquals(42, read.price());
     assertEquals(9, read.threshold());
     assertEquals(6, read.interfaceId(), "the interface id is the reader's, not the wire's");
+  }
+
+  @Test
+  void aStampedCreditWindowSurvivesTheRoundTripAndAMalformedOneIsIgnoredWithAReason() {
+    long seq = (-5L << 32) | 9; // a record number with the top bit set: a negative stamp
+    Metadata trailers = new Metadata();
+    SpillwayMetadata.writeResponse(new ResponseMetadata().credit(2, 6, seq), trailers);
+    ResponseMetadata read = new ResponseMetadata();
+    assertNull(SpillwayMetadata.readResponse(trailers, read));
+    assertEquals(2, read.creditDelta());
+    assertEquals(6, read.creditWindow());
+    assertEquals(seq, read.creditSeq());
+    for (String bad : new String[] {"6", "6/0", "x/5", "6/", "99999999999/5", "6/5/4"}) {
+      Metadata t = Calls.headers(SpillwayMetadata.CREDIT_WINDOW, bad);
+      ResponseMetadata r = new ResponseMetadata();
+      String problem = SpillwayMetadata.readResponse(t, r);
+      assertTrue(problem != null && problem.contains("spillway-credit-window"), bad + ": " + problem);
+      assertEquals(0, r.creditSeq(), bad);
+    }
+  }
+
+  @Test
+  void aCreditStreamMessageCarriesItsStampOrTheDeltaAlone() throws Exception {
+    for (ControlMarshallers.CreditMessage m : new ControlMarshallers.CreditMessage[] {
+        new ControlMarshallers.CreditMessage(-3, 0, 0),
+        new ControlMarshallers.CreditMessage(1, 4, (3L << 32) | 2)}) {
+      assertEquals(m, ControlMarshallers.CREDIT.parse(ControlMarshallers.CREDIT.stream(m)));
+    }
+    assertEquals(new ControlMarshallers.CreditMessage(7, 0, 0), ControlMarshallers.CREDIT.parse(
+        new java.io.ByteArrayInputStream("7".getBytes(java.nio.charset.StandardCharsets.US_ASCII))));
+    assertThrows(io.grpc.StatusRuntimeException.class, () -> ControlMarshallers.CREDIT.parse(
+        new java.io.ByteArrayInputStream("7 x".getBytes(java.nio.charset.StandardCharsets.US_ASCII))));
   }
 
   @Test
