@@ -30,13 +30,10 @@ public interface ControlChannel {
   /**
    * The gate no longer holds the session: it was idle past the gate's timeout. A transport whose
    * sessions have a channel of their own (overload-grpc's credit stream) ends it, so that the
-   * client starts again under a new id, with a window both sides agree on. Credit deltas cannot
-   * mend a window that has drifted: a response whose delta never reached its client (the client
-   * gave up on the call just after the server answered it) leaves the client counting fewer
-   * credits than the server thinks it holds, and neither side knows by how much; a client whose
-   * count has drifted to nothing waits for ever for an explicit credit the server, which thinks
-   * the session holds credits, never sends. Called from the gate's control loop; must not block.
-   * By default nothing: transports without such a channel rely on the deltas alone.
+   * client starts again under a new id rather than keep a window for a session the server no
+   * longer counts. Called from the gate's control loop; must not block. By default nothing:
+   * transports without such a channel rely on the last credit message, which tells the client to
+   * keep the one credit its next request registers with.
    */
   default void sessionEnded(long sessionId) { }
 }
