@@ -41,6 +41,8 @@ public final class Scenario {
     keys.put("cost_rx_us", "server CPU per message received and parsed (request, demand)");
     keys.put("cost_tx_us", "server CPU per message sent (response, reject, explicit credit)");
     keys.put("cost_reject_us", "server CPU to answer a request it does not run (a refusal, or an abort before its handler runs), beside cost_rx_us; default cost_tx_us");
+    keys.put("lost_answers", "share of the answers to aware clients' requests that their clients never read: the caller gave up on the call after it was sent (a cancel, a deadline), so the client gate hears ClientGate.onUnanswered and the call counts as failed; default 0 (simulator only)");
+    keys.put("credit_stamps", "whether credit messages reach clients with their stamped window (ResponseMetadata#creditSeq) as every transport sends them; false strips the stamps, leaving deltas alone, the protocol before them, to show what lost_answers do to it; default true (simulator only)");
     keys.put("plain_share", "share of requests from clients that do not speak Spillway (docs/design.md): no session, no client queue, credits or tokens, sent at once; a refusal ends the call; default 0 (simulator only)");
     keys.put("block_us", "each handler, after its service time on a core, blocks this long off-core (a downstream call, a database) on its own thread, then needs a core again to send its response; default 0 (simulator only)");
     keys.put("plain_pushback", "whether clients that do not speak Spillway honour the pushback a refusal carries, as the Spring starter's HTTP client side does: a refused client sends nothing more until the server's queueing delay at the refusal (at least 1 ms, in whole ms) has passed, and the requests it issues meanwhile fail in the client; default false (simulator only)");
@@ -189,6 +191,8 @@ public final class Scenario {
       Map.entry("shared_lock_hold_us", "0"),
       Map.entry("maintenance_period_ms", "0"),
       Map.entry("plain_share", "0"),
+      Map.entry("lost_answers", "0"),
+      Map.entry("credit_stamps", "true"),
       Map.entry("plain_pushback", "false"),
       Map.entry("block_us", "0"),
       Map.entry("report_starts", "true"));
@@ -265,6 +269,11 @@ public final class Scenario {
       throw invalid("plain_share", "in [0, 1], got " + plain);
     }
     nonNegative("block_us", doubleValue("block_us"));
+    double lost = lostAnswers();
+    if (!(lost >= 0 && lost < 1)) {
+      throw invalid("lost_answers", "in [0, 1), got " + lost);
+    }
+    creditStamps();
     plainPushback();
     reportStarts();
     nonNegative("warmup_ms", doubleValue("warmup_ms"));
@@ -391,6 +400,16 @@ public final class Scenario {
     return doubleValue("plain_share");
   }
 
+  /** The share of aware clients' answers never read ({@code lost_answers}). */
+  public double lostAnswers() {
+    return doubleValue("lost_answers");
+  }
+
+  /** Whether credit messages keep their stamped windows ({@code credit_stamps}). */
+  public boolean creditStamps() {
+    return booleanValue("credit_stamps");
+  }
+
   /** Whether clients that do not speak Spillway honour a refusal's pushback. */
   public boolean plainPushback() {
     return booleanValue("plain_pushback");
@@ -419,6 +438,12 @@ public final class Scenario {
     }
     if (plainPushback()) {
       keys.add("plain_pushback");
+    }
+    if (lostAnswers() > 0) {
+      keys.add("lost_answers");
+    }
+    if (!creditStamps()) {
+      keys.add("credit_stamps");
     }
     if (blockNanos() > 0) {
       keys.add("block_us");

@@ -179,6 +179,11 @@ final class Simulation {
   /** The thread that holds the shared locks in turn; {@code null} without one. */
   private final Maintenance maintenance;
   private final SplittableRandom maintenanceRandom;
+  /** Draws which answers are lost ({@code lost_answers}). */
+  private final SplittableRandom lostRandom;
+  private final double lostAnswers;
+  /** Whether credit messages keep their stamps ({@code credit_stamps}); false: deltas alone. */
+  private final boolean creditStamps;
   /** Tests: arrival times replacing the Poisson process, and who hears of each answer. */
   private long[] scriptedArrivals;
   private int scriptedNext;
@@ -243,6 +248,9 @@ final class Simulation {
     this.pathRandom = root.split(); // split late: runs without paths draw exactly as before
     this.plainRandom = root.split(); // likewise for runs without plain clients
     this.maintenanceRandom = root.split(); // and without maintenance
+    this.lostRandom = root.split(); // and without lost answers
+    this.lostAnswers = scenario.lostAnswers();
+    this.creditStamps = scenario.creditStamps();
     this.asqm = asqm;
     this.budgetNanos = scenario.asqmBudgetNanos();
     double[] paths = scenario.paths();
@@ -547,10 +555,22 @@ final class Simulation {
 
   private void clientReceive(Message m) {
     Client c = m.client;
+    if (!creditStamps) {
+      m.response.credit(m.response.creditDelta(), 0, 0);
+    }
     if (m.type == Message.CREDIT) {
       c.gate.onControl(m.response, origin + now);
     } else {
       Request r = m.request;
+      if (!r.plain && lostAnswers > 0 && lostRandom.nextDouble() < lostAnswers) {
+        // Its caller gave up after it was sent: the answer, and what it carried, is never read.
+        c.gate.onUnanswered(new ResponseMetadata().sessionId(c.sessionId).status(Status.FAILED),
+            origin + r.sentAt, origin + now);
+        recorder.at(now).unread++;
+        reissueIfClosedLoop(c);
+        drain(c);
+        return;
+      }
       if (!r.plain) { // a plain client has no gate to tell, and does not retry
         c.gate.onResponse(m.response, origin + r.sentAt, origin + now);
       }

@@ -26,6 +26,8 @@ public final class Tally {
   public long retried;
   /** Rejects received that ended their request (not retried). */
   public long rejectedFinal;
+  /** Answers their clients never read, their callers having given up ({@code lost_answers}). */
+  public long unread;
   public final Histogram latency = new Histogram(3);
   /** Reject delays (from a request leaving its client to its reject arriving); made at the first. */
   private Histogram rejectDelay;
@@ -54,6 +56,7 @@ public final class Tally {
     demandMessages += other.demandMessages;
     retried += other.retried;
     rejectedFinal += other.rejectedFinal;
+    unread += other.unread;
     latency.add(other.latency);
     if (other.rejectDelay != null) {
       if (rejectDelay == null) {
