@@ -35,9 +35,12 @@ import java.util.function.Consumer;
  *   <li>So a request that ends unanswered ({@link #onUnanswered}) leaves the window in doubt; if
  *       the session then has queued requests and nothing in flight that could bring a message,
  *       and its window lets none go, the gate asks the server once, as a demand report, to
- *       restate the window ({@link BreakwaterServerGate#onDemand}), and asks again only after
- *       another message arrived. A window in doubt that still lets requests go needs no asking:
- *       their answers restate it.
+ *       restate the window ({@link BreakwaterServerGate#onDemand}). The doubt ends only with a
+ *       message after that ask: a message that arrives earlier may have been stamped before the
+ *       lost one (answers on different server threads arrive out of order) and leave the window
+ *       as wrong as before, whereas the server answers an ask only with nothing of the session's
+ *       pending, after every message it lost. A window in doubt that still lets requests go needs
+ *       no asking: their answers carry the server's window.
  *   <li>With demand synchronisation (the ablation without speculation) a client that holds queued
  *       requests and no credit reports its demand once in an explicit message and waits for the
  *       server's answer, as the authors' client does.
@@ -195,12 +198,17 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     } else if (ResponseMetadata.isNewerCredit(seq, creditSeq)) {
       creditSeq = seq;
       window = message.creditWindow();
-      inDoubt = false;
+      if (restateAsked) {
+        // Asked with nothing in flight, so the server's answer (or, for a request it still held,
+        // that request's credit on the control channel) was stamped after every lost message:
+        // this one, or one close behind it, restates the window.
+        inDoubt = false;
+        restateAsked = false;
+      }
     } else {
       return; // older than the window held, which already counts its change
     }
     awaitingCredit = false;
-    restateAsked = false;
     if (demandSync && inFlight >= window && !queue.isEmpty()) {
       demandReport = queue.size();
       awaitingCredit = true;

@@ -173,6 +173,34 @@ class BreakwaterClientGateTest {
     assertEquals(-1, g.takeDemandReport());
   }
 
+  /**
+   * An answer stamped before the lost one, arriving after the loss (answers on different server
+   * threads arrive out of order), leaves the window as wrong as before: the doubt stays, and the
+   * session asks once it is left with nothing to send.
+   */
+  @Test
+  void anAnswerStampedBeforeTheLostOneLeavesTheWindowInDoubt() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(stamped(1, 2, 1), T0, T0 + 10 * US); // window 2
+    g.offer("b", T0);
+    g.offer("c", T0);
+    g.poll(T0, new RequestMetadata());
+    g.poll(T0, new RequestMetadata());                 // "b" and "c" in flight
+    // The server answers "b" revoking one (stamp 2, window 1), then "c" granting it back (stamp
+    // 3, window 2); "c"'s answer is lost to its caller and read as such first:
+    g.onUnanswered(new ResponseMetadata().status(io.spillway.api.Status.FAILED), T0, T0 + 11 * US);
+    g.onResponse(stamped(-1, 1, 2), T0, T0 + 12 * US);
+    assertEquals(1, g.window(), "stamp 2's window: stamp 3's grant is lost");
+    g.onControl(stamped(-1, 0, 4), T0 + 13 * US);      // a revocation: the client now sends nothing
+    g.offer("d", T0 + 14 * US);
+    assertNull(g.poll(T0 + 14 * US, new RequestMetadata()));
+    assertEquals(1, g.takeDemandReport(), "still in doubt: asks");
+    g.onControl(stamped(0, 1, 5), T0 + 20 * US);      // the server's window, stamp 3's grant in it
+    assertEquals("d", g.poll(T0 + 20 * US, new RequestMetadata()));
+  }
+
   @Test
   void aWindowInDoubtThatStillLetsRequestsGoAsksForNothing() {
     BreakwaterClientGate<String> g = client(true);

@@ -564,8 +564,14 @@ final class Simulation {
       Request r = m.request;
       if (!r.plain && lostAnswers > 0 && lostRandom.nextDouble() < lostAnswers) {
         // Its caller gave up after it was sent: the answer, and what it carried, is never read.
-        c.gate.onUnanswered(new ResponseMetadata().sessionId(c.sessionId).status(Status.FAILED),
-            origin + r.sentAt, origin + now);
+        // Without stamps the driver ends it as a failed answer with no credit, as drivers did
+        // before the gates could be told (ClientGate#onUnanswered).
+        ResponseMetadata none = new ResponseMetadata().sessionId(c.sessionId).status(Status.FAILED);
+        if (creditStamps) {
+          c.gate.onUnanswered(none, origin + r.sentAt, origin + now);
+        } else {
+          c.gate.onResponse(none, origin + r.sentAt, origin + now);
+        }
         recorder.at(now).unread++;
         reissueIfClosedLoop(c);
         drain(c);

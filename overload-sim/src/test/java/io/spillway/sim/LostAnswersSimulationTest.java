@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
  * A frontend's sessions with a backend lose 5 % of their answers to callers that gave up after
  * sending ({@code scenarios/lost-answers.conf}, Spillway's default scheme at 2×). With the stamped
  * window every transport sends (ResponseMetadata's class comment) the sessions keep the backend at
- * capacity; with deltas alone ({@code credit_stamps = false}, the protocol without stamps) each lost
- * answer leaves a window off for good, the sessions' windows drift to nothing or past the server's
+ * capacity; with deltas alone ({@code credit_stamps = false}, the protocol without stamps, a lost
+ * answer ended as a failed one with no credit) each lost answer leaves a window off for good, the sessions' windows drift to nothing or past the server's
  * ledger, and most calls expire in their queues (docs/results/reliability.md, "Answers lost to
  * callers that gave up").
  */
@@ -34,7 +34,7 @@ class LostAnswersSimulationTest {
     double withStamps = stamped.goodputRps() / stamped.capacityRps();
     double withDeltas = deltas.goodputRps() / deltas.capacityRps();
     assertTrue(withStamps >= 0.95, "stamped windows: goodput " + withStamps + " of capacity");
-    assertTrue(withDeltas < 0.5, "deltas alone: goodput " + withDeltas + " of capacity");
+    assertTrue(withDeltas < 0.6, "deltas alone: goodput " + withDeltas + " of capacity");
   }
 
   @Test
