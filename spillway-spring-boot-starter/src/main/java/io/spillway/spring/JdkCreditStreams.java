@@ -1,6 +1,7 @@
 package io.spillway.spring;
 
 import io.spillway.api.Cancellable;
+import io.spillway.api.ResponseMetadata;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,10 +15,11 @@ import java.util.concurrent.Flow;
 /**
  * Credit streams over the JDK's {@code HttpClient} (HTTP/1.1, one connection per open stream):
  * {@code GET /spillway/credits} (or the path the server names) read as server-sent events, one
- * {@code data:} line per credit, its answer's {@code Spillway-Routes} handed to the listener as it
- * opens. Any status but {@code 200} ends the stream at once; {@code 404}, {@code 405} and a
- * {@code 200} that is not {@code text/event-stream} (a catch-all handler) mean the server has
- * none. Thread-safe.
+ * event per credit (a {@code data:} line, and a {@code window:} line when it is stamped), its
+ * answer's {@code Spillway-Routes} handed to the listener as it opens; demand reports and
+ * deregistrations as {@code POST} and {@code DELETE} of the same path. Any status but {@code 200}
+ * ends the stream at once; {@code 404}, {@code 405} and a {@code 200} that is not {@code
+ * text/event-stream} (a catch-all handler) mean the server has none. Thread-safe.
  */
 final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
@@ -83,7 +85,28 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
     client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
   }
 
-  /** The body of an open stream, line by line; a {@code data:} line is a credit. */
+  @Override
+  public void demand(URI stream, long sessionId, int gate, int demand) {
+    HttpRequest request;
+    try {
+      HttpRequest.Builder b = HttpRequest.newBuilder(stream)
+          .POST(HttpRequest.BodyPublishers.noBody())
+          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
+          .header(SpillwayHttpHeaders.DEMAND, Integer.toString(demand));
+      if (gate != 0) {
+        b.header(SpillwayHttpHeaders.GATE, Integer.toString(gate));
+      }
+      request = b.build();
+    } catch (IllegalArgumentException unsupported) {
+      return; // never opened either (see open)
+    }
+    client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+  }
+
+  /**
+   * The body of an open stream, line by line; an event (lines up to a blank one) with a {@code
+   * data:} line is a credit, stamped by its {@code window:} line if it has a well-formed one.
+   */
   private static final class Events implements Flow.Subscriber<String> {
     private final Listener listener;
     private final BodySubscriber<Void> lines;
@@ -114,22 +137,52 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
       }
     }
 
-    /** {@code data: <delta>} is gate 0's credit, {@code data: <delta> <gate>} another gate's. */
+    /** The current event's {@code data:} and {@code window:} values; read by one thread. */
+    private String data;
+    private String window;
+
+    /**
+     * Collects an event's fields; the blank line that ends it delivers it. {@code data: <delta>}
+     * is gate 0's credit, {@code data: <delta> <gate>} another gate's; {@code window: <window>/<stamp>}
+     * stamps it.
+     */
     @Override
     public void onNext(String line) {
-      if (line.startsWith("data:")) {
-        String data = line.substring(5).trim();
-        int space = data.indexOf(' ');
-        try {
-          if (space < 0) {
-            listener.credit(0, Integer.parseInt(data));
-          } else {
-            listener.credit(Integer.parseInt(data.substring(space + 1).trim()),
-                Integer.parseInt(data.substring(0, space)));
-          }
-        } catch (NumberFormatException e) {
-          // not a credit: ignored, as a malformed header is
+      if (line.isEmpty()) {
+        String d = data;
+        String w = window;
+        data = null;
+        window = null;
+        if (d != null) {
+          deliver(d, w);
         }
+      } else if (line.startsWith("data:")) {
+        data = line.substring(5).trim();
+      } else if (line.startsWith("window:")) {
+        window = line.substring(7);
+      }
+    }
+
+    private void deliver(String data, String window) {
+      int space = data.indexOf(' ');
+      int gate;
+      int delta;
+      try {
+        if (space < 0) {
+          gate = 0;
+          delta = Integer.parseInt(data);
+        } else {
+          gate = Integer.parseInt(data.substring(space + 1).trim());
+          delta = Integer.parseInt(data.substring(0, space));
+        }
+      } catch (NumberFormatException e) {
+        return; // not a credit: ignored, as a malformed header is
+      }
+      ResponseMetadata stamp = new ResponseMetadata();
+      if (window != null && SpillwayHttpHeaders.readCreditWindow(window, stamp) == null) {
+        listener.credit(gate, delta, stamp.creditWindow(), stamp.creditSeq());
+      } else {
+        listener.credit(gate, delta); // unstamped, or a malformed stamp: the delta alone
       }
     }
 

@@ -277,6 +277,26 @@ public final class SpillwayHttpGate implements AutoCloseable {
     }
   }
 
+  /**
+   * A demand report of the session for the gate with index {@code creditIndex} ({@link #routes}),
+   * which no request could carry: the gate's {@link ServerGate#onDemand} takes it, and answers, if
+   * at all, with an explicit credit on the session's stream. A gate that stamps its credits
+   * restates the session's window, which is what a client whose window is in doubt asks for
+   * (ResponseMetadata's class comment).
+   *
+   * @return whether a gate with credits has that index
+   */
+  public boolean demand(int creditIndex, long sessionId, int demand) {
+    Endpoint e = creditIndex == 0 ? defaults
+        : creditIndex > 0 && creditIndex <= overrides.size() ? overrides.get(creditIndex - 1)
+        : null;
+    if (e == null || !e.enabled || !e.issuesCredits) {
+      return false;
+    }
+    e.gate.onDemand(sessionId, demand, ticker.read());
+    return true;
+  }
+
   /** Stops every endpoint's control loop. */
   @Override
   public void close() {

@@ -17,9 +17,10 @@ import java.util.function.Function;
  * <p>Reading goes through {@link SpillwayMetadata#readRequest}, so a malformed value is treated
  * exactly as over gRPC: as absent, with a reason for the caller to log, never failing the request.
  * Response fields go in response headers ({@code Spillway-Status}, {@code Spillway-Credit-Delta},
- * ...); a reject also carries {@code Retry-After} (whole seconds, RFC 9110 §10.2.3) and
- * {@code Spillway-Retry-Pushback-Ms}, the milliseconds gRPC's {@code grpc-retry-pushback-ms}
- * carries.
+ * ...); a credit message the server stamped also carries {@value #CREDIT_WINDOW} (see there).
+ * A reject also carries {@code Retry-After} (whole
+ * seconds, RFC 9110 §10.2.3) and {@code Spillway-Retry-Pushback-Ms}, the milliseconds gRPC's
+ * {@code grpc-retry-pushback-ms} carries.
  *
  * <p>Stateless and thread-safe.
  */
@@ -36,6 +37,29 @@ public final class SpillwayHttpHeaders {
   public static final String BUDGET = "Spillway-Budget";
   public static final String STATUS = "Spillway-Status";
   public static final String CREDIT_DELTA = "Spillway-Credit-Delta";
+  /**
+   * The session's credit window after this answer's change and the stamp that orders it among
+   * the session's credit messages ({@link ResponseMetadata#creditWindow()}, {@link
+   * ResponseMetadata#creditSeq()}), as gRPC's {@code spillway-credit-window} carries them
+   * ({@link SpillwayMetadata#CREDIT_WINDOW}): {@code window/stamp}, two signed decimal integers,
+   * an int and a non-zero long, e.g. {@code Spillway-Credit-Window: 3/30064771073}. One header, so
+   * that the two travel or are lost together; the credit stream's events carry the same text in
+   * their {@code window:} field. Sent only with a stamp: an answer without it is a delta alone
+   * ({@value #CREDIT_DELTA}). Read as the delta is: a malformed value counts as absent.
+   *
+   * <p>Why the window and not only its change: a client applies deltas to a count of the window
+   * (breakwater-osdi20 §3.2, a client "can send requests as long as it has credits"), and a delta
+   * lost to it (a caller that gave up on a call after the server answered never reads the answer)
+   * leaves that count wrong for good; a count that drifted to nothing while the server holds the
+   * window open waits for an explicit credit (§3.3) that never comes. An absolute window mends the
+   * count by the next message read (ResponseMetadata's class comment).
+   */
+  public static final String CREDIT_WINDOW = "Spillway-Credit-Window";
+  /**
+   * On a demand report ({@code POST /spillway/credits}): the index of the server gate it is for
+   * ({@link SpillwayHttpGate#routes}), 0 (the default endpoint's) when absent.
+   */
+  public static final String GATE = "Spillway-Gate";
   public static final String PRICE = "Spillway-Price";
   /** On a reject: the server's queueing delay in milliseconds, at least 1. */
   public static final String RETRY_PUSHBACK_MS = "Spillway-Retry-Pushback-Ms";
@@ -60,10 +84,11 @@ public final class SpillwayHttpHeaders {
       SpillwayMetadata.TOKENS, SpillwayMetadata.PRIORITY, SpillwayMetadata.FLAGS,
       SpillwayMetadata.BUDGET);
 
-  private static final List<String> RESPONSE_NAMES = List.of(STATUS, CREDIT_DELTA, CREDIT_ID,
-      PRICE);
+  private static final List<String> RESPONSE_NAMES = List.of(STATUS, CREDIT_DELTA, CREDIT_WINDOW,
+      CREDIT_ID, PRICE);
   private static final List<Metadata.Key<String>> RESPONSE_KEYS = List.of(SpillwayMetadata.STATUS,
-      SpillwayMetadata.CREDIT_DELTA, SpillwayMetadata.CREDIT_ID, SpillwayMetadata.PRICE);
+      SpillwayMetadata.CREDIT_DELTA, SpillwayMetadata.CREDIT_WINDOW, SpillwayMetadata.CREDIT_ID,
+      SpillwayMetadata.PRICE);
 
   private SpillwayHttpHeaders() { }
 
@@ -83,6 +108,31 @@ public final class SpillwayHttpHeaders {
       }
     }
     return SpillwayMetadata.readResponse(found, into);
+  }
+
+  /** The {@link #CREDIT_WINDOW} value of {@code window} stamped {@code seq} (not 0). */
+  public static String creditWindow(int window, long seq) {
+    if (seq == 0) {
+      throw new IllegalArgumentException("stamp 0 means none: a window needs a stamp");
+    }
+    return window + "/" + seq;
+  }
+
+  /**
+   * Reads a {@link #CREDIT_WINDOW} value into {@code into}'s window and stamp, leaving the rest of
+   * {@code into} as it is; a malformed value changes nothing, as in {@link #readResponse}.
+   *
+   * @return {@code null} if it was well formed, else why it was ignored
+   */
+  public static String readCreditWindow(String value, ResponseMetadata into) {
+    Metadata found = new Metadata();
+    found.put(SpillwayMetadata.CREDIT_WINDOW, value.trim());
+    ResponseMetadata read = new ResponseMetadata();
+    String problem = SpillwayMetadata.readResponse(found, read);
+    if (problem == null) {
+      into.creditWindow(read.creditWindow()).creditSeq(read.creditSeq());
+    }
+    return problem;
   }
 
   /**
@@ -144,6 +194,9 @@ public final class SpillwayHttpHeaders {
     header.accept(STATUS, Integer.toString(response.status().code()));
     if (response.creditDelta() != 0) {
       header.accept(CREDIT_DELTA, Integer.toString(response.creditDelta()));
+    }
+    if (response.creditSeq() != 0) {
+      header.accept(CREDIT_WINDOW, creditWindow(response.creditWindow(), response.creditSeq()));
     }
     if (response.creditId() != 0) {
       header.accept(CREDIT_ID, Long.toString(response.creditId()));

@@ -50,8 +50,18 @@ import java.util.function.Function;
  *       has shown otherwise, an answer without {@code Spillway-Status}) makes the session a
  *       pass-through for good: held and queued requests go at once, without Spillway headers, and
  *       later ones are not queued. Once the server has answered the stream or sent the fields, an
- *       answer without them (a proxy's or a gateway's own answer) counts as a failure that brought
- *       no credit.
+ *       answer without them (a proxy's or a gateway's own answer) counts as an answer not read
+ *       (next item).
+ *   <li>An answer brings the window itself when the server stamped it ({@value
+ *       SpillwayHttpHeaders#CREDIT_WINDOW}), which the gate takes over its own count. A request
+ *       that ends without the answer's fields read (the caller gave up on it, the connection
+ *       failed, an answer not the server's) goes to the gate as {@linkplain ClientGate#onUnanswered
+ *       unanswered}: the server may have answered it with a change of the window that this client
+ *       never saw. A gate whose window is then in doubt and lets nothing go asks the server to
+ *       restate it with a demand report ({@link ClientGate#takeDemandReport}), which the session
+ *       sends as {@code POST /spillway/credits} ({@link CreditStreams#demand}); the answer comes
+ *       on the stream. Without that a count that drifted to nothing would wait for an explicit
+ *       credit (breakwater-osdi20 §3.3) that a server holding the window open never sends.
  *   <li>A stream that cannot be opened makes it a pass-through for {@link #STREAM_RETRY_NANOS};
  *       a stream that ends starts the session again under a new id (see {@code onStreamClosed}).
  *   <li>{@link #close()} fails queued requests ({@link Status#FAILED}) and deregisters the session
@@ -86,6 +96,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private final Runnable wakeupTask = this::onWakeup;
   private List<Ticket> releasing = new ArrayList<>();
   private List<Ticket> failing = new ArrayList<>();
+  /** Demand reports the gates asked to send, sent outside the lock. */
+  private List<Demand> demanding = new ArrayList<>();
   /** What the gate writes a polled request's fields into; handed to the ticket it releases. */
   private RequestMetadata spareFields = new RequestMetadata();
   private List<Ticket> held;
@@ -257,9 +269,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
       if (status == null && !spokeSpillway) {
         becomePassThroughLocked("its answers carry no " + SpillwayHttpHeaders.STATUS, true, now);
       } else if (status == null) {
-        // an answer without the fields from a Spillway server: a proxy's or a gateway's own
+        // an answer without the fields from a Spillway server: a proxy's or a gateway's own, or
+        // the server's with its fields lost on the way; whatever change it carried is not seen
         answer.reset().sessionId(sessionId).status(Status.FAILED);
-        gate.onResponse(answer, ticket.sentAt, now);
+        gate.onUnanswered(answer, ticket.sentAt, now);
       } else {
         spokeSpillway = true;
         String problem = SpillwayHttpHeaders.readResponse(headers, answer.reset());
@@ -315,10 +328,19 @@ public final class SpillwayHttpSession implements AutoCloseable {
   }
 
   /**
-   * A released request ended without an answer (the connection failed, the caller gave up, or it
-   * was never sent): no credit came back with it.
+   * A released request ended without its answer read (the connection failed, a read timed out,
+   * the caller gave up): the server may have answered it, with a credit change this client never
+   * sees, so the gate takes it as {@linkplain ClientGate#onUnanswered unanswered}.
    */
   public void onFailure(Ticket ticket) {
+    ended(ticket, true);
+  }
+
+  /**
+   * Ends a released request that brought no answer: {@code unanswered} if it may have reached the
+   * server, else (its caller gave up before it was sent) as a failure no server saw.
+   */
+  private void ended(Ticket ticket, boolean unanswered) {
     long now = ticker.read();
     lock.lock();
     try {
@@ -327,7 +349,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
         return;
       }
       answer.reset().sessionId(sessionId).status(Status.FAILED);
-      gate.onResponse(answer, ticket.sentAt, now);
+      if (unanswered) {
+        gate.onUnanswered(answer, ticket.sentAt, now);
+      } else {
+        gate.onResponse(answer, ticket.sentAt, now);
+      }
       drainLocked(now);
     } finally {
       lock.unlock();
@@ -363,16 +389,17 @@ public final class SpillwayHttpSession implements AutoCloseable {
   }
 
   /**
-   * An explicit credit from server gate {@code gateIndex} arrived on the stream. A gate sends
-   * them only to sessions it has registered, so one this session has not called is ignored.
+   * An explicit credit from server gate {@code gateIndex} arrived on the stream, with the window
+   * after it and its stamp ({@code seq} 0: a delta alone). A gate sends them only to sessions it
+   * has registered, so one this session has not called is ignored.
    */
-  void onCredit(Cancellable from, int gateIndex, int delta) {
+  void onCredit(Cancellable from, int gateIndex, int delta, int window, long seq) {
     long now = ticker.read();
     lock.lock();
     try {
       if (from == stream && !passThrough && gateIndex >= 0 && gateIndex < gates.length
           && gates[gateIndex] != null) {
-        answer.reset().sessionId(sessionId).creditDelta(delta);
+        answer.reset().sessionId(sessionId).credit(delta, window, seq);
         gates[gateIndex].onControl(answer, now);
         drainLocked(now);
       }
@@ -662,6 +689,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
           spareFields = new RequestMetadata();
         }
       }
+      int demand = gate.takeDemandReport();
+      if (demand >= 0 && control == CONTROL_READY) {
+        demanding.add(new Demand(creditsUri, sessionId, i, demand));
+      }
       if (gate.queued() > 0) {
         long dueAt = gate.nextWakeupNanos();
         if (!due || dueAt - at < 0) {
@@ -690,11 +721,16 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private void settle(long now) {
     List<Ticket> go;
     List<Ticket> fail;
+    List<Demand> demands;
     boolean wasClosed;
     lock.lock();
     try {
-      if (releasing.isEmpty() && failing.isEmpty()) {
+      if (releasing.isEmpty() && failing.isEmpty() && demanding.isEmpty()) {
         return;
+      }
+      demands = take(demanding);
+      if (demands == demanding) {
+        demanding = new ArrayList<>();
       }
       go = take(releasing);
       if (go == releasing) {
@@ -712,18 +748,24 @@ public final class SpillwayHttpSession implements AutoCloseable {
       t.released.completeExceptionally(new SpillwayRejectedException(
           wasClosed ? Status.FAILED : Status.EXPIRED, 0));
     }
+    for (Demand d : demands) {
+      streams.demand(d.at, d.sessionId, d.gate, d.demand);
+    }
     for (Ticket t : go) {
       t.sentAt = now;
       if (!t.released.complete(t)) {
-        onFailure(t); // the caller gave up while it waited: it is not sent
+        ended(t, false); // the caller gave up while it waited: it is not sent
       }
     }
   }
 
   /** {@code list} itself if it holds anything (the caller replaces it), else an empty list. */
-  private static List<Ticket> take(List<Ticket> list) {
+  private static <T> List<T> take(List<T> list) {
     return list.isEmpty() ? List.of() : list;
   }
+
+  /** A demand report of the session's gate with index {@code gate}, to send to {@code at}. */
+  private record Demand(URI at, long sessionId, int gate, int demand) { }
 
   /**
    * Opens the credit stream outside the lock: the handle is the session's before the stream is
@@ -779,7 +821,12 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
     @Override
     public void credit(int gate, int delta) {
-      onCredit(this, gate, delta);
+      onCredit(this, gate, delta, 0, 0);
+    }
+
+    @Override
+    public void credit(int gate, int delta, int window, long seq) {
+      onCredit(this, gate, delta, window, seq);
     }
 
     @Override
@@ -848,6 +895,15 @@ public final class SpillwayHttpSession implements AutoCloseable {
       /** An explicit credit of {@code delta} from the server gate with index {@code gate}. */
       void credit(int gate, int delta);
 
+      /**
+       * A stamped explicit credit: as {@link #credit(int, int)}, with the session's window after
+       * it and its stamp ({@value SpillwayHttpHeaders#CREDIT_WINDOW}); the default drops the
+       * stamp.
+       */
+      default void credit(int gate, int delta, int window, long seq) {
+        credit(gate, delta);
+      }
+
       /** @param notSpillway the server has no credit stream at all */
       void closed(boolean notSpillway, String why);
     }
@@ -864,6 +920,14 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
     /** Sends {@code DELETE} {@code stream} for {@code sessionId}; fire and forget. */
     void deregister(URI stream, long sessionId);
+
+    /**
+     * Sends {@code POST} {@code stream} for {@code sessionId}: a demand report of {@code demand}
+     * queued requests for the server gate with index {@code gate} ({@code Spillway-Demand},
+     * {@code Spillway-Gate}), which no request could carry; fire and forget. The server answers on
+     * the session's stream, if at all. Must not block.
+     */
+    void demand(URI stream, long sessionId, int gate, int demand);
 
     /** The JDK {@code HttpClient}'s, on a client shared by every session of the process. */
     static CreditStreams jdk() {

@@ -195,13 +195,18 @@ class HttpCreditsTest {
         .statusCode()).isEqualTo(400);
     assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH))
         .header(SpillwayHttpHeaders.SESSION, "x1").GET()).statusCode()).isEqualTo(400);
-    HttpResponse<String> post = send(HttpRequest.newBuilder(URI.create(url()
+    HttpResponse<String> put = send(HttpRequest.newBuilder(URI.create(url()
         + HttpCreditStreams.PATH)).header(SpillwayHttpHeaders.SESSION, "7")
-        .POST(HttpRequest.BodyPublishers.noBody()));
-    assertThat(post.statusCode()).isEqualTo(405);
-    assertThat(post.headers().firstValue("Allow")).hasValue("GET, DELETE");
+        .PUT(HttpRequest.BodyPublishers.noBody()));
+    assertThat(put.statusCode()).isEqualTo(405);
+    assertThat(put.headers().firstValue("Allow")).hasValue("GET, POST, DELETE");
     assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH))
         .header(SpillwayHttpHeaders.SESSION, "7").DELETE()).statusCode()).isEqualTo(204);
+  }
+
+  @Test
+  void aDemandReportRestatesTheSessionsWindowOnItsStream() throws Exception {
+    CreditRestatement.aDemandReportRestatesTheWindowOnTheStream(port, "/work");
   }
 
   private HttpResponse<String> send(HttpRequest.Builder request) throws Exception {

@@ -3,6 +3,7 @@ package io.spillway.spring;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
 import io.spillway.spring.app.ManualTicker;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -12,7 +13,8 @@ import java.util.Map;
 /**
  * The readers of Spillway's HTTP headers against arbitrary values, as any client, proxy or server
  * may send them: the server's reader of a request's {@code Spillway-*} headers, and a client's
- * reader of a response's pushback ({@code Spillway-Retry-Pushback-Ms}, {@code Retry-After}). A
+ * reader of a response's pushback ({@code Spillway-Retry-Pushback-Ms}, {@code Retry-After}) and of
+ * its credit window ({@code Spillway-Credit-Window}). A
  * malformed value is reported and ignored, never thrown. Values are any bytes read as ISO-8859-1,
  * which is how servlet containers hand header values over (obs-text included). In the build
  * Jazzer replays the corpus in {@code HttpHeadersFuzzTestInputs/} and an empty input;
@@ -41,6 +43,16 @@ class HttpHeadersFuzzTest {
     long wait = pushback.onResponse("http://server:80", status, pushbackMs, retryAfter);
     if (wait < 0) {
       throw new IllegalStateException("a negative wait: " + wait);
+    }
+    String window = value(data);
+    ResponseMetadata read = new ResponseMetadata();
+    String problem = SpillwayHttpHeaders.readResponse(
+        name -> SpillwayHttpHeaders.CREDIT_WINDOW.equals(name) ? window : null, read);
+    if (problem == null && read.creditSeq() == 0) {
+      throw new IllegalStateException("a window taken without a stamp: " + window);
+    }
+    if (problem != null && read.creditSeq() != 0) {
+      throw new IllegalStateException("a stamp taken from a malformed window: " + window);
     }
   }
 

@@ -42,6 +42,8 @@ class SpillwayHttpSessionTest {
     Cancellable handle;
     boolean cancelled;
     final List<Long> deregistered = new ArrayList<>();
+    /** Demand reports sent: session, gate, demand. */
+    final List<long[]> demands = new ArrayList<>();
     final List<URI> opened = new ArrayList<>();
 
     @Override
@@ -55,6 +57,11 @@ class SpillwayHttpSessionTest {
     @Override
     public void deregister(URI server, long sessionId) {
       deregistered.add(sessionId);
+    }
+
+    @Override
+    public void demand(URI stream, long sessionId, int gate, int demand) {
+      demands.add(new long[] {sessionId, gate, demand});
     }
   }
 
@@ -184,6 +191,96 @@ class SpillwayHttpSessionTest {
     streams.listener.credit(0, 1); // an explicit credit, with nothing in flight to carry it
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).doesNotContainKey(SpillwayHttpHeaders.FLAGS);
+  }
+
+  /** A stamp of the server's record 5 of the session, its {@code n}th message. */
+  private static long stamp(int n) {
+    return 5L << 32 | n;
+  }
+
+  private void answerStamped(SpillwayHttpSession.Ticket t, int delta, String window) {
+    Map<String, String> h = Map.of(SpillwayHttpHeaders.STATUS, "0",
+        SpillwayHttpHeaders.CREDIT_DELTA, Integer.toString(delta),
+        SpillwayHttpHeaders.CREDIT_WINDOW, window);
+    session.onAnswer(t, 200, h::get);
+  }
+
+  /** Offers {@code n} requests to {@code /x}. */
+  private List<SpillwayHttpSession.Ticket> offer(int n) {
+    List<SpillwayHttpSession.Ticket> offered = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      offered.add(session.offer("/x"));
+    }
+    return offered;
+  }
+
+  private static long released(List<SpillwayHttpSession.Ticket> tickets) {
+    return tickets.stream().filter(t -> t.released().isDone()).count();
+  }
+
+  /**
+   * An answer's {@code Spillway-Credit-Window} is the server's window itself: the gate takes it
+   * over its own count, whatever the delta beside it says (ResponseMetadata's class comment).
+   */
+  @Test
+  void aStampedAnswerSetsTheWindowItNames() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    List<SpillwayHttpSession.Ticket> more = offer(4);
+    answerStamped(a, 3, "2/" + stamp(1)); // a count of deltas would make it 4
+    assertThat(released(more)).isEqualTo(2);
+  }
+
+  /** A malformed window is ignored, as a malformed delta is: the answer counts as a delta. */
+  @Test
+  void aMalformedWindowLeavesTheDeltaAlone() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    List<SpillwayHttpSession.Ticket> more = offer(4);
+    answerStamped(a, 2, "2/0"); // stamp 0 means none
+    assertThat(released(more)).isEqualTo(3);
+  }
+
+  /**
+   * A request whose answer was never read (here, its call failed after it was sent) may have
+   * brought a change of the window the gate never sees: the window is in doubt. Once the session
+   * then lets nothing go and has nothing in flight to bring a message, it sends the server one
+   * demand report, on which the server restates the window on the stream; the restatement lets
+   * the waiting request go. Without it a count that drifted to nothing waits for an explicit
+   * credit a server holding the window open never sends (breakwater-osdi20 §3.3).
+   */
+  @Test
+  void aStalledSessionWhoseWindowIsInDoubtAsksTheServerToRestateIt() {
+    stallsInDoubtThenGoesOnTheRestatement(t -> session.onFailure(t));
+  }
+
+  /**
+   * An answer without Spillway's fields from a server that sent them before (a gateway's own,
+   * or the server's with its headers lost) is an answer not read, as a failed call is.
+   */
+  @Test
+  void anAnswerWithoutTheFieldsLeavesTheWindowInDoubtToo() {
+    stallsInDoubtThenGoesOnTheRestatement(t -> session.onAnswer(t, 504, name -> null));
+  }
+
+  private void stallsInDoubtThenGoesOnTheRestatement(
+      java.util.function.Consumer<SpillwayHttpSession.Ticket> unread) {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    List<SpillwayHttpSession.Ticket> more = offer(3);
+    answer(a, 1); // window 2: two go, one waits
+    assertThat(released(more)).isEqualTo(2);
+    answer(more.get(0), -2); // window 0, one still in flight
+    assertThat(streams.demands).isEmpty();
+    unread.accept(more.get(1)); // its answer, whatever it said, is not read
+    assertThat(streams.demands).singleElement().satisfies(d -> assertThat(d)
+        .containsExactly(session.sessionId(), 0, 1));
+    assertThat(more.get(2).released()).isNotDone();
+    SpillwayHttpSession.Ticket later = session.offer("/x");
+    assertThat(streams.demands).as("asked once until a message comes").hasSize(1);
+    streams.listener.credit(0, 0, 1, stamp(9)); // the server's window, restated
+    assertThat(more.get(2).released()).isCompleted();
+    assertThat(later.released()).isNotDone();
   }
 
   /**

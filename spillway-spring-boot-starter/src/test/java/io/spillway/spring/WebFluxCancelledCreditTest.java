@@ -40,7 +40,8 @@ import org.springframework.context.annotation.Configuration;
  * the credit delta of that end has no answer to ride in. It must reach the session all the same,
  * on its credit stream, or the client's window and the server's ledger part for good: the client
  * counts the request as ended without a credit, the server as ended with one. Here every end
- * grants one credit, so a delta that goes nowhere cannot pass for a zero one.
+ * grants one credit, so a delta that goes nowhere cannot pass for a zero one, and stamps it with
+ * the window after it, which goes along (ResponseMetadata's class comment).
  */
 @SpringBootTest(classes = {WebFluxTestApp.class, WebFluxCancelledCreditTest.OneCreditPerEnd.class},
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -84,15 +85,20 @@ class WebFluxCancelledCreditTest {
     }
     // the stream's first line opens it; the next event is the credit the cancelled end granted
     CompletableFuture<String> credit = CompletableFuture.supplyAsync(() -> {
+      String event = "";
       while (lines.hasNext()) {
         String line = lines.next();
+        if (line.startsWith("window:") || line.startsWith("data:")) {
+          event += line + "\n";
+        }
         if (line.startsWith("data:")) {
-          return line;
+          return event;
         }
       }
       return "stream ended";
     });
-    assertThat(credit.get(30, TimeUnit.SECONDS)).isEqualTo("data: 1");
+    assertThat(credit.get(30, TimeUnit.SECONDS))
+        .isEqualTo("window: 1/" + OneCreditPerEnd.stamp(1) + "\ndata: 1\n");
     http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
         + HttpCreditStreams.PATH)).header(SpillwayHttpHeaders.SESSION, Long.toString(session))
         .DELETE().build(), HttpResponse.BodyHandlers.discarding());
@@ -101,6 +107,11 @@ class WebFluxCancelledCreditTest {
   /** A scheme with credits whose every admitted request's end grants the session one credit. */
   @Configuration(proxyBeanMethods = false)
   static class OneCreditPerEnd {
+    /** The stamp of the {@code n}th end: record 7, count {@code n}. */
+    static long stamp(int n) {
+      return 7L << 32 | n;
+    }
+
     @Bean
     OverloadScheme oneCreditPerEnd() {
       OverloadScheme clients = Spillway.forSloNanos(100_000_000L);
@@ -117,6 +128,8 @@ class WebFluxCancelledCreditTest {
 
         @Override
         public ServerGate newServerGate(ServerEnvironment environment) {
+          java.util.concurrent.atomic.AtomicInteger ends =
+              new java.util.concurrent.atomic.AtomicInteger();
           return new ServerGate() {
             @Override
             public ServerPermit admit(RequestMetadata request, long nowNanos) {
@@ -124,7 +137,10 @@ class WebFluxCancelledCreditTest {
               return new AbstractServerPermit(Status.OK) {
                 @Override
                 protected void onComplete(Outcome outcome, long now, ResponseMetadata response) {
-                  response.sessionId(id).creditDelta(id == 0 ? 0 : 1);
+                  if (id != 0) {
+                    int n = ends.incrementAndGet();
+                    response.sessionId(id).credit(1, n, stamp(n));
+                  }
                 }
               };
             }

@@ -55,10 +55,10 @@ class WebFluxCreditsTest {
   void theCreditStreamRefusesWhatItCannotServeAndADeleteEndsASession() throws Exception {
     String url = "http://127.0.0.1:" + port + HttpCreditStreams.PATH;
     assertThat(send(HttpRequest.newBuilder(URI.create(url)).GET()).statusCode()).isEqualTo(400);
-    HttpResponse<String> post = send(HttpRequest.newBuilder(URI.create(url))
-        .header(SpillwayHttpHeaders.SESSION, "7").POST(HttpRequest.BodyPublishers.noBody()));
-    assertThat(post.statusCode()).isEqualTo(405);
-    assertThat(post.headers().firstValue("Allow")).hasValue("GET, DELETE");
+    HttpResponse<String> put = send(HttpRequest.newBuilder(URI.create(url))
+        .header(SpillwayHttpHeaders.SESSION, "7").PUT(HttpRequest.BodyPublishers.noBody()));
+    assertThat(put.statusCode()).isEqualTo(405);
+    assertThat(put.headers().firstValue("Allow")).hasValue("GET, POST, DELETE");
     // a stream of its own, answered at once with the comment that opens it, then ended by DELETE
     int before = streams.open();
     HttpResponse<java.util.stream.Stream<String>> stream = http.send(HttpRequest.newBuilder(
@@ -76,6 +76,11 @@ class WebFluxCreditsTest {
     // the stream's body ends (bounded, so a stream that did not end fails instead of hanging)
     assertThat(java.util.concurrent.CompletableFuture.supplyAsync(() -> stream.body().toList())
         .get(30, java.util.concurrent.TimeUnit.SECONDS)).startsWith(": subscribed");
+  }
+
+  @Test
+  void aDemandReportRestatesTheSessionsWindowOnItsStream() throws Exception {
+    CreditRestatement.aDemandReportRestatesTheWindowOnTheStream(port, "/budget");
   }
 
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)

@@ -17,14 +17,31 @@ import java.util.concurrent.ConcurrentHashMap;
  * Spillway-Routes: - /actuator/**, 1 /orders/**, 0 /**
  * : subscribed
  *
+ * window: 3/8589934597           (the window after the change and its stamp, when stamped)
  * data: 2                        (one event per explicit credit: the signed delta, from gate 0)
+ *
  * data: -1 1                     (the delta, and the gate when it is not 0)
  * </pre>
+ *
+ * <p>A stamped credit ({@link ControlChannel#sendCredit(long, int, int, long)}) carries the
+ * session's window and the message's stamp in a {@code window:} field with the text of the
+ * {@link io.spillway.spring.SpillwayHttpHeaders#CREDIT_WINDOW} header, before its {@code data:}
+ * line; a server-sent events reader that does not know the field ignores it (the WHATWG
+ * EventSource rules ignore unknown fields) and applies the delta. The stamp is what mends a
+ * client's window that a lost answer left wrong (ResponseMetadata's class comment).
  *
  * <p>A server whose endpoints have gates of their own ({@code spillway.endpoints}) keeps one
  * ledger of a session's credits per gate, so a session needs one window per gate: the stream's
  * headers carry {@code Spillway-Routes}, which gate decides on which paths ({@link
  * io.spillway.spring.SpillwayHttpGate#routes}), and each explicit credit names its gate.
+ *
+ * <p>{@code POST} {@value #PATH} with the session's header, {@code Spillway-Demand} and, for a
+ * gate other than 0, {@code Spillway-Gate} is a demand report that no request could carry
+ * (breakwater-osdi20 §3.3; {@link io.spillway.api.ClientGate#takeDemandReport}): the gate's
+ * {@link io.spillway.api.ServerGate#onDemand} takes it, and answers, if at all, on the session's
+ * stream, as every explicit credit. A client whose window is in doubt and lets nothing go sends
+ * one, and a gate that stamps its credits restates the window. It is taken only for a session
+ * whose stream is open here ({@code 409} otherwise): the answer has nowhere else to go.
  *
  * <p>{@code DELETE} {@value #PATH} with the session's header deregisters it (its unused credits
  * return to the pool) and ends its stream; so does a stream that ends. A session's second stream
@@ -81,17 +98,25 @@ public final class HttpCreditStreams {
 
   /** One session's open stream, as its server writes it. */
   public interface Stream {
-    /** Queues an event for gate {@code endpoint}'s delta; never blocks. */
-    void send(int endpoint, int creditDelta);
+    /**
+     * Queues an event for gate {@code endpoint}'s delta, stamped with the window after it and
+     * {@code seq} unless {@code seq} is 0; never blocks.
+     */
+    void send(int endpoint, int creditDelta, int window, long seq);
 
     /** Ends the stream from the server's side. Idempotent. */
     void end();
   }
 
-  /** The event for gate {@code endpoint}'s {@code delta}. */
-  static byte[] event(int endpoint, int delta) {
-    return ("data: " + delta + (endpoint == 0 ? "" : " " + endpoint) + "\n\n")
-        .getBytes(StandardCharsets.US_ASCII);
+  /**
+   * The event for gate {@code endpoint}'s {@code delta}, with its {@code window:} field when
+   * {@code seq} is not 0.
+   */
+  static byte[] event(int endpoint, int delta, int window, long seq) {
+    String data = "data: " + delta + (endpoint == 0 ? "" : " " + endpoint) + "\n\n";
+    String stamp = seq == 0 ? ""
+        : "window: " + io.spillway.spring.SpillwayHttpHeaders.creditWindow(window, seq) + "\n";
+    return (stamp + data).getBytes(StandardCharsets.US_ASCII);
   }
 
   /**
@@ -103,12 +128,56 @@ public final class HttpCreditStreams {
     if (endpoint < 0) {
       throw new IllegalArgumentException("endpoint index must be at least 0: " + endpoint);
     }
-    return (sessionId, creditDelta) -> {
-      Stream s = streams.get(sessionId);
-      if (s != null) {
-        s.send(endpoint, creditDelta);
+    return new ControlChannel() {
+      @Override
+      public void sendCredit(long sessionId, int creditDelta) {
+        sendCredit(sessionId, creditDelta, 0, 0);
+      }
+
+      @Override
+      public void sendCredit(long sessionId, int creditDelta, int window, long seq) {
+        Stream s = streams.get(sessionId);
+        if (s != null) {
+          s.send(endpoint, creditDelta, window, seq);
+        }
       }
     };
+  }
+
+  /**
+   * Takes a demand report ({@code POST} {@value #PATH}, see the class comment) for {@code
+   * sessionId} from its headers' values ({@code null} when absent).
+   *
+   * @return the status to answer: {@code 204} taken, {@code 400} malformed or no such gate with
+   *     credits, {@code 409} the session has no stream open here
+   */
+  int demand(long sessionId, String demandHeader, String gateHeader,
+      io.spillway.spring.SpillwayHttpGate gate) {
+    int demand = nonNegativeInt(demandHeader);
+    int index = gateHeader == null ? 0 : nonNegativeInt(gateHeader);
+    if (demand < 0 || index < 0) {
+      return 400;
+    }
+    if (!streams.containsKey(sessionId)) {
+      return 409;
+    }
+    return gate.demand(index, sessionId, demand) ? 204 : 400;
+  }
+
+  /** {@code value} as an int of at least 0, or -1 if it is absent or not one. */
+  private static int nonNegativeInt(String value) {
+    if (value == null) {
+      return -1;
+    }
+    String v = value.trim();
+    if (v.isEmpty() || v.length() > 10 || v.charAt(0) == '+' || v.charAt(0) == '-') {
+      return -1;
+    }
+    try {
+      return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   /**

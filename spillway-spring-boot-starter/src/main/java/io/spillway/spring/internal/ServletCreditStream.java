@@ -43,8 +43,9 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
   }
 
   /**
-   * Serves {@value HttpCreditStreams#PATH}: {@code GET} opens the session's stream, {@code DELETE}
-   * deregisters the session; without a well-formed {@code Spillway-Session} it is a {@code 400}.
+   * Serves {@value HttpCreditStreams#PATH}: {@code GET} opens the session's stream, {@code POST}
+   * reports its demand ({@link HttpCreditStreams#demand}), {@code DELETE} deregisters the session;
+   * without a well-formed {@code Spillway-Session} it is a {@code 400}.
    */
   static void serve(HttpServletRequest request, HttpServletResponse response,
       HttpCreditStreams streams, SpillwayHttpGate gate) throws IOException {
@@ -61,8 +62,20 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
         response.setStatus(HttpServletResponse.SC_NO_CONTENT);
       }
       case "GET" -> open(session, request, response, streams, gate);
+      case "POST" -> {
+        int status = streams.demand(session, request.getHeader(SpillwayHttpHeaders.DEMAND),
+            request.getHeader(SpillwayHttpHeaders.GATE), gate);
+        if (status == HttpServletResponse.SC_NO_CONTENT) {
+          response.setStatus(status);
+        } else {
+          response.sendError(status, status == HttpServletResponse.SC_CONFLICT
+              ? "the session has no credit stream here"
+              : "a demand report needs a Spillway-Demand (and Spillway-Gate) of a gate with "
+                  + "credits");
+        }
+      }
       default -> {
-        response.setHeader("Allow", "GET, DELETE");
+        response.setHeader("Allow", "GET, POST, DELETE");
         response.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
       }
     }
@@ -88,8 +101,8 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
   }
 
   @Override
-  public void send(int endpoint, int creditDelta) {
-    events.add(HttpCreditStreams.event(endpoint, creditDelta));
+  public void send(int endpoint, int creditDelta, int window, long seq) {
+    events.add(HttpCreditStreams.event(endpoint, creditDelta, window, seq));
   }
 
   @Override

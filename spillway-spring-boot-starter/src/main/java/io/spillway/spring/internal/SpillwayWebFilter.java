@@ -122,28 +122,32 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
   }
 
   /**
-   * Sends the credit delta of a session's request that ended with no answer to carry it (its
-   * client went away, or its response's headers had gone) on the session's credit stream. The
-   * gate counted the delta when the permit ended; a client that never sees it counts the request
-   * as ended without one, and the two windows part for good: a grant lost leaves the client short
-   * of credits the server thinks it holds, which it never sends again (a client's window is the
-   * sum of the deltas it received, see {@code BreakwaterClientGate}).
+   * Sends the credit message of a session's request that ended with no answer to carry it (its
+   * client went away, or its response's headers had gone) on the session's credit stream: its
+   * delta and, when the gate stamped it, the window and stamp the answer would have carried. The
+   * gate counted the change when the permit ended; a client that never sees it counts the request
+   * as ended without one, and a client that reads deltas alone keeps a window apart from the
+   * server's for good (ResponseMetadata's class comment). The stamp lets the client take the
+   * window as it is, and settles the doubt its own end of the request left it in ({@code
+   * ClientGate#onUnanswered}).
    */
   private void sendOnStream(Admission admission, ResponseMetadata fields) {
-    if (credits == null || fields == null || fields.creditDelta() == 0 || !admission.hasSession()) {
+    if (credits == null || fields == null || !admission.hasSession()
+        || fields.creditDelta() == 0 && fields.creditSeq() == 0) {
       return;
     }
     int index = gate.creditIndex(admission.endpoint());
     if (index >= 0) {
-      credits.channel(index).sendCredit(fields.sessionId(), fields.creditDelta());
+      credits.channel(index).sendCredit(fields.sessionId(), fields.creditDelta(),
+          fields.creditWindow(), fields.creditSeq());
     }
   }
 
   /**
    * {@value HttpCreditStreams#PATH}: {@code GET} opens the session's credit stream, a response body
    * of server-sent events fed by the gates' control loops through a sink ({@code send} never
-   * blocks), {@code DELETE} deregisters the session; without a well-formed {@code
-   * Spillway-Session} it is a {@code 400}.
+   * blocks), {@code POST} reports its demand ({@link HttpCreditStreams#demand}), {@code DELETE}
+   * deregisters the session; without a well-formed {@code Spillway-Session} it is a {@code 400}.
    */
   private Mono<Void> serveCredits(ServerWebExchange exchange) {
     ServerHttpResponse response = exchange.getResponse();
@@ -160,9 +164,15 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
       response.setStatusCode(HttpStatus.NO_CONTENT);
       return response.setComplete();
     }
+    if (HttpMethod.POST.equals(method)) {
+      response.setStatusCode(HttpStatus.valueOf(credits.demand(session,
+          exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.DEMAND),
+          exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.GATE), gate)));
+      return response.setComplete();
+    }
     if (!HttpMethod.GET.equals(method)) {
       response.setStatusCode(HttpStatus.METHOD_NOT_ALLOWED);
-      response.getHeaders().set("Allow", "GET, DELETE");
+      response.getHeaders().set("Allow", "GET, POST, DELETE");
       return response.setComplete();
     }
     SinkStream stream = new SinkStream();
@@ -188,8 +198,8 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     final Sinks.Many<byte[]> sink = Sinks.many().unicast().onBackpressureBuffer();
 
     @Override
-    public synchronized void send(int endpoint, int creditDelta) {
-      sink.tryEmitNext(HttpCreditStreams.event(endpoint, creditDelta));
+    public synchronized void send(int endpoint, int creditDelta, int window, long seq) {
+      sink.tryEmitNext(HttpCreditStreams.event(endpoint, creditDelta, window, seq));
     }
 
     @Override

@@ -61,8 +61,8 @@ class EndpointWindowsTest {
     public Cancellable open(URI s, long sessionId, Listener listener) {
       credits.open(sessionId, new HttpCreditStreams.Stream() {
         @Override
-        public void send(int endpoint, int delta) {
-          streamEvents.add(() -> listener.credit(endpoint, delta));
+        public void send(int endpoint, int delta, int window, long seq) {
+          streamEvents.add(() -> listener.credit(endpoint, delta, window, seq));
         }
 
         @Override
@@ -78,7 +78,14 @@ class EndpointWindowsTest {
     public void deregister(URI s, long sessionId) {
       server.deregister(sessionId);
     }
+
+    @Override
+    public void demand(URI s, long sessionId, int gate, int demand) {
+      assertThat(credits.demand(sessionId, Integer.toString(demand), Integer.toString(gate),
+          server)).isEqualTo(204);
+    }
   };
+
 
   private final SpillwayHttpSession session = new SpillwayHttpSession(SERVER,
       Spillway.forSloNanos(SLO), SLO, clock, clock, streams);

@@ -2,24 +2,62 @@ package io.spillway.spring.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
-/** The server's credit streams: every stream opened is ended when the application stops. */
+/**
+ * The server's credit streams: what a gate's control channel writes on them, and every stream
+ * opened is ended when the application stops.
+ */
 class HttpCreditStreamsTest {
 
   /** A stream that records whether the server ended it. */
-  private static final class Recorded implements HttpCreditStreams.Stream {
+  private static class Recorded implements HttpCreditStreams.Stream {
     final AtomicBoolean ended = new AtomicBoolean();
 
     @Override
-    public void send(int endpoint, int creditDelta) { }
+    public void send(int endpoint, int creditDelta, int window, long seq) { }
 
     @Override
     public void end() {
       ended.set(true);
     }
+  }
+
+  /**
+   * A stamped credit carries the window and stamp in a {@code window:} field before its data, in
+   * the text of the {@code Spillway-Credit-Window} header; an unstamped one is its data alone.
+   */
+  @Test
+  void aStampedCreditCarriesItsWindowInTheEvent() {
+    long seq = 0xFFFF_FFFF_0000_0003L;
+    assertThat(new String(HttpCreditStreams.event(0, 2, 3, seq), StandardCharsets.US_ASCII))
+        .isEqualTo("window: 3/-4294967293\ndata: 2\n\n");
+    assertThat(new String(HttpCreditStreams.event(1, 0, 5, 9), StandardCharsets.US_ASCII))
+        .isEqualTo("window: 5/9\ndata: 0 1\n\n");
+    assertThat(new String(HttpCreditStreams.event(1, -1, 0, 0), StandardCharsets.US_ASCII))
+        .isEqualTo("data: -1 1\n\n");
+  }
+
+  /** The gate's control channel hands the stream the stamp, or none for a delta alone. */
+  @Test
+  void theControlChannelPassesTheStampOn() {
+    HttpCreditStreams streams = new HttpCreditStreams();
+    List<String> sent = new ArrayList<>();
+    streams.open(7, new Recorded() {
+      @Override
+      public void send(int endpoint, int creditDelta, int window, long seq) {
+        sent.add(endpoint + " " + creditDelta + " " + window + " " + seq);
+      }
+    });
+    streams.channel(2).sendCredit(7, 1, 4, 11);
+    streams.channel(2).sendCredit(7, -1);
+    streams.channel(0).sendCredit(8, 1, 1, 1); // no stream: dropped
+    assertThat(sent).containsExactly("2 1 4 11", "2 -1 0 0");
   }
 
   /**
