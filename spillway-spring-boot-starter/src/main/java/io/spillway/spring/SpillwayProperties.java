@@ -82,6 +82,8 @@ public class SpillwayProperties implements Validator {
 
   private final Jfr jfr = new Jfr();
 
+  private final Jdbc jdbc = new Jdbc();
+
   private final Client client = new Client();
 
   public boolean isEnabled() {
@@ -138,6 +140,10 @@ public class SpillwayProperties implements Validator {
 
   public Jfr getJfr() {
     return jfr;
+  }
+
+  public Jdbc getJdbc() {
+    return jdbc;
   }
 
   public Client getClient() {
@@ -227,6 +233,24 @@ public class SpillwayProperties implements Validator {
 
     public void setBudgetTarget(Duration budgetTarget) {
       this.budgetTarget = budgetTarget;
+    }
+  }
+
+  /** The connection pool's wait under the request's budget (protego-nsdi23 §3.2). */
+  public static class Jdbc {
+    /**
+     * Whether DataSource beans that are HikariCP pools are wrapped so that a request whose
+     * budget the pool's queue would outlast is refused at once (503) instead of waiting for a
+     * connection.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 

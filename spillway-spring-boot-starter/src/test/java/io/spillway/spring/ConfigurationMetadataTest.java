@@ -36,6 +36,7 @@ class ConfigurationMetadataTest {
   @Test
   void theDefaultsTheReadmeGivesAreInTheMetadata() {
     assertThat(defaultOf("spillway.slo")).isEqualTo(SpillwayProperties.DEFAULT_SLO_MILLIS + "ms");
+    assertThat(defaultOf("spillway.jdbc.enabled")).isEqualTo(true);
     assertThat(defaultOf("spillway.excluded-paths"))
         .isEqualTo(new SpillwayProperties().getExcludedPaths());
     assertThat(defaultOf("spillway.scheme")).isEqualTo("spillway");

@@ -75,6 +75,17 @@ public class SpillwayAutoConfiguration {
     return delay;
   }
 
+  /**
+   * Wraps HikariCP DataSource beans in a BudgetedDataSource (BudgetedDataSourceWrapper says why
+   * and how). Static, as a bean post-processor must be, so that it does not instantiate this
+   * configuration early.
+   */
+  @Bean
+  @ConditionalOnBooleanProperty(name = "spillway.jdbc.enabled", matchIfMissing = true)
+  static BudgetedDataSourceWrapper spillwayDataSourceWrapper(ObjectProvider<Ticker> ticker) {
+    return new BudgetedDataSourceWrapper(ticker);
+  }
+
   /** The credit streams of Spillway sessions, every endpoint gate's explicit credits. */
   @Bean(destroyMethod = "endAll")
   HttpCreditStreams spillwayCreditStreams() {

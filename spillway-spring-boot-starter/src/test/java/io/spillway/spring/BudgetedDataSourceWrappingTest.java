@@ -1,0 +1,92 @@
+package io.spillway.spring;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.spillway.api.Status;
+import io.spillway.asqm.BudgetedDataSource;
+import io.spillway.spring.app.ManualTicker;
+import io.spillway.spring.jdbc.JdbcTestApp;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * The starter wraps a HikariCP DataSource bean in a {@link BudgetedDataSource} sized to the pool,
+ * so a request whose budget the pool's queue would outlast is answered 503 at once instead of
+ * waiting for a connection (Protego's ASQM, protego-nsdi23 §3.2); a DataSource whose size it
+ * cannot read is left alone.
+ */
+@SpringBootTest(classes = JdbcTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class BudgetedDataSourceWrappingTest {
+
+  @LocalServerPort
+  int port;
+  @Autowired
+  DataSource dataSource;
+  @Autowired
+  @Qualifier("plainDataSource")
+  DataSource plain;
+  @Autowired
+  ManualTicker ticker;
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .build();
+
+  @Test
+  void theHikariPoolIsWrappedAndSizedToItsMaximumAndOthersAreNot() throws Exception {
+    BudgetedDataSource wrapped = assertInstanceOf(BudgetedDataSource.class, dataSource);
+    assertEquals(JdbcTestApp.POOL_SIZE, wrapped.permits().permits());
+    assertEquals("test-pool", wrapped.unwrap(HikariDataSource.class).getPoolName());
+    assertFalse(plain instanceof BudgetedDataSource);
+  }
+
+  @Test
+  void aRequestWhoseBudgetThePoolQueueWouldOutlastIsA503() throws Exception {
+    BudgetedDataSource wrapped = (BudgetedDataSource) dataSource;
+    assertEquals(200, get("/db").statusCode());
+    Connection a = dataSource.getConnection(); // no budget in scope: taken as from a plain pool
+    Connection b = dataSource.getConnection();
+    Thread waiter = Thread.ofPlatform().daemon().start(() -> {
+      try (Connection c = dataSource.getConnection()) {
+        c.getAutoCommit();
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+    while (!(wrapped.permits().waiters() == 1 && wrapped.permits().hasQueuedThread(waiter))) {
+      Thread.yield();
+    }
+    ticker.advanceMillis(60_000); // the waiter has queued a minute: far past any request's budget
+
+    HttpResponse<String> refused = get("/db");
+    assertEquals(503, refused.statusCode());
+    assertEquals(Integer.toString(Status.REJECTED_BUDGET.code()),
+        refused.headers().firstValue(SpillwayHttpHeaders.STATUS).orElseThrow());
+    assertEquals(1, wrapped.permits().waiters(), "the refused request never queued");
+
+    a.close();
+    waiter.join();
+    b.close();
+    assertEquals(200, get("/db").statusCode());
+    assertEquals(JdbcTestApp.POOL_SIZE, wrapped.permits().availablePermits());
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}
