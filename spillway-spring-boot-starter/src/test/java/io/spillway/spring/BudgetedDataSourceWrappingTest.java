@@ -3,6 +3,7 @@ package io.spillway.spring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.spillway.api.Status;
@@ -24,7 +25,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
- * The starter wraps a HikariCP DataSource bean in a {@link BudgetedDataSource} sized to the pool,
+ * The starter puts a {@link BudgetedDataSource} sized to the pool in front of a HikariCP DataSource
+ * bean, keeping the bean's class,
  * so a request whose budget the pool's queue would outlast is answered 503 at once instead of
  * waiting for a connection (Protego's ASQM, protego-nsdi23 §3.2); a DataSource whose size it
  * cannot read is left alone.
@@ -46,17 +48,33 @@ class BudgetedDataSourceWrappingTest {
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .build();
 
+  @Autowired
+  JdbcTestApp.PoolReader poolReader;
+
   @Test
   void theHikariPoolIsWrappedAndSizedToItsMaximumAndOthersAreNot() throws Exception {
-    BudgetedDataSource wrapped = assertInstanceOf(BudgetedDataSource.class, dataSource);
+    assertTrue(dataSource.isWrapperFor(BudgetedDataSource.class));
+    BudgetedDataSource wrapped = dataSource.unwrap(BudgetedDataSource.class);
     assertEquals(JdbcTestApp.POOL_SIZE, wrapped.permits().permits());
-    assertEquals("test-pool", wrapped.unwrap(HikariDataSource.class).getPoolName());
-    assertFalse(plain instanceof BudgetedDataSource);
+    assertEquals("test-pool", dataSource.unwrap(HikariDataSource.class).getPoolName());
+    assertFalse(plain.isWrapperFor(BudgetedDataSource.class));
+  }
+
+  /**
+   * The bean keeps its class: a component that injects the concrete {@code HikariDataSource}
+   * (to read the pool's state, or Spring Boot's pool metrics) starts, and what it reads is the
+   * pool's.
+   */
+  @Test
+  void codeThatInjectsTheConcreteHikariPoolStillGetsIt() {
+    assertInstanceOf(HikariDataSource.class, dataSource);
+    assertEquals("test-pool", poolReader.poolName());
+    assertEquals(JdbcTestApp.POOL_SIZE, poolReader.maximumPoolSize());
   }
 
   @Test
   void aRequestWhoseBudgetThePoolQueueWouldOutlastIsA503() throws Exception {
-    BudgetedDataSource wrapped = (BudgetedDataSource) dataSource;
+    BudgetedDataSource wrapped = dataSource.unwrap(BudgetedDataSource.class);
     assertEquals(200, get("/db").statusCode());
     Connection a = dataSource.getConnection(); // no budget in scope: taken as from a plain pool
     Connection b = dataSource.getConnection();

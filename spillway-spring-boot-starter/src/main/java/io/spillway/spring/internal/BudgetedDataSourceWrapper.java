@@ -4,26 +4,37 @@ import io.spillway.api.Ticker;
 import io.spillway.asqm.BudgetedDataSource;
 import java.lang.reflect.Method;
 import javax.sql.DataSource;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 
 /**
- * Wraps every {@link DataSource} bean that is a HikariCP pool in a {@link BudgetedDataSource}
- * sized to the pool ({@code HikariConfigMXBean#getMaximumPoolSize}), so a request whose budget
- * the pool's queue would outlast is refused at once (503) instead of waiting up to Hikari's
- * {@code connectionTimeout} for a connection: Protego's ASQM at the pool's wait queue
- * (protego-nsdi23 §3.2). Any other DataSource is left as it is, and the log says why once per
- * bean: without the pool's size, a semaphore in front of it could admit more waiters than it has
- * connections (requests then queue inside the pool, unseen) or fewer (a needless bulkhead).
+ * Puts a {@link BudgetedDataSource} sized to the pool ({@code HikariConfigMXBean#getMaximumPoolSize})
+ * in front of every {@link DataSource} bean that is a HikariCP pool, so a request whose budget the
+ * pool's queue would outlast is refused at once (503) instead of waiting up to Hikari's {@code
+ * connectionTimeout} for a connection: Protego's ASQM at the pool's wait queue (protego-nsdi23
+ * §3.2). Any other DataSource is left as it is, and the log says why once per bean: without the
+ * pool's size, a semaphore in front of it could admit more waiters than it has connections
+ * (requests then queue inside the pool, unseen) or fewer (a needless bulkhead).
+ *
+ * <p>The bean keeps its class: it becomes a class-based proxy of the pool (Spring AOP, as Spring's
+ * own scoped and transactional proxies are) whose {@code getConnection} goes through the budgeted
+ * wrapper and whose every other method goes to the pool itself. Code that injects the concrete
+ * {@code HikariDataSource}, and Spring Boot's pool metrics and health checks, see the pool as
+ * before; a bean of another type would fail their injection and start-up with it. {@code
+ * unwrap(BudgetedDataSource.class)} returns the wrapper. HikariCP has no final public methods, so
+ * none escapes the proxy to run on its empty fields.
  *
  * <p>Hikari is read by reflection, so the starter needs no dependency on it. The size is read
  * once, when the bean is initialised; a pool resized later through its MXBean keeps the wrapper's
- * first size. The wrapped bean's type is {@code BudgetedDataSource}: code that injects the
- * concrete {@code HikariDataSource} must {@code unwrap(HikariDataSource.class)} instead, as Spring
- * Boot's own pool metadata does. Disable with {@code spillway.jdbc.enabled=false}.
+ * first size. Disable with {@code spillway.jdbc.enabled=false}.
  *
  * <p>Thread-safety: called by the bean factory during start-up; stateless apart from the lazily
- * resolved clock.
+ * resolved clock. The proxies it makes are as thread-safe as the pool.
  */
 public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
 
@@ -40,7 +51,8 @@ public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
 
   @Override
   public Object postProcessAfterInitialization(Object bean, String beanName) {
-    if (!(bean instanceof DataSource dataSource) || bean instanceof BudgetedDataSource) {
+    if (!(bean instanceof DataSource dataSource) || bean instanceof BudgetedDataSource
+        || isBudgeted(bean)) {
       return bean;
     }
     int poolSize = hikariPoolSize(bean);
@@ -50,7 +62,64 @@ public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
           beanName, bean.getClass().getName());
       return bean;
     }
-    return new BudgetedDataSource(dataSource, poolSize, ticker.getIfAvailable(Ticker::system));
+    BudgetedDataSource budgeted = new BudgetedDataSource(dataSource, poolSize,
+        ticker.getIfAvailable(Ticker::system));
+    ProxyFactory proxy = new ProxyFactory(bean);
+    proxy.setProxyTargetClass(true);
+    proxy.addAdvice(new BudgetedConnections(budgeted));
+    return proxy.getProxy(bean.getClass().getClassLoader());
+  }
+
+  /** Whether {@code bean} is already a proxy this post-processor made. */
+  private static boolean isBudgeted(Object bean) {
+    if (bean instanceof Advised advised) {
+      for (Advisor advisor : advised.getAdvisors()) {
+        if (advisor.getAdvice() instanceof BudgetedConnections) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Routes the pool's {@code getConnection} calls through {@link BudgetedDataSource}, and answers
+   * {@code unwrap}/{@code isWrapperFor} for it; everything else proceeds to the pool.
+   */
+  static final class BudgetedConnections implements MethodInterceptor {
+    private final BudgetedDataSource budgeted;
+
+    BudgetedConnections(BudgetedDataSource budgeted) {
+      this.budgeted = budgeted;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+      Method method = invocation.getMethod();
+      Object[] args = invocation.getArguments();
+      switch (method.getName()) {
+        case "getConnection" -> {
+          if (args.length == 0) {
+            return budgeted.getConnection();
+          }
+          if (args.length == 2) {
+            return budgeted.getConnection((String) args[0], (String) args[1]);
+          }
+        }
+        case "unwrap" -> {
+          if (args.length == 1 && args[0] == BudgetedDataSource.class) {
+            return budgeted;
+          }
+        }
+        case "isWrapperFor" -> {
+          if (args.length == 1 && args[0] == BudgetedDataSource.class) {
+            return true;
+          }
+        }
+        default -> { }
+      }
+      return invocation.proceed();
+    }
   }
 
   /** The pool's maximum size if {@code bean} is a HikariCP pool, else -1. */

@@ -33,9 +33,10 @@ public class JdbcTestApp {
     return new ManualTicker();
   }
 
+  /** Declared as Spring Boot's own DataSource auto-configuration declares a Hikari pool. */
   @Bean
   @Primary
-  DataSource dataSource() {
+  HikariDataSource dataSource() {
     HikariDataSource pool = new HikariDataSource();
     pool.setPoolName("test-pool");
     pool.setMaximumPoolSize(POOL_SIZE);
@@ -46,6 +47,24 @@ public class JdbcTestApp {
   @Bean
   DataSource plainDataSource() {
     return new FakeDatabase();
+  }
+
+  /** A component that takes the concrete pool, as code reading the pool's state does. */
+  @org.springframework.stereotype.Component
+  public static class PoolReader {
+    private final HikariDataSource pool;
+
+    PoolReader(HikariDataSource pool) {
+      this.pool = pool;
+    }
+
+    public String poolName() {
+      return pool.getPoolName();
+    }
+
+    public int maximumPoolSize() {
+      return pool.getMaximumPoolSize();
+    }
   }
 
   @RestController
