@@ -35,7 +35,8 @@ import java.util.function.Consumer;
  *   <li>So a request that ends unanswered ({@link #onUnanswered}) leaves the window in doubt; if
  *       the session then has queued requests and nothing in flight that could bring a message,
  *       and its window lets none go, the gate asks the server once, as a demand report, to
- *       restate the window ({@link BreakwaterServerGate#onDemand}). The doubt ends only with a
+ *       restate the window ({@link BreakwaterServerGate#onDemand}), and again each time a request
+ *       expires while it is still stalled so (the ask or its answer may be lost). The doubt ends only with a
  *       message after that ask: a message that arrives earlier may have been stamped before the
  *       lost one (answers on different server threads arrive out of order) and leave the window
  *       as wrong as before, whereas the server answers an ask only with nothing of the session's
@@ -231,6 +232,13 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   @Override
   public int expire(long nowNanos, Consumer<? super R> expired) {
     int removed = queue.pollOlderThan(nowNanos, queueTimeoutNanos(), expired);
+    if (removed > 0 && inDoubt && restateAsked) {
+      // Still stalled a queue timeout after asking: the ask or its answer was lost (a control
+      // call that failed, an answer the server sent on a connection its client had left). Ask
+      // again, at most once a queue timeout, only while in doubt.
+      restateAsked = false;
+    }
+    askForRestatement();
     if (removed > 0 && demandSync && registered && inFlight >= window) {
       // The demand the server knows is now stale; tell it (the authors' client does the same).
       demandReport = queue.size();

@@ -201,6 +201,26 @@ class BreakwaterClientGateTest {
     assertEquals("d", g.poll(T0 + 20 * US, new RequestMetadata()));
   }
 
+  /** An ask that brings nothing (it, or its answer, was lost) is made again once a request expires. */
+  @Test
+  void anAskThatBringsNothingIsMadeAgainWhenARequestExpires() {
+    BreakwaterClientGate<String> g = client(true);
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onControl(stamped(-1, 0, 1), T0 + 5 * US);
+    g.onUnanswered(new ResponseMetadata().status(io.spillway.api.Status.FAILED), T0, T0 + 10 * US);
+    g.offer("b", T0 + 10 * US);
+    assertEquals(1, g.takeDemandReport());
+    g.offer("c", T0 + 20 * US);
+    assertEquals(-1, g.takeDemandReport(), "asked already");
+    List<String> expired = new ArrayList<>();
+    g.expire(T0 + 10 * US + g.queueTimeoutNanos(), expired::add);
+    assertEquals(List.of("b"), expired);
+    assertEquals(1, g.takeDemandReport(), "asks again for what is still queued");
+    g.expire(T0 + 11 * US + g.queueTimeoutNanos(), expired::add);
+    assertEquals(-1, g.takeDemandReport(), "no expiry since: no new ask");
+  }
+
   @Test
   void aWindowInDoubtThatStillLetsRequestsGoAsksForNothing() {
     BreakwaterClientGate<String> g = client(true);
