@@ -142,7 +142,7 @@ class BreakwaterClientGateTest {
     g.onControl(stamped(1, 2, (8L << 32) | 1), T0);
     assertEquals(2, g.window(), "a new record of the session counts as newer");
     g.onControl(credit(1), T0);
-    assertEquals(3, g.window(), "an unstamped message is a delta, as before");
+    assertEquals(3, g.window(), "an unstamped message is a delta");
   }
 
   /**
