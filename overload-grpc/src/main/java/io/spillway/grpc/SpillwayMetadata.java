@@ -389,8 +389,11 @@ public final class SpillwayMetadata {
   // ---- parsing without exceptions ----
 
   /** Returned by {@link #parseLong} for a malformed or out-of-range value. */
-  /** {@code window/stamp}, the form of {@link #CREDIT_WINDOW}. */
-  static String formatCreditWindow(int window, long seq) {
+  /**
+   * {@code window/stamp}, the form of {@link #CREDIT_WINDOW}; also the stamp's form on the credit
+   * stream and in the Spring starter's HTTP headers.
+   */
+  public static String formatCreditWindow(int window, long seq) {
     return window + "/" + seq;
   }
 
@@ -398,7 +401,7 @@ public final class SpillwayMetadata {
    * Reads {@code window/stamp} into {@code into}'s window and stamp, keeping its delta; returns
    * false, changing nothing, if {@code text} is not that form or the stamp is 0 (none).
    */
-  static boolean readCreditWindow(String text, ResponseMetadata into) {
+  public static boolean readCreditWindow(String text, ResponseMetadata into) {
     int slash = text.indexOf('/');
     if (slash < 0) {
       return false;

@@ -115,7 +115,7 @@ public final class SpillwayHttpHeaders {
     if (seq == 0) {
       throw new IllegalArgumentException("stamp 0 means none: a window needs a stamp");
     }
-    return window + "/" + seq;
+    return SpillwayMetadata.formatCreditWindow(window, seq);
   }
 
   /**
@@ -125,14 +125,8 @@ public final class SpillwayHttpHeaders {
    * @return {@code null} if it was well formed, else why it was ignored
    */
   public static String readCreditWindow(String value, ResponseMetadata into) {
-    Metadata found = new Metadata();
-    found.put(SpillwayMetadata.CREDIT_WINDOW, value.trim());
-    ResponseMetadata read = new ResponseMetadata();
-    String problem = SpillwayMetadata.readResponse(found, read);
-    if (problem == null) {
-      into.creditWindow(read.creditWindow()).creditSeq(read.creditSeq());
-    }
-    return problem;
+    return SpillwayMetadata.readCreditWindow(value, into) ? null
+        : CREDIT_WINDOW + ": '" + value + "' is not window/stamp, an int and a non-zero long";
   }
 
   /**
