@@ -17,6 +17,9 @@ import org.springframework.context.annotation.Bean;
  * resilience4j} and {@code concurrency-limits} (Spillway off, the peer's servlet filter in front
  * of {@code /reservations}; see the {@code peers} package).
  *
+ * <p>Profile {@code statements}, beside any of those, adds {@code GET /statements}: a pool-bound
+ * endpoint over PostgreSQL through Boot's HikariCP pool ({@code statements} package).
+ *
  * <p>On start it prints one line, {@code inventory ready ...}, with its calibrated cost (or the
  * rounds it was given, {@code inventory.rounds}).
  */

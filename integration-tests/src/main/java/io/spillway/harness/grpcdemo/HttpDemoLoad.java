@@ -91,9 +91,11 @@ final class HttpDemoLoad implements AutoCloseable {
 
   /**
    * @param clientSide what the client side does
-   * @param path the request's path; every request is a {@code POST} with no body
+   * @param method the request's method ({@code POST} or {@code GET}); no request has a body
+   * @param path the request's path
    */
-  HttpDemoLoad(int port, int connectionCount, ClientSide clientSide, long sloNanos, String path)
+  HttpDemoLoad(int port, int connectionCount, ClientSide clientSide, long sloNanos, String method,
+      String path)
       throws InterruptedException {
     this.sloNanos = sloNanos;
     this.path = path;
@@ -102,7 +104,7 @@ final class HttpDemoLoad implements AutoCloseable {
     this.sessions = clientSide == ClientSide.CREDITS
         ? new SpillwayHttpSessions(java.time.Duration.ofNanos(sloNanos)) : null;
     this.session = sessions == null ? null : sessions.of(java.net.URI.create(server));
-    Http2Headers headers = new DefaultHttp2Headers().method("POST").path(path).scheme("http")
+    Http2Headers headers = new DefaultHttp2Headers().method(method).path(path).scheme("http")
         .authority("127.0.0.1:" + port);
     connections = new Connection[connectionCount];
     try {

@@ -26,7 +26,7 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
- * [--slo-us N] [--app-arg ARG ...]}: examples-spring's inventory service, a real Spring Boot
+ * [--slo-us N] [--app-arg ARG ...] [--http METHOD:PATH]}: examples-spring's inventory service, a real Spring Boot
  * process pinned to core 0, flooded from core 1 at 1×, 2× and 3× of its capacity in each configuration
  * (docs/results/spring.md).
  *
@@ -116,6 +116,14 @@ public final class SpringDemoMain {
   private static final List<String> APP_ARGS = new java.util.ArrayList<>();
 
   /**
+   * The HTTP endpoint every HTTP configuration drives ({@code --http METHOD:PATH}): {@code
+   * POST:/reservations} by default; {@code GET:/statements} is the pool-bound endpoint of the
+   * application's {@code statements} profile (docs/results/spring.md, "A pool-bound service").
+   */
+  private static String httpMethod = "POST";
+  private static String httpPath = "/reservations";
+
+  /**
    * The most one-second slices a configuration's closed-loop reading runs: the socket harness's
    * {@link SteadyCapacity} rule, with room for a Spring application's longer compilation.
    */
@@ -139,10 +147,20 @@ public final class SpringDemoMain {
         case "--levels" -> levels = List.of(args[++i].split(",")).stream().map(Double::parseDouble).toList();
         case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
         case "--app-arg" -> APP_ARGS.add(args[++i]);
+        case "--http" -> {
+          String[] target = args[++i].split(":", 2);
+          if (target.length != 2 || !List.of("GET", "POST").contains(target[0])
+              || !target[1].startsWith("/")) {
+            throw new IllegalArgumentException("--http takes GET:/path or POST:/path, not "
+                + args[i]);
+          }
+          httpMethod = target[0];
+          httpPath = target[1];
+        }
         case "-h", "--help" -> {
           System.out.println("./spillway spring-demo [--out DIR] [--seconds S] [--warm S] "
               + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N] "
-              + "[--app-arg --spring.property=value ...]");
+              + "[--app-arg --spring.property=value ...] [--http POST:/reservations]");
           return;
         }
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -222,6 +240,12 @@ public final class SpringDemoMain {
       if (sloMicros != null) {
         state.setProperty("slo_us", Long.toString(sloMicros));
       }
+      String endpoint = httpMethod + " " + httpPath;
+      if (!endpoint.equals(state.getProperty("http_endpoint", endpoint))) {
+        throw new IllegalArgumentException(out + " holds a run of " + state.getProperty(
+            "http_endpoint") + ", not " + endpoint + ": its capacity and SLO are that endpoint's");
+      }
+      state.setProperty("http_endpoint", endpoint);
       // The launcher pins this JVM (and so h2load) to core 1; the application takes core 0.
       serverCore = GrpcDemoMain.cores() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
     }
@@ -286,7 +310,7 @@ public final class SpringDemoMain {
             default -> HttpDemoLoad.ClientSide.PLAIN;
           };
           try (HttpDemoLoad load = new HttpDemoLoad(app.httpPort, H2LOAD_CONNECTIONS, side,
-              sloNanos, "/reservations")) {
+              sloNanos, httpMethod, httpPath)) {
             load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
             for (double level : levels) {
               pause();
@@ -364,7 +388,7 @@ public final class SpringDemoMain {
 
     double h2loadClosed(int port, double secs, String label) throws Exception {
       List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
-          "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs), "-H", ":method: POST", url(port));
+          "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs), "-H", ":method: " + httpMethod, url(port));
       String summary = runTool(cmd, label);
       Matcher m = Pattern.compile("status codes: (\\d+) 2xx").matcher(summary);
       if (!m.find()) {
@@ -389,7 +413,7 @@ public final class SpringDemoMain {
         List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
             "-m", Integer.toString(H2LOAD_STREAMS), "-t", "1", "--rps",
             String.format(Locale.ROOT, "%.4f", rps / H2LOAD_CONNECTIONS), "-D", fmt(total),
-            "-H", ":method: POST", "--log-file", log.toString(), url(port));
+            "-H", ":method: " + httpMethod, "--log-file", log.toString(), url(port));
         Files.writeString(out.resolve("h2load-command.txt"), String.join(" ", cmd).replace(
             log.toString(), "LOG") + "\n");
         String summary = runTool(cmd, label);
@@ -763,7 +787,7 @@ public final class SpringDemoMain {
     }
 
     static String url(int port) {
-      return "http://127.0.0.1:" + port + "/reservations";
+      return "http://127.0.0.1:" + port + httpPath;
     }
 
     static String fmt(double seconds) {

@@ -17,10 +17,11 @@ import org.springframework.core.Ordered;
 
 /**
  * Profile {@code resilience4j}: Resilience4j's semaphore {@link Bulkhead} in front of {@code
- * /reservations}, with its documented defaults ({@link BulkheadConfig#ofDefaults()}: at most 25
- * concurrent calls, a call that finds them all taken waits 0 ms and is refused; Resilience4j's
- * "Bulkhead" guide, resilience4j.readme.io/docs/bulkhead, "Create and configure a Bulkhead"). A
- * refused call is answered {@code 503}, as a Spring team maps {@code BulkheadFullException}.
+ * /reservations} and {@code /statements}, with its documented defaults ({@link
+ * BulkheadConfig#ofDefaults()}: at most 25 concurrent calls, a call that finds them all taken
+ * waits 0 ms and is refused; Resilience4j's "Bulkhead" guide,
+ * resilience4j.readme.io/docs/bulkhead, "Create and configure a Bulkhead"). A refused call is
+ * answered {@code 503}, as a Spring team maps {@code BulkheadFullException}.
  *
  * <p>Why the core {@code Bulkhead} in a servlet filter and not {@code resilience4j-spring-boot3}:
  * that starter is built for Spring Boot 3 and this application is on Boot 4.0 (no Resilience4j
@@ -44,7 +45,7 @@ class Resilience4jBulkheadConfiguration {
     Filter filter = (ServletRequest request, ServletResponse response, FilterChain chain) ->
         bulkheaded(bulkhead, request, response, chain);
     FilterRegistrationBean<Filter> registration = new FilterRegistrationBean<>(filter);
-    registration.addUrlPatterns("/reservations");
+    registration.addUrlPatterns("/reservations", "/statements");
     registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
     registration.setName("resilience4jBulkhead");
     return registration;
