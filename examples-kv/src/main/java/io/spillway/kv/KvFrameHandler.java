@@ -70,6 +70,7 @@ final class KvFrameHandler implements RequestHandler {
     byte[] key = new byte[keyLength];
     in.readBytes(key);
     RequestBudget budget = budget();
+    long chargedAtStart = budget == null ? 0 : budget.chargedNanos();
     ByteBuf response;
     try {
       response = switch (op) {
@@ -86,7 +87,9 @@ final class KvFrameHandler implements RequestHandler {
     } catch (KvStore.StoreFailure e) {
       return KvFrameCodec.error(alloc.buffer(64), KvFrameCodec.SERVER_ERROR, e.getMessage());
     }
-    server.served(server.ticker().read() - start);
+    // its waits for the store's budgeted locks are queueing, not service (RequestBudget#chargedNanos)
+    long blocked = budget == null ? 0 : budget.chargedNanos() - chargedAtStart;
+    server.served(Math.max(0, server.ticker().read() - start - blocked));
     return response;
   }
 

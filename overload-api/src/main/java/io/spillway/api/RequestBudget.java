@@ -20,6 +20,7 @@ public final class RequestBudget {
   public static final ScopedValue<RequestBudget> CURRENT = ScopedValue.newInstance();
 
   private long remainingNanos;
+  private long chargedNanos;
 
   private RequestBudget(long remainingNanos) {
     this.remainingNanos = remainingNanos;
@@ -69,7 +70,18 @@ public final class RequestBudget {
   public void charge(long waitedNanos) {
     if (waitedNanos > 0) {
       remainingNanos = waitedNanos >= remainingNanos ? 0 : remainingNanos - waitedNanos;
+      chargedNanos += waitedNanos;
     }
+  }
+
+  /**
+   * All the time {@link #charge charged} to this budget so far, also what went beyond it: the
+   * request's queueing after the budget was set. A host subtracts it from the request's time in
+   * the handler to get its service time, whose p99 later budgets are set from (protego-nsdi23
+   * §3.2 takes the p99 <em>service</em> time, queueing excluded).
+   */
+  public long chargedNanos() {
+    return chargedNanos;
   }
 
   /** Whether nothing is left. */

@@ -31,6 +31,7 @@ class RequestBudgetTest {
     b.charge(500);
     assertEquals(0, b.remainingNanos());
     assertTrue(b.isExhausted());
+    assertEquals(530, b.chargedNanos(), "every wait charged, also past the budget");
   }
 
   @Test

@@ -58,6 +58,8 @@ final class GatedServerCall<ReqT, RespT>
   private boolean budgetCharged; // callbacks are serialised
   /** When the handler first ran (read only with a budget, whose charge reads the clock anyway). */
   private volatile long startedAt;
+  /** Its budget's charges when the handler got the call: later ones are waits inside it. */
+  private volatile long chargedAtStart;
   private volatile boolean started;
 
   GatedServerCall(ServerCall<ReqT, RespT> delegate, ServerPermit permit, long sessionId,
@@ -95,7 +97,11 @@ final class GatedServerCall<ReqT, RespT>
       // The handler's own end gives its service time, also when its client left first. A cancel
       // gives none: it ends the permit while the handler may still be working, and a sample cut
       // short there would lower the p99 that deadlines are judged against.
-      owner.serviceTimes().record(now - startedAt, now);
+      // Less its waits in budgeted locks, semaphores and pools: queueing, which the p99 of service
+      // times (protego-nsdi23 §3.2) must not hold, or every contended lock would shrink later
+      // calls' budgets and refuse them for the wait it already charges.
+      long blocked = budget.chargedNanos() - chargedAtStart;
+      owner.serviceTimes().record(Math.max(0, now - startedAt - blocked), now);
     }
     if (response != null && clientGone) {
       owner.sendOrphanCredit(sessionId, response);
@@ -176,6 +182,7 @@ final class GatedServerCall<ReqT, RespT>
         return false;
       }
       budget.charge(waited);
+      chargedAtStart = budget.chargedNanos();
       startedAt = now;
       started = true;
     }

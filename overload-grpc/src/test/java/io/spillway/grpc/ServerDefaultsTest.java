@@ -267,6 +267,28 @@ class ServerDefaultsTest {
     assertEquals(4 * MS, seen.get(), "SLO 5 ms less the 1 ms p99");
   }
 
+  /**
+   * A handler's wait for a budgeted lock (what it charges its budget) is queueing: it stays out of
+   * the p99 service time that later calls' budgets are set from (protego-nsdi23 §3.2).
+   */
+  @Test
+  void waitsChargedToTheBudgetAreNotServiceTime() throws Exception {
+    AtomicLong seen = new AtomicLong(-1);
+    Channel ch = start((method, request, out) -> {
+      RequestBudget budget = RequestBudget.currentOrNull();
+      seen.set(budget.remainingNanos());
+      clock.advance(3 * MS); // waits 3 ms for a lock, as BudgetedLock charges it
+      budget.charge(3 * MS);
+      clock.advance(MS); // then computes for 1 ms
+      out.onNext("ok");
+      out.onCompleted();
+    }, 1);
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "x").await().status().getCode());
+    assertEquals(MS, spillway.interceptor().p99ServiceNanos(), "4 ms in the handler, 3 of it queued");
+    assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "x").await().status().getCode());
+    assertEquals(4 * MS, seen.get(), "SLO 5 ms less the 1 ms p99");
+  }
+
   @Test
   void aDeadlineThatCannotBeMetIsRefusedBeforeTheHandler() throws Exception {
     AtomicLong runs = new AtomicLong();

@@ -448,8 +448,9 @@ public final class SpillwayHttpGate implements AutoCloseable {
 
     /**
      * Tells this admission how long its request queued after it was admitted — for a run slot,
-     * for a CPU while it ran — ({@code -1}: not measured for this request), before it {@link #end
-     * ends}. The endpoint's service time, whose p99 is subtracted from the budget target
+     * for a CPU while it ran, in budgeted locks, semaphores and pools ({@link
+     * RequestBudget#chargedNanos}) — ({@code -1}: not measured for this request), before it {@link
+     * #end ends}. The endpoint's service time, whose p99 is subtracted from the budget target
      * (protego-nsdi23 §3.2), is the time a request takes less its queueing: counting a request's
      * wait in the server's own queues as service would leave later requests less budget the
      * longer those queues grow, and refuse them for it. Once a filter reports, only requests with

@@ -217,7 +217,8 @@ public final class SpillwayServletFilter implements Filter {
     private final boolean slotted;
     private final long slotWait;
     private final Thread thread = Thread.currentThread();
-    private final long budgetAtStart;
+    /** What its budget had been charged when the handler started (its slot wait included). */
+    private final long chargedAtStart;
     private final boolean sampled;
     private final long startedAt;
     private boolean accounted;
@@ -229,7 +230,7 @@ public final class SpillwayServletFilter implements Filter {
       this.budget = budget;
       this.slotted = slotted;
       this.slotWait = slotWait;
-      this.budgetAtStart = budget == null ? 0 : budget.remainingNanos();
+      this.chargedAtStart = budget == null ? 0 : budget.chargedNanos();
       this.sampled = runQueue != null && runQueue.begin();
       this.startedAt = sampled ? gate.ticker().read() : 0;
     }
@@ -239,16 +240,20 @@ public final class SpillwayServletFilter implements Filter {
         return;
       }
       accounted = true;
+      // Its waits in budgeted locks, semaphores and pools since it started: queueing, not service
+      // (charged in full, also past an exhausted budget).
+      long blocked = budget == null ? 0 : budget.chargedNanos() - chargedAtStart;
       if (sampled) {
         long cpuWait = runQueue.end();
         if (cpuWait >= 0 && slotted && !async) {
-          long blocked = budget == null ? 0 : budgetAtStart - budget.remainingNanos();
           slots.observe(gate.ticker().read() - startedAt, blocked, runQueue.cpuNanos(), cpuWait);
         }
         // an async request's wait goes on elsewhere: not counted as this request's
-        admission.queuedAfterAdmission(async || cpuWait < 0 ? -1 : slotWait + cpuWait);
+        admission.queuedAfterAdmission(async || cpuWait < 0 ? -1 : slotWait + cpuWait + blocked);
       } else if (runQueue != null) {
         admission.queuedAfterAdmission(-1);
+      } else if (!async) {
+        admission.queuedAfterAdmission(blocked); // no run queue to read: the budgeted waits alone
       }
     }
 
