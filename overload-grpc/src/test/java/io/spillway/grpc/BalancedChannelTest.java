@@ -115,20 +115,48 @@ class BalancedChannelTest {
   }
 
   @Test
-  void roundRobinPrefersTheBackendWithTheShortestQueueAndTargetsParse() {
+  void targetsParse() {
     assertThrows(IllegalArgumentException.class,
         () -> SpillwayGrpc.balanced().slo(Duration.ofMillis(5)).target("dns:///nohostport"));
     assertThrows(IllegalStateException.class, () -> SpillwayGrpc.balanced().slo(Duration.ofMillis(5)).build());
     SpillwayBalancedChannel channel = SpillwayGrpc.balanced().slo(Duration.ofMillis(5))
         .target("dns:///localhost:1,127.0.0.1:2").build();
     assertTrue(channel.sessions().size() >= 2);
-    List<Integer> picks = new ArrayList<>();
-    for (int i = 0; i < channel.sessions().size(); i++) {
-      picks.add(channel.pick(-1));
-    }
-    assertEquals(picks.stream().distinct().count(), picks.size(), "idle backends in rotation: " + picks);
-    assertNotEquals(0, channel.pick(0), "never the backend to avoid");
     channel.close();
+  }
+
+  /**
+   * Idle backends that are all connected take calls in turn, and the backend to avoid is never
+   * picked. Connected first: a backend's connection state ranks before its queue, so backends
+   * caught in different states (one refused, one still connecting) would not rotate.
+   */
+  @Test
+  void roundRobinRotatesOverIdleConnectedBackends() throws Exception {
+    try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
+        InProcess b = new InProcess(Echo.service(Echo.ECHO));
+        InProcess c = new InProcess(Echo.service(Echo.ECHO))) {
+      List<io.grpc.ManagedChannel> channels = List.of(a.channel(), b.channel(), c.channel());
+      SpillwayBalancedChannel channel = SpillwayGrpc.balanced(io.spillway.api.NoControl.INSTANCE)
+          .slo(Duration.ofMillis(5)).ticker(clock).scheduler(clock).build(channels);
+      try {
+        long deadline = System.nanoTime() + 30_000_000_000L; // a bound on a hang, not a timing
+        while (!channels.stream().allMatch(
+            ch -> ch.getState(true) == io.grpc.ConnectivityState.READY)) {
+          assertTrue(System.nanoTime() < deadline, "the in-process backends never connected");
+          Thread.sleep(1);
+        }
+        List<Integer> picks = new ArrayList<>();
+        for (int i = 0; i < channels.size(); i++) {
+          picks.add(channel.pick(-1));
+        }
+        assertEquals(picks.size(), picks.stream().distinct().count(), "idle backends in rotation: " + picks);
+        for (int i = 0; i < 6; i++) {
+          assertNotEquals(0, channel.pick(0), "never the backend to avoid");
+        }
+      } finally {
+        channel.close();
+      }
+    }
   }
 
   /**
