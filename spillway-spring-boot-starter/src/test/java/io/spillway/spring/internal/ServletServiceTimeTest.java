@@ -15,7 +15,8 @@ import io.spillway.spring.SpillwayProperties;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
 
@@ -72,17 +73,10 @@ class ServletServiceTimeTest {
     return budget[0];
   }
 
-  @Test
-  void lockWaitsAreNotServiceTimeWithTheRunQueueMeasured() throws Exception {
-    long budget = budgetAfterContendedRequests(filter(true));
-    long p99 = gate.endpoints().get(0).p99ServiceNanos(clock.read());
-    assertTrue(p99 <= MS, "the handler computed for 1 ms and waited 4: p99 " + p99);
-    assertTrue(budget >= 19 * MS, "the 20 ms target less a p99 of about 1 ms: " + budget);
-  }
-
-  @Test
-  void lockWaitsAreNotServiceTimeWithoutIt() throws Exception {
-    long budget = budgetAfterContendedRequests(filter(false));
+  @ParameterizedTest(name = "run queue measured: {0}")
+  @ValueSource(booleans = {true, false})
+  void lockWaitsAreNotServiceTime(boolean runQueueMeasured) throws Exception {
+    long budget = budgetAfterContendedRequests(filter(runQueueMeasured));
     long p99 = gate.endpoints().get(0).p99ServiceNanos(clock.read());
     assertTrue(p99 <= MS, "the handler computed for 1 ms and waited 4: p99 " + p99);
     assertTrue(budget >= 19 * MS, "the 20 ms target less a p99 of about 1 ms: " + budget);

@@ -22,9 +22,9 @@ import org.springframework.core.Ordered;
  * Profile {@code concurrency-limits}: Netflix concurrency-limits in front of {@code
  * /reservations} and {@code /statements}, the way its servlet filter applies a limiter (its
  * README, "Server limiter": {@code ConcurrencyLimitServletFilter} around a {@code
- * Limiter<HttpServletRequest>}): acquire a permit before the chain; {@code onSuccess} when the chain returns, {@code onIgnore} when it
- * throws, so a failure does not count as a latency sample; a refusal answered {@code 429} with the
- * chain not run. The limiter is a {@link SimpleLimiter} with {@link Gradient2Limit}'s defaults
+ * Limiter<HttpServletRequest>}): acquire a permit before the chain; {@code onSuccess} when the
+ * chain returns, {@code onIgnore} when it throws, so a failure does not count as a latency sample;
+ * a refusal answered {@code 429} with the chain not run. The limiter is a {@link SimpleLimiter} with {@link Gradient2Limit}'s defaults
  * ({@code Gradient2Limit.newDefault()}: initial limit 20, at most 200, the gradient of the
  * long-term to the short-term RTT).
  *

@@ -12,19 +12,20 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
 
 /**
- * A customer's monthly statement, read from an {@code orders} table through Spring Boot's JDBC
- * starter: the request path of a service whose bottleneck is its database, not its own CPU. Each
- * statement is one aggregate query over the customer's orders (about 500 rows reached through an
- * index on {@code customer_id}), about 1 ms of the database's CPU; the connection is held for the
- * query, so under load requests queue for one of the pool's connections (HikariCP's 10 by default),
- * where a queue on the server's own threads or CPU does not show them. The Spillway starter
- * budgets that wait ({@code BudgetedDataSource}, docs/results/spring.md "A pool-bound service");
- * this class knows nothing of it.
+ * A customer's monthly statement, read from a {@code statement_orders} table through Spring Boot's
+ * JDBC starter: the request path of a service whose bottleneck is its database, not its own CPU.
+ * Each statement is one aggregate query over the customer's orders (about 500 rows reached through
+ * an index on {@code customer_id}), about 1 ms of the database's CPU; the connection is held for
+ * the query, so under load requests queue for one of the pool's connections (HikariCP's 10 by
+ * default), where a queue on the server's own threads or CPU does not show them. The Spillway
+ * starter budgets that wait ({@code BudgetedDataSource}, docs/results/spring.md "A pool-bound
+ * service"); this class knows nothing of it.
  *
  * <p>On start it creates the table and, unless it already holds {@code statements.orders} rows,
- * fills it with that many orders spread over {@code statements.customers} customers and the last
- * two years, from a fixed seed, so every process of a comparison reads the same data. The SQL is
- * portable (PostgreSQL, and H2 in the tests).
+ * empties and fills it (a table of this example's own, so no other data is touched) with that
+ * many orders spread over {@code statements.customers} customers and the last two years, from a
+ * fixed seed, so every process of a comparison reads the same data. The SQL is portable
+ * (PostgreSQL, and H2 in the tests).
  *
  * <p>Thread-safe.
  */
@@ -41,7 +42,7 @@ public class StatementService {
   private static final long SEED = 42;
   private static final int BATCH = 10_000;
   private static final String QUERY = "select extract(year from placed_at), "
-      + "extract(month from placed_at), count(*), sum(amount_cents) from orders "
+      + "extract(month from placed_at), count(*), sum(amount_cents) from statement_orders "
       + "where customer_id = ? group by extract(year from placed_at), "
       + "extract(month from placed_at) order by 1, 2";
 
@@ -83,13 +84,13 @@ public class StatementService {
 
   /** Creates and fills the table unless it holds {@code orders} rows; whether it wrote them. */
   private boolean seed(int orders) {
-    jdbc.execute("create table if not exists orders (id bigint primary key, customer_id int not "
-        + "null, placed_at timestamp not null, amount_cents int not null)");
-    Long present = jdbc.queryForObject("select count(*) from orders", Long.class);
+    jdbc.execute("create table if not exists statement_orders (id bigint primary key, customer_id "
+        + "int not null, placed_at timestamp not null, amount_cents int not null)");
+    Long present = jdbc.queryForObject("select count(*) from statement_orders", Long.class);
     if (present != null && present == orders) {
       return false;
     }
-    jdbc.execute("delete from orders");
+    jdbc.execute("delete from statement_orders");
     SplittableRandom random = new SplittableRandom(SEED);
     LocalDateTime now = LocalDateTime.of(2026, 11, 30, 0, 0);
     long twoYears = 730L * 24 * 3600;
@@ -99,15 +100,16 @@ public class StatementService {
           Timestamp.valueOf(now.minusSeconds(random.nextLong(twoYears))),
           random.nextInt(20_000)});
       if (batch.size() == BATCH || id == orders) {
-        jdbc.batchUpdate("insert into orders (id, customer_id, placed_at, amount_cents) "
+        jdbc.batchUpdate("insert into statement_orders (id, customer_id, placed_at, amount_cents) "
             + "values (?, ?, ?, ?)", batch);
         batch.clear();
       }
     }
-    jdbc.execute("create index if not exists orders_customer on orders (customer_id)");
+    jdbc.execute("create index if not exists statement_orders_customer "
+        + "on statement_orders (customer_id)");
     String product = jdbc.execute((java.sql.Connection c) -> c.getMetaData().getDatabaseProductName());
     if ("PostgreSQL".equals(product)) {
-      jdbc.execute("analyze orders"); // the planner's statistics, so the index is used at once
+      jdbc.execute("analyze statement_orders"); // the planner's statistics, so the index is used at once
     }
     return true;
   }

@@ -71,7 +71,7 @@ class StatementsTest {
     HttpResponse<String> answer = get("/statements?customer=3");
     assertEquals(200, answer.statusCode(), answer.body());
     assertTrue(answer.body().startsWith("{\"customer\":3,\"months\":["), answer.body());
-    long orders = jdbc.queryForObject("select count(*) from orders where customer_id = 3",
+    long orders = jdbc.queryForObject("select count(*) from statement_orders where customer_id = 3",
         Long.class);
     long listed = 0;
     java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"orders\":(\\d+)")
@@ -81,7 +81,7 @@ class StatementsTest {
     }
     assertTrue(orders > 0, "customer 3 has orders");
     assertEquals(orders, listed, answer.body());
-    assertEquals(5000L, jdbc.queryForObject("select count(*) from orders", Long.class));
+    assertEquals(5000L, jdbc.queryForObject("select count(*) from statement_orders", Long.class));
   }
 
   @Test
