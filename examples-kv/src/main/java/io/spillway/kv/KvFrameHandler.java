@@ -87,7 +87,8 @@ final class KvFrameHandler implements RequestHandler {
     } catch (KvStore.StoreFailure e) {
       return KvFrameCodec.error(alloc.buffer(64), KvFrameCodec.SERVER_ERROR, e.getMessage());
     }
-    // its waits for the store's budgeted locks are queueing, not service (RequestBudget#chargedNanos)
+    // its waits for the store's budgeted locks are queueing, not service
+    // (RequestBudget#chargedNanos)
     long blocked = budget == null ? 0 : budget.chargedNanos() - chargedAtStart;
     server.served(Math.max(0, server.ticker().read() - start - blocked));
     return response;

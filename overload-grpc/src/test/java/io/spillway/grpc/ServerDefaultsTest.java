@@ -284,7 +284,8 @@ class ServerDefaultsTest {
       out.onCompleted();
     }, 1);
     assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "x").await().status().getCode());
-    assertEquals(MS, spillway.interceptor().p99ServiceNanos(), "4 ms in the handler, 3 of it queued");
+    assertEquals(MS, spillway.interceptor().p99ServiceNanos(),
+        "4 ms in the handler, 3 of it queued");
     assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "x").await().status().getCode());
     assertEquals(4 * MS, seen.get(), "SLO 5 ms less the 1 ms p99");
   }

@@ -26,8 +26,9 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
- * [--slo-us N] [--app-arg ARG ...] [--http METHOD:PATH]}: examples-spring's inventory service, a real Spring Boot
- * process pinned to core 0, flooded from core 1 at 1×, 2× and 3× of its capacity in each configuration
+ * [--slo-us N] [--app-arg ARG ...] [--http METHOD:PATH]}: examples-spring's inventory service,
+ * a real Spring Boot process pinned to core 0, flooded from core 1 at 1×, 2× and 3× of its
+ * capacity in each configuration
  * (docs/results/spring.md).
  *
  * <p>Configurations, each a fresh application process:
@@ -392,7 +393,8 @@ public final class SpringDemoMain {
 
     double h2loadClosed(int port, double secs, String label) throws Exception {
       List<String> cmd = List.of("h2load", "-c", Integer.toString(H2LOAD_CONNECTIONS),
-          "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs), "-H", ":method: " + httpMethod, url(port));
+          "-m", Integer.toString(CLOSED_STREAMS), "-t", "1", "-D", fmt(secs),
+          "-H", ":method: " + httpMethod, url(port));
       String summary = runTool(cmd, label);
       Matcher m = Pattern.compile("status codes: (\\d+) 2xx, \\d+ 3xx, (\\d+) 4xx, (\\d+) 5xx")
           .matcher(summary);

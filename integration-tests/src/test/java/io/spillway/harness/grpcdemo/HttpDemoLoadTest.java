@@ -92,7 +92,8 @@ class HttpDemoLoadTest {
   /** 1,000 requests a second for half a second over 2 connections, every one counted. */
   private static DemoLoad.Result halfASecond(int port, HttpDemoLoad.ClientSide clientSide)
       throws Exception {
-    try (HttpDemoLoad load = new HttpDemoLoad(port, 2, clientSide, SLO_NANOS, "POST", "/reservations")) {
+    try (HttpDemoLoad load = new HttpDemoLoad(port, 2, clientSide, SLO_NANOS, "POST",
+        "/reservations")) {
       return load.openLoop(1_000, 0, TimeUnit.MILLISECONDS.toNanos(500), 7);
     }
   }

@@ -24,9 +24,9 @@ import org.springframework.core.Ordered;
  * README, "Server limiter": {@code ConcurrencyLimitServletFilter} around a {@code
  * Limiter<HttpServletRequest>}): acquire a permit before the chain; {@code onSuccess} when the
  * chain returns, {@code onIgnore} when it throws, so a failure does not count as a latency sample;
- * a refusal answered {@code 429} with the chain not run. The limiter is a {@link SimpleLimiter} with {@link Gradient2Limit}'s defaults
- * ({@code Gradient2Limit.newDefault()}: initial limit 20, at most 200, the gradient of the
- * long-term to the short-term RTT).
+ * a refusal answered {@code 429} with the chain not run. The limiter is a {@link SimpleLimiter}
+ * with {@link Gradient2Limit}'s defaults ({@code Gradient2Limit.newDefault()}: initial limit 20,
+ * at most 200, the gradient of the long-term to the short-term RTT).
  *
  * <p>Why not the library's own filter: {@code concurrency-limits-servlet-jakarta} is not served
  * by Maven Central here (no version of it resolves, 0.5.4 included, the version of {@code

@@ -69,11 +69,6 @@ public class StatementService {
             (System.nanoTime() - started) / 1e9) : "already there");
   }
 
-  /** Customers are numbered 1 to this. */
-  public int customers() {
-    return customers;
-  }
-
   /** The statement of {@code customer} (any int: taken modulo the customers, from 1). */
   public Statement statement(long customer) {
     int id = (int) Math.floorMod(customer - 1, (long) customers) + 1;
@@ -107,9 +102,11 @@ public class StatementService {
     }
     jdbc.execute("create index if not exists statement_orders_customer "
         + "on statement_orders (customer_id)");
-    String product = jdbc.execute((java.sql.Connection c) -> c.getMetaData().getDatabaseProductName());
+    String product = jdbc.execute(
+        (java.sql.Connection c) -> c.getMetaData().getDatabaseProductName());
     if ("PostgreSQL".equals(product)) {
-      jdbc.execute("analyze statement_orders"); // the planner's statistics, so the index is used at once
+      // the planner's statistics, so that the index is used from the first query
+      jdbc.execute("analyze statement_orders");
     }
     return true;
   }
