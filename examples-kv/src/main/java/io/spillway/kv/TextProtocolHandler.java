@@ -312,10 +312,19 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   }
 
   private void finish(ServerPermit permit, Outcome outcome, long start) {
+    finish(permit, outcome, start, null);
+  }
+
+  /**
+   * Ends {@code permit} when the next command is read. The time {@code budget} was charged for
+   * waits on the store's budgeted locks is queueing, not service (RequestBudget#chargedNanos), so
+   * the service time the p99 estimate records starts that much later.
+   */
+  private void finish(ServerPermit permit, Outcome outcome, long start, RequestBudget budget) {
     if (permit != null) {
       pending = permit;
       pendingOutcome = outcome;
-      pendingStart = start;
+      pendingStart = budget == null ? start : start + budget.chargedNanos();
     }
   }
 
@@ -483,7 +492,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   }
 
   private void endGet(Outcome outcome) {
-    finish(getPermit, outcome, getStart);
+    finish(getPermit, outcome, getStart, getBudget);
     getKeys = null;
     getPermit = null;
     getBudget = null;
@@ -611,13 +620,13 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
           case NOT_FOUND -> NOT_FOUND;
         });
       }
-      finish(valuePermit, Outcome.SUCCESS, valueStart);
+      finish(valuePermit, Outcome.SUCCESS, valueStart, valueBudget);
     } catch (BudgetExceededException e) {
       refusedByLock(ctx, valueNoreply);
       finish(valuePermit, Outcome.ABORTED, valueStart);
     } catch (KvStore.StoreFailure e) {
       error(ctx, bytes("SERVER_ERROR " + e.getMessage() + "\r\n"), valueNoreply);
-      finish(valuePermit, Outcome.SUCCESS, valueStart);
+      finish(valuePermit, Outcome.SUCCESS, valueStart, valueBudget);
     }
     valuePermit = null;
     valueBudget = null;
@@ -684,8 +693,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return null;
     }
     try {
-      T result = ScopedValue.where(RequestBudget.CURRENT, server.budget()).call(() -> op.apply(now));
-      finish(permit, Outcome.SUCCESS, now);
+      RequestBudget budget = server.budget();
+      T result = ScopedValue.where(RequestBudget.CURRENT, budget).call(() -> op.apply(now));
+      finish(permit, Outcome.SUCCESS, now, budget);
       return result;
     } catch (BudgetExceededException e) {
       refusedByLock(ctx, noreply);

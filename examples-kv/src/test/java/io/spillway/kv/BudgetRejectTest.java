@@ -51,4 +51,38 @@ class BudgetRejectTest {
       assertEquals(server.store().items(), u.usedChunks(), "the refused SET's chunk was never taken");
     }
   }
+
+  /**
+   * The p99 service time that budgets are set from (target − p99 service, protego-nsdi23 §3.2)
+   * leaves out what a request waited at a budgeted lock: that wait was queueing, charged to its
+   * budget. A SET that waited 50 µs for the slab lock and did nothing else in virtual time records
+   * no service time.
+   */
+  @Test
+  void aWaitAtABudgetedLockIsNotServiceTime() throws Exception {
+    AtomicLong clock = new AtomicLong(Long.MAX_VALUE - 1_000_000_000L);
+    try (KvServer server = KvServer.builder().host("127.0.0.1").port(0).cores(1)
+        .protection(KvServer.Protection.ASQM).target(Duration.ofNanos(110_000))
+        .ticker(clock::get).build().start();
+        MemcacheConnection c = new MemcacheConnection(server.port())) {
+      BudgetedLock slabs = server.store().slabs().lock();
+      slabs.lock();
+      try {
+        c.send("set a 0 0 5\r\nfirst\r\n");
+        while (slabs.waiters() == 0) {
+          Thread.onSpinWait();
+        }
+        clock.addAndGet(50_000); // within its 110 µs budget
+      } finally {
+        slabs.unlock();
+      }
+      assertEquals("STORED\r\n", c.read("STORED\r\n"));
+      c.send("stats\r\n");
+      String stats = c.readThrough("END\r\n");
+      String line = stats.lines().filter(l -> l.startsWith("STAT spillway_p99_service_ns "))
+          .findFirst().orElseThrow();
+      long p99 = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+      assertEquals(1, p99, "a first sample of 0 ns is kept as 1 ns; the 50 µs wait is not in it");
+    }
+  }
 }
