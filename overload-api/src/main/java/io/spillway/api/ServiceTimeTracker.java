@@ -27,8 +27,8 @@ package io.spillway.api;
  * away: from the first {@link #refused} after its last sample, halving for every span of its own
  * length, so that a server whose every call is refused admits one again within about twice the
  * estimate (its spans halve), and that call's sample restarts the estimate. Its samples still
- * restart an estimate they find stale by idleness: a call much longer than the estimate is
- * itself such a span, and its sample sets the estimate to its length.
+ * restart an estimate they find stale by idleness: a call that starts after the server idled for
+ * longer than the estimate sets the estimate no lower than its own length.
  *
  * <p>Thread-safe.
  */
@@ -76,18 +76,25 @@ public final class ServiceTimeTracker {
   }
 
   /**
-   * Records one request's service time, ended at {@code nowNanos}. A stale estimate restarts from
-   * its decayed value or from the sample, whichever is larger: the call that just ended shows that
-   * calls take that long now, and a stale estimate says no more than that. Restarting from the
-   * decayed value alone, a server whose calls come one at a time with gaps longer than a call
-   * would halve its estimate at every sample and read a p99 near zero at any load short of
-   * saturation, so that no deadline would be found too short to meet.
+   * Records one request's service time, ended at {@code nowNanos}. An estimate is stale here when
+   * no sample came between the last one and this call's start for longer than the estimate (the
+   * server was idle); it then restarts from its decayed value or from the sample, whichever is
+   * larger: the call that just ended shows that calls take that long now, and a stale estimate
+   * says no more than that. Restarting from the decayed value alone, a server whose calls come one
+   * at a time with gaps longer than a call would halve its estimate at every sample and read a p99
+   * near zero at any load short of saturation, so that no deadline would be found too short to
+   * meet. A call that was already running when the last sample was taken finds the estimate
+   * fresh, however long it took: a pause that stalls every running call (a collection, a
+   * descheduled process) moves the estimate one step per stalled call, as any slow sample does,
+   * instead of setting it to the pause's length.
    */
   public void record(long serviceNanos, long nowNanos) {
     long stored = p99Nanos;
-    // stale by idleness whatever the tracker's reads do: a long call is itself a span without
-    // samples, and its sample, after it, restarts the estimate at its length
-    long e = timed && stored > 0 ? halved(stored, nowNanos - lastSampleNanos) : stored;
+    // stale by idleness whatever the tracker's reads do, counted to the call's start: a server
+    // that ran this call while the previous sample was taken was not idle, and a stall that held
+    // every running call is one slow sample per call, not a reason to forget the estimate
+    long idle = nowNanos - Math.max(0, serviceNanos) - lastSampleNanos;
+    long e = timed && stored > 0 ? halved(stored, idle) : stored;
     if (e != stored) {
       e = Math.max(e, serviceNanos);
       if (e != stored) {

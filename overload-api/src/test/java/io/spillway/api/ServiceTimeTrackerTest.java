@@ -83,4 +83,57 @@ class ServiceTimeTrackerTest {
     t.refused(T0);
     assertEquals(3 * MS / 2, t.p99Nanos(T0 + 3 * MS), "idle for its length: halved, as before");
   }
+
+  /**
+   * A busy server (8 calls of 1 ms in flight, one ending every 125 µs) stalls for a second: every
+   * running call ends a second late. The stall is eight slow samples, not a p99 of a second.
+   */
+  @Test
+  void aStallThatHoldsEveryRunningCallMovesTheEstimateAStepPerCall() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    long now = T0;
+    for (int i = 0; i < 20_000; i++) {
+      now += MS / 8;
+      t.record(MS, now);
+    }
+    long before = t.p99Nanos(now);
+    assertTrue(before >= 9 * MS / 10 && before <= 11 * MS / 10, "p99 before " + before);
+    now += 1_000 * MS; // nothing ends for a second
+    for (int i = 0; i < 8; i++) {
+      t.record(1_000 * MS + MS, now); // the calls that were running, a second late
+    }
+    long after = t.p99Nanos(now);
+    assertTrue(after < 2 * before, "p99 " + after + " ns after a stall, " + before + " before");
+    for (int i = 0; i < 2_000; i++) {
+      now += MS / 8;
+      t.record(MS, now);
+    }
+    assertTrue(t.p99Nanos(now) < 13 * MS / 10, "back within 30 %: " + t.p99Nanos(now));
+  }
+
+  /** Calls back to back that become ten times slower: the estimate follows within 100 calls. */
+  @Test
+  void backToBackCallsThatSlowDownAreFollowed() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    long now = T0;
+    for (int i = 0; i < 1_000; i++) {
+      now += MS;
+      t.record(MS, now);
+    }
+    for (int i = 0; i < 100; i++) {
+      now += 10 * MS;
+      t.record(10 * MS, now);
+    }
+    assertTrue(t.p99Nanos(now) >= 9 * MS, "p99 " + t.p99Nanos(now));
+  }
+
+  /** After the server idled for longer than the estimate, one call's sample restarts it. */
+  @Test
+  void aCallAfterIdlenessRestartsAStaleEstimateAtItsLength() {
+    ServiceTimeTracker t = new ServiceTimeTracker();
+    t.record(MS, T0);
+    t.record(20 * MS, T0 + 100 * MS); // started 79 ms after the last sample: idle, stale
+    long p99 = t.p99Nanos(T0 + 100 * MS);
+    assertTrue(p99 >= 19 * MS && p99 <= 20 * MS, "p99 " + p99);
+  }
 }

@@ -50,7 +50,8 @@ class HttpGateServiceTimeTest {
   @Test
   void withoutAReportTheWallTimeIsTheServiceTime() {
     long p99 = p99AfterRequests(null);
-    assertTrue(p99 > 1_000_000 && p99 <= 2_000_000, "p99 " + p99);
+    // every request took 2 ms; the estimate dithers within one step (a sixteenth) above that
+    assertTrue(p99 > 1_000_000 && p99 <= 2_000_000 + 2_000_000 / 16, "p99 " + p99);
     assertEquals(10_000_000 - p99, admit().budget().remainingNanos());
   }
 
