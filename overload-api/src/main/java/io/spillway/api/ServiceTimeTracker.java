@@ -30,6 +30,17 @@ package io.spillway.api;
  * restart an estimate they find stale by idleness: a call that starts after the server idled for
  * longer than the estimate sets the estimate no lower than its own length.
  *
+ * <p>A pause that holds every running call (a collection, a descheduled process, a refresh holding
+ * a lock every search needs) ends with one long sample per call. Where the estimate sets budgets,
+ * those are slow samples like any other, one step each ({@link #record(long, long)}): an estimate
+ * raised to the pause's length would leave every plain request a budget of zero until it had
+ * decayed, about 1,600 samples for each factor of e. Where it sets how much queue the server
+ * allows in front of its handlers, and that threshold is the only bound on requests without a
+ * budget, a tracker made by {@link #raisedByStalls()} takes such a pause's length at once: a
+ * stall that recurs, a refresh every few hundred requests, is then left room for by the queue's
+ * share rather than added to the tail (measured on examples-lucene's sockets,
+ * docs/results/lucene.md).
+ *
  * <p>Thread-safe.
  */
 public final class ServiceTimeTracker {
@@ -42,6 +53,8 @@ public final class ServiceTimeTracker {
   private volatile boolean timed;
   /** Whether the estimate decays only while it refuses calls ({@link #decayingWhileRefusing}). */
   private final boolean decaysWhileRefusing;
+  /** Whether a span without samples is counted to a sample's end, not its start. */
+  private final boolean raisedByStalls;
   /** Whether a call was refused on the estimate since its last sample, and since when. */
   private volatile boolean refusing;
   private volatile long refusingSinceNanos;
@@ -52,7 +65,21 @@ public final class ServiceTimeTracker {
   }
 
   private ServiceTimeTracker(boolean decaysWhileRefusing) {
+    this(decaysWhileRefusing, false);
+  }
+
+  private ServiceTimeTracker(boolean decaysWhileRefusing, boolean raisedByStalls) {
     this.decaysWhileRefusing = decaysWhileRefusing;
+    this.raisedByStalls = raisedByStalls;
+  }
+
+  /**
+   * A tracker whose estimate a stall of every running call raises to the stall's length: a sample
+   * that ends a span without samples longer than the estimate restarts it, the call's own length
+   * counted in the span (class comment). Otherwise as {@link #ServiceTimeTracker()}.
+   */
+  public static ServiceTimeTracker raisedByStalls() {
+    return new ServiceTimeTracker(false, true);
   }
 
   /**
@@ -86,14 +113,16 @@ public final class ServiceTimeTracker {
    * meet. A call that was already running when the last sample was taken finds the estimate
    * fresh, however long it took: a pause that stalls every running call (a collection, a
    * descheduled process) moves the estimate one step per stalled call, as any slow sample does,
-   * instead of setting it to the pause's length.
+   * instead of setting it to the pause's length; except for a {@link #raisedByStalls()} tracker,
+   * which counts the span to the sample's end.
    */
   public void record(long serviceNanos, long nowNanos) {
     long stored = p99Nanos;
     // stale by idleness whatever the tracker's reads do, counted to the call's start: a server
     // that ran this call while the previous sample was taken was not idle, and a stall that held
-    // every running call is one slow sample per call, not a reason to forget the estimate
-    long idle = nowNanos - Math.max(0, serviceNanos) - lastSampleNanos;
+    // every running call is one slow sample per call, not a reason to forget the estimate (to the
+    // call's end where stalls are to raise it)
+    long idle = nowNanos - (raisedByStalls ? 0 : Math.max(0, serviceNanos)) - lastSampleNanos;
     long e = timed && stored > 0 ? halved(stored, idle) : stored;
     if (e != stored) {
       e = Math.max(e, serviceNanos);

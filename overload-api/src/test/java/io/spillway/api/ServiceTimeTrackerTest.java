@@ -136,4 +136,18 @@ class ServiceTimeTrackerTest {
     long p99 = t.p99Nanos(T0 + 100 * MS);
     assertTrue(p99 >= 19 * MS && p99 <= 20 * MS, "p99 " + p99);
   }
+
+  /** Where stalls are to raise it, the same stall sets the estimate to its length at once. */
+  @Test
+  void aTrackerRaisedByStallsTakesTheStallsLength() {
+    ServiceTimeTracker t = ServiceTimeTracker.raisedByStalls();
+    long now = T0;
+    for (int i = 0; i < 20_000; i++) {
+      now += MS / 8;
+      t.record(MS, now);
+    }
+    now += 1_000 * MS;
+    t.record(1_000 * MS + MS, now);
+    assertTrue(t.p99Nanos(now) >= 1_000 * MS, "p99 " + t.p99Nanos(now));
+  }
 }

@@ -50,7 +50,12 @@ final class QueueShare {
   private final long configuredDropNanos;
   /** The median residence, estimated as ServiceTimeTracker estimates its p99 (Robbins–Monro). */
   private volatile long median;
-  private final ServiceTimeTracker p99 = new ServiceTimeTracker();
+  /**
+   * The p99 residence, which a stall of every running handler raises to its length at once: the
+   * tail threshold is the only bound on plain requests, and a stall that recurs is left room for
+   * here instead of passing into their tail (ServiceTimeTracker#raisedByStalls).
+   */
+  private final ServiceTimeTracker p99 = ServiceTimeTracker.raisedByStalls();
   private final Targets typical;
   private final Targets tail;
 
