@@ -827,6 +827,25 @@ public final class SpringDemoMain {
     /** @param rounds {@code inventory.rounds} to give it, or {@code null} to let it calibrate */
     static App start(String config, Long sloMicros, int core, String classpath, Path log,
         String rounds) throws Exception {
+      // The two ports are free when chosen and bound by the application seconds later; in between
+      // the kernel may hand one to a client socket (they are in its ephemeral range). Such a start
+      // fails on its bind alone and is retried on other ports.
+      for (int attempt = 1; ; attempt++) {
+        try {
+          return startOnce(config, sloMicros, core, classpath, log, rounds);
+        } catch (IOException e) {
+          if (attempt == 3 || !Files.exists(log)
+              || !Files.readString(log).contains("Address already in use")) {
+            throw e;
+          }
+          System.out.println("spring-demo: a port the application was given was taken before it "
+              + "bound it; starting it again on other ports");
+        }
+      }
+    }
+
+    private static App startOnce(String config, Long sloMicros, int core, String classpath,
+        Path log, String rounds) throws Exception {
       int http = freePort();
       int grpc = freePort();
       List<String> cmd = new ArrayList<>();
