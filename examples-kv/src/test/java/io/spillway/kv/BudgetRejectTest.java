@@ -22,18 +22,13 @@ class BudgetRejectTest {
     AtomicLong clock = new AtomicLong(Long.MAX_VALUE - 1_000_000_000L);
     // two loops: consecutive connections land on different loops (Netty's round-robin chooser),
     // so the SET blocked on the slab lock does not block the connection that gets refused
-    try (KvServer server = KvServer.builder().host("127.0.0.1").port(0).cores(2)
-        .protection(KvServer.Protection.ASQM).target(Duration.ofNanos(110_000))
-        .ticker(clock::get).build().start();
+    try (KvServer server = asqmServer(clock, 2);
         MemcacheConnection queued = new MemcacheConnection(server.port());
         MemcacheConnection refused = new MemcacheConnection(server.port())) {
       BudgetedLock slabs = server.store().slabs().lock();
       slabs.lock();
       try {
-        queued.send("set a 0 0 5\r\nfirst\r\n");
-        while (slabs.waiters() == 0) {
-          Thread.onSpinWait();
-        }
+        sendAndWaitUntilQueued(queued, "set a 0 0 5\r\nfirst\r\n", slabs);
         clock.addAndGet(1_000_000); // the queued SET has waited 1 ms, far over a 110 µs target
         refused.send("set b 0 0 6\r\nsecond\r\nget b\r\n");
         String want = "SERVER_ERROR overloaded (lock queue exceeds budget)\r\nEND\r\n";
@@ -61,17 +56,12 @@ class BudgetRejectTest {
   @Test
   void aWaitAtABudgetedLockIsNotServiceTime() throws Exception {
     AtomicLong clock = new AtomicLong(Long.MAX_VALUE - 1_000_000_000L);
-    try (KvServer server = KvServer.builder().host("127.0.0.1").port(0).cores(1)
-        .protection(KvServer.Protection.ASQM).target(Duration.ofNanos(110_000))
-        .ticker(clock::get).build().start();
+    try (KvServer server = asqmServer(clock, 1);
         MemcacheConnection c = new MemcacheConnection(server.port())) {
       BudgetedLock slabs = server.store().slabs().lock();
       slabs.lock();
       try {
-        c.send("set a 0 0 5\r\nfirst\r\n");
-        while (slabs.waiters() == 0) {
-          Thread.onSpinWait();
-        }
+        sendAndWaitUntilQueued(c, "set a 0 0 5\r\nfirst\r\n", slabs);
         clock.addAndGet(50_000); // within its 110 µs budget
       } finally {
         slabs.unlock();
@@ -83,6 +73,22 @@ class BudgetRejectTest {
           .findFirst().orElseThrow();
       long p99 = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
       assertEquals(1, p99, "a first sample of 0 ns is kept as 1 ns; the 50 µs wait is not in it");
+    }
+  }
+
+  /** A KV server with ASQM budgets at the paper's 110 µs target, on {@code clock}. */
+  private static KvServer asqmServer(AtomicLong clock, int cores) throws Exception {
+    return KvServer.builder().host("127.0.0.1").port(0).cores(cores)
+        .protection(KvServer.Protection.ASQM).target(Duration.ofNanos(110_000))
+        .ticker(clock::get).build().start();
+  }
+
+  /** Sends {@code command} and waits until it queues on {@code lock}, which the test holds. */
+  private static void sendAndWaitUntilQueued(MemcacheConnection c, String command,
+      BudgetedLock lock) throws Exception {
+    c.send(command);
+    while (lock.waiters() == 0) {
+      Thread.onSpinWait();
     }
   }
 }

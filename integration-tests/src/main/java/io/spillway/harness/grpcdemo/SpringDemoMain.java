@@ -823,8 +823,12 @@ public final class SpringDemoMain {
       this.ready = ready;
     }
 
-    /** {@code config} {@code spillway} runs the default profile: the starter as it ships. */
-    /** @param rounds {@code inventory.rounds} to give it, or {@code null} to let it calibrate */
+    /**
+     * Starts the application for {@code config} ({@code spillway} runs the default profile: the
+     * starter as it ships).
+     *
+     * @param rounds {@code inventory.rounds} to give it, or {@code null} to let it calibrate
+     */
     static App start(String config, Long sloMicros, int core, String classpath, Path log,
         String rounds) throws Exception {
       // The two ports are free when chosen and bound by the application seconds later; in between
