@@ -61,11 +61,7 @@ public final class ServiceTimeTracker {
 
   /** A tracker whose estimate, given the clock, decays while no sample arrives (class comment). */
   public ServiceTimeTracker() {
-    this(false);
-  }
-
-  private ServiceTimeTracker(boolean decaysWhileRefusing) {
-    this(decaysWhileRefusing, false);
+    this(false, false);
   }
 
   private ServiceTimeTracker(boolean decaysWhileRefusing, boolean raisedByStalls) {
@@ -87,7 +83,7 @@ public final class ServiceTimeTracker {
    * #refused} after its last sample (class comment).
    */
   public static ServiceTimeTracker decayingWhileRefusing() {
-    return new ServiceTimeTracker(true);
+    return new ServiceTimeTracker(true, false);
   }
 
   /**
