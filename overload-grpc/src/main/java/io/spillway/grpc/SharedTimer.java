@@ -1,6 +1,7 @@
 package io.spillway.grpc;
 
 import io.spillway.api.Scheduler;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 /**
@@ -16,8 +17,14 @@ final class SharedTimer {
     return Holder.SCHEDULER;
   }
 
+  /** The same thread as an executor, for gRPC name resolvers that schedule their own work. */
+  static ScheduledExecutorService executor() {
+    return Holder.EXECUTOR;
+  }
+
   private static final class Holder {
     static final Scheduler SCHEDULER;
+    static final ScheduledExecutorService EXECUTOR;
 
     static {
       ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
@@ -27,6 +34,7 @@ final class SharedTimer {
       });
       executor.setRemoveOnCancelPolicy(true);
       SCHEDULER = Scheduler.of(executor);
+      EXECUTOR = java.util.concurrent.Executors.unconfigurableScheduledExecutorService(executor);
     }
   }
 }

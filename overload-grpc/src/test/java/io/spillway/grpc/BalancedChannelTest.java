@@ -143,14 +143,16 @@ class BalancedChannelTest {
           assertEquals(Status.Code.OK, Calls.unary(ch, Echo.UNARY, "x").await().status().getCode());
           assertEquals(io.grpc.ConnectivityState.READY, ch.getState(false));
         }
+        List<SpillwayBalancedChannel.Backend> backends = channel.backends();
         List<Integer> picks = new ArrayList<>();
         for (int i = 0; i < channels.size(); i++) {
-          picks.add(channel.pick(-1));
+          picks.add(backends.indexOf(channel.pick(backends, null)));
         }
         assertEquals(picks.size(), picks.stream().distinct().count(),
             "idle backends in rotation: " + picks);
         for (int i = 0; i < 6; i++) {
-          assertNotEquals(0, channel.pick(0), "never the backend to avoid");
+          assertNotEquals(backends.get(0), channel.pick(backends, backends.get(0)),
+              "never the backend to avoid");
         }
       } finally {
         channel.close();
