@@ -14,4 +14,6 @@ module io.spillway.grpc {
   requires static io.netty.common;
 
   exports io.spillway.grpc;
+
+  provides io.grpc.LoadBalancerProvider with io.spillway.grpc.PerBackendLoadBalancerProvider;
 }

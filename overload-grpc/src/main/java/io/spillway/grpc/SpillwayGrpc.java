@@ -59,6 +59,20 @@ public final class SpillwayGrpc {
     return SpillwayBalancedChannel.builder(java.util.Objects.requireNonNull(scheme, "scheme"));
   }
 
+  /**
+   * Sessions of the default scheme for a {@code ManagedChannel} that balances over several
+   * backends, one session per backend; {@link PerBackendSessions#install} puts them on the
+   * channel's builder. Give them the SLO.
+   */
+  public static PerBackendSessions.Builder perBackend() {
+    return PerBackendSessions.builder(null);
+  }
+
+  /** As {@link #perBackend()}, with sessions of {@code scheme}. */
+  public static PerBackendSessions.Builder perBackend(OverloadScheme scheme) {
+    return PerBackendSessions.builder(java.util.Objects.requireNonNull(scheme, "scheme"));
+  }
+
   /** A client session of {@code scheme}, as an interceptor for one channel. */
   public static SpillwayClientInterceptor.Builder client(OverloadScheme scheme) {
     return SpillwayClientInterceptor.builder(scheme);

@@ -32,6 +32,11 @@ final class InProcess implements AutoCloseable {
     }
   }
 
+  /** The server's address, for a name resolver. */
+  java.net.SocketAddress address() {
+    return new io.grpc.inprocess.InProcessSocketAddress(name);
+  }
+
   /** A new channel to the server. */
   ManagedChannel channel() {
     ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();

@@ -307,8 +307,25 @@ public class SpillwayProperties implements Validator {
      */
     private Duration slo;
 
+    /**
+     * Whether each Spring gRPC channel keeps one session per backend its target resolves to: the
+     * channel's load-balancing policy becomes spillway_per_backend, which spreads calls over the
+     * backends as round_robin does (to the ready backend with the fewest calls waiting), and each
+     * call waits for a credit of the backend it is sent to. False: one session per channel under
+     * the channel's own policy, right only for a channel that reaches a single server.
+     */
+    private boolean grpcSessionPerBackend = true;
+
     public boolean isEnabled() {
       return enabled;
+    }
+
+    public boolean isGrpcSessionPerBackend() {
+      return grpcSessionPerBackend;
+    }
+
+    public void setGrpcSessionPerBackend(boolean grpcSessionPerBackend) {
+      this.grpcSessionPerBackend = grpcSessionPerBackend;
     }
 
     public void setEnabled(boolean enabled) {

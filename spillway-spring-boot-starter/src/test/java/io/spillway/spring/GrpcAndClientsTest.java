@@ -151,11 +151,53 @@ class GrpcAndClientsTest {
             SpillwayGrpcAutoConfiguration.GrpcWiring wiring =
                 context.getBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class);
             assertThat(wiring.servers().get(0).control().subscribers()).as("the session's stream").isEqualTo(1);
+            assertThat(wiring.channelSessions()).hasSize(1);
+            assertThat(wiring.channelSessions().get(0).sessions())
+                .as("a channel to one in-process server: one session").hasSize(1);
             context.stop(); // what closing the context does before it destroys any bean
             channel.shutdown(); // what the channel factory's destruction does next
             assertThat(channel.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS))
                 .as("terminated: no credit stream held it").isTrue();
           } finally {
+            channel.shutdownNow();
+            server.shutdownNow();
+          }
+        });
+  }
+
+  /**
+   * With {@code spillway.client.grpc-session-per-backend=false} a channel keeps one session under
+   * its own load-balancing policy: its first call already waits in it and opens its stream.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void oneSessionPerChannelWhenPerBackendSessionsAreOff() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+            SpillwayGrpcAutoConfiguration.class))
+        .withPropertyValues("spillway.client.grpc-session-per-backend=false")
+        .run(context -> {
+          ServerBuilderCustomizer serverCustomizer = context.getBean(ServerBuilderCustomizer.class);
+          String name = InProcessServerBuilder.generateName();
+          InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+          builder.addService(pingService());
+          serverCustomizer.customize(builder);
+          Server server = builder.build().start();
+          io.grpc.inprocess.InProcessChannelBuilder channelBuilder =
+              io.grpc.inprocess.InProcessChannelBuilder.forName(name);
+          ((org.springframework.grpc.client.GrpcChannelBuilderCustomizer) context
+              .getBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class))
+              .customize(name, channelBuilder);
+          io.grpc.ManagedChannel channel = channelBuilder.build();
+          try {
+            assertThat(call(channel, (io.grpc.MethodDescriptor<String, String>) pingService()
+                .getMethod("test.Ping/Ping").getMethodDescriptor(), "x")).isEqualTo("ok:x");
+            SpillwayGrpcAutoConfiguration.GrpcWiring wiring =
+                context.getBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class);
+            assertThat(wiring.servers().get(0).control().subscribers()).as("the session's stream").isEqualTo(1);
+            assertThat(wiring.channelSessions()).isEmpty();
+          } finally {
+            context.stop();
             channel.shutdownNow();
             server.shutdownNow();
           }

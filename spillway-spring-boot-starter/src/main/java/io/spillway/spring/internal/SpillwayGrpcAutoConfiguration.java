@@ -4,6 +4,7 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.ServerBuilder;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.Ticker;
+import io.spillway.grpc.PerBackendSessions;
 import io.spillway.grpc.SpillwayClientInterceptor;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
@@ -23,25 +24,37 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 import org.springframework.grpc.server.ServerBuilderCustomizer;
 import org.springframework.grpc.server.lifecycle.GrpcServerShutdownEvent;
 
 /**
  * Spring gRPC (spring-grpc 1.0): every gRPC server Spring builds is protected by overload-grpc's
- * {@link SpillwayGrpcServer.Builder#install}, and every channel gets its own Spillway session.
+ * {@link SpillwayGrpcServer.Builder#install}, and every channel gets a Spillway session per
+ * backend.
  *
  * <p>Why a {@link ServerBuilderCustomizer} rather than a {@code @GlobalServerInterceptor}: a
  * global interceptor only decides once a call has reached the workers, after it queued behind
  * admitted work, and sees no queueing delay of its own. {@code install} decides on the transport
  * thread as each call arrives, runs admitted calls on measured workers, measures gRPC's event
  * loops, adds the credit control service, and binds deadline budgets, which is what a plain
- * ServerBuilder gets in overload-grpc's README. One session per channel because a channel is one
- * backend (or one balanced target): credits of one server never release calls to another.
+ * ServerBuilder gets in overload-grpc's README.
+ *
+ * <p>A session per backend ({@link PerBackendSessions}) because Spring gRPC's channels balance
+ * with {@code round_robin} by default: one session on such a channel would take every backend's
+ * credits into one window, and the load balancer would send calls released by one server's credits
+ * to another (docs/design.md: credits are per session and per backend). The channel customizer
+ * sets the channel's load-balancing policy, so it runs after Spring gRPC's own client
+ * customizer, which sets the policy from the channel's properties: it is ordered last and its
+ * configuration comes after the client auto-configuration.
  *
  * <p>Thread-safe; what it creates is closed with the application context.
  */
-@AutoConfiguration(after = SpillwayAutoConfiguration.class)
+@AutoConfiguration(after = SpillwayAutoConfiguration.class, afterName = {
+    "org.springframework.grpc.autoconfigure.client.GrpcClientAutoConfiguration",
+    "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration"})
 @ConditionalOnBooleanProperty(name = "spillway.enabled", matchIfMissing = true)
 @ConditionalOnClass(name = "org.springframework.grpc.server.ServerBuilderCustomizer")
 @EnableConfigurationProperties(SpillwayProperties.class)
@@ -71,10 +84,11 @@ public class SpillwayGrpcAutoConfiguration {
   }
 
   @Bean
+  @Order(Ordered.LOWEST_PRECEDENCE)
   @ConditionalOnClass(name = "org.springframework.grpc.client.GrpcChannelBuilderCustomizer")
   <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> spillwayGrpcChannelCustomizer(
       GrpcWiring wiring) {
-    return (authority, builder) -> builder.intercept(wiring.session());
+    return (authority, builder) -> wiring.customize(builder);
   }
 
   /**
@@ -95,6 +109,7 @@ public class SpillwayGrpcAutoConfiguration {
     private final List<AutoCloseable> created = new CopyOnWriteArrayList<>();
     private final List<SpillwayGrpcServer> servers = new CopyOnWriteArrayList<>();
     private final List<SpillwayClientInterceptor> sessions = new CopyOnWriteArrayList<>();
+    private final List<PerBackendSessions> perBackend = new CopyOnWriteArrayList<>();
     private volatile boolean running;
     /** What the gRPC servers' gates do, for the meters and the Actuator endpoint. */
     private final GateStats stats = new GateStats("grpc");
@@ -128,6 +143,22 @@ public class SpillwayGrpcAutoConfiguration {
       created.add(server);
     }
 
+    /**
+     * Sessions for a channel Spring gRPC builds: one per backend ({@link PerBackendSessions}, the
+     * default), else one for the channel.
+     */
+    void customize(ManagedChannelBuilder<?> builder) {
+      if (!properties.getClient().isGrpcSessionPerBackend()) {
+        builder.intercept(session());
+        return;
+      }
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(scheme())
+          .slo(properties.getSlo()).build();
+      created.add(sessions);
+      perBackend.add(sessions);
+      sessions.install(builder);
+    }
+
     SpillwayClientInterceptor session() {
       SpillwayClientInterceptor.Builder b = SpillwayGrpc.client(scheme());
       SpillwayClientInterceptor session = b.slo(properties.getSlo()).build();
@@ -147,6 +178,9 @@ public class SpillwayGrpcAutoConfiguration {
       running = false;
       for (SpillwayClientInterceptor session : sessions) {
         session.close();
+      }
+      for (PerBackendSessions s : perBackend) {
+        s.close();
       }
     }
 
@@ -188,6 +222,11 @@ public class SpillwayGrpcAutoConfiguration {
       m.put("workers", servers.get(0).workers());
       m.putAll(stats.snapshot());
       return m;
+    }
+
+    /** The channels' per-backend sessions, for diagnostics. */
+    public List<PerBackendSessions> channelSessions() {
+      return List.copyOf(perBackend);
     }
 
     /** The protected gRPC servers, for diagnostics. */

@@ -1,0 +1,208 @@
+package io.spillway.grpc;
+
+import io.grpc.Attributes;
+import io.grpc.ConnectivityState;
+import io.grpc.ConnectivityStateInfo;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancer;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The load balancer of a channel with {@link PerBackendSessions}: one subchannel per resolved
+ * address group, as {@code round_robin} keeps, and a call goes to the subchannel its session
+ * chose ({@link PerBackendSessions#BACKEND} in its call options). The sessions choose before the
+ * call waits for a credit, so a backend's credits only ever release calls bound for that backend
+ * (docs/design.md, "A request's path on a client"); a load balancer that picked after the wait
+ * would spend one backend's credit on another.
+ *
+ * <p>Calls without a chosen backend (the first calls, before the sessions have heard of any
+ * subchannel) rotate over the ready subchannels. Every subchannel state change is told to the
+ * sessions that use the channel ({@link PerBackendSessions#backendsChanged}); they learn of
+ * this balancer from the first call that carries them ({@link PerBackendSessions#SESSIONS}),
+ * since gRPC gives a balancer no reference to the channel's interceptors.
+ *
+ * <p>Runs in the channel's synchronization context, as gRPC requires; the picker is immutable
+ * and may be called from any thread.
+ */
+final class PerBackendLoadBalancer extends LoadBalancer {
+
+  private final Helper helper;
+  /** Address groups (without attributes) to their subchannels, in resolution order. */
+  private final Map<EquivalentAddressGroup, Backend> backends = new LinkedHashMap<>();
+  private PerBackendSessions sessions;
+  private Status lastError = Status.UNAVAILABLE.withDescription("no backend resolved yet");
+
+  /** A subchannel and its latest state. */
+  private static final class Backend {
+    final EquivalentAddressGroup group;
+    final Subchannel subchannel;
+    ConnectivityStateInfo state = ConnectivityStateInfo.forNonError(ConnectivityState.IDLE);
+
+    Backend(EquivalentAddressGroup group, Subchannel subchannel) {
+      this.group = group;
+      this.subchannel = subchannel;
+    }
+  }
+
+  PerBackendLoadBalancer(Helper helper) {
+    this.helper = helper;
+  }
+
+  @Override
+  public Status acceptResolvedAddresses(ResolvedAddresses resolved) {
+    List<EquivalentAddressGroup> groups = resolved.getAddresses();
+    if (groups.isEmpty()) {
+      Status none = Status.UNAVAILABLE.withDescription("name resolution returned no address");
+      handleNameResolutionError(none);
+      return none;
+    }
+    Map<EquivalentAddressGroup, Backend> gone = new HashMap<>(backends);
+    Map<EquivalentAddressGroup, Backend> now = new LinkedHashMap<>();
+    for (EquivalentAddressGroup group : groups) {
+      EquivalentAddressGroup key = new EquivalentAddressGroup(group.getAddresses());
+      Backend b = gone.remove(key);
+      if (b == null) {
+        Subchannel subchannel = helper.createSubchannel(CreateSubchannelArgs.newBuilder()
+            .setAddresses(group).setAttributes(Attributes.EMPTY).build());
+        Backend made = new Backend(key, subchannel);
+        subchannel.start(state -> onState(made, state));
+        subchannel.requestConnection();
+        b = made;
+      }
+      now.put(key, b);
+    }
+    backends.clear();
+    backends.putAll(now);
+    for (Backend b : gone.values()) {
+      b.subchannel.shutdown();
+    }
+    publish();
+    return Status.OK;
+  }
+
+  @Override
+  public void handleNameResolutionError(Status error) {
+    lastError = error;
+    if (backends.isEmpty()) {
+      helper.updateBalancingState(ConnectivityState.TRANSIENT_FAILURE,
+          new Picker(List.of(), error));
+    }
+  }
+
+  private void onState(Backend b, ConnectivityStateInfo state) {
+    if (backends.get(b.group) != b) {
+      return; // shut down
+    }
+    b.state = state;
+    if (state.getState() == ConnectivityState.IDLE) {
+      b.subchannel.requestConnection(); // as round_robin: every backend stays connected
+    }
+    if (state.getState() == ConnectivityState.TRANSIENT_FAILURE) {
+      lastError = state.getStatus();
+      helper.refreshNameResolution();
+    }
+    publish();
+  }
+
+  /** Called from a picker: the calls carry {@code s}, which has not heard of this balancer. */
+  private void attach(PerBackendSessions s) {
+    if (sessions == s) {
+      return;
+    }
+    sessions = s;
+    s.attached(this, view());
+  }
+
+  private List<PerBackendSessions.BackendState> view() {
+    List<PerBackendSessions.BackendState> list = new ArrayList<>(backends.size());
+    for (Backend b : backends.values()) {
+      list.add(new PerBackendSessions.BackendState(b.group, b.state.getState()));
+    }
+    return List.copyOf(list);
+  }
+
+  private void publish() {
+    boolean ready = false;
+    boolean connecting = false;
+    List<Backend> list = new ArrayList<>(backends.values());
+    for (Backend b : list) {
+      ConnectivityState s = b.state.getState();
+      ready |= s == ConnectivityState.READY;
+      connecting |= s == ConnectivityState.CONNECTING || s == ConnectivityState.IDLE;
+    }
+    ConnectivityState aggregate = ready ? ConnectivityState.READY
+        : connecting ? ConnectivityState.CONNECTING : ConnectivityState.TRANSIENT_FAILURE;
+    helper.updateBalancingState(aggregate, new Picker(list, lastError));
+    if (sessions != null) {
+      sessions.backendsChanged(this, view());
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    for (Backend b : backends.values()) {
+      b.subchannel.shutdown();
+    }
+    backends.clear();
+    if (sessions != null) {
+      sessions.detached(this);
+      sessions = null;
+    }
+  }
+
+  /**
+   * Routes each call to the backend its session chose; others rotate over ready backends. A
+   * snapshot, as gRPC's pickers are: the states are those at its making.
+   */
+  private final class Picker extends SubchannelPicker {
+    private final Map<EquivalentAddressGroup, Subchannel> readyByGroup = new HashMap<>();
+    private final Map<EquivalentAddressGroup, ConnectivityState> stateOf = new HashMap<>();
+    private final List<Subchannel> ready = new ArrayList<>();
+    private final Status error;
+    private final boolean anyConnecting;
+    private final AtomicInteger next = new AtomicInteger();
+
+    Picker(List<Backend> list, Status error) {
+      boolean connecting = false;
+      for (Backend b : list) {
+        ConnectivityState s = b.state.getState();
+        stateOf.put(b.group, s);
+        if (s == ConnectivityState.READY) {
+          ready.add(b.subchannel);
+          readyByGroup.put(b.group, b.subchannel);
+        }
+        connecting |= s == ConnectivityState.CONNECTING || s == ConnectivityState.IDLE;
+      }
+      this.error = error;
+      this.anyConnecting = connecting;
+    }
+
+    @Override
+    public PickResult pickSubchannel(PickSubchannelArgs args) {
+      PerBackendSessions s = args.getCallOptions().getOption(PerBackendSessions.SESSIONS);
+      if (s != null && s.balancer() != PerBackendLoadBalancer.this) {
+        helper.getSynchronizationContext().execute(() -> attach(s));
+      }
+      EquivalentAddressGroup chosen = args.getCallOptions().getOption(PerBackendSessions.BACKEND);
+      ConnectivityState state = chosen == null ? null : stateOf.get(chosen);
+      if (state != null) {
+        return switch (state) {
+          case READY -> PickResult.withSubchannel(readyByGroup.get(chosen));
+          case TRANSIENT_FAILURE -> PickResult.withError(error);
+          default -> PickResult.withNoResult(); // connecting: the call waits for the next picker
+        };
+      }
+      // no backend chosen, or one no longer resolved: wherever a plain call would go
+      if (!ready.isEmpty()) {
+        return PickResult.withSubchannel(ready.get(Math.floorMod(next.getAndIncrement(), ready.size())));
+      }
+      return anyConnecting ? PickResult.withNoResult() : PickResult.withError(error);
+    }
+  }
+}

@@ -1,0 +1,385 @@
+package io.spillway.grpc;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ConnectivityState;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancerRegistry;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.MethodDescriptor;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.Scheduler;
+import io.spillway.api.Ticker;
+import java.lang.System.Logger.Level;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * Spillway sessions for a {@link ManagedChannel} that balances over several backends: one session,
+ * with its own credit account and credit stream, per backend the channel's name resolution gives
+ * (docs/design.md, "A request's path on a client": credits are per client session and per
+ * backend). A single {@link SpillwayClientInterceptor} on such a channel would be one session for
+ * all of them: N servers' credit deltas would feed one window, the credit stream would reach one
+ * server, and one server's credits would release calls that the load balancer then sends to
+ * another.
+ *
+ * <pre>{@code
+ * ManagedChannelBuilder<?> builder = ManagedChannelBuilder.forTarget("dns:///search:8080").usePlaintext();
+ * PerBackendSessions sessions = SpillwayGrpc.perBackend().slo(Duration.ofMillis(5)).build().install(builder);
+ * ManagedChannel channel = sessions.closeOnShutdown(builder.build());
+ * }</pre>
+ *
+ * <p>{@link #install} sets the channel's load-balancing policy to {@code spillway_per_backend}
+ * ({@link PerBackendLoadBalancerProvider}) and adds this interceptor. A unary call is assigned to a
+ * backend first, as {@link SpillwayBalancedChannel} assigns it (the ready backend whose session has
+ * the fewest calls queued, from a rotating start), waits in that backend's session, and is then
+ * sent to that backend's subchannel. Backends follow the channel's name resolution; one that
+ * leaves takes no new call and its session closes once nothing waits in it. Streaming calls go as
+ * plain calls through a backend's session, as {@link SpillwayClientInterceptor} sends them.
+ *
+ * <p>The balancer makes itself known to these sessions with the first call, so that call, and any
+ * call made while the channel has no connected backend yet, goes as a plain call (the server
+ * admits it as any client's). If the channel runs another policy (a service config that names
+ * one overrides the default {@code install} sets), every call goes plain; that is logged once at
+ * WARNING.
+ *
+ * <p>Thread-safe. Close it, or hand it the built channel ({@link #closeOnShutdown}): a channel's
+ * graceful shutdown waits for its open calls, the sessions' credit streams among them.
+ */
+public final class PerBackendSessions implements ClientInterceptor, AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(PerBackendSessions.class.getName());
+  /** Calls without a balancer after which the channel is taken to run another policy. */
+  private static final int PLAIN_CALLS_BEFORE_WARNING = 1_000;
+
+  /** The backend a call waited for, read by the balancer's picker. */
+  static final CallOptions.Key<EquivalentAddressGroup> BACKEND =
+      CallOptions.Key.create("spillway-backend");
+  /** The sessions a call went through, so the channel's balancer can find them. */
+  static final CallOptions.Key<PerBackendSessions> SESSIONS =
+      CallOptions.Key.create("spillway-per-backend-sessions");
+
+  static {
+    LoadBalancerRegistry registry = LoadBalancerRegistry.getDefaultRegistry();
+    if (registry.getProvider(PerBackendLoadBalancerProvider.POLICY) == null) {
+      registry.register(new PerBackendLoadBalancerProvider());
+    }
+  }
+
+  /** A backend as the channel's balancer last reported it. */
+  record BackendState(EquivalentAddressGroup group, ConnectivityState state) { }
+
+  /** A backend's session and the channel view that sends its calls to that backend. */
+  private record Backend(SpillwayClientInterceptor session, Channel routed) { }
+
+  private final Supplier<SpillwayClientInterceptor> newSession;
+  private final Scheduler scheduler;
+  private final long drainCheckNanos;
+  private final Map<EquivalentAddressGroup, Backend> backends = new ConcurrentHashMap<>();
+  private final AtomicInteger next = new AtomicInteger();
+  private final AtomicInteger plainCalls = new AtomicInteger();
+  /** The balancer of the channel, once a call has told it of these sessions. */
+  private volatile PerBackendLoadBalancer balancer;
+  /** The backends it reported last, in resolution order; empty while none is attached. */
+  private volatile List<BackendState> view = List.of();
+  private volatile boolean closed;
+  private volatile ManagedChannel watched;
+  /** The one session of a channel to a single direct address ({@link #install}). */
+  private volatile SpillwayClientInterceptor single;
+
+  private PerBackendSessions(Supplier<SpillwayClientInterceptor> newSession, Scheduler scheduler,
+      long drainCheckNanos) {
+    this.newSession = newSession;
+    this.scheduler = scheduler;
+    this.drainCheckNanos = drainCheckNanos;
+  }
+
+  /** A builder; see {@link SpillwayGrpc#perBackend()}. */
+  static Builder builder(OverloadScheme scheme) {
+    return new Builder(scheme);
+  }
+
+  /**
+   * Sets {@code builder}'s load-balancing policy to {@code spillway_per_backend} and adds these
+   * sessions as an interceptor; returns this.
+   */
+  public PerBackendSessions install(ManagedChannelBuilder<?> builder) {
+    try {
+      builder.defaultLoadBalancingPolicy(PerBackendLoadBalancerProvider.POLICY);
+    } catch (IllegalStateException directAddress) {
+      // A builder for one address given directly (forAddress(SocketAddress), in-process by
+      // name) takes no policy: its channel has one backend, so one session is exact.
+      single = newSession.get();
+    }
+    builder.intercept(this);
+    return this;
+  }
+
+  /**
+   * The sessions, by the addresses of their backends, in resolution order; for a channel to one
+   * address given directly, its one session under an empty list.
+   */
+  public Map<List<SocketAddress>, SpillwayClientInterceptor> sessions() {
+    Map<List<SocketAddress>, SpillwayClientInterceptor> m = new LinkedHashMap<>();
+    SpillwayClientInterceptor one = single;
+    if (one != null) {
+      m.put(List.of(), one); // the channel's one address is not known here
+      return m;
+    }
+    for (BackendState s : view) {
+      Backend b = backends.get(s.group());
+      if (b != null) {
+        m.put(s.group().getAddresses(), b.session());
+      }
+    }
+    return m;
+  }
+
+  /** Calls sent without a session so far (before the balancer attached, or without it). */
+  public int plainCalls() {
+    return plainCalls.get();
+  }
+
+  @Override
+  public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+      CallOptions callOptions, Channel next) {
+    SpillwayClientInterceptor one = single;
+    if (one != null) {
+      return one.interceptCall(method, callOptions, next);
+    }
+    Backend b = closed ? null : pick(view, next);
+    if (b == null) {
+      if (plainCalls.incrementAndGet() == PLAIN_CALLS_BEFORE_WARNING && balancer == null
+          && !closed) {
+        LOG.log(Level.WARNING, "{0} calls on {1} without a Spillway session: the channel's "
+            + "load-balancing policy is not {2} (a service config that names a policy overrides "
+            + "the default install() sets), so its calls go as plain calls",
+            PLAIN_CALLS_BEFORE_WARNING, next.authority(), PerBackendLoadBalancerProvider.POLICY);
+      }
+      return next.newCall(method, callOptions.withOption(SESSIONS, this));
+    }
+    return b.session().interceptCall(method, callOptions, b.routed());
+  }
+
+  /**
+   * The backend for a call: from a rotating start, the one whose connection is ready and whose
+   * session has the fewest calls queued; {@code null} while no backend is connected.
+   */
+  private Backend pick(List<BackendState> list, Channel channel) {
+    int n = list.size();
+    if (n == 0) {
+      return null;
+    }
+    int start = Math.floorMod(next.getAndIncrement(), n);
+    Backend best = null;
+    int bestQueued = Integer.MAX_VALUE;
+    for (int k = 0; k < n; k++) {
+      BackendState s = list.get((start + k) % n);
+      if (s.state() != ConnectivityState.READY) {
+        continue;
+      }
+      Backend b = backend(s.group(), channel);
+      int queued = b.session().queued();
+      if (queued < bestQueued) {
+        best = b;
+        bestQueued = queued;
+        if (queued == 0) {
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
+  private Backend backend(EquivalentAddressGroup group, Channel channel) {
+    Backend b = backends.get(group);
+    if (b != null) {
+      return b;
+    }
+    return backends.computeIfAbsent(group, g -> {
+      SpillwayClientInterceptor session = newSession.get();
+      ManagedChannel w = watched;
+      if (w != null) {
+        session.closeOnShutdown(w);
+      }
+      return new Backend(session, new Routed(g, channel));
+    });
+  }
+
+  /** The channel's calls, sent to one backend's subchannel. */
+  private final class Routed extends Channel {
+    private final EquivalentAddressGroup group;
+    private final Channel channel;
+
+    Routed(EquivalentAddressGroup group, Channel channel) {
+      this.group = group;
+      this.channel = channel;
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method,
+        CallOptions options) {
+      return channel.newCall(method, options.withOption(BACKEND, group)
+          .withOption(SESSIONS, PerBackendSessions.this));
+    }
+
+    @Override
+    public String authority() {
+      return channel.authority();
+    }
+  }
+
+  // ---- from the balancer, in the channel's synchronization context ----
+
+  PerBackendLoadBalancer balancer() {
+    return balancer;
+  }
+
+  void attached(PerBackendLoadBalancer lb, List<BackendState> backendsNow) {
+    balancer = lb;
+    backendsChanged(lb, backendsNow);
+  }
+
+  void detached(PerBackendLoadBalancer lb) {
+    if (balancer == lb) {
+      balancer = null;
+      view = List.of();
+    }
+  }
+
+  /**
+   * The balancer's backends changed: calls are assigned among these from now on, and a session
+   * whose backend left is closed once nothing waits in it (first checked one SLO later, by when
+   * its queued calls have been sent or have expired).
+   */
+  void backendsChanged(PerBackendLoadBalancer lb, List<BackendState> backendsNow) {
+    if (balancer != lb) {
+      return;
+    }
+    view = backendsNow;
+    for (EquivalentAddressGroup group : backends.keySet()) {
+      if (backendsNow.stream().noneMatch(s -> s.group().equals(group))) {
+        scheduler.schedule(() -> drain(group), drainCheckNanos);
+      }
+    }
+  }
+
+  private void drain(EquivalentAddressGroup group) {
+    if (view.stream().anyMatch(s -> s.group().equals(group))) {
+      return; // resolved again meanwhile
+    }
+    Backend b = backends.get(group);
+    if (b == null) {
+      return;
+    }
+    if (b.session().queued() > 0) {
+      scheduler.schedule(() -> drain(group), drainCheckNanos);
+      return;
+    }
+    if (backends.remove(group, b)) {
+      b.session().close();
+    }
+  }
+
+  /**
+   * Closes every session when {@code managed} is shut down, and returns it; see
+   * {@link SpillwayClientInterceptor#closeOnShutdown}.
+   */
+  public <C extends ManagedChannel> C closeOnShutdown(C managed) {
+    watched = Objects.requireNonNull(managed, "channel");
+    SpillwayClientInterceptor one = single;
+    if (one != null) {
+      one.closeOnShutdown(managed);
+    }
+    for (Backend b : backends.values()) {
+      b.session().closeOnShutdown(managed);
+    }
+    watch(managed);
+    return managed;
+  }
+
+  private void watch(ManagedChannel managed) {
+    ConnectivityState state = managed.getState(false);
+    if (state == ConnectivityState.SHUTDOWN) {
+      close();
+    } else if (!closed) {
+      managed.notifyWhenStateChanged(state, () -> watch(managed));
+    }
+  }
+
+  /** Ends every session ({@link SpillwayClientInterceptor#close()}); later calls go plain. */
+  @Override
+  public void close() {
+    closed = true;
+    SpillwayClientInterceptor one = single;
+    if (one != null) {
+      one.close();
+    }
+    for (Backend b : backends.values()) {
+      b.session().close();
+    }
+  }
+
+  /** Configures {@link PerBackendSessions}. Not thread-safe. */
+  public static final class Builder {
+    private final OverloadScheme scheme;
+    private long sloNanos;
+    private Ticker ticker;
+    private Scheduler scheduler;
+
+    private Builder(OverloadScheme scheme) {
+      this.scheme = scheme;
+    }
+
+    /** The SLO of the calls (required). */
+    public Builder slo(Duration value) {
+      sloNanos = value.toNanos();
+      return this;
+    }
+
+    /** The sessions' clock; {@link Ticker#system()} by default. */
+    public Builder ticker(Ticker value) {
+      ticker = Objects.requireNonNull(value, "ticker");
+      return this;
+    }
+
+    /** The sessions' scheduler; the shared timer by default. */
+    public Builder scheduler(Scheduler value) {
+      scheduler = Objects.requireNonNull(value, "scheduler");
+      return this;
+    }
+
+    /** @throws IllegalStateException if the SLO is missing */
+    public PerBackendSessions build() {
+      if (sloNanos <= 0) {
+        throw new IllegalStateException("the sessions need an SLO: slo(Duration)");
+      }
+      long slo = sloNanos;
+      Ticker t = ticker;
+      Scheduler s = scheduler;
+      Supplier<SpillwayClientInterceptor> make = () -> {
+        SpillwayClientInterceptor.Builder b = scheme == null ? SpillwayClientInterceptor.builder()
+            : SpillwayClientInterceptor.builder(scheme);
+        b.sloNanos(slo);
+        if (t != null) {
+          b.ticker(t);
+        }
+        if (s != null) {
+          b.scheduler(s);
+        }
+        return b.build();
+      };
+      return new PerBackendSessions(make, s != null ? s : SharedTimer.scheduler(), slo);
+    }
+  }
+}

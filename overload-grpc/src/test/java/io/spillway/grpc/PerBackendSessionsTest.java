@@ -1,0 +1,382 @@
+package io.spillway.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.NameResolver;
+import io.grpc.NameResolverProvider;
+import io.grpc.NameResolverRegistry;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.StatusOr;
+import io.grpc.SynchronizationContext;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessSocketAddress;
+import io.grpc.stub.StreamObserver;
+import io.spillway.api.OverloadScheme;
+import io.spillway.api.QueueDelaySignal;
+import io.spillway.api.testing.VirtualClock;
+import io.spillway.credit.Breakwater;
+import io.spillway.credit.BreakwaterConfig;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A plain {@code ManagedChannel} that balances over several backends keeps one Spillway session
+ * per backend: each server hears only its own session's calls and credit stream, so one server's
+ * credits never release calls bound for another. Servers are in-process behind a scripted name
+ * resolver; gates run in virtual time.
+ */
+class PerBackendSessionsTest {
+
+  private static final long MS = 1_000_000;
+  private static final Duration SLO = Duration.ofMillis(5);
+  /** The addresses each test's target resolves to, by the target's path. */
+  private static final Map<String, Targets> TARGETS = new ConcurrentHashMap<>();
+
+  static {
+    NameResolverRegistry.getDefaultRegistry().register(new Resolvers("per-backend-test",
+        InProcessSocketAddress.class));
+    NameResolverRegistry.getDefaultRegistry().register(new Resolvers("per-backend-sockets",
+        java.net.InetSocketAddress.class));
+  }
+
+  private final VirtualClock clock = new VirtualClock();
+  private final OverloadScheme breakwater = Breakwater.of(BreakwaterConfig.forSlo(5 * MS, 100_000));
+
+  private SpillwayGrpcServer server() {
+    return SpillwayGrpc.server(breakwater).ticker(clock).scheduler(clock).parallelism(1)
+        .queueDelay(QueueDelaySignal.NONE).build();
+  }
+
+  /** A channel to {@code name}'s scripted backends, with per-backend sessions installed. */
+  private ManagedChannel channel(String name, PerBackendSessions sessions) {
+    InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget("per-backend-test:///" + name)
+        .directExecutor();
+    sessions.install(builder);
+    return sessions.closeOnShutdown(builder.build());
+  }
+
+  @Test
+  void eachServerHearsOnlyItsOwnSessionSoCreditsNeverCrossBackends() {
+    List<StreamObserver<String>> heldByB = new CopyOnWriteArrayList<>();
+    Seen seenByA = new Seen();
+    Seen seenByB = new Seen();
+    try (SpillwayGrpcServer a = server(); SpillwayGrpcServer b = server();
+        InProcess backendA = new InProcess(ServerInterceptors.intercept(
+            a.intercept(Echo.service(Echo.ECHO)), seenByA),
+            ServerInterceptors.intercept(a.controlService(), seenByA));
+        InProcess backendB = new InProcess(ServerInterceptors.intercept(
+            b.intercept(Echo.service((m, req, out) -> heldByB.add(out))), seenByB),
+            ServerInterceptors.intercept(b.controlService(), seenByB))) {
+      TARGETS.put("two", new Targets(List.of(backendA.address(), backendB.address())));
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(breakwater).slo(SLO).ticker(clock)
+          .scheduler(clock).build();
+      ManagedChannel channel = channel("two", sessions);
+      try {
+        List<Calls.Handle> handles = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+          handles.add(Calls.unary(channel, Echo.UNARY, "x" + i));
+        }
+        Map<List<SocketAddress>, SpillwayClientInterceptor> byBackend = sessions.sessions();
+        assertEquals(2, byBackend.size(), "a session per backend: " + byBackend.keySet());
+        SpillwayClientInterceptor sessionA = byBackend.get(List.of(backendA.address()));
+        SpillwayClientInterceptor sessionB = byBackend.get(List.of(backendB.address()));
+        assertNotEquals(sessionA.sessionId(), sessionB.sessionId());
+
+        assertEquals(Set.of(String.valueOf(sessionA.sessionId())), seenByA.sessions(),
+            "server A heard only session A");
+        assertEquals(Set.of(String.valueOf(sessionB.sessionId())), seenByB.sessions(),
+            "server B heard only session B");
+        assertEquals(1, seenByA.calls(MethodDescriptorName.CREDITS), "A's credit stream went to A");
+        assertEquals(1, seenByB.calls(MethodDescriptorName.CREDITS), "B's credit stream went to B");
+
+        // B granted one credit and holds the call it released; A's answers released none of
+        // the calls waiting in B's session
+        String idB = String.valueOf(sessionB.sessionId());
+        assertEquals(1, seenByB.calls.stream().filter(c -> c.method().equals(Echo.UNARY.getFullMethodName())
+            && idB.equals(c.session())).count(), "B's session sent one call, on B's one credit");
+        assertTrue(sessionB.queued() > 0, "calls wait in B's session");
+        long atA = seenByA.calls(MethodDescriptorName.ECHO);
+        long atB = seenByB.calls(MethodDescriptorName.ECHO);
+        assertEquals(atA, handles.stream().filter(h -> h.reply().isDone()).count(),
+            "every call answered was A's");
+        assertEquals(60, atA + atB + sessionA.queued() + sessionB.queued(),
+            "every call was sent or waits in its own backend's session");
+      } finally {
+        heldByB.forEach(o -> {
+          o.onNext("late");
+          o.onCompleted();
+        });
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /** What one server heard: each call's method and session. */
+  private static final class Seen implements io.grpc.ServerInterceptor {
+    record Call(String method, String session) { }
+
+    final List<Call> calls = new CopyOnWriteArrayList<>();
+
+    @Override
+    public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(
+        io.grpc.ServerCall<ReqT, RespT> call, Metadata headers,
+        io.grpc.ServerCallHandler<ReqT, RespT> next) {
+      calls.add(new Call(call.getMethodDescriptor().getFullMethodName(),
+          headers.get(SpillwayMetadata.SESSION)));
+      return next.startCall(call, headers);
+    }
+
+    Set<String> sessions() {
+      return calls.stream().map(Call::session).filter(java.util.Objects::nonNull)
+          .collect(Collectors.toSet());
+    }
+
+    long calls(MethodDescriptorName name) {
+      return calls.stream().filter(c -> c.method().equals(name.fullName)).count();
+    }
+  }
+
+  private enum MethodDescriptorName {
+    CREDITS(SpillwayControlService.CREDITS.getFullMethodName()),
+    ECHO(Echo.UNARY.getFullMethodName());
+
+    final String fullName;
+
+    MethodDescriptorName(String fullName) {
+      this.fullName = fullName;
+    }
+  }
+
+  @Test
+  void aBackendThatLeavesTheResolutionClosesItsSessionOnceNothingWaits() {
+    try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
+        InProcess b = new InProcess(Echo.service(Echo.ECHO))) {
+      Targets targets = new Targets(List.of(a.address(), b.address()));
+      TARGETS.put("leaving", targets);
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      ManagedChannel channel = channel("leaving", sessions);
+      try {
+        for (int i = 0; i < 10; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(2, sessions.sessions().size());
+        SpillwayClientInterceptor sessionB = sessions.sessions().get(List.of(b.address()));
+
+        targets.publish(List.of(a.address()));
+        assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet());
+        for (int i = 0; i < 10; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
+        }
+        assertFalse(isClosed(sessionB), "closed before one SLO had passed");
+        clock.advance(SLO.toNanos());
+        assertTrue(isClosed(sessionB), "closed once nothing waited in it");
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /** A closed session fails a call at once with UNAVAILABLE; an open one sends it. */
+  private static boolean isClosed(SpillwayClientInterceptor session) {
+    try (InProcess probe = new InProcess(Echo.service(Echo.ECHO))) {
+      ManagedChannel ch = probe.channel();
+      Calls.Reply r = Calls.unary(io.grpc.ClientInterceptors.intercept(ch, session), Echo.UNARY, "p")
+          .await();
+      return r.status().getCode() == Status.Code.UNAVAILABLE;
+    }
+  }
+
+  /**
+   * A channel whose policy is not Spillway's (here round_robin set after install) sends every call
+   * as a plain call, and every call is answered.
+   */
+  @Test
+  void underAnotherPolicyCallsGoPlainAndStillSucceed() {
+    try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
+        InProcess b = new InProcess(Echo.service(Echo.ECHO))) {
+      TARGETS.put("other", new Targets(List.of(a.address(), b.address())));
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget("per-backend-test:///other")
+          .directExecutor();
+      sessions.install(builder);
+      builder.defaultLoadBalancingPolicy("round_robin");
+      ManagedChannel channel = sessions.closeOnShutdown(builder.build());
+      try {
+        for (int i = 0; i < 20; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(20, sessions.plainCalls());
+        assertTrue(sessions.sessions().isEmpty());
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /** A builder for one address given directly takes no policy: one session, used from the first call. */
+  @Test
+  void aChannelToOneDirectAddressHasOneSessionFromItsFirstCall() {
+    List<StreamObserver<String>> held = new CopyOnWriteArrayList<>();
+    try (SpillwayGrpcServer a = server();
+        InProcess backend = new InProcess(a.intercept(Echo.service((m, req, out) -> held.add(out))),
+            a.controlService())) {
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(breakwater).slo(SLO).ticker(clock)
+          .scheduler(clock).build();
+      InProcessChannelBuilder builder = InProcessChannelBuilder
+          .forAddress(backend.address()).directExecutor();
+      sessions.install(builder);
+      ManagedChannel channel = sessions.closeOnShutdown(builder.build());
+      try {
+        for (int i = 0; i < 3; i++) {
+          Calls.unary(channel, Echo.UNARY, "x" + i);
+        }
+        assertEquals(1, sessions.sessions().size());
+        SpillwayClientInterceptor only = sessions.sessions().values().iterator().next();
+        assertEquals(1, held.size(), "the first call already waited for the session's one credit");
+        assertEquals(2, only.queued());
+        assertEquals(0, sessions.plainCalls());
+      } finally {
+        held.forEach(o -> {
+          o.onNext("late");
+          o.onCompleted();
+        });
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /** Over real sockets (grpc-netty-shaded), each backend's session reaches its own server. */
+  @Test
+  void onSocketsEachServerHearsItsOwnSession() throws Exception {
+    Seen seenByA = new Seen();
+    Seen seenByB = new Seen();
+    io.grpc.Server a = io.grpc.ServerBuilder.forPort(0)
+        .addService(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA)).build().start();
+    io.grpc.Server b = io.grpc.ServerBuilder.forPort(0)
+        .addService(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB)).build().start();
+    try {
+      TARGETS.put("sockets", new Targets(List.of(
+          new java.net.InetSocketAddress("127.0.0.1", a.getPort()),
+          new java.net.InetSocketAddress("127.0.0.1", b.getPort()))));
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).build();
+      io.grpc.ManagedChannelBuilder<?> builder = io.grpc.ManagedChannelBuilder
+          .forTarget("per-backend-sockets:///sockets").usePlaintext();
+      sessions.install(builder);
+      ManagedChannel channel = sessions.closeOnShutdown(builder.build());
+      try {
+        for (int i = 0; i < 40; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(2, sessions.sessions().size());
+        Set<String> atA = seenByA.sessions();
+        Set<String> atB = seenByB.sessions();
+        assertEquals(1, atA.size(), "A heard one session: " + atA);
+        assertEquals(1, atB.size(), "B heard one session: " + atB);
+        assertNotEquals(atA, atB);
+      } finally {
+        channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      }
+    } finally {
+      a.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      b.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  /** The addresses of one test target; {@link #publish} sends a new resolution. */
+  private static final class Targets {
+    volatile List<SocketAddress> addresses;
+    private volatile SynchronizationContext sync;
+    private volatile NameResolver.Listener2 listener;
+
+    Targets(List<SocketAddress> addresses) {
+      this.addresses = addresses;
+    }
+
+    void publish(List<SocketAddress> now) {
+      addresses = now;
+      sync.execute(this::deliver);
+    }
+
+    void deliver() {
+      List<EquivalentAddressGroup> groups = addresses.stream().map(EquivalentAddressGroup::new).toList();
+      listener.onResult2(NameResolver.ResolutionResult.newBuilder()
+          .setAddressesOrError(StatusOr.fromValue(groups)).build());
+    }
+  }
+
+  /** Resolves {@code SCHEME:///NAME} to the addresses {@code TARGETS} holds for NAME. */
+  private static final class Resolvers extends NameResolverProvider {
+    private final String scheme;
+    private final Class<? extends SocketAddress> type;
+
+    Resolvers(String scheme, Class<? extends SocketAddress> type) {
+      this.scheme = scheme;
+      this.type = type;
+    }
+
+    @Override
+    protected boolean isAvailable() {
+      return true;
+    }
+
+    @Override
+    protected int priority() {
+      return 5;
+    }
+
+    @Override
+    public String getDefaultScheme() {
+      return scheme;
+    }
+
+    @Override
+    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
+      return List.of(type);
+    }
+
+    @Override
+    public NameResolver newNameResolver(URI target, NameResolver.Args args) {
+      if (!scheme.equals(target.getScheme())) {
+        return null;
+      }
+      Targets targets = TARGETS.get(target.getPath().substring(1));
+      return new NameResolver() {
+        @Override
+        public String getServiceAuthority() {
+          return "per-backend-test";
+        }
+
+        @Override
+        public void start(Listener2 listener) {
+          targets.sync = args.getSynchronizationContext();
+          targets.listener = listener;
+          targets.deliver();
+        }
+
+        @Override
+        public void shutdown() { }
+      };
+    }
+  }
+}
