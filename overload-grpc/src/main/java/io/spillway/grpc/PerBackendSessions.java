@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -86,6 +87,8 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private final Scheduler scheduler;
   private final long drainCheckNanos;
   private final Map<EquivalentAddressGroup, Backend> backends = new ConcurrentHashMap<>();
+  /** Backends that left the resolution and wait for their sessions' queues to empty. */
+  private final Set<EquivalentAddressGroup> draining = ConcurrentHashMap.newKeySet();
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicInteger plainCalls = new AtomicInteger();
   /** The balancer of the channel, once a call has told it of these sessions. */
@@ -268,24 +271,23 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     }
     view = backendsNow;
     for (EquivalentAddressGroup group : backends.keySet()) {
-      if (backendsNow.stream().noneMatch(s -> s.group().equals(group))) {
+      if (backendsNow.stream().noneMatch(s -> s.group().equals(group)) && draining.add(group)) {
         scheduler.schedule(() -> drain(group), drainCheckNanos);
       }
     }
   }
 
   private void drain(EquivalentAddressGroup group) {
-    if (view.stream().anyMatch(s -> s.group().equals(group))) {
-      return; // resolved again meanwhile
-    }
     Backend b = backends.get(group);
-    if (b == null) {
+    if (b == null || view.stream().anyMatch(s -> s.group().equals(group))) {
+      draining.remove(group); // closed, or resolved again meanwhile
       return;
     }
     if (b.session().queued() > 0) {
       scheduler.schedule(() -> drain(group), drainCheckNanos);
       return;
     }
+    draining.remove(group);
     if (backends.remove(group, b)) {
       b.session().close();
     }
