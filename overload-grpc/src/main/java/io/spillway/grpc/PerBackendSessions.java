@@ -11,6 +11,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.MethodDescriptor;
 import io.spillway.api.OverloadScheme;
+import io.spillway.api.RetryBudget;
 import io.spillway.api.Scheduler;
 import io.spillway.api.Ticker;
 import java.lang.System.Logger.Level;
@@ -46,7 +47,9 @@ import java.util.function.Supplier;
  * the fewest calls queued, from a rotating start), waits in that backend's session, and is then
  * sent to that backend's subchannel. Backends follow the channel's name resolution; one that
  * leaves takes no new call and its session closes once nothing waits in it. Streaming calls go as
- * plain calls through a backend's session, as {@link SpillwayClientInterceptor} sends them.
+ * plain calls through a backend's session, as {@link SpillwayClientInterceptor} sends them. With
+ * {@link Builder#retryToReplica}, a unary call that its backend refuses fast is sent once to
+ * another, within a retry budget (protego-nsdi23 §5.3; {@link SpillwayBalancedChannel}'s policy).
  *
  * <p>The balancer makes itself known to these sessions with the first call, so that call, and any
  * call made while the channel has no connected backend yet, goes as a plain call (the server
@@ -81,7 +84,8 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   record BackendState(EquivalentAddressGroup group, ConnectivityState state) { }
 
   /** A backend's session and the channel view that sends its calls to that backend. */
-  private record Backend(SpillwayClientInterceptor session, Channel routed) { }
+  private record Backend(EquivalentAddressGroup group, SpillwayClientInterceptor session,
+      Channel routed) { }
 
   private final Supplier<SpillwayClientInterceptor> newSession;
   private final Scheduler scheduler;
@@ -91,6 +95,10 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private final Set<EquivalentAddressGroup> draining = ConcurrentHashMap.newKeySet();
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicInteger plainCalls = new AtomicInteger();
+  private final RetryBudget retryBudget; // null when retries are off
+  private final AtomicInteger retries = new AtomicInteger();
+  /** The backends as a retrying call sees them, over the channel of the first call. */
+  private volatile ReplicaRetryingCall.Backends<Backend> retrying;
   /** The balancer of the channel, once a call has told it of these sessions. */
   private volatile PerBackendLoadBalancer balancer;
   /** The backends it reported last, in resolution order; empty while none is attached. */
@@ -101,7 +109,8 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private volatile SpillwayClientInterceptor single;
 
   private PerBackendSessions(Supplier<SpillwayClientInterceptor> newSession, Scheduler scheduler,
-      long drainCheckNanos) {
+      long drainCheckNanos, double retryShare) {
+    this.retryBudget = retryShare > 0 ? RetryBudget.of(retryShare) : null;
     this.newSession = newSession;
     this.scheduler = scheduler;
     this.drainCheckNanos = drainCheckNanos;
@@ -148,6 +157,11 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     return m;
   }
 
+  /** Calls retried on another backend so far. */
+  public int retries() {
+    return retries.get();
+  }
+
   /** Calls sent without a session so far (before the balancer attached, or without it). */
   public int plainCalls() {
     return plainCalls.get();
@@ -160,7 +174,8 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     if (one != null) {
       return one.interceptCall(method, callOptions, next);
     }
-    Backend b = closed ? null : pick(view, next);
+    List<BackendState> backendsNow = view;
+    Backend b = closed ? null : pick(backendsNow, next, null);
     if (b == null) {
       if (plainCalls.incrementAndGet() == PLAIN_CALLS_BEFORE_WARNING && balancer == null
           && !closed) {
@@ -171,14 +186,52 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       }
       return next.newCall(method, callOptions.withOption(SESSIONS, this));
     }
-    return b.session().interceptCall(method, callOptions, b.routed());
+    if (retryBudget == null || backendsNow.size() < 2
+        || method.getType() != MethodDescriptor.MethodType.UNARY) {
+      return b.session().interceptCall(method, callOptions, b.routed());
+    }
+    retryBudget.onCall();
+    return new ReplicaRetryingCall<>(retrying(next), method, callOptions, b);
+  }
+
+  private ReplicaRetryingCall.Backends<Backend> retrying(Channel channel) {
+    ReplicaRetryingCall.Backends<Backend> r = retrying;
+    if (r != null) {
+      return r;
+    }
+    r = new ReplicaRetryingCall.Backends<>() {
+      @Override
+      public Backend other(Backend avoid) {
+        Backend b = pick(view, channel, avoid);
+        return b != null ? b : avoid;
+      }
+
+      @Override
+      public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(Backend backend,
+          MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+        return backend.session().interceptCall(method, options, backend.routed());
+      }
+
+      @Override
+      public boolean tryRetry() {
+        return retryBudget.tryRetry();
+      }
+
+      @Override
+      public void retried() {
+        retries.incrementAndGet();
+      }
+    };
+    retrying = r;
+    return r;
   }
 
   /**
    * The backend for a call: from a rotating start, the one whose connection is ready and whose
-   * session has the fewest calls queued; {@code null} while no backend is connected.
+   * session has the fewest calls queued, not {@code avoid} (the one that just refused it);
+   * {@code null} while no such backend is connected.
    */
-  private Backend pick(List<BackendState> list, Channel channel) {
+  private Backend pick(List<BackendState> list, Channel channel, Backend avoid) {
     int n = list.size();
     if (n == 0) {
       return null;
@@ -188,7 +241,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     int bestQueued = Integer.MAX_VALUE;
     for (int k = 0; k < n; k++) {
       BackendState s = list.get((start + k) % n);
-      if (s.state() != ConnectivityState.READY) {
+      if (s.state() != ConnectivityState.READY || avoid != null && avoid.group().equals(s.group())) {
         continue;
       }
       Backend b = backend(s.group(), channel);
@@ -215,7 +268,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       if (w != null) {
         session.closeOnShutdown(w);
       }
-      return new Backend(session, new Routed(g, channel));
+      return new Backend(g, session, new Routed(g, channel));
     });
   }
 
@@ -338,6 +391,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     private long sloNanos;
     private Ticker ticker;
     private Scheduler scheduler;
+    private double retryShare;
 
     private Builder(OverloadScheme scheme) {
       this.scheme = scheme;
@@ -361,6 +415,18 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       return this;
     }
 
+    /**
+     * Retry a fast-rejected unary call once on another backend, at most {@code share} of calls
+     * (for example 0.1), as {@link SpillwayBalancedChannel.Builder#retryToReplica}; off by default.
+     */
+    public Builder retryToReplica(double share) {
+      if (!(share > 0 && share <= 1)) {
+        throw new IllegalArgumentException("share must be in (0, 1]: " + share);
+      }
+      retryShare = share;
+      return this;
+    }
+
     /** @throws IllegalStateException if the SLO is missing */
     public PerBackendSessions build() {
       if (sloNanos <= 0) {
@@ -381,7 +447,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
         }
         return b.build();
       };
-      return new PerBackendSessions(make, s != null ? s : SharedTimer.scheduler(), slo);
+      return new PerBackendSessions(make, s != null ? s : SharedTimer.scheduler(), slo, retryShare);
     }
   }
 }

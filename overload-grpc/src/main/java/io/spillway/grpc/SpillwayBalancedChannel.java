@@ -6,9 +6,7 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptors;
 import io.grpc.ConnectivityState;
 import io.grpc.EquivalentAddressGroup;
-import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
@@ -169,8 +167,32 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
       return first.intercepted().newCall(method, options);
     }
     retryBudget.onCall();
-    return new RetryingCall<>(method, options, first);
+    return new ReplicaRetryingCall<>(retrying, method, options, first);
   }
+
+  /** The backends as a retrying call sees them. */
+  private final ReplicaRetryingCall.Backends<Backend> retrying = new ReplicaRetryingCall.Backends<>() {
+    @Override
+    public Backend other(Backend avoid) {
+      return pick(backends, avoid);
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(Backend backend,
+        MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+      return backend.intercepted().newCall(method, options);
+    }
+
+    @Override
+    public boolean tryRetry() {
+      return retryBudget.tryRetry();
+    }
+
+    @Override
+    public void retried() {
+      retries.incrementAndGet();
+    }
+  };
 
   /** The backend for a call, from {@code list}; {@code avoid}: one not to use (it just rejected). */
   Backend pick(List<Backend> list, Backend avoid) {
@@ -218,10 +240,6 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
       case IDLE, CONNECTING -> 1L << 32;
       case TRANSIENT_FAILURE, SHUTDOWN -> 1L << 33;
     };
-  }
-
-  private boolean takeRetryToken() {
-    return retryBudget.tryRetry();
   }
 
   /**
@@ -439,160 +457,6 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
       Status error = firstError;
       if (error != null) {
         throw new IllegalArgumentException("cannot resolve " + target + ": " + error);
-      }
-    }
-  }
-
-  /**
-   * A unary call that may be sent a second time, to another backend, after a fast reject. It
-   * keeps the request (one message) until the call ends; the application's listener hears only
-   * the attempt that counts.
-   */
-  private final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
-    private final MethodDescriptor<ReqT, RespT> method;
-    private final CallOptions options;
-    private final Backend firstBackend;
-    // Volatile, as is cancelled: retry() writes attempt then reads cancelled, cancel() writes
-    // cancelled then reads attempt, so one of the two sees the other and the retry is cancelled
-    // (at worst twice, which gRPC ignores) instead of running after the application cancelled.
-    private volatile ClientCall<ReqT, RespT> attempt;
-    private Listener<RespT> listener;
-    private Metadata headers;
-    private ReqT message;
-    private int requested;
-    private boolean halfClosed;
-    private volatile boolean cancelled;
-    /** A reject that came before the application half-closed: retried once it has. */
-    private Backend rejectedEarlyBy;
-
-    RetryingCall(MethodDescriptor<ReqT, RespT> method, CallOptions options, Backend firstBackend) {
-      this.method = method;
-      this.options = options;
-      this.firstBackend = firstBackend;
-    }
-
-    @Override
-    public void start(Listener<RespT> responseListener, Metadata requestHeaders) {
-      listener = responseListener;
-      headers = new Metadata();
-      headers.merge(requestHeaders);
-      attempt = firstBackend.intercepted().newCall(method, options);
-      attempt.start(new AttemptListener(firstBackend, true), requestHeaders);
-    }
-
-    @Override
-    public void request(int numMessages) {
-      requested += numMessages;
-      attempt.request(numMessages);
-    }
-
-    @Override
-    public void cancel(String why, Throwable cause) {
-      boolean deliver;
-      synchronized (this) {
-        cancelled = true;
-        deliver = rejectedEarlyBy != null;
-        rejectedEarlyBy = null;
-      }
-      if (deliver) {
-        listener.onClose(Status.CANCELLED.withDescription(why).withCause(cause), new Metadata());
-        return;
-      }
-      attempt.cancel(why, cause);
-    }
-
-    @Override
-    public void halfClose() {
-      Backend retryOn;
-      synchronized (this) {
-        halfClosed = true;
-        retryOn = rejectedEarlyBy;
-        rejectedEarlyBy = null;
-      }
-      if (retryOn != null) {
-        retry(retryOn);
-        return;
-      }
-      attempt.halfClose();
-    }
-
-    @Override
-    public void sendMessage(ReqT value) {
-      message = value;
-      attempt.sendMessage(value);
-    }
-
-    @Override
-    public boolean isReady() {
-      return attempt.isReady();
-    }
-
-    /** The second attempt, on another backend, replaying what the application sent. */
-    private void retry(Backend rejectedBy) {
-      retries.incrementAndGet();
-      ClientCall<ReqT, RespT> second = pick(backends, rejectedBy).intercepted()
-          .newCall(method, options);
-      attempt = second;
-      second.start(new AttemptListener(null, false), headers);
-      if (requested > 0) {
-        second.request(requested);
-      }
-      if (message != null) {
-        second.sendMessage(message);
-      }
-      if (halfClosed) {
-        second.halfClose();
-      }
-      if (cancelled) {
-        second.cancel("cancelled before the retry", null);
-      }
-    }
-
-    private final class AttemptListener extends ForwardingClientCallListener<RespT> {
-      private final Backend backend;
-      private final boolean mayRetry;
-      private boolean heard;
-
-      AttemptListener(Backend backend, boolean mayRetry) {
-        this.backend = backend;
-        this.mayRetry = mayRetry;
-      }
-
-      @Override
-      protected Listener<RespT> delegate() {
-        return listener;
-      }
-
-      @Override
-      public void onHeaders(Metadata h) {
-        heard = true;
-        super.onHeaders(h);
-      }
-
-      @Override
-      public void onMessage(RespT m) {
-        heard = true;
-        super.onMessage(m);
-      }
-
-      @Override
-      public void onClose(Status status, Metadata trailers) {
-        if (mayRetry && !heard && !cancelled
-            && status.getCode() == Status.Code.RESOURCE_EXHAUSTED
-            && trailers.containsKey(SpillwayMetadata.STATUS) && takeRetryToken()) {
-          boolean now;
-          synchronized (RetryingCall.this) {
-            now = halfClosed;
-            if (!now) {
-              rejectedEarlyBy = backend; // rejected on its headers: retry once the request is whole
-            }
-          }
-          if (now) {
-            retry(backend);
-          }
-          return;
-        }
-        super.onClose(status, trailers);
       }
     }
   }

@@ -233,6 +233,41 @@ class PerBackendSessionsTest {
     }
   }
 
+  /**
+   * With retry to a replica, a call that one backend refuses fast goes once to the other, within
+   * the retry budget's share; a retried call is never sent a third time.
+   */
+  @Test
+  void aFastRejectIsRetriedOnceOnTheOtherBackendWithinTheShare() {
+    ScriptedGate rejecting = new ScriptedGate();
+    rejecting.decide = r -> io.spillway.api.Status.REJECTED_AQM;
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(rejecting, clock)));
+        InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(new ScriptedGate(), clock)))) {
+      TARGETS.put("retry", new Targets(List.of(a.address(), b.address())));
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).retryToReplica(0.1).build();
+      ManagedChannel channel = channel("retry", sessions);
+      try {
+        int ok = 0;
+        int refused = 0;
+        for (int i = 0; i < 200; i++) {
+          Status.Code code = Calls.unary(channel, Echo.UNARY, "x" + i).await().status().getCode();
+          ok += code == Status.Code.OK ? 1 : 0;
+          refused += code == Status.Code.RESOURCE_EXHAUSTED ? 1 : 0;
+        }
+        assertEquals(200, ok + refused);
+        int retries = sessions.retries();
+        assertTrue(retries > 0 && retries <= 10 + 20, "retries within the budget: " + retries);
+        assertEquals(rejecting.requests.size() - retries, refused,
+            "every retry was answered by the other backend, and none went back to the first");
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
   /** A builder for one address given directly takes no policy: one session, used from the first call. */
   @Test
   void aChannelToOneDirectAddressHasOneSessionFromItsFirstCall() {

@@ -316,8 +316,23 @@ public class SpillwayProperties implements Validator {
      */
     private boolean grpcSessionPerBackend = true;
 
+    /**
+     * The share of calls, in (0, 1], that Spring gRPC channels with a session per backend may
+     * retry once on another backend after a fast reject (Protego's retry to a replica, bounded by
+     * a token budget); 0, the default, never retries.
+     */
+    private double grpcRetryToReplica;
+
     public boolean isEnabled() {
       return enabled;
+    }
+
+    public double getGrpcRetryToReplica() {
+      return grpcRetryToReplica;
+    }
+
+    public void setGrpcRetryToReplica(double grpcRetryToReplica) {
+      this.grpcRetryToReplica = grpcRetryToReplica;
     }
 
     public boolean isGrpcSessionPerBackend() {
@@ -373,6 +388,10 @@ public class SpillwayProperties implements Validator {
     }
     if (p.client.slo != null) {
       positive(errors, "client.slo", p.client.slo);
+    }
+    if (!(p.client.grpcRetryToReplica >= 0 && p.client.grpcRetryToReplica <= 1)) {
+      errors.rejectValue("client.grpcRetryToReplica", "spillway.client",
+          "must be in [0, 1] (0: no retry)");
     }
     if (p.jfr.admittedSampleEvery < 1) {
       errors.rejectValue("jfr.admittedSampleEvery", "spillway.jfr", "must be at least 1");

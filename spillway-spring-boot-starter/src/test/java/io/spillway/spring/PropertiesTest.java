@@ -77,6 +77,7 @@ class PropertiesTest {
         {"spillway.slo=200000d", "spillway.slo"},
         {"spillway.budget.target=200000d", "spillway.budget.target"},
         {"spillway.client.slo=200000d", "spillway.client.slo"},
+        {"spillway.client.grpc-retry-to-replica=1.5", "spillway.client.grpcRetryToReplica"},
         {"spillway.endpoints[0].path=/a/**", "spillway.endpoints[0].slo",
             "spillway.endpoints[0].slo=200000d"},
     }) {

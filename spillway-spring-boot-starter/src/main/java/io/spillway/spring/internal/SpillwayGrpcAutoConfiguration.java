@@ -152,8 +152,12 @@ public class SpillwayGrpcAutoConfiguration {
         builder.intercept(session());
         return;
       }
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(scheme())
-          .slo(properties.getSlo()).build();
+      PerBackendSessions.Builder b = SpillwayGrpc.perBackend(scheme()).slo(properties.getSlo());
+      double retryShare = properties.getClient().getGrpcRetryToReplica();
+      if (retryShare > 0) {
+        b.retryToReplica(retryShare);
+      }
+      PerBackendSessions sessions = b.build();
       created.add(sessions);
       perBackend.add(sessions);
       sessions.install(builder);

@@ -1,0 +1,186 @@
+package io.spillway.grpc;
+
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+
+/**
+ * A unary call that may be sent a second time, to another backend, after a fast reject: retry to
+ * a replica (protego-nsdi23 §5.3), never more than once, never after anything but a fast reject
+ * (a {@code RESOURCE_EXHAUSTED} carrying a Spillway status, answered before any response
+ * message), and only with a token from the caller's retry budget. It keeps the request (one
+ * message) until the call ends; the application's listener hears only the attempt that counts.
+ * Used by {@link SpillwayBalancedChannel} and {@link PerBackendSessions}, which pick the backends.
+ *
+ * @param <B> the callers' backend type
+ */
+final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> {
+
+  /** What a retrying call needs from its channel. */
+  interface Backends<B> {
+    /** A backend other than {@code avoid}, if there is one. */
+    B other(B avoid);
+
+    /** A call of {@code method} to {@code backend}. */
+    <ReqT, RespT> ClientCall<ReqT, RespT> newCall(B backend, MethodDescriptor<ReqT, RespT> method,
+        CallOptions options);
+
+    /** Takes a token from the retry budget; whether a retry may be sent. */
+    boolean tryRetry();
+
+    /** A retry was sent. */
+    void retried();
+  }
+
+  private final Backends<B> backends;
+  private final MethodDescriptor<ReqT, RespT> method;
+  private final CallOptions options;
+  private final B firstBackend;
+  // Volatile, as is cancelled: retry() writes attempt then reads cancelled, cancel() writes
+  // cancelled then reads attempt, so one of the two sees the other and the retry is cancelled
+  // (at worst twice, which gRPC ignores) instead of running after the application cancelled.
+  private volatile ClientCall<ReqT, RespT> attempt;
+  private Listener<RespT> listener;
+  private Metadata headers;
+  private ReqT message;
+  private int requested;
+  private boolean halfClosed;
+  private volatile boolean cancelled;
+  /** A reject that came before the application half-closed: retried once it has. */
+  private B rejectedEarlyBy;
+
+  ReplicaRetryingCall(Backends<B> backends, MethodDescriptor<ReqT, RespT> method,
+      CallOptions options, B firstBackend) {
+    this.backends = backends;
+    this.method = method;
+    this.options = options;
+    this.firstBackend = firstBackend;
+  }
+
+  @Override
+  public void start(Listener<RespT> responseListener, Metadata requestHeaders) {
+    listener = responseListener;
+    headers = new Metadata();
+    headers.merge(requestHeaders);
+    attempt = backends.newCall(firstBackend, method, options);
+    attempt.start(new AttemptListener(firstBackend, true), requestHeaders);
+  }
+
+  @Override
+  public void request(int numMessages) {
+    requested += numMessages;
+    attempt.request(numMessages);
+  }
+
+  @Override
+  public void cancel(String why, Throwable cause) {
+    boolean deliver;
+    synchronized (this) {
+      cancelled = true;
+      deliver = rejectedEarlyBy != null;
+      rejectedEarlyBy = null;
+    }
+    if (deliver) {
+      listener.onClose(Status.CANCELLED.withDescription(why).withCause(cause), new Metadata());
+      return;
+    }
+    attempt.cancel(why, cause);
+  }
+
+  @Override
+  public void halfClose() {
+    B retryOn;
+    synchronized (this) {
+      halfClosed = true;
+      retryOn = rejectedEarlyBy;
+      rejectedEarlyBy = null;
+    }
+    if (retryOn != null) {
+      retry(retryOn);
+      return;
+    }
+    attempt.halfClose();
+  }
+
+  @Override
+  public void sendMessage(ReqT value) {
+    message = value;
+    attempt.sendMessage(value);
+  }
+
+  @Override
+  public boolean isReady() {
+    return attempt.isReady();
+  }
+
+  /** The second attempt, on another backend, replaying what the application sent. */
+  private void retry(B rejectedBy) {
+    backends.retried();
+    ClientCall<ReqT, RespT> second = backends.newCall(backends.other(rejectedBy), method, options);
+    attempt = second;
+    second.start(new AttemptListener(null, false), headers);
+    if (requested > 0) {
+      second.request(requested);
+    }
+    if (message != null) {
+      second.sendMessage(message);
+    }
+    if (halfClosed) {
+      second.halfClose();
+    }
+    if (cancelled) {
+      second.cancel("cancelled before the retry", null);
+    }
+  }
+
+  private final class AttemptListener extends ForwardingClientCallListener<RespT> {
+    private final B backend;
+    private final boolean mayRetry;
+    private boolean heard;
+
+    AttemptListener(B backend, boolean mayRetry) {
+      this.backend = backend;
+      this.mayRetry = mayRetry;
+    }
+
+    @Override
+    protected Listener<RespT> delegate() {
+      return listener;
+    }
+
+    @Override
+    public void onHeaders(Metadata h) {
+      heard = true;
+      super.onHeaders(h);
+    }
+
+    @Override
+    public void onMessage(RespT m) {
+      heard = true;
+      super.onMessage(m);
+    }
+
+    @Override
+    public void onClose(Status status, Metadata trailers) {
+      if (mayRetry && !heard && !cancelled
+          && status.getCode() == Status.Code.RESOURCE_EXHAUSTED
+          && trailers.containsKey(SpillwayMetadata.STATUS) && backends.tryRetry()) {
+        boolean now;
+        synchronized (ReplicaRetryingCall.this) {
+          now = halfClosed;
+          if (!now) {
+            rejectedEarlyBy = backend; // rejected on its headers: retry once the request is whole
+          }
+        }
+        if (now) {
+          retry(backend);
+        }
+        return;
+      }
+      super.onClose(status, trailers);
+    }
+  }
+}
