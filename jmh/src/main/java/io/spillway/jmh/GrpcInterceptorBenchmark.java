@@ -70,6 +70,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@link NoControl}, so the cost of the interceptors and the metadata plumbing alone;
  *   <li>{@code breakwater}: the same with Breakwater (credits, the control service bound, the
  *       session's {@code spillway.Control/Credits} stream open);
+ *   <li>{@code breakwater-perbackend}: Breakwater with the client channel built as a
+ *       load-balancing channel ({@code dns:///} target, one backend here) and
+ *       {@link io.spillway.grpc.PerBackendSessions} installed: the cost of choosing the backend
+ *       before the session and routing the call to its subchannel;
  *   <li>{@code rajomon}: the same with Rajomon (tokens and prices);
  *   <li>{@code plain-2hop}: client → A → B, A's handler forwarding the request to B over its own
  *       channel, no interceptors: the two-hop baseline;
@@ -127,7 +131,8 @@ public class GrpcInterceptorBenchmark {
   /** A's method in two-hop wirings: forward the request to B, answer with B's answer. */
   static final MethodDescriptor<byte[], byte[]> FRONT = unary("spillway.bench.Front", "Call");
 
-  @Param({"plain", "none", "breakwater", "rajomon", "plain-2hop", "rajomon-2hop"})
+  @Param({"plain", "none", "breakwater", "breakwater-perbackend", "rajomon", "plain-2hop",
+      "rajomon-2hop"})
   String wiring;
 
   private Channel channel;
@@ -139,6 +144,8 @@ public class GrpcInterceptorBenchmark {
   // Only during the setup's check calls.
   private volatile boolean checking;
   private boolean spillwayWired;
+  /** The client's sessions are generated (per backend): any session id but 0 is right. */
+  private boolean anySession;
   private final Queue<String> problems = new ConcurrentLinkedQueue<>();
 
   @Setup(Level.Trial)
@@ -147,7 +154,8 @@ public class GrpcInterceptorBenchmark {
     OverloadScheme scheme = switch (wiring) {
       case "plain", "plain-2hop" -> null;
       case "none" -> NoControl.INSTANCE;
-      case "breakwater" -> Breakwater.of(BreakwaterConfig.forSlo(SLO_NANOS, RTT_NANOS));
+      case "breakwater", "breakwater-perbackend" ->
+          Breakwater.of(BreakwaterConfig.forSlo(SLO_NANOS, RTT_NANOS));
       case "rajomon", "rajomon-2hop" -> Rajomon.of(RajomonConfig.forSlo(SLO_NANOS, RTT_NANOS));
       default -> throw new IllegalArgumentException("unknown wiring " + wiring);
     };
@@ -177,6 +185,25 @@ public class GrpcInterceptorBenchmark {
       method = FRONT;
     }
 
+    if (wiring.equals("breakwater-perbackend")) {
+      NettyChannelBuilder builder = NettyChannelBuilder
+          .forTarget("dns:///" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port)
+          .usePlaintext().directExecutor();
+      io.spillway.grpc.PerBackendSessions sessions = SpillwayGrpc.perBackend(scheme)
+          .slo(java.time.Duration.ofNanos(SLO_NANOS)).build().install(builder);
+      ManagedChannel ch = sessions.closeOnShutdown(builder.build());
+      closers.push(() -> {
+        ch.shutdownNow();
+        ch.awaitTermination(5, TimeUnit.SECONDS);
+      });
+      closers.push(sessions);
+      awaitReady(ch);
+      channel = ch;
+      anySession = true;
+      warmUp();
+      check();
+      return;
+    }
     channel = openChannel(port);
     if (scheme != null) {
       SpillwayClientInterceptor session =
@@ -404,7 +431,8 @@ public class GrpcInterceptorBenchmark {
       }
     } else if (context == null) {
       problems.add(server + " runs outside a Spillway context: no server interceptor?");
-    } else if (fromClientSession && context.sessionId() != SESSION_ID) {
+    } else if (fromClientSession && (anySession ? context.sessionId() == 0
+        : context.sessionId() != SESSION_ID)) {
       problems.add(server + " sees session " + context.sessionId() + ", not " + SESSION_ID);
     }
   }

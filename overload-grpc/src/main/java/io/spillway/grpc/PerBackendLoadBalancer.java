@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The load balancer of a channel with {@link PerBackendSessions}: one subchannel per resolved
  * address group, as {@code round_robin} keeps, and a call goes to the subchannel its session
- * chose ({@link PerBackendSessions#BACKEND} in its call options). The sessions choose before the
+ * chose ({@link PerBackendSessions#ROUTE} in its call options). The sessions choose before the
  * call waits for a credit, so a backend's credits only ever release calls bound for that backend
  * (docs/design.md, "A request's path on a client"); a load balancer that picked after the wait
  * would spend one backend's credit on another.
@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Calls without a chosen backend (the first calls, before the sessions have heard of any
  * subchannel) rotate over the ready subchannels. Every subchannel state change is told to the
  * sessions that use the channel ({@link PerBackendSessions#backendsChanged}); they learn of
- * this balancer from the first call that carries them ({@link PerBackendSessions#SESSIONS}),
+ * this balancer from the first call that carries them (in the same option),
  * since gRPC gives a balancer no reference to the channel's interceptors.
  *
  * <p>Runs in the channel's synchronization context, as gRPC requires; the picker is immutable
@@ -185,11 +185,15 @@ final class PerBackendLoadBalancer extends LoadBalancer {
 
     @Override
     public PickResult pickSubchannel(PickSubchannelArgs args) {
-      PerBackendSessions s = args.getCallOptions().getOption(PerBackendSessions.SESSIONS);
-      if (s != null && s.balancer() != PerBackendLoadBalancer.this) {
+      PerBackendSessions.Route route = args.getCallOptions().getOption(PerBackendSessions.ROUTE);
+      if (route == null) {
+        return rotate(); // a channel given this policy without the sessions
+      }
+      PerBackendSessions s = route.sessions();
+      if (s.balancer() != PerBackendLoadBalancer.this) {
         helper.getSynchronizationContext().execute(() -> attach(s));
       }
-      EquivalentAddressGroup chosen = args.getCallOptions().getOption(PerBackendSessions.BACKEND);
+      EquivalentAddressGroup chosen = route.backend();
       ConnectivityState state = chosen == null ? null : stateOf.get(chosen);
       if (state != null) {
         return switch (state) {
@@ -199,6 +203,10 @@ final class PerBackendLoadBalancer extends LoadBalancer {
         };
       }
       // no backend chosen, or one no longer resolved: wherever a plain call would go
+      return rotate();
+    }
+
+    private PickResult rotate() {
       if (!ready.isEmpty()) {
         return PickResult.withSubchannel(ready.get(Math.floorMod(next.getAndIncrement(), ready.size())));
       }

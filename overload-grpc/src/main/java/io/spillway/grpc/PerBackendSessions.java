@@ -57,8 +57,9 @@ import java.util.function.Supplier;
  * one overrides the default {@code install} sets), every call goes plain; that is logged once at
  * WARNING.
  *
- * <p>Thread-safe. Close it, or hand it the built channel ({@link #closeOnShutdown}): a channel's
- * graceful shutdown waits for its open calls, the sessions' credit streams among them.
+ * <p>Thread-safe. Use one per channel. Close it, or hand it the built channel
+ * ({@link #closeOnShutdown}): a channel's graceful shutdown waits for its open calls, the
+ * sessions' credit streams among them.
  */
 public final class PerBackendSessions implements ClientInterceptor, AutoCloseable {
 
@@ -66,12 +67,18 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   /** Calls without a balancer after which the channel is taken to run another policy. */
   private static final int PLAIN_CALLS_BEFORE_WARNING = 1_000;
 
-  /** The backend a call waited for, read by the balancer's picker. */
-  static final CallOptions.Key<EquivalentAddressGroup> BACKEND =
-      CallOptions.Key.create("spillway-backend");
-  /** The sessions a call went through, so the channel's balancer can find them. */
-  static final CallOptions.Key<PerBackendSessions> SESSIONS =
-      CallOptions.Key.create("spillway-per-backend-sessions");
+  /**
+   * The sessions a call went through, so the channel's balancer can find them, and the backend it
+   * waited for ({@code null} for a plain call), read by the balancer's picker. One option, so a
+   * call's options are copied once.
+   */
+  static final CallOptions.Key<Route> ROUTE = CallOptions.Key.create("spillway-route");
+
+  /** A call's {@link #ROUTE}. */
+  record Route(PerBackendSessions sessions, EquivalentAddressGroup backend) { }
+
+  /** The route of plain calls. */
+  private final Route plainRoute = new Route(this, null);
 
   static {
     LoadBalancerRegistry registry = LoadBalancerRegistry.getDefaultRegistry();
@@ -101,6 +108,8 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private volatile ReplicaRetryingCall.Backends<Backend> retrying;
   /** The balancer of the channel, once a call has told it of these sessions. */
   private volatile PerBackendLoadBalancer balancer;
+  /** Whether a balancer of this policy ever attached (a channel's balancer is remade after idling). */
+  private volatile boolean everAttached;
   /** The backends it reported last, in resolution order; empty while none is attached. */
   private volatile List<BackendState> view = List.of();
   private volatile boolean closed;
@@ -177,14 +186,13 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     List<BackendState> backendsNow = view;
     Backend b = closed ? null : pick(backendsNow, next, null);
     if (b == null) {
-      if (plainCalls.incrementAndGet() == PLAIN_CALLS_BEFORE_WARNING && balancer == null
-          && !closed) {
+      if (plainCalls.incrementAndGet() == PLAIN_CALLS_BEFORE_WARNING && !everAttached && !closed) {
         LOG.log(Level.WARNING, "{0} calls on {1} without a Spillway session: the channel's "
             + "load-balancing policy is not {2} (a service config that names a policy overrides "
             + "the default install() sets), so its calls go as plain calls",
             PLAIN_CALLS_BEFORE_WARNING, next.authority(), PerBackendLoadBalancerProvider.POLICY);
       }
-      return next.newCall(method, callOptions.withOption(SESSIONS, this));
+      return next.newCall(method, callOptions.withOption(ROUTE, plainRoute));
     }
     if (retryBudget == null || backendsNow.size() < 2
         || method.getType() != MethodDescriptor.MethodType.UNARY) {
@@ -274,19 +282,18 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
 
   /** The channel's calls, sent to one backend's subchannel. */
   private final class Routed extends Channel {
-    private final EquivalentAddressGroup group;
+    private final Route route;
     private final Channel channel;
 
     Routed(EquivalentAddressGroup group, Channel channel) {
-      this.group = group;
+      this.route = new Route(PerBackendSessions.this, group);
       this.channel = channel;
     }
 
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method,
         CallOptions options) {
-      return channel.newCall(method, options.withOption(BACKEND, group)
-          .withOption(SESSIONS, PerBackendSessions.this));
+      return channel.newCall(method, options.withOption(ROUTE, route));
     }
 
     @Override
@@ -303,6 +310,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
 
   void attached(PerBackendLoadBalancer lb, List<BackendState> backendsNow) {
     balancer = lb;
+    everAttached = true;
     backendsChanged(lb, backendsNow);
   }
 
