@@ -440,22 +440,10 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       if (sloNanos <= 0) {
         throw new IllegalStateException("the sessions need an SLO: slo(Duration)");
       }
-      long slo = sloNanos;
-      Ticker t = ticker;
-      Scheduler s = scheduler;
-      Supplier<SpillwayClientInterceptor> make = () -> {
-        SpillwayClientInterceptor.Builder b = scheme == null ? SpillwayClientInterceptor.builder()
-            : SpillwayClientInterceptor.builder(scheme);
-        b.sloNanos(slo);
-        if (t != null) {
-          b.ticker(t);
-        }
-        if (s != null) {
-          b.scheduler(s);
-        }
-        return b.build();
-      };
-      return new PerBackendSessions(make, s != null ? s : SharedTimer.scheduler(), slo, retryShare);
+      Supplier<SpillwayClientInterceptor> make =
+          SpillwayClientInterceptor.maker(scheme, sloNanos, ticker, scheduler);
+      return new PerBackendSessions(make, scheduler != null ? scheduler : SharedTimer.scheduler(),
+          sloNanos, retryShare);
     }
   }
 }

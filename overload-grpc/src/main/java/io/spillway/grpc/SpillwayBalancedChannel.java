@@ -694,16 +694,8 @@ public final class SpillwayBalancedChannel extends Channel implements AutoClosea
       if (sloNanos <= 0) {
         throw new IllegalStateException("the channel needs an SLO: slo(Duration)");
       }
-      SpillwayClientInterceptor.Builder b = scheme == null ? SpillwayClientInterceptor.builder()
-          : SpillwayClientInterceptor.builder(scheme);
-      b.sloNanos(sloNanos);
-      if (ticker != null) {
-        b.ticker(ticker);
-      }
-      if (scheduler != null) {
-        b.scheduler(scheduler);
-      }
-      SpillwayClientInterceptor session = b.build();
+      SpillwayClientInterceptor session =
+          SpillwayClientInterceptor.maker(scheme, sloNanos, ticker, scheduler).get();
       return new Backend(name, address, ch, session, ClientInterceptors.intercept(ch, session));
     }
   }

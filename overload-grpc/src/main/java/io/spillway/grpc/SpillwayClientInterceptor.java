@@ -28,6 +28,7 @@ import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongFunction;
+import java.util.function.Supplier;
 
 /**
  * One client session of an admission scheme on a gRPC channel (docs/design.md, "A request's
@@ -179,6 +180,26 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /** A builder for a session of the default scheme ({@code Spillway}); give it an SLO. */
   public static Builder builder() {
     return new Builder(null);
+  }
+
+  /**
+   * Makes sessions of {@code scheme} ({@code null}: the default scheme), each with these settings:
+   * how channels that keep a session per backend make theirs. {@code ticker} and
+   * {@code scheduler} may be {@code null} for the defaults.
+   */
+  static Supplier<SpillwayClientInterceptor> maker(OverloadScheme scheme, long sloNanos,
+      Ticker ticker, Scheduler scheduler) {
+    return () -> {
+      Builder b = scheme == null ? builder() : builder(scheme);
+      b.sloNanos(sloNanos);
+      if (ticker != null) {
+        b.ticker(ticker);
+      }
+      if (scheduler != null) {
+        b.scheduler(scheduler);
+      }
+      return b.build();
+    };
   }
 
   /** The session's id. */

@@ -5,16 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.grpc.EquivalentAddressGroup;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.NameResolver;
-import io.grpc.NameResolverProvider;
 import io.grpc.NameResolverRegistry;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
-import io.grpc.StatusOr;
-import io.grpc.SynchronizationContext;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessSocketAddress;
 import io.grpc.stub.StreamObserver;
@@ -24,16 +19,12 @@ import io.spillway.api.testing.VirtualClock;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import java.net.SocketAddress;
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -47,15 +38,9 @@ class PerBackendSessionsTest {
 
   private static final long MS = 1_000_000;
   private static final Duration SLO = Duration.ofMillis(5);
-  /** The addresses each test's target resolves to, by the target's path. */
-  private static final Map<String, Targets> TARGETS = new ConcurrentHashMap<>();
-
-  static {
-    NameResolverRegistry.getDefaultRegistry().register(new Resolvers("per-backend-test",
-        InProcessSocketAddress.class));
-    NameResolverRegistry.getDefaultRegistry().register(new Resolvers("per-backend-sockets",
-        java.net.InetSocketAddress.class));
-  }
+  /** Resolves targets to in-process servers; registered where channel builders look. */
+  private final ScriptedNameResolver resolver = ScriptedNameResolver.in(
+      NameResolverRegistry.getDefaultRegistry(), InProcessSocketAddress.class);
 
   private final VirtualClock clock = new VirtualClock();
   private final OverloadScheme breakwater = Breakwater.of(BreakwaterConfig.forSlo(5 * MS, 100_000));
@@ -65,9 +50,9 @@ class PerBackendSessionsTest {
         .queueDelay(QueueDelaySignal.NONE).build();
   }
 
-  /** A channel to {@code name}'s scripted backends, with per-backend sessions installed. */
-  private ManagedChannel channel(String name, PerBackendSessions sessions) {
-    InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget("per-backend-test:///" + name)
+  /** A channel to the scripted backends, with per-backend sessions installed. */
+  private ManagedChannel channel(PerBackendSessions sessions) {
+    InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
         .directExecutor();
     sessions.install(builder);
     return sessions.closeOnShutdown(builder.build());
@@ -85,10 +70,10 @@ class PerBackendSessionsTest {
         InProcess backendB = new InProcess(ServerInterceptors.intercept(
             b.intercept(Echo.service((m, req, out) -> heldByB.add(out))), seenByB),
             ServerInterceptors.intercept(b.controlService(), seenByB))) {
-      TARGETS.put("two", new Targets(List.of(backendA.address(), backendB.address())));
+      resolver.next = List.of(backendA.address(), backendB.address());
       PerBackendSessions sessions = SpillwayGrpc.perBackend(breakwater).slo(SLO).ticker(clock)
           .scheduler(clock).build();
-      ManagedChannel channel = channel("two", sessions);
+      ManagedChannel channel = channel(sessions);
       try {
         List<Calls.Handle> handles = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
@@ -169,11 +154,10 @@ class PerBackendSessionsTest {
   void aBackendThatLeavesTheResolutionClosesItsSessionOnceNothingWaits() {
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
         InProcess b = new InProcess(Echo.service(Echo.ECHO))) {
-      Targets targets = new Targets(List.of(a.address(), b.address()));
-      TARGETS.put("leaving", targets);
+      resolver.next = List.of(a.address(), b.address());
       PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
           .slo(SLO).ticker(clock).scheduler(clock).build();
-      ManagedChannel channel = channel("leaving", sessions);
+      ManagedChannel channel = channel(sessions);
       try {
         for (int i = 0; i < 10; i++) {
           assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
@@ -181,7 +165,7 @@ class PerBackendSessionsTest {
         assertEquals(2, sessions.sessions().size());
         SpillwayClientInterceptor sessionB = sessions.sessions().get(List.of(b.address()));
 
-        targets.publish(List.of(a.address()));
+        resolver.publish(List.of(a.address()));
         assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet());
         for (int i = 0; i < 10; i++) {
           assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
@@ -213,10 +197,10 @@ class PerBackendSessionsTest {
   void underAnotherPolicyCallsGoPlainAndStillSucceed() {
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
         InProcess b = new InProcess(Echo.service(Echo.ECHO))) {
-      TARGETS.put("other", new Targets(List.of(a.address(), b.address())));
+      resolver.next = List.of(a.address(), b.address());
       PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
           .slo(SLO).ticker(clock).scheduler(clock).build();
-      InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget("per-backend-test:///other")
+      InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
           .directExecutor();
       sessions.install(builder);
       builder.defaultLoadBalancingPolicy("round_robin");
@@ -245,10 +229,10 @@ class PerBackendSessionsTest {
             new SpillwayServerInterceptor(rejecting, clock)));
         InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
             new SpillwayServerInterceptor(new ScriptedGate(), clock)))) {
-      TARGETS.put("retry", new Targets(List.of(a.address(), b.address())));
+      resolver.next = List.of(a.address(), b.address());
       PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
           .slo(SLO).ticker(clock).scheduler(clock).retryToReplica(0.1).build();
-      ManagedChannel channel = channel("retry", sessions);
+      ManagedChannel channel = channel(sessions);
       try {
         int ok = 0;
         int refused = 0;
@@ -310,13 +294,16 @@ class PerBackendSessionsTest {
     io.grpc.Server b = io.grpc.ServerBuilder.forPort(0)
         .addService(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB)).build().start();
     try {
-      TARGETS.put("sockets", new Targets(List.of(
+      List<SocketAddress> addresses = List.of(
           new java.net.InetSocketAddress("127.0.0.1", a.getPort()),
-          new java.net.InetSocketAddress("127.0.0.1", b.getPort()))));
+          new java.net.InetSocketAddress("127.0.0.1", b.getPort()));
       PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
           .slo(SLO).build();
+      ScriptedNameResolver sockets = ScriptedNameResolver.in(
+          NameResolverRegistry.getDefaultRegistry(), java.net.InetSocketAddress.class);
+      sockets.next = addresses;
       io.grpc.ManagedChannelBuilder<?> builder = io.grpc.ManagedChannelBuilder
-          .forTarget("per-backend-sockets:///sockets").usePlaintext();
+          .forTarget(sockets.target("svc")).usePlaintext();
       sessions.install(builder);
       ManagedChannel channel = sessions.closeOnShutdown(builder.build());
       try {
@@ -335,83 +322,6 @@ class PerBackendSessionsTest {
     } finally {
       a.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
       b.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
-    }
-  }
-
-  /** The addresses of one test target; {@link #publish} sends a new resolution. */
-  private static final class Targets {
-    volatile List<SocketAddress> addresses;
-    private volatile SynchronizationContext sync;
-    private volatile NameResolver.Listener2 listener;
-
-    Targets(List<SocketAddress> addresses) {
-      this.addresses = addresses;
-    }
-
-    void publish(List<SocketAddress> now) {
-      addresses = now;
-      sync.execute(this::deliver);
-    }
-
-    void deliver() {
-      List<EquivalentAddressGroup> groups = addresses.stream().map(EquivalentAddressGroup::new).toList();
-      listener.onResult2(NameResolver.ResolutionResult.newBuilder()
-          .setAddressesOrError(StatusOr.fromValue(groups)).build());
-    }
-  }
-
-  /** Resolves {@code SCHEME:///NAME} to the addresses {@code TARGETS} holds for NAME. */
-  private static final class Resolvers extends NameResolverProvider {
-    private final String scheme;
-    private final Class<? extends SocketAddress> type;
-
-    Resolvers(String scheme, Class<? extends SocketAddress> type) {
-      this.scheme = scheme;
-      this.type = type;
-    }
-
-    @Override
-    protected boolean isAvailable() {
-      return true;
-    }
-
-    @Override
-    protected int priority() {
-      return 5;
-    }
-
-    @Override
-    public String getDefaultScheme() {
-      return scheme;
-    }
-
-    @Override
-    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
-      return List.of(type);
-    }
-
-    @Override
-    public NameResolver newNameResolver(URI target, NameResolver.Args args) {
-      if (!scheme.equals(target.getScheme())) {
-        return null;
-      }
-      Targets targets = TARGETS.get(target.getPath().substring(1));
-      return new NameResolver() {
-        @Override
-        public String getServiceAuthority() {
-          return "per-backend-test";
-        }
-
-        @Override
-        public void start(Listener2 listener) {
-          targets.sync = args.getSynchronizationContext();
-          targets.listener = listener;
-          targets.deliver();
-        }
-
-        @Override
-        public void shutdown() { }
-      };
     }
   }
 }

@@ -6,14 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.grpc.EquivalentAddressGroup;
 import io.grpc.ManagedChannel;
-import io.grpc.NameResolver;
-import io.grpc.NameResolverProvider;
 import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
-import io.grpc.StatusOr;
-import io.grpc.SynchronizationContext;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.spillway.api.NoControl;
@@ -23,7 +18,6 @@ import io.spillway.api.testing.VirtualClock;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import java.net.InetSocketAddress;
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,19 +39,16 @@ class ResolvedTargetTest {
   private static final long MS = 1_000_000;
   private static final Duration SLO = Duration.ofMillis(5);
   private final VirtualClock clock = new VirtualClock();
-  private final ScriptedResolver resolver = new ScriptedResolver();
   private final NameResolverRegistry registry = new NameResolverRegistry();
+  private final ScriptedNameResolver resolver =
+      ScriptedNameResolver.in(registry, InetSocketAddress.class);
   /** Backends by port: the scripted addresses' ports name in-process servers. */
   private final Map<Integer, InProcess> servers = new ConcurrentHashMap<>();
   private final List<ManagedChannel> made = new CopyOnWriteArrayList<>();
 
-  ResolvedTargetTest() {
-    registry.register(resolver);
-  }
-
   private SpillwayBalancedChannel.Builder channel(OverloadScheme scheme) {
     return SpillwayGrpc.balanced(scheme).slo(SLO).ticker(clock).scheduler(clock)
-        .nameResolverRegistry(registry).target("scripted:///search").reresolveEvery(Duration.ofSeconds(30))
+        .nameResolverRegistry(registry).target(resolver.target("search")).reresolveEvery(Duration.ofSeconds(30))
         .channelFactory(a -> {
           InProcess server = servers.get(a.getPort());
           ManagedChannel ch = server != null ? server.channel()
@@ -270,7 +261,7 @@ class ResolvedTargetTest {
     try {
       resolver.next = List.of(at(one.getPort()));
       try (SpillwayBalancedChannel channel = SpillwayGrpc.balanced().slo(SLO).ticker(clock)
-          .scheduler(clock).nameResolverRegistry(registry).target("scripted:///search").build()) {
+          .scheduler(clock).nameResolverRegistry(registry).target(resolver.target("search")).build()) {
         List<Status.Code> codes = new ArrayList<>();
         for (int i = 0; i < 30; i++) {
           codes.add(Calls.unary(channel, Echo.UNARY, "a").await().status().getCode());
@@ -304,81 +295,6 @@ class ResolvedTargetTest {
       assertTrue(channel.addresses().stream().allMatch(a -> a.getPort() == 1
           && a.getAddress().isLoopbackAddress()), channel.addresses().toString());
       assertEquals("localhost:1", channel.authority());
-    }
-  }
-
-  /** A resolver whose answers the test publishes. */
-  private static final class ScriptedResolver extends NameResolverProvider {
-    volatile List<InetSocketAddress> next = List.of();
-    volatile Status failFirst;
-    final AtomicInteger refreshes = new AtomicInteger();
-    volatile CountDownLatch refreshed = new CountDownLatch(0);
-    volatile boolean shutdown;
-    private SynchronizationContext sync;
-    private NameResolver.Listener2 listener;
-
-    @Override
-    protected boolean isAvailable() {
-      return true;
-    }
-
-    @Override
-    protected int priority() {
-      return 5;
-    }
-
-    @Override
-    public String getDefaultScheme() {
-      return "scripted";
-    }
-
-    @Override
-    public NameResolver newNameResolver(URI target, NameResolver.Args args) {
-      if (!"scripted".equals(target.getScheme())) {
-        return null;
-      }
-      sync = args.getSynchronizationContext();
-      return new NameResolver() {
-        @Override
-        public String getServiceAuthority() {
-          return target.getPath().substring(1);
-        }
-
-        @Override
-        public void start(Listener2 l) {
-          listener = l;
-          if (failFirst != null) {
-            l.onError(failFirst);
-          } else {
-            deliver(next);
-          }
-        }
-
-        @Override
-        public void refresh() {
-          refreshes.incrementAndGet();
-          refreshed.countDown();
-        }
-
-        @Override
-        public void shutdown() {
-          shutdown = true;
-        }
-      };
-    }
-
-    void publish(List<InetSocketAddress> addresses) {
-      sync.execute(() -> deliver(addresses));
-    }
-
-    void fail(Status error) {
-      sync.execute(() -> listener.onError(error));
-    }
-
-    private void deliver(List<InetSocketAddress> addresses) {
-      List<EquivalentAddressGroup> groups = addresses.stream().map(EquivalentAddressGroup::new).toList();
-      listener.onResult2(NameResolver.ResolutionResult.newBuilder()
-          .setAddressesOrError(StatusOr.fromValue(groups)).build());
     }
   }
 }

@@ -133,18 +133,9 @@ class GrpcAndClientsTest {
         .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
             SpillwayGrpcAutoConfiguration.class))
         .run(context -> {
-          ServerBuilderCustomizer serverCustomizer = context.getBean(ServerBuilderCustomizer.class);
-          String name = InProcessServerBuilder.generateName();
-          InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
-          builder.addService(pingService());
-          serverCustomizer.customize(builder);
-          Server server = builder.build().start();
-          io.grpc.inprocess.InProcessChannelBuilder channelBuilder =
-              io.grpc.inprocess.InProcessChannelBuilder.forName(name);
-          ((org.springframework.grpc.client.GrpcChannelBuilderCustomizer) context
-              .getBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class))
-              .customize(name, channelBuilder);
-          io.grpc.ManagedChannel channel = channelBuilder.build();
+          ServedChannel served = servedChannel(context);
+          Server server = served.server();
+          io.grpc.ManagedChannel channel = served.channel();
           try {
             assertThat(call(channel, (io.grpc.MethodDescriptor<String, String>) pingService()
                 .getMethod("test.Ping/Ping").getMethodDescriptor(), "x")).isEqualTo("ok:x");
@@ -177,18 +168,9 @@ class GrpcAndClientsTest {
             SpillwayGrpcAutoConfiguration.class))
         .withPropertyValues("spillway.client.grpc-session-per-backend=false")
         .run(context -> {
-          ServerBuilderCustomizer serverCustomizer = context.getBean(ServerBuilderCustomizer.class);
-          String name = InProcessServerBuilder.generateName();
-          InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
-          builder.addService(pingService());
-          serverCustomizer.customize(builder);
-          Server server = builder.build().start();
-          io.grpc.inprocess.InProcessChannelBuilder channelBuilder =
-              io.grpc.inprocess.InProcessChannelBuilder.forName(name);
-          ((org.springframework.grpc.client.GrpcChannelBuilderCustomizer) context
-              .getBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class))
-              .customize(name, channelBuilder);
-          io.grpc.ManagedChannel channel = channelBuilder.build();
+          ServedChannel served = servedChannel(context);
+          Server server = served.server();
+          io.grpc.ManagedChannel channel = served.channel();
           try {
             assertThat(call(channel, (io.grpc.MethodDescriptor<String, String>) pingService()
                 .getMethod("test.Ping/Ping").getMethodDescriptor(), "x")).isEqualTo("ok:x");
@@ -202,6 +184,25 @@ class GrpcAndClientsTest {
             server.shutdownNow();
           }
         });
+  }
+
+  /** An in-process server and a channel to it, each built through the starter's customizer. */
+  private record ServedChannel(Server server, io.grpc.ManagedChannel channel) { }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static ServedChannel servedChannel(
+      org.springframework.context.ApplicationContext context) throws java.io.IOException {
+    ServerBuilderCustomizer serverCustomizer = context.getBean(ServerBuilderCustomizer.class);
+    String name = InProcessServerBuilder.generateName();
+    InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+    builder.addService(pingService());
+    serverCustomizer.customize(builder);
+    Server server = builder.build().start();
+    io.grpc.inprocess.InProcessChannelBuilder channelBuilder =
+        io.grpc.inprocess.InProcessChannelBuilder.forName(name);
+    context.getBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class)
+        .customize(name, channelBuilder);
+    return new ServedChannel(server, channelBuilder.build());
   }
 
   /** A unary method whose messages are UTF-8 strings: answers "ok:" + the request. */
