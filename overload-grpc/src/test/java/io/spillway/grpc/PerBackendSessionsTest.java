@@ -150,6 +150,38 @@ class PerBackendSessionsTest {
     }
   }
 
+  /** A backend the resolution adds gets a session of its own and its share of the calls. */
+  @Test
+  void aBackendThatJoinsGetsASessionAndCalls() {
+    Seen seenByA = new Seen();
+    Seen seenByB = new Seen();
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA));
+        InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB))) {
+      resolver.next = List.of(a.address());
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        for (int i = 0; i < 5; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet());
+        assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
+
+        resolver.publish(List.of(a.address(), b.address()));
+        for (int i = 0; i < 20; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
+        }
+        assertEquals(2, sessions.sessions().size());
+        assertTrue(seenByB.calls(MethodDescriptorName.ECHO) > 0, "the new backend takes calls");
+        assertEquals(1, seenByB.sessions().size(), "through a session of its own");
+        assertFalse(seenByA.sessions().containsAll(seenByB.sessions()));
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
   @Test
   void aBackendThatLeavesTheResolutionClosesItsSessionOnceNothingWaits() {
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
