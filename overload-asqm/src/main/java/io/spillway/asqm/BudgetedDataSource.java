@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.Objects;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -32,7 +33,8 @@ import javax.sql.DataSource;
  * pool's {@code getConnection} throws, the permit is returned before the exception propagates.
  *
  * <p>The permit count must not exceed the pool's size, or requests queue inside the pool again,
- * unseen; it may be smaller (then this is a bulkhead in front of the pool). A connection that is
+ * unseen; it may be smaller (then this is a bulkhead in front of the pool). Given the pool's size
+ * as a supplier, it follows a pool resized at run time. A connection that is
  * never closed keeps its permit, as it keeps its pooled connection. {@link #unwrap} and {@link
  * #isWrapperFor} answer for this wrapper and then the pool; {@link #createConnectionBuilder} is
  * not supported, since a builder's connection would bypass the permit.
@@ -44,6 +46,8 @@ public final class BudgetedDataSource implements DataSource {
 
   private final DataSource pool;
   private final BudgetedSemaphore permits;
+  /** The pool's size as it reports it now, followed on each connection; {@code null}: fixed. */
+  private final IntSupplier poolSize;
 
   /** Wraps {@code pool}, which holds {@code poolSize} connections, on the system clock. */
   public BudgetedDataSource(DataSource pool, int poolSize) {
@@ -59,6 +63,33 @@ public final class BudgetedDataSource implements DataSource {
   public BudgetedDataSource(DataSource pool, int poolSize, Ticker ticker) {
     this.pool = Objects.requireNonNull(pool, "pool");
     this.permits = new BudgetedSemaphore(poolSize, ticker);
+    this.poolSize = null;
+  }
+
+  /**
+   * Wraps {@code pool}, whose size {@code poolSize} reports, and follows it: the size is read on
+   * each {@link #getConnection()} and a change resizes the permits ({@link
+   * BudgetedSemaphore#setPermits}). A pool that an operator enlarges at run time (HikariCP's
+   * {@code setMaximumPoolSize} over JMX, often the first move when the database pool is the
+   * bottleneck) would otherwise stay behind the old count, its new connections unused; a smaller
+   * one would let requests queue inside the pool again, unseen. A reading below 1 is ignored.
+   *
+   * @throws IllegalArgumentException if the size it reports now is below 1
+   */
+  public BudgetedDataSource(DataSource pool, IntSupplier poolSize, Ticker ticker) {
+    this.pool = Objects.requireNonNull(pool, "pool");
+    this.poolSize = Objects.requireNonNull(poolSize, "poolSize");
+    this.permits = new BudgetedSemaphore(poolSize.getAsInt(), ticker);
+  }
+
+  /** Resizes the permits if the pool's reported size has changed. */
+  private void followPoolSize() {
+    if (poolSize != null) {
+      int size = poolSize.getAsInt();
+      if (size >= 1 && size != permits.permits()) {
+        permits.setPermits(size);
+      }
+    }
   }
 
   /** The semaphore in front of the pool: its queueing delay, waiters and free permits. */
@@ -73,6 +104,7 @@ public final class BudgetedDataSource implements DataSource {
    */
   @Override
   public Connection getConnection() throws SQLException {
+    followPoolSize();
     BudgetedSemaphore.Permit permit = permits.acquireWithinBudget();
     try {
       return wrap(pool.getConnection(), permit);
@@ -85,6 +117,7 @@ public final class BudgetedDataSource implements DataSource {
   /** As {@link #getConnection()}, with credentials. */
   @Override
   public Connection getConnection(String username, String password) throws SQLException {
+    followPoolSize();
     BudgetedSemaphore.Permit permit = permits.acquireWithinBudget();
     try {
       return wrap(pool.getConnection(username, password), permit);

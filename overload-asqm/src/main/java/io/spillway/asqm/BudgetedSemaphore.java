@@ -13,7 +13,7 @@ import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A counting semaphore of a fixed number of permits — a connection pool's slots, a bulkhead —
+ * A counting semaphore of a number of permits — a connection pool's slots, a bulkhead —
  * whose queue knows how long its oldest waiter has been waiting, and which can refuse a request
  * whose remaining queueing budget that queue would outlast: Protego's Active Synchronization Queue
  * Management (protego-nsdi23 §3.2) applied to a pool, one of the "other queues for contended
@@ -37,9 +37,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Every wait, in any acquisition form, is charged to the budget in scope, if any: {@code
  *       budget.charge(acquiredAt − enqueuedAt)} (§3.2: "after the request is dequeued, it deducts
  *       the queueing delay it incurred from its budget").
- *   <li>The permit count never exceeds the one given at construction: a {@link #release()}
- *       without a matching acquisition throws {@link IllegalStateException} (a pool that grew a
- *       phantom slot would admit more connections than the database serves).
+ *   <li>The free permits never exceed the number of permits (given at construction, or by
+ *       {@link #setPermits} when the pool is resized): a {@link #release()} without a matching
+ *       acquisition throws {@link IllegalStateException} (a pool that grew a phantom slot would
+ *       admit more connections than the database serves).
  * </ul>
  *
  * <h2>A newcomer's expected wait with N permits</h2>
@@ -86,7 +87,7 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
    * Design notes.
    *
    * [1] The permit count is an AQS shared state, as java.util.concurrent.Semaphore's, written
-   *     here so that release can refuse to exceed the initial count (Semaphore's grows).
+   *     here so that release can refuse to exceed the number of permits (Semaphore's grows).
    * [2] A thread joins the WaiterLine before it may park and leaves it after it has a permit
    *     (or gave up), so the line is a superset of the AQS queue's threads, off by the instants
    *     around parking — as in BudgetedLock.
@@ -95,7 +96,6 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
    */
 
   private final Sync sync;
-  private final int permits;
   private final Ticker ticker;
   private final WaiterLine line = new WaiterLine();
   private final LockWaitEstimator waits;
@@ -121,7 +121,6 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     if (permits < 1) {
       throw new IllegalArgumentException("permits must be at least 1: " + permits);
     }
-    this.permits = permits;
     this.sync = new Sync(permits);
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.waits = new LockWaitEstimator(rule);
@@ -258,9 +257,26 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     return sync.available();
   }
 
-  /** The number of permits given at construction. */
+  /** The number of permits: the one given at construction, or the last {@link #setPermits}. */
   public int permits() {
-    return permits;
+    return sync.limit;
+  }
+
+  /**
+   * Makes the number of permits {@code permits}, as a connection pool resized at run time (for
+   * example HikariCP's {@code setMaximumPoolSize} over JMX) changes its slots. More permits are free
+   * at once and wake as many waiters. Fewer take effect as permits come back: the holders keep
+   * theirs, and the free count stays below zero until enough have been returned, so at no time
+   * are more permits out than the new number allows once the holders above it are done. Resizes
+   * are serialized; acquisitions and releases go on during one.
+   *
+   * @throws IllegalArgumentException if {@code permits < 1}
+   */
+  public void setPermits(int permits) {
+    if (permits < 1) {
+      throw new IllegalArgumentException("permits must be at least 1: " + permits);
+    }
+    sync.resize(permits);
   }
 
   /** Whether {@code thread} is parked waiting for a permit. */
@@ -270,7 +286,7 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
 
   @Override
   public String toString() {
-    return "BudgetedSemaphore[available=" + sync.available() + "/" + permits + ", waiters="
+    return "BudgetedSemaphore[available=" + sync.available() + "/" + sync.limit + ", waiters="
         + line.size() + "]";
   }
 
@@ -312,15 +328,41 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     }
   }
 
-  /** The permit count, bounded above by the initial count. */
+  /**
+   * The free permit count, bounded above by the limit. A resize moves the limit and the count in
+   * the order that keeps {@code free <= limit} for every release that has an acquisition behind it:
+   * a larger limit is raised before the count, a smaller one lowered after it, so a release never
+   * sees a count at a limit it is not yet (or no longer) entitled to.
+   */
   private static final class Sync extends AbstractQueuedSynchronizer {
     private static final long serialVersionUID = 1L;
 
-    private final int limit;
+    private volatile int limit;
 
     Sync(int permits) {
       this.limit = permits;
       setState(permits);
+    }
+
+    synchronized void resize(int permits) {
+      int delta = permits - limit;
+      if (delta > 0) {
+        limit = permits;
+        add(delta);
+        releaseShared(0); // wake as many waiters as there are new permits (tryReleaseShared(0))
+      } else if (delta < 0) {
+        add(delta);
+        limit = permits;
+      }
+    }
+
+    private void add(int delta) {
+      for (;;) {
+        int available = getState();
+        if (compareAndSetState(available, available + delta)) {
+          return;
+        }
+      }
     }
 
     int available() {
@@ -343,11 +385,22 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     }
 
     @Override
-    protected boolean tryReleaseShared(int ignored) {
+    protected boolean tryReleaseShared(int permits) {
+      if (permits == 0) {
+        return true; // a resize added permits: propagate the wake-up
+      }
       for (;;) {
+        // The limit read on both sides of the count: a resize moves one and then the other, and
+        // a count and limit from either side of it could match for a release that has its
+        // acquisition (a new count beside the old, smaller limit); only a limit that held still
+        // across the count read may refuse.
+        int max = limit;
         int available = getState();
-        if (available >= limit) {
-          throw new IllegalStateException("release without an acquisition: all " + limit
+        if (available >= max) {
+          if (limit != max) {
+            continue;
+          }
+          throw new IllegalStateException("release without an acquisition: all " + max
               + " permits are free");
         }
         if (compareAndSetState(available, available + 1)) {

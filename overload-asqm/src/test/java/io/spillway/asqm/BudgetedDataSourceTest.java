@@ -129,6 +129,28 @@ class BudgetedDataSourceTest {
     return ScopedValue.where(RequestBudget.CURRENT, budget).call(op);
   }
 
+  /** Given the pool's size as a supplier, the permits follow it on the next connection. */
+  @Test
+  void aPoolResizedAtRunTimeIsFollowed() throws Exception {
+    AtomicInteger size = new AtomicInteger(1);
+    BudgetedDataSource source = new BudgetedDataSource(pool, size::get, clock);
+    Connection first = source.getConnection();
+    size.set(2);
+    Connection second = source.getConnection(); // at the old count this would wait for the first
+    assertEquals(2, source.permits().permits());
+    assertEquals(2, pool.maxLive.get());
+    size.set(0); // a reading below 1 is ignored
+    second.close();
+    first.close();
+    source.getConnection().close();
+    assertEquals(2, source.permits().permits());
+    size.set(1);
+    source.getConnection().close();
+    assertEquals(1, source.permits().availablePermits());
+    assertThrows(IllegalArgumentException.class,
+        () -> new BudgetedDataSource(pool, () -> 0, clock));
+  }
+
   /**
    * Pool of 1, its connection held, one request queued since t; at t + 1,000 a request with
    * 500 ns left is refused before it reaches the pool, one with 1,000 ns queues and is charged.

@@ -62,6 +62,24 @@ class BudgetedSemaphoreLincheckTest {
         || failure.getMessage().contains("Invalid execution results"), failure.getMessage());
   }
 
+  /**
+   * Resizes while permits are taken and returned: a release that has an acquisition behind it is
+   * never refused ({@code takeAndReturn} returns 1 if it was), and a semaphore left at 3 permits
+   * ends with all 3 free.
+   */
+  @Test
+  void aResizeNeverRefusesARightfulRelease() {
+    new ModelCheckingOptions()
+        .iterations(20)
+        .invocationsPerIteration(300)
+        .threads(3)
+        .actorsPerThread(2)
+        .actorsBefore(1)
+        .actorsAfter(0)
+        .sequentialSpecification(NeverRefused.class)
+        .check(Resized.class);
+  }
+
   // ---- the operations ----------------------------------------------------------------------
 
   /** Holders of a {@link BudgetedSemaphore}; each operation returns the excess it saw. */
@@ -179,6 +197,54 @@ class BudgetedSemaphoreLincheckTest {
         throw new IllegalStateException("free " + semaphore.availablePermits());
       }
     }
+  }
+
+  /** Takers that never block, beside resizes between 1 and 3 permits. */
+  public static class Resized {
+    private final BudgetedSemaphore semaphore =
+        new BudgetedSemaphore(PERMITS, new BudgetedLockLincheckTest.FakeClock());
+
+    @Operation
+    public int takeAndReturn() {
+      if (!semaphore.tryAcquire()) {
+        return 0;
+      }
+      try {
+        semaphore.release();
+        return 0;
+      } catch (IllegalStateException refused) {
+        return 1;
+      }
+    }
+
+    @Operation
+    public void resizeTo1() {
+      semaphore.setPermits(1);
+    }
+
+    @Operation
+    public void resizeTo3() {
+      semaphore.setPermits(3);
+    }
+
+    @Validate
+    public void endsWithEveryPermitFree() {
+      semaphore.setPermits(3);
+      if (semaphore.availablePermits() != 3) {
+        throw new IllegalStateException("free " + semaphore.availablePermits() + " of 3");
+      }
+    }
+  }
+
+  /** The sequential specification of {@link Resized}: no release is refused. */
+  public static class NeverRefused {
+    public int takeAndReturn() {
+      return 0;
+    }
+
+    public void resizeTo1() { }
+
+    public void resizeTo3() { }
   }
 
   /** The sequential specification: nobody ever sees more holders than permits. */

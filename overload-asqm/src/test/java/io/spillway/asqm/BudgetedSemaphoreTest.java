@@ -110,6 +110,86 @@ class BudgetedSemaphoreTest {
     assertThrows(IllegalArgumentException.class, () -> new BudgetedSemaphore(0, ticker));
   }
 
+  /** A pool resized larger frees its new permits at once, to the waiters first. */
+  @Test
+  void aLargerPoolFreesItsNewPermitsToWaitersAtOnce() {
+    BudgetedSemaphore semaphore = new BudgetedSemaphore(1, ticker);
+    BudgetedSemaphore.Permit held = semaphore.acquire();
+    Worker<Void> first = queuedTaker(semaphore);
+    Worker<Void> second = queuedTaker(semaphore);
+    semaphore.setPermits(3);
+    first.join();
+    second.join();
+    assertEquals(3, semaphore.permits());
+    assertEquals(2, semaphore.availablePermits(), "both took a new permit and returned it");
+    held.close();
+    assertEquals(3, semaphore.availablePermits());
+    assertThrows(IllegalStateException.class, semaphore::release);
+  }
+
+  /**
+   * A pool resized smaller keeps its holders' permits and frees none until enough are back: never
+   * more out than the new count once the holders above it are done.
+   */
+  @Test
+  void fewerTakesEffectAsPermitsComeBack() {
+    BudgetedSemaphore semaphore = new BudgetedSemaphore(3, ticker);
+    BudgetedSemaphore.Permit a = semaphore.acquire();
+    BudgetedSemaphore.Permit b = semaphore.acquire();
+    BudgetedSemaphore.Permit c = semaphore.acquire();
+    semaphore.setPermits(1);
+    assertEquals(1, semaphore.permits());
+    assertEquals(-2, semaphore.availablePermits());
+    a.close();
+    b.close();
+    assertEquals(0, semaphore.availablePermits());
+    assertFalse(semaphore.tryAcquire(), "two were out beyond the new count until now");
+    c.close();
+    assertEquals(1, semaphore.availablePermits());
+    assertTrue(semaphore.tryAcquire());
+    assertFalse(semaphore.tryAcquire());
+    semaphore.release();
+    assertThrows(IllegalStateException.class, semaphore::release);
+    assertThrows(IllegalArgumentException.class, () -> semaphore.setPermits(0));
+  }
+
+  /**
+   * Resizes while holders come and go: a release that has an acquisition behind it is never
+   * refused, and once the holders are done every permit of the last size is free.
+   */
+  @Test
+  void resizesUnderContentionNeverRefuseARightfulReleaseNorLeak() throws Exception {
+    BudgetedSemaphore semaphore = new BudgetedSemaphore(2, ticker);
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicIntegerArray rounds = new java.util.concurrent.atomic.AtomicIntegerArray(3);
+    List<Worker<Void>> holders = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      int me = i;
+      holders.add(new Worker<>(() -> {
+        while (!stop.get()) {
+          if (semaphore.tryAcquire()) {
+            semaphore.release();
+          }
+          semaphore.acquire().close();
+          rounds.incrementAndGet(me);
+        }
+        return null;
+      }));
+    }
+    // resize until every holder has come and gone many times meanwhile
+    for (int round = 0; round < 20_000 || Math.min(rounds.get(0), Math.min(rounds.get(1),
+        rounds.get(2))) < 1_000; round++) {
+      semaphore.setPermits(1 + round % 4);
+    }
+    semaphore.setPermits(3);
+    stop.set(true);
+    for (Worker<Void> h : holders) {
+      h.join();
+    }
+    assertEquals(3, semaphore.availablePermits(), "every permit of the last size is free");
+    assertEquals(0, semaphore.waiters());
+  }
+
   /** Protego §3.2 with literal numbers: delay 100 ns against budgets of 99 and 100 ns. */
   @Test
   void aFullPoolTurnsAwayARequestWhoseBudgetTheDelayExceedsAndQueuesOneItFits() {

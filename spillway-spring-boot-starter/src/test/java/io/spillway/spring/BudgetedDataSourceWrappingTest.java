@@ -15,6 +15,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -100,6 +101,35 @@ class BudgetedDataSourceWrappingTest {
     waiter.join();
     b.close();
     assertEquals(200, get("/db").statusCode());
+    assertEquals(JdbcTestApp.POOL_SIZE, wrapped.permits().availablePermits());
+  }
+
+  /**
+   * An operator enlarges the pool over JMX under load: the wrapper follows on the next connection,
+   * so the new connections are used instead of being held back by the old count.
+   */
+  @Test
+  @org.junit.jupiter.api.Timeout(value = 60, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+  void aPoolResizedAtRunTimeIsFollowed() throws Exception {
+    BudgetedDataSource wrapped = dataSource.unwrap(BudgetedDataSource.class);
+    com.zaxxer.hikari.HikariConfigMXBean config =
+        dataSource.unwrap(HikariDataSource.class).getHikariConfigMXBean();
+    List<Connection> held = new java.util.ArrayList<>();
+    try {
+      config.setMaximumPoolSize(JdbcTestApp.POOL_SIZE + 1);
+      for (int i = 0; i < JdbcTestApp.POOL_SIZE + 1; i++) {
+        held.add(dataSource.getConnection()); // the last one would wait forever at the old count
+      }
+      assertEquals(JdbcTestApp.POOL_SIZE + 1, wrapped.permits().permits());
+      assertEquals(0, wrapped.permits().availablePermits());
+    } finally {
+      for (Connection c : held) {
+        c.close();
+      }
+      config.setMaximumPoolSize(JdbcTestApp.POOL_SIZE);
+      dataSource.getConnection().close();
+    }
+    assertEquals(JdbcTestApp.POOL_SIZE, wrapped.permits().permits());
     assertEquals(JdbcTestApp.POOL_SIZE, wrapped.permits().availablePermits());
   }
 

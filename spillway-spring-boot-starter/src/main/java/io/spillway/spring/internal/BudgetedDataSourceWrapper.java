@@ -2,7 +2,11 @@ package io.spillway.spring.internal;
 
 import io.spillway.api.Ticker;
 import io.spillway.asqm.BudgetedDataSource;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
+import java.util.function.IntSupplier;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -30,8 +34,9 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
  * none escapes the proxy to run on its empty fields.
  *
  * <p>Hikari is read by reflection, so the starter needs no dependency on it. The size is read
- * once, when the bean is initialised; a pool resized later through its MXBean keeps the wrapper's
- * first size. Disable with {@code spillway.jdbc.enabled=false}.
+ * again on each {@code getConnection}, so a pool resized through its MXBean at run time is
+ * followed ({@link BudgetedDataSource#BudgetedDataSource(DataSource, java.util.function.IntSupplier,
+ * Ticker)}). Disable with {@code spillway.jdbc.enabled=false}.
  *
  * <p>Thread-safety: called by the bean factory during start-up; stateless apart from the lazily
  * resolved clock. The proxies it makes are as thread-safe as the pool.
@@ -55,8 +60,8 @@ public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
         || isBudgeted(bean)) {
       return bean;
     }
-    int poolSize = hikariPoolSize(bean);
-    if (poolSize < 1) {
+    IntSupplier poolSize = hikariPoolSize(bean);
+    if (poolSize == null || poolSize.getAsInt() < 1) {
       LOG.log(System.Logger.Level.INFO, "Spillway: DataSource bean ''{0}'' ({1}) is not wrapped "
           + "in a BudgetedDataSource: it is not a HikariCP pool, so its size is unknown",
           beanName, bean.getClass().getName());
@@ -122,21 +127,32 @@ public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
     }
   }
 
-  /** The pool's maximum size if {@code bean} is a HikariCP pool, else -1. */
-  static int hikariPoolSize(Object bean) {
+  /**
+   * The pool's maximum size, read anew on each call, if {@code bean} is a HikariCP pool; else
+   * {@code null}. A reading that fails is -1 (the wrapper then keeps its count).
+   */
+  static IntSupplier hikariPoolSize(Object bean) {
     for (Class<?> c = bean.getClass(); c != null; c = c.getSuperclass()) {
       for (Class<?> i : c.getInterfaces()) {
         if (i.getName().equals(HIKARI_MX_BEAN)) {
+          MethodHandle size;
           try {
-            Method size = i.getMethod("getMaximumPoolSize");
-            return (Integer) size.invoke(bean);
+            size = MethodHandles.publicLookup().findVirtual(i, "getMaximumPoolSize",
+                MethodType.methodType(int.class)).bindTo(bean);
           } catch (ReflectiveOperationException | RuntimeException e) {
             LOG.log(System.Logger.Level.INFO, "Spillway: cannot read the HikariCP pool size", e);
-            return -1;
+            return null;
           }
+          return () -> {
+            try {
+              return (int) size.invokeExact();
+            } catch (Throwable e) {
+              return -1;
+            }
+          };
         }
       }
     }
-    return -1;
+    return null;
   }
 }
