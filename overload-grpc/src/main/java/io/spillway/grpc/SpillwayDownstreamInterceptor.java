@@ -42,7 +42,9 @@ import java.util.Objects;
  *       the callee's key from the {@code callees} registry (Rajomon §3.4, "Maximum Total Price").
  * </ul>
  *
- * <p>A call made outside any Spillway call passes through (through the per-callee gate, if any).
+ * <p>A call made outside any Spillway call passes through (through the per-callee gate, if any),
+ * carrying only the remaining budget of a request served by other means ({@link
+ * RequestBudget#CURRENT}, as an HTTP filter binds it) if there is one.
  *
  * <p>Thread-safe. Per call: the forwarding wrappers, and at the answer, when the inbound gate
  * listens, one {@link ResponseMetadata} and one ticker reading.
@@ -82,9 +84,39 @@ public final class SpillwayDownstreamInterceptor implements ClientInterceptor {
         : next.newCall(method, callOptions);
     SpillwayContext inbound = SpillwayContext.current();
     if (inbound == null) {
-      return call;
+      RequestBudget budget = RequestBudget.currentOrNull();
+      return budget == null ? call : new BudgetOnly<>(call, budget);
     }
     return new SubRequest<>(call, inbound, callees.idOf(method.getFullMethodName()));
+  }
+
+  /** Puts {@code value} under {@code key} if {@code present} and the application put none. */
+  private static void inherit(Metadata headers, Metadata.Key<String> key, long value,
+      boolean present) {
+    if (present && !headers.containsKey(key)) {
+      headers.put(key, Long.toString(value));
+    }
+  }
+
+  /**
+   * A call made while serving a request that did not come over gRPC (an HTTP request, whose
+   * filter bound its budget to {@link RequestBudget#CURRENT}): it carries what is left of that
+   * budget, as the HTTP clients' filters carry it, so the callee's budgeted locks see it.
+   */
+  private static final class BudgetOnly<ReqT, RespT>
+      extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT> {
+    private final RequestBudget budget;
+
+    BudgetOnly(ClientCall<ReqT, RespT> delegate, RequestBudget budget) {
+      super(delegate);
+      this.budget = budget;
+    }
+
+    @Override
+    public void start(Listener<RespT> responseListener, Metadata headers) {
+      inherit(headers, SpillwayMetadata.BUDGET, budget.remainingNanos(), true);
+      super.start(responseListener, headers);
+    }
   }
 
   /**
@@ -175,12 +207,6 @@ public final class SpillwayDownstreamInterceptor implements ClientInterceptor {
       super.start(graph == null ? responseListener : new Report<>(responseListener, graph), headers);
     }
 
-    private static void inherit(Metadata headers, Metadata.Key<String> key, long value,
-        boolean present) {
-      if (present && !headers.containsKey(key)) {
-        headers.put(key, Long.toString(value));
-      }
-    }
 
     /** Hands the callee's answer to the inbound gate before the application sees it. */
     private final class Report<R> extends ForwardingClientCallListener.SimpleForwardingClientCallListener<R> {

@@ -94,6 +94,33 @@ class DownstreamTest {
   }
 
   /**
+   * A call made while serving a request that came by other means than gRPC (an HTTP request whose
+   * filter bound its budget) carries what is left of that budget; without one, nothing.
+   */
+  @Test
+  void outsideAGrpcCallTheBudgetInScopeIsCarried() {
+    ScriptedGate backGate = new ScriptedGate();
+    backend = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+        new SpillwayServerInterceptor(backGate, clock)));
+    Channel toBackend = ClientInterceptors.intercept(backend.channel(),
+        SpillwayGrpc.downstream().callees(callees).ticker(clock).build());
+    io.spillway.api.RequestBudget budget = io.spillway.api.RequestBudget.of(7_000_000);
+    Calls.Reply withBudget = ScopedValue.where(io.spillway.api.RequestBudget.CURRENT, budget)
+        .call(() -> Calls.unary(toBackend, Echo.OTHER, "x").await());
+    assertEquals(Status.Code.OK, withBudget.status().getCode());
+    assertEquals(7_000_000, backGate.last().budgetNanos());
+
+    Calls.Reply ownBudget = ScopedValue.where(io.spillway.api.RequestBudget.CURRENT, budget)
+        .call(() -> Calls.unary(toBackend, Echo.OTHER, Calls.headers(SpillwayMetadata.BUDGET, 5), "y")
+            .await());
+    assertEquals(Status.Code.OK, ownBudget.status().getCode());
+    assertEquals(5, backGate.last().budgetNanos(), "a budget the application set wins");
+
+    Calls.unary(toBackend, Echo.OTHER, "z").await();
+    assertEquals(Long.MAX_VALUE, backGate.last().budgetNanos(), "no budget in scope: none sent");
+  }
+
+  /**
    * A frontend that passes its callee's failure on as it came (the stub's exception, trailers and
    * all, as {@code responseObserver.onError(e)} does) answers its own caller with its own Spillway
    * fields only: the callee's credit delta, credit id and price are the frontend's session with

@@ -92,6 +92,23 @@ class SpringGrpcChannelsTest {
   }
 
   /**
+   * A call made while serving an HTTP request (its budget bound by the starter's filter, here by
+   * hand) carries what is left of that budget to the server, as the HTTP clients' filter does.
+   */
+  @Test
+  void aCallMadeWhileServingARequestCarriesItsBudget() {
+    run(new String[0], (wiring, atA, atB) -> { }, channel -> {
+      io.spillway.api.RequestBudget budget = io.spillway.api.RequestBudget.of(7_000_000);
+      return ScopedValue.where(io.spillway.api.RequestBudget.CURRENT, budget)
+          .call(() -> call(channel, "budgeted"));
+    }, (atA, atB) -> {
+      List<String> budgets = new java.util.ArrayList<>(atA.budgets);
+      budgets.addAll(atB.budgets);
+      assertThat(budgets).containsExactly("7000000");
+    });
+  }
+
+  /**
    * What the default avoids: with one session per channel, Spring gRPC's round_robin spreads that
    * one session's calls, released by either server's credits, over both servers.
    */
@@ -107,8 +124,21 @@ class SpringGrpcChannelsTest {
     void check(SpillwayGrpcAutoConfiguration.GrpcWiring wiring, Sessions atA, Sessions atB);
   }
 
+  private interface ExtraCall {
+    String call(ManagedChannel channel) throws Exception;
+  }
+
+  private interface ServersCheck {
+    void check(Sessions atA, Sessions atB);
+  }
+
   /** Two protected servers, 40 calls on the channel Spring gRPC builds for them, then the check. */
   private static void run(String[] properties, Check check) {
+    run(properties, check, null, null);
+  }
+
+  /** As above, then {@code extra} on the same channel, and {@code after} on what the servers heard. */
+  private static void run(String[] properties, Check check, ExtraCall extra, ServersCheck after) {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class,
             GrpcClientAutoConfiguration.class, CompositeChannelFactoryAutoConfiguration.class,
@@ -133,6 +163,12 @@ class SpringGrpcChannelsTest {
               assertThat(call(channel, "x" + i)).isEqualTo("ok:x" + i);
             }
             check.check(context.getBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class), atA, atB);
+            if (extra != null) {
+              atA.budgets.clear();
+              atB.budgets.clear();
+              assertThat(extra.call(channel)).isEqualTo("ok:budgeted");
+              after.check(atA, atB);
+            }
           } finally {
             context.stop();
             if (channel != null) {
@@ -192,9 +228,11 @@ class SpringGrpcChannelsTest {
     return answer.get(10, TimeUnit.SECONDS);
   }
 
-  /** The Spillway session ids of the calls a server receives. */
+  /** The Spillway session ids, and the budgets, of the calls a server receives. */
   private static final class Sessions implements ServerInterceptor {
     private final List<String> seen = new CopyOnWriteArrayList<>();
+    /** The budget header of each call to the test's method. */
+    final List<String> budgets = new CopyOnWriteArrayList<>();
 
     @Override
     public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
@@ -202,6 +240,10 @@ class SpringGrpcChannelsTest {
       String id = headers.get(SpillwayMetadata.SESSION);
       if (id != null) {
         seen.add(id);
+      }
+      if (call.getMethodDescriptor().getFullMethodName().equals(PING.getFullMethodName())) {
+        String budget = headers.get(SpillwayMetadata.BUDGET);
+        budgets.add(budget == null ? "none" : budget);
       }
       return next.startCall(call, headers);
     }

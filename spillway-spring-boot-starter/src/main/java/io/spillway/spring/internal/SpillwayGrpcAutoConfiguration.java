@@ -145,9 +145,21 @@ public class SpillwayGrpcAutoConfiguration {
 
     /**
      * Sessions for a channel Spring gRPC builds: one per backend ({@link PerBackendSessions}, the
-     * default), else one for the channel.
+     * default), else one for the channel; and in front of them overload-grpc's downstream
+     * interceptor, so a call made while serving a request carries that request's fields.
      */
     void customize(ManagedChannelBuilder<?> builder) {
+      try {
+        sessions(builder);
+      } finally {
+        // added last, so it runs first: the inbound request's tokens, priority and what is left of
+        // its budget (gRPC's SpillwayContext, or the budget an HTTP filter bound) go with the call,
+        // ahead of the session's own fields
+        builder.intercept(SpillwayGrpc.downstream().build());
+      }
+    }
+
+    private void sessions(ManagedChannelBuilder<?> builder) {
       if (!properties.getClient().isGrpcSessionPerBackend()) {
         builder.intercept(session());
         return;
