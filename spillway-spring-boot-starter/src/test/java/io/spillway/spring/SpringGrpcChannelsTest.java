@@ -88,6 +88,9 @@ class SpringGrpcChannelsTest {
       assertThat(atA.ids()).as("server A heard one session").hasSize(1);
       assertThat(atB.ids()).as("server B heard one session").hasSize(1);
       assertThat(atA.ids()).doesNotContainAnyElementsOf(atB.ids());
+      assertThat(wiring.state().get("channels")).as("the Actuator endpoint's view")
+          .isEqualTo(List.of(java.util.Map.of("backends", 2, "queued", 0, "plainCalls", 1,
+              "retries", 0)));
     });
   }
 

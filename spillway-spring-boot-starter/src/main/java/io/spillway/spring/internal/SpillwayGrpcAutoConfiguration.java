@@ -218,12 +218,18 @@ public class SpillwayGrpcAutoConfiguration {
       return stats;
     }
 
-    /** The gRPC side's live state for the Actuator endpoint; empty while no server is built. */
+    /**
+     * The gRPC side's live state for the Actuator endpoint: the servers' gates and the channels'
+     * sessions; empty while neither exists.
+     */
     public Map<String, Object> state() {
-      if (servers.isEmpty()) {
-        return Map.of();
-      }
       Map<String, Object> m = new LinkedHashMap<>();
+      if (!perBackend.isEmpty()) {
+        m.put("channels", perBackend.stream().map(GrpcWiring::channelState).toList());
+      }
+      if (servers.isEmpty()) {
+        return m;
+      }
       m.put("name", stats.endpoint());
       m.put("servers", servers.size());
       long now = ticker.read();
@@ -238,6 +244,20 @@ public class SpillwayGrpcAutoConfiguration {
       m.put("workers", servers.get(0).workers());
       m.putAll(stats.snapshot());
       return m;
+    }
+
+    /**
+     * One channel's client side: its backends' sessions, the calls waiting in them, and the calls
+     * sent plain (before its balancer met them) or retried on another backend.
+     */
+    private static Map<String, Object> channelState(PerBackendSessions channel) {
+      Map<String, Object> c = new LinkedHashMap<>();
+      Map<java.util.List<java.net.SocketAddress>, SpillwayClientInterceptor> sessions = channel.sessions();
+      c.put("backends", sessions.size());
+      c.put("queued", sessions.values().stream().mapToInt(SpillwayClientInterceptor::queued).sum());
+      c.put("plainCalls", channel.plainCalls());
+      c.put("retries", channel.retries());
+      return c;
     }
 
     /** The channels' per-backend sessions, for diagnostics. */
