@@ -42,7 +42,12 @@ public final class Report {
     }
     if (s.replicas() > 1) {
       out.println();
-      out.println(s.roundRobin()
+      out.println(s.sharedSession()
+          ? s.replicas() + " replicas, one session per client for all of them, calls sent in turn "
+              + "(speeds " + String.join(", ", Arrays.stream(s.replicaSpeeds())
+              .mapToObj(f -> String.format(Locale.ROOT, "%.2f", f)).toList())
+              + "; capacity their sum): no retry"
+          : s.roundRobin()
           ? s.replicas() + " replicas, round robin (speeds " + String.join(", ", Arrays.stream(
               s.replicaSpeeds()).mapToObj(f -> String.format(Locale.ROOT, "%.2f", f)).toList())
               + "; capacity their sum): a fast reject retried once on another"

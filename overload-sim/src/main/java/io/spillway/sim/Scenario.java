@@ -70,7 +70,7 @@ public final class Scenario {
         + " measured hand-off, at least the oldest waiter's age) | oldest (the paper's)");
     keys.put("asqm.target_us", "Protego's target delay for ASQM budgets (budget = target - p99 service - p99 network); default the SLO");
     keys.put("replicas", "servers, each with the scenario's cores, locks and gate (1 to 16); how calls reach them is replica_routing; with more than one, a fast reject (the server's, or expiry in the client's queue for it) is retried once on another within the client's retry budget");
-    keys.put("replica_routing", "replicas: primary (default; protego-nsdi23 §5.3, Fig. 8: every call to server 1 first, a fast reject retried on server 2; at most 2 replicas; demand a multiple of one server's capacity) | round_robin (overload-grpc's SpillwayBalancedChannel: a session per server, each call to the server whose session has the fewest calls queued, from a rotating start, the retry to another chosen the same way; plain clients rotate; demand a multiple of the servers' summed capacity)");
+    keys.put("replica_routing", "replicas: primary (default; protego-nsdi23 §5.3, Fig. 8: every call to server 1 first, a fast reject retried on server 2; at most 2 replicas; demand a multiple of one server's capacity) | round_robin (overload-grpc's SpillwayBalancedChannel: a session per server, each call to the server whose session has the fewest calls queued, from a rotating start, the retry to another chosen the same way; plain clients rotate; demand a multiple of the servers' summed capacity) | shared_session (one session per client for all servers, as one SpillwayClientInterceptor on a round_robin channel: a call leaves the session and goes to the next server in turn; no retry; demand as round_robin)");
     keys.put("replica_speeds", "replicas: each server's speed, 'f1, f2, ...' (one per replica, in (0, 16]): every CPU cost on server k takes its time / fk (f = 0.5: a server of half the capacity); capacity is measured on a server of speed 1; default 1 each");
     keys.put("retry_share", "replicas: the retry budget's share of calls (RetryBudget: each call adds this share of a token, each retry spends one, 10 kept); default 1, every fast reject retried");
     keys.put("sweep", "variants to run one after another: 'key1, key2: a1, a2 | b1, b2 | ...' (one variant per '|')");
@@ -492,10 +492,20 @@ public final class Scenario {
   public boolean roundRobin() {
     return switch (get("replica_routing").strip()) {
       case "primary" -> false;
-      case "round_robin" -> true;
-      default -> throw invalid("replica_routing", "expected primary or round_robin, got '"
-          + get("replica_routing") + "'");
+      case "round_robin", "shared_session" -> true;
+      default -> throw invalid("replica_routing", "expected primary, round_robin or "
+          + "shared_session, got '" + get("replica_routing") + "'");
     };
+  }
+
+  /**
+   * Whether each client keeps one session for all the replicas, its calls sent to them in turn
+   * after they leave that session ({@code replica_routing = shared_session}): what a single
+   * session on a channel that balances with gRPC's {@code round_robin} does, the case
+   * overload-grpc's per-backend sessions exist to avoid. No retries.
+   */
+  public boolean sharedSession() {
+    return roundRobin() && get("replica_routing").strip().equals("shared_session");
   }
 
   /** Each replica's speed ({@code replica_speeds}): its CPU costs take their time over it; 1 each by default. */

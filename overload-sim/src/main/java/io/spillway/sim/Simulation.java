@@ -198,6 +198,8 @@ final class Simulation {
   /** The servers; which takes a request is {@link #route}'s choice. */
   private final Server[] servers;
   private final boolean roundRobin;
+  /** Each client's one session serves every replica, its calls sent to them in turn. */
+  private final boolean sharedSession;
   /** Per logical client, where its next round-robin choice starts looking. */
   private final int[] rotation;
   /** Per logical client, its retry budget; {@code null} with one server. */
@@ -275,8 +277,17 @@ final class Simulation {
     for (int k = 0; k < replicas; k++) {
       servers[k] = new Server(k, n, closedLoop > 0 ? 1 : speeds[k]);
     }
-    this.roundRobin = replicas > 1 && scenario.roundRobin();
-    this.rotation = roundRobin ? new int[n] : null;
+    this.sharedSession = replicas > 1 && scenario.sharedSession();
+    this.roundRobin = replicas > 1 && scenario.roundRobin() && !sharedSession;
+    this.rotation = roundRobin || sharedSession ? new int[n] : null;
+    if (sharedSession) { // every server's client i is the same session: one gate, one id
+      for (int k = 1; k < replicas; k++) {
+        for (int i = 0; i < n; i++) {
+          servers[k].clients[i] = new Client(servers[0].clients[i].sessionId, i, servers[k],
+              servers[0].clients[i].gate);
+        }
+      }
+    }
     if (replicas > 1) {
       this.retryBudgets = new RetryBudget[n];
       for (int i = 0; i < n; i++) {
@@ -426,7 +437,8 @@ final class Simulation {
 
   private void issue(Client caller) {
     boolean plain = plainShare > 0 && (plainShare >= 1 || plainRandom.nextDouble() < plainShare);
-    Client c = roundRobin ? servers[route(caller.index, -1, plain)].clients[caller.index] : caller;
+    Client c = roundRobin ? servers[route(caller.index, -1, plain)].clients[caller.index]
+        : sharedSession && plain ? nextInTurn(caller) : caller;
     long service = scenario.service().sample(serviceRandom);
     int path = -1;
     if (pathCdf.length > 0) {
@@ -467,7 +479,7 @@ final class Simulation {
    * §5.3; {@link RetryBudget}); whether it did.
    */
   private boolean retry(Request r, Status status) {
-    if (retryBudgets == null || !RetryBudget.isRetryable(status, r.attempt)
+    if (sharedSession || retryBudgets == null || !RetryBudget.isRetryable(status, r.attempt)
         || !retryBudgets[r.client.index].tryRetry()) {
       return false;
     }
@@ -520,7 +532,10 @@ final class Simulation {
       r.tokens = outgoingHeader.tokens();
       r.budgetNanos = outgoingHeader.budgetNanos();
       recorder.at(now).sent++;
-      Message m = new Message(Message.REQUEST, c);
+      if (sharedSession) {
+        r.client = nextInTurn(c); // the balancer below the session picks the next server
+      }
+      Message m = new Message(Message.REQUEST, r.client);
       m.request = r;
       schedule(now + halfRtt, SERVER_RX, m);
     }
@@ -532,6 +547,13 @@ final class Simulation {
       schedule(now + halfRtt, SERVER_RX, m);
     }
     armWakeup(c);
+  }
+
+  /** Client {@code c}'s self at the next server in its turn ({@code shared_session}). */
+  private Client nextInTurn(Client c) {
+    int k = rotation[c.index];
+    rotation[c.index] = (k + 1) % servers.length;
+    return servers[k].clients[c.index];
   }
 
   private void armWakeup(Client c) {
@@ -1061,7 +1083,8 @@ final class Simulation {
 
   static final class Request {
     final long id;
-    final Client client;
+    /** The client at the server it is sent to (with {@code shared_session}, chosen at sending). */
+    Client client;
     final long arrival;
     final long service;
     /** 0 for the first attempt, 1 for the retry on the next server. */

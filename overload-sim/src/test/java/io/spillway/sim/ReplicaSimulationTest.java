@@ -171,4 +171,28 @@ class ReplicaSimulationTest {
     assertTrue(t.retried > 0, "fast rejects are retried");
     assertTrue(t.retried <= 0.1 * t.offered + 10 * 8, "retried " + t.retried + " of " + t.offered);
   }
+
+  /**
+   * The same three replicas at 2×, with each client's one session for all three and its calls sent
+   * in turn once they leave it (one session on a round_robin channel): the servers' credits pool
+   * into one window per client, the slow server gets a third of the calls its credits did not
+   * admit, and goodput falls well below the per-backend sessions' at the same load. Every call
+   * still ends once.
+   */
+  @Test
+  void oneSessionForAllReplicasLosesWhatASessionPerReplicaKeeps() {
+    Scenario perBackend = balanced("1, 1, 0.5");
+    Scenario shared = perBackend.with(Map.of("replica_routing", "shared_session"));
+    assertTrue(shared.sharedSession());
+    double capacity = Experiment.measureCapacity(perBackend);
+    assertEquals(capacity, Experiment.measureCapacity(shared), 1e-6);
+    Tally each = runBalanced(perBackend, SchemeRegistry.create("spillway", perBackend), capacity, 2.0);
+    Tally one = runBalanced(shared, SchemeRegistry.create("spillway", shared), capacity, 2.0);
+    assertEquals(0, one.retried, "no retries with one session");
+    assertTrue(goodputRps(one) < 0.8 * capacity, "one session: " + goodputRps(one) + " of " + capacity);
+    assertTrue(goodputRps(each) > goodputRps(one) + 0.2 * capacity,
+        "a session per replica: " + goodputRps(each) + " against " + goodputRps(one));
+    long ended = one.completed + one.rejectedFinal + one.expired;
+    assertTrue(ended <= one.offered, ended + " ended of " + one.offered + " issued");
+  }
 }
