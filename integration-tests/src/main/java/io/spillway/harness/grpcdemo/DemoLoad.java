@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.spillway.grpc.PerBackendSessions;
 import io.spillway.grpc.SpillwayBalancedChannel;
 import java.net.InetSocketAddress;
 import io.spillway.grpc.SpillwayClientInterceptor;
@@ -48,6 +49,7 @@ final class DemoLoad implements AutoCloseable {
   private final List<ManagedChannel> managed = new ArrayList<>();
   private final List<SpillwayClientInterceptor> sessions = new ArrayList<>();
   private final List<SpillwayBalancedChannel> balanced = new ArrayList<>();
+  private final List<PerBackendSessions> perBackend = new ArrayList<>();
   private final Channel[] channels;
   private final long sloNanos;
   private final MethodDescriptor<WorkRequest, WorkReply> method;
@@ -59,7 +61,13 @@ final class DemoLoad implements AutoCloseable {
     /** One Spillway session per channel. */
     AWARE,
     /** Each client a {@link SpillwayBalancedChannel} over every server, retrying 10 % at most. */
-    BALANCED
+    BALANCED,
+    /**
+     * Each client a load-balancing channel to a {@code dns:///} target with
+     * {@link PerBackendSessions} installed, as the Spring Boot starter sets up the channels Spring
+     * gRPC builds.
+     */
+    PER_BACKEND
   }
 
   DemoLoad(int port, int channelCount, boolean aware, long sloNanos) {
@@ -92,6 +100,18 @@ final class DemoLoad implements AutoCloseable {
         continue;
       }
       int port = ports.get(i % ports.size());
+      if (kind == Kind.PER_BACKEND) {
+        NettyChannelBuilder builder = NettyChannelBuilder.forTarget("dns:///127.0.0.1:" + port)
+            .usePlaintext().eventLoopGroup(group).channelType(NioSocketChannel.class)
+            .directExecutor();
+        PerBackendSessions s = SpillwayGrpc.perBackend().slo(java.time.Duration.ofNanos(sloNanos))
+            .build().install(builder);
+        ManagedChannel ch = s.closeOnShutdown(builder.build());
+        perBackend.add(s);
+        managed.add(ch);
+        channels[i] = ch;
+        continue;
+      }
       boolean aware = kind == Kind.AWARE;
       ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
           .eventLoopGroup(group).channelType(NioSocketChannel.class).directExecutor().build();
@@ -298,6 +318,9 @@ final class DemoLoad implements AutoCloseable {
       b.close();
     }
     for (SpillwayClientInterceptor s : sessions) {
+      s.close();
+    }
+    for (PerBackendSessions s : perBackend) {
       s.close();
     }
     for (ManagedChannel ch : managed) {

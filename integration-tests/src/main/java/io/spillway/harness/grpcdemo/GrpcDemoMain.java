@@ -29,7 +29,9 @@ import org.HdrHistogram.Histogram;
  *       demand level (× capacity) open-loop for {@code warm_s + measure_s}, the last {@code
  *       measure_s} counted. Modes: {@code none} (unprotected, plain clients), {@code spillway-plain}
  *       (protected, clients without Spillway headers), {@code spillway-aware} (protected, one
- *       Spillway session per channel), and, where the {@code ghz} binary is found ({@code GHZ},
+ *       Spillway session per channel), {@code spillway-perbackend} (as aware, the channels built
+ *       for a {@code dns:///} target with {@code PerBackendSessions}, as the Spring Boot starter
+ *       builds them; not in the default modes), and, where the {@code ghz} binary is found ({@code GHZ},
  *       {@code ~/go/bin/ghz} or the PATH), {@code ghz-none} and {@code ghz-spillway}.
  *   <li>results.json (the report's schema, plus the counts), report.md and plots in {@code out}.
  * </ol>
@@ -353,12 +355,14 @@ public final class GrpcDemoMain {
 
     void runJava(String mode) throws Exception {
       String serverMode = mode.equals("none") ? "none" : "spillway";
-      boolean aware = mode.equals("spillway-aware");
-      if (!mode.equals("none") && !mode.equals("spillway-plain") && !aware) {
-        throw new IllegalArgumentException("unknown mode " + mode);
-      }
+      DemoLoad.Kind kind = switch (mode) {
+        case "none", "spillway-plain" -> DemoLoad.Kind.PLAIN;
+        case "spillway-aware" -> DemoLoad.Kind.AWARE;
+        case "spillway-perbackend" -> DemoLoad.Kind.PER_BACKEND;
+        default -> throw new IllegalArgumentException("unknown mode " + mode);
+      };
       try (DemoServerProcess server = startServer(serverMode, mode);
-          DemoLoad load = new DemoLoad(server.port(), channels, aware, sloNanos)) {
+          DemoLoad load = new DemoLoad(List.of(server.port()), channels, kind, sloNanos)) {
         warmSlices = warmUntilSteady(server, load, mode, !serverMode.equals("none"));
         for (double level : levels) {
           DemoLoad.Result r = load.openLoop(level * capacity, warmNanos, measureNanos,
