@@ -110,6 +110,11 @@ public class SpillwayGrpcAutoConfiguration {
     private final List<SpillwayGrpcServer> servers = new CopyOnWriteArrayList<>();
     private final List<SpillwayClientInterceptor> sessions = new CopyOnWriteArrayList<>();
     private final List<PerBackendSessions> perBackend = new CopyOnWriteArrayList<>();
+    /**
+     * Numbers the methods the application's channels call, one registry for all of them, so that a
+     * gate that prices its callees (Rajomon's call graph) never sees two callees under one key.
+     */
+    private final io.spillway.grpc.InterfaceRegistry callees = new io.spillway.grpc.InterfaceRegistry();
     private volatile boolean running;
     /** What the gRPC servers' gates do, for the meters and the Actuator endpoint. */
     private final GateStats stats = new GateStats("grpc");
@@ -155,7 +160,7 @@ public class SpillwayGrpcAutoConfiguration {
         // added last, so it runs first: the inbound request's tokens, priority and what is left of
         // its budget (gRPC's SpillwayContext, or the budget an HTTP filter bound) go with the call,
         // ahead of the session's own fields
-        builder.intercept(SpillwayGrpc.downstream().build());
+        builder.intercept(SpillwayGrpc.downstream().callees(callees).build());
       }
     }
 
