@@ -299,6 +299,7 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
 
     @Override
     public void onClose(Status status, Metadata trailers) {
+      session.answeredBy(delegate.getAttributes());
       Runnable next = session.onResponse(GatedClientCall.this, status, trailers);
       try {
         listener.onClose(status, trailers);

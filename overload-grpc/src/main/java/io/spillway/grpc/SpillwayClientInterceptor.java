@@ -134,6 +134,9 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   private boolean warnedOfAnotherChannel; // guarded by lock
   /** The managed channel whose shutdown ends the session ({@link #closeOnShutdown}), if known. */
   private volatile ManagedChannel watched;
+  /** The server of the first answer, and whether another has answered since ({@link #answeredBy}). */
+  private volatile java.net.SocketAddress firstServer;
+  private volatile boolean severalServers;
   /**
    * The per-call credentials of the application's latest call, which its control calls carry
    * too: a server that authenticates every call would refuse a credit stream without them.
@@ -200,6 +203,40 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       }
       return b.build();
     };
+  }
+
+  /**
+   * Notes the server that answered a call of this session. A session is one server's credit
+   * account (docs/design.md, "A request's path on a client"): answers from a second server mean
+   * its channel spreads the session's calls over several, whose credits then pool into one window
+   * and release calls the balancer sends to any of them. That is logged once, at WARNING, naming
+   * the remedy ({@link PerBackendSessions}, {@link SpillwayBalancedChannel}); a channel that moved
+   * to another server after losing the first (pick_first's failover) is logged the same way.
+   */
+  void answeredBy(io.grpc.Attributes attributes) {
+    if (severalServers) {
+      return;
+    }
+    java.net.SocketAddress server = attributes.get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    if (server == null) {
+      return;
+    }
+    java.net.SocketAddress first = firstServer;
+    if (first == null) {
+      firstServer = server;
+    } else if (!first.equals(server)) {
+      severalServers = true;
+      LOG.log(Level.WARNING, "session {0} was answered by {1} and by {2}: if its channel balances "
+          + "over several servers (round_robin, a name with several addresses), their credits pool "
+          + "into this one session and release calls to any of them; give it a session per "
+          + "backend (SpillwayGrpc.perBackend().install(builder), or SpillwayGrpc.balanced())",
+          Long.toString(sessionId), first, server);
+    }
+  }
+
+  /** Whether answers came from more than one server ({@link #answeredBy}). */
+  boolean answeredBySeveralServers() {
+    return severalServers;
   }
 
   /** The session's id. */

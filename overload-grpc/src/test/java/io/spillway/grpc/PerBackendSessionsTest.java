@@ -316,7 +316,10 @@ class PerBackendSessionsTest {
     }
   }
 
-  /** Over real sockets (grpc-netty-shaded), each backend's session reaches its own server. */
+  /**
+   * Over real sockets (grpc-netty-shaded), each backend's session reaches its own server; one
+   * session on a round_robin channel over the same servers is answered by both, and says so.
+   */
   @Test
   void onSocketsEachServerHearsItsOwnSession() throws Exception {
     Seen seenByA = new Seen();
@@ -348,6 +351,23 @@ class PerBackendSessionsTest {
         assertEquals(1, atA.size(), "A heard one session: " + atA);
         assertEquals(1, atB.size(), "B heard one session: " + atB);
         assertNotEquals(atA, atB);
+        assertTrue(sessions.sessions().values().stream()
+            .noneMatch(SpillwayClientInterceptor::answeredBySeveralServers));
+
+        // the same channel shape with ONE session: answers from both servers, and it says so
+        SpillwayClientInterceptor one = SpillwayGrpc.client(io.spillway.api.NoControl.INSTANCE)
+            .slo(SLO).build();
+        ManagedChannel roundRobin = io.grpc.ManagedChannelBuilder.forTarget(sockets.target("svc"))
+            .usePlaintext().defaultLoadBalancingPolicy("round_robin").intercept(one).build();
+        try {
+          for (int i = 0; i < 40; i++) {
+            assertEquals(Status.Code.OK, Calls.unary(roundRobin, Echo.UNARY, "y").await().status().getCode());
+          }
+          assertTrue(one.answeredBySeveralServers(), "one session answered by both servers");
+        } finally {
+          one.close();
+          roundRobin.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
       } finally {
         channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
       }
