@@ -283,8 +283,8 @@ public class SpillwayProperties implements Validator {
   }
 
   /**
-   * The application's own HTTP clients: Spring Boot's RestClient.Builder, RestTemplateBuilder and
-   * WebClient.Builder.
+   * The application's own clients: Spring Boot's RestClient.Builder, RestTemplateBuilder and
+   * WebClient.Builder, and the channels Spring gRPC builds.
    */
   public static class Client {
     /**
@@ -302,8 +302,8 @@ public class SpillwayProperties implements Validator {
     private boolean credits = true;
 
     /**
-     * The end-to-end SLO of the requests they send, which bounds a request's wait for a credit;
-     * spillway.slo if unset.
+     * The end-to-end SLO of the requests they send (over HTTP, and over Spring gRPC's channels),
+     * which bounds a request's wait for a credit; spillway.slo if unset.
      */
     private Duration slo;
 

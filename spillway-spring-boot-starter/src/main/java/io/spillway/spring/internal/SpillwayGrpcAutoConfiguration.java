@@ -169,7 +169,7 @@ public class SpillwayGrpcAutoConfiguration {
         builder.intercept(session());
         return;
       }
-      PerBackendSessions.Builder b = SpillwayGrpc.perBackend(scheme()).slo(properties.getSlo());
+      PerBackendSessions.Builder b = SpillwayGrpc.perBackend(scheme()).slo(clientSlo());
       double retryShare = properties.getClient().getGrpcRetryToReplica();
       if (retryShare > 0) {
         b.retryToReplica(retryShare);
@@ -180,9 +180,15 @@ public class SpillwayGrpcAutoConfiguration {
       sessions.install(builder);
     }
 
+    /** The SLO of the calls the channels send: spillway.client.slo, else spillway.slo. */
+    private java.time.Duration clientSlo() {
+      java.time.Duration slo = properties.getClient().getSlo();
+      return slo != null ? slo : properties.getSlo();
+    }
+
     SpillwayClientInterceptor session() {
       SpillwayClientInterceptor.Builder b = SpillwayGrpc.client(scheme());
-      SpillwayClientInterceptor session = b.slo(properties.getSlo()).build();
+      SpillwayClientInterceptor session = b.slo(clientSlo()).build();
       created.add(session);
       sessions.add(session);
       return session;
