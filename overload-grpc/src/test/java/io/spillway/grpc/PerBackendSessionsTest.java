@@ -284,6 +284,50 @@ class PerBackendSessionsTest {
     }
   }
 
+  /**
+   * With grpc-services on the class path, a service config's client-side health checks run on the
+   * policy's subchannels as on round_robin's: a backend whose health service says NOT_SERVING takes
+   * no calls, and takes them again once it says SERVING.
+   */
+  @Test
+  void aBackendWhoseHealthServiceSaysNotServingTakesNoCalls() {
+    io.grpc.protobuf.services.HealthStatusManager healthB = new io.grpc.protobuf.services.HealthStatusManager();
+    healthB.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    io.grpc.protobuf.services.HealthStatusManager healthA = new io.grpc.protobuf.services.HealthStatusManager();
+    Seen seenByA = new Seen();
+    Seen seenByB = new Seen();
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA),
+            healthA.getHealthService().bindService());
+        InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB),
+            healthB.getHealthService().bindService())) {
+      resolver.next = List.of(a.address(), b.address());
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
+          .directExecutor()
+          .defaultServiceConfig(Map.of("healthCheckConfig", Map.of("serviceName", "")));
+      sessions.install(builder);
+      ManagedChannel channel = sessions.closeOnShutdown(builder.build());
+      try {
+        for (int i = 0; i < 20; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO), "B says NOT_SERVING");
+        assertEquals(20, seenByA.calls(MethodDescriptorName.ECHO));
+
+        healthB.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        int calls = 0;
+        while (seenByB.calls(MethodDescriptorName.ECHO) == 0 && calls < 1_000) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
+          calls++;
+        }
+        assertTrue(seenByB.calls(MethodDescriptorName.ECHO) > 0, "B serving again takes calls");
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
   /** A builder for one address given directly takes no policy: one session, used from the first call. */
   @Test
   void aChannelToOneDirectAddressHasOneSessionFromItsFirstCall() {
