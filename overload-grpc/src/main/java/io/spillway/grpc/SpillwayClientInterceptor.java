@@ -104,6 +104,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final InterfaceRegistry interfaces;
+  /** The SLO the builder gave; 0 for a session made from a gate directly. Set once, before use. */
+  private long sloNanos;
 
   private final ReentrantLock lock = new ReentrantLock();
   // Guarded by lock:
@@ -237,6 +239,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
   /** Whether answers came from more than one server ({@link #answeredBy}). */
   boolean answeredBySeveralServers() {
     return severalServers;
+  }
+
+  /** The SLO of the session's calls as its builder was given it; 0 for one made from a gate. */
+  public long sloNanos() {
+    return sloNanos;
   }
 
   /** The session's id. */
@@ -1007,8 +1014,11 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       long slo = sloNanos;
       LongFunction<ClientGate<Object>> renewal =
           renewedId -> chosen.newClientGate(new ClientEnvironment(renewedId, slo, m));
-      return new SpillwayClientInterceptor(renewal.apply(id), id, renewal, chosen.issuesCredits(),
-          ticker, scheduler != null ? scheduler : SharedTimer.scheduler(), interfaces);
+      SpillwayClientInterceptor session = new SpillwayClientInterceptor(renewal.apply(id), id,
+          renewal, chosen.issuesCredits(), ticker,
+          scheduler != null ? scheduler : SharedTimer.scheduler(), interfaces);
+      session.sloNanos = slo;
+      return session;
     }
   }
 }

@@ -89,9 +89,17 @@ class SpringGrpcChannelsTest {
       assertThat(atB.ids()).as("server B heard one session").hasSize(1);
       assertThat(atA.ids()).doesNotContainAnyElementsOf(atB.ids());
       assertThat(wiring.state().get("channels")).as("the Actuator endpoint's view")
-          .isEqualTo(List.of(java.util.Map.of("backends", 2, "queued", 0, "plainCalls", 1,
-              "retries", 0)));
+          .isEqualTo(List.of(java.util.Map.of("backends", 2, "sloNanos", 100_000_000L, "queued", 0,
+              "plainCalls", 1, "retries", 0)));
     });
+  }
+
+  /** The channels' sessions take spillway.client.slo when it is set, as the HTTP clients' do. */
+  @Test
+  void theChannelsSessionsTakeTheClientSlo() {
+    run(new String[] {"spillway.client.slo=7ms"}, (wiring, atA, atB) ->
+        assertThat(wiring.channelSessions().get(0).sessions().values())
+            .allSatisfy(s -> assertThat(s.sloNanos()).isEqualTo(7_000_000L)));
   }
 
   /**

@@ -265,6 +265,7 @@ public class SpillwayGrpcAutoConfiguration {
       Map<String, Object> c = new LinkedHashMap<>();
       Map<java.util.List<java.net.SocketAddress>, SpillwayClientInterceptor> sessions = channel.sessions();
       c.put("backends", sessions.size());
+      sessions.values().stream().findFirst().ifPresent(x -> c.put("sloNanos", x.sloNanos()));
       c.put("queued", sessions.values().stream().mapToInt(SpillwayClientInterceptor::queued).sum());
       c.put("plainCalls", channel.plainCalls());
       c.put("retries", channel.retries());
