@@ -21,11 +21,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (docs/design.md, "A request's path on a client"); a load balancer that picked after the wait
  * would spend one backend's credit on another.
  *
- * <p>Calls without a chosen backend (the first calls, before the sessions have heard of any
+ * <p>Calls without a chosen backend (plain calls, made before the sessions have heard of any
  * subchannel) rotate over the ready subchannels. Every subchannel state change is told to the
- * sessions that use the channel ({@link PerBackendSessions#backendsChanged}); they learn of
- * this balancer from the first call that carries them (in the same option),
- * since gRPC gives a balancer no reference to the channel's interceptors.
+ * sessions that use the channel ({@link PerBackendSessions#backendsChanged}). The balancer knows
+ * them from its making when {@link PerBackendSessions#install} passed them as a name-resolver
+ * argument ({@link PerBackendSessions#SESSIONS}), and otherwise from the first call that carries
+ * them (in the same option): gRPC gives a balancer no other reference to the channel's
+ * interceptors. A call that only wakes the channel ({@link PerBackendSessions.Route#wake}) is
+ * dropped unsent.
  *
  * <p>Runs in the channel's synchronization context, as gRPC requires; the picker is immutable
  * and may be called from any thread.
@@ -52,6 +55,15 @@ final class PerBackendLoadBalancer extends LoadBalancer {
 
   PerBackendLoadBalancer(Helper helper) {
     this.helper = helper;
+    PerBackendSessions given;
+    try {
+      given = helper.getNameResolverArgs().getArg(PerBackendSessions.SESSIONS);
+    } catch (UnsupportedOperationException noArgs) {
+      given = null; // a helper that does not pass them on: the first call brings the sessions
+    }
+    if (given != null) {
+      attach(given); // in the synchronization context: gRPC makes its balancer there
+    }
   }
 
   @Override
@@ -92,6 +104,9 @@ final class PerBackendLoadBalancer extends LoadBalancer {
     if (backends.isEmpty()) {
       helper.updateBalancingState(ConnectivityState.TRANSIENT_FAILURE,
           new Picker(List.of(), error));
+      if (sessions != null) {
+        sessions.backendsChanged(this, List.of(), ConnectivityState.TRANSIENT_FAILURE);
+      }
     }
   }
 
@@ -110,13 +125,16 @@ final class PerBackendLoadBalancer extends LoadBalancer {
     publish();
   }
 
-  /** Called from a picker: the calls carry {@code s}, which has not heard of this balancer. */
+  /**
+   * Tells {@code s} of this balancer: from its making, or from a picker whose calls carry {@code
+   * s}, which has not heard of it.
+   */
   private void attach(PerBackendSessions s) {
     if (sessions == s) {
       return;
     }
     sessions = s;
-    s.attached(this, view());
+    s.attached(this, view(), aggregate());
   }
 
   private List<PerBackendSessions.BackendState> view() {
@@ -127,20 +145,27 @@ final class PerBackendLoadBalancer extends LoadBalancer {
     return List.copyOf(list);
   }
 
-  private void publish() {
-    boolean ready = false;
+  /** The channel's state from its backends': ready if one is, connecting while one may become. */
+  private ConnectivityState aggregate() {
+    if (backends.isEmpty()) {
+      return ConnectivityState.CONNECTING; // resolving
+    }
     boolean connecting = false;
-    List<Backend> list = new ArrayList<>(backends.values());
-    for (Backend b : list) {
+    for (Backend b : backends.values()) {
       ConnectivityState s = b.state.getState();
-      ready |= s == ConnectivityState.READY;
+      if (s == ConnectivityState.READY) {
+        return ConnectivityState.READY;
+      }
       connecting |= s == ConnectivityState.CONNECTING || s == ConnectivityState.IDLE;
     }
-    ConnectivityState aggregate = ready ? ConnectivityState.READY
-        : connecting ? ConnectivityState.CONNECTING : ConnectivityState.TRANSIENT_FAILURE;
-    helper.updateBalancingState(aggregate, new Picker(list, lastError));
+    return connecting ? ConnectivityState.CONNECTING : ConnectivityState.TRANSIENT_FAILURE;
+  }
+
+  private void publish() {
+    ConnectivityState aggregate = aggregate();
+    helper.updateBalancingState(aggregate, new Picker(new ArrayList<>(backends.values()), lastError));
     if (sessions != null) {
-      sessions.backendsChanged(this, view());
+      sessions.backendsChanged(this, view(), aggregate);
     }
   }
 
@@ -192,6 +217,10 @@ final class PerBackendLoadBalancer extends LoadBalancer {
       PerBackendSessions s = route.sessions();
       if (s.balancer() != PerBackendLoadBalancer.this) {
         helper.getSynchronizationContext().execute(() -> attach(s));
+      }
+      if (route.wake()) {
+        return PickResult.withDrop(
+            Status.UNAVAILABLE.withDescription(PerBackendSessions.WAKE_DROPPED));
       }
       EquivalentAddressGroup chosen = route.backend();
       ConnectivityState state = chosen == null ? null : stateOf.get(chosen);

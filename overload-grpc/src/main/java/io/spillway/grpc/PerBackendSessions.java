@@ -9,7 +9,11 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancerRegistry;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.NameResolver;
+import io.grpc.Status;
+import io.spillway.api.Cancellable;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.RetryBudget;
 import io.spillway.api.Scheduler;
@@ -21,8 +25,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -51,11 +58,17 @@ import java.util.function.Supplier;
  * {@link Builder#retryToReplica}, a unary call that its backend refuses fast is sent once to
  * another, within a retry budget (protego-nsdi23 §5.3; {@link SpillwayBalancedChannel}'s policy).
  *
- * <p>The balancer makes itself known to these sessions with the first call, so that call, and any
- * call made while the channel has no connected backend yet, goes as a plain call (the server
- * admits it as any client's). If the channel runs another policy (a service config that names
- * one overrides the default {@code install} sets), every call goes plain; that is logged once at
- * WARNING.
+ * <p>{@link #install} also hands these sessions to the channel's balancer (a name-resolver
+ * argument, which gRPC passes to the balancer it makes), so a call made while no backend is ready
+ * (the channel's first, one made while it reconnects, or after it idled) waits for a backend
+ * instead of going out without a session: it is held until a backend turns ready and then waits
+ * in that backend's session like any other. A call held for the SLO, or while every backend is
+ * failing, goes as a plain call, so gRPC fails it or waits as it would have (wait-for-ready). An
+ * idle channel is woken with a call the balancer drops before it is sent. If the channel runs
+ * another policy (a service config that names one overrides the default {@code install} sets),
+ * the first calls are held for up to the SLO, and every call after goes plain; that is logged
+ * once at WARNING. (The wake-up call then reaches the server: one call to the method {@value
+ * #WAKE_METHOD}, which it answers as unknown.)
  *
  * <p>Thread-safe. Use one per channel. Close it, or hand it the built channel
  * ({@link #closeOnShutdown}): a channel's graceful shutdown waits for its open calls, the
@@ -74,11 +87,31 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
    */
   static final CallOptions.Key<Route> ROUTE = CallOptions.Key.create("spillway-route");
 
-  /** A call's {@link #ROUTE}. */
-  record Route(PerBackendSessions sessions, EquivalentAddressGroup backend) { }
+  /**
+   * A call's {@link #ROUTE}: the backend it waited for ({@code null} for a plain call); {@code
+   * wake} for the call that only wakes an idle channel's balancer, which drops it unsent.
+   */
+  record Route(PerBackendSessions sessions, EquivalentAddressGroup backend, boolean wake) { }
+
+  /**
+   * The name-resolver argument under which {@link #install} hands these sessions to the channel's
+   * balancer, so that it knows them from its making, before any call.
+   */
+  static final NameResolver.Args.Key<PerBackendSessions> SESSIONS =
+      NameResolver.Args.Key.create("spillway-per-backend-sessions");
+
+  /** The method of the call that wakes an idle channel; never sent under this policy. */
+  static final String WAKE_METHOD = "spillway.PerBackendSessions/Wake";
+  /** The status description with which the balancer drops a wake-up call. */
+  static final String WAKE_DROPPED = "spillway: woke the channel's balancer";
+  private static final MethodDescriptor<byte[], byte[]> WAKE =
+      MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
+          .setFullMethodName(WAKE_METHOD).setRequestMarshaller(ControlMarshallers.BYTES)
+          .setResponseMarshaller(ControlMarshallers.BYTES).build();
 
   /** The route of plain calls. */
-  private final Route plainRoute = new Route(this, null);
+  private final Route plainRoute = new Route(this, null, false);
+  private final Route wakeRoute = new Route(this, null, true);
 
   static {
     LoadBalancerRegistry registry = LoadBalancerRegistry.getDefaultRegistry();
@@ -116,6 +149,16 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private volatile ManagedChannel watched;
   /** The one session of a channel to a single direct address ({@link #install}). */
   private volatile SpillwayClientInterceptor single;
+  /** Whether {@link #install} handed these sessions to the balancer, so calls may be held. */
+  private volatile boolean holds;
+  /** Whether the channel turned out to run another policy: calls are no longer held. */
+  private volatile boolean foreign;
+  /** Whether every backend was failing at the balancer's last report. */
+  private volatile boolean failing;
+  /** Calls held until a backend is ready, oldest first. */
+  private final Queue<Waiting<?, ?>> waiting = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean waking = new AtomicBoolean();
+  private volatile ClientCall<byte[], byte[]> wakeCall;
 
   private PerBackendSessions(Supplier<SpillwayClientInterceptor> newSession, Scheduler scheduler,
       long drainCheckNanos, double retryShare) {
@@ -141,6 +184,15 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       // A builder for one address given directly (forAddress(SocketAddress), in-process by
       // name) takes no policy: its channel has one backend, so one session is exact.
       single = newSession.get();
+    }
+    if (single == null) {
+      try {
+        builder.setNameResolverArg(SESSIONS, this);
+        holds = true;
+      } catch (UnsupportedOperationException notForwarded) {
+        // a builder that does not pass arguments on: the balancer meets these sessions through
+        // the first call instead, and calls made before that go plain
+      }
     }
     builder.intercept(this);
     return this;
@@ -183,23 +235,160 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     if (one != null) {
       return one.interceptCall(method, callOptions, next);
     }
-    List<BackendState> backendsNow = view;
-    Backend b = closed ? null : pick(backendsNow, next, null);
-    if (b == null) {
-      if (plainCalls.incrementAndGet() == PLAIN_CALLS_BEFORE_WARNING && !everAttached && !closed) {
-        LOG.log(Level.WARNING, "{0} calls on {1} without a Spillway session: the channel's "
-            + "load-balancing policy is not {2} (a service config that names a policy overrides "
-            + "the default install() sets), so its calls go as plain calls",
-            PLAIN_CALLS_BEFORE_WARNING, next.authority(), PerBackendLoadBalancerProvider.POLICY);
+    if (!closed) {
+      Backend b = pick(view, next, null);
+      if (b != null) {
+        return routed(b, method, callOptions, next);
       }
-      return next.newCall(method, callOptions.withOption(ROUTE, plainRoute));
+      if (holds && !foreign && !failing) {
+        return hold(method, callOptions, next);
+      }
     }
-    if (retryBudget == null || backendsNow.size() < 2
+    return plain(method, callOptions, next);
+  }
+
+  /** {@code method}'s call through backend {@code b}'s session. */
+  private <ReqT, RespT> ClientCall<ReqT, RespT> routed(Backend b,
+      MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+    if (retryBudget == null || view.size() < 2
         || method.getType() != MethodDescriptor.MethodType.UNARY) {
       return b.session().interceptCall(method, callOptions, b.routed());
     }
     retryBudget.onCall();
     return new ReplicaRetryingCall<>(retrying(next), method, callOptions, b);
+  }
+
+  /** {@code method}'s call without a session: the server admits it as any client's. */
+  private <ReqT, RespT> ClientCall<ReqT, RespT> plain(MethodDescriptor<ReqT, RespT> method,
+      CallOptions callOptions, Channel next) {
+    if (plainCalls.incrementAndGet() == PLAIN_CALLS_BEFORE_WARNING && !everAttached && !closed
+        && !foreign) {
+      warnForeign(next);
+    }
+    return next.newCall(method, callOptions.withOption(ROUTE, plainRoute));
+  }
+
+  private void warnForeign(Channel next) {
+    LOG.log(Level.WARNING, "calls on {0} go without a Spillway session: the channel''s "
+        + "load-balancing policy is not {1} (a service config that names a policy overrides "
+        + "the default install() sets), so its calls go as plain calls", next.authority(),
+        PerBackendLoadBalancerProvider.POLICY);
+  }
+
+  // ---- calls held while no backend is ready ----
+
+  /** A held call, and what it needs to be made once a backend is ready. */
+  private final class Waiting<ReqT, RespT> {
+    final MethodDescriptor<ReqT, RespT> method;
+    final CallOptions options;
+    final Channel next;
+    final HeldCall<ReqT, RespT> call;
+    volatile Cancellable timer;
+
+    Waiting(MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
+      this.method = method;
+      this.options = options;
+      this.next = next;
+      this.call = new HeldCall<>(() -> {
+        waiting.remove(this);
+        release(true); // cancelled while held: a plain call that is never sent ends it
+      });
+    }
+
+    /** Makes the real call, through a ready backend's session unless {@code plain}. */
+    void release(boolean plain) {
+      if (!call.claim()) {
+        return;
+      }
+      Cancellable t = timer;
+      if (t != null) {
+        t.cancel();
+      }
+      Backend b = plain || closed ? null : pick(view, next, null);
+      call.drain(b != null ? routed(b, method, options, next) : plain(method, options, next));
+    }
+  }
+
+  private <ReqT, RespT> ClientCall<ReqT, RespT> hold(MethodDescriptor<ReqT, RespT> method,
+      CallOptions callOptions, Channel next) {
+    Waiting<ReqT, RespT> w = new Waiting<>(method, callOptions, next);
+    waiting.add(w);
+    w.timer = scheduler.schedule(() -> heldTooLong(w), drainCheckNanos);
+    if (balancer == null) {
+      wake(next);
+    }
+    // the balancer may have reported a ready backend (or failure, or the sessions closed)
+    // between the pick above and the add: the report's release did not see this call
+    if (closed || failing || foreign || view.stream().anyMatch(PerBackendSessions::ready)) {
+      releaseWaiting(closed || failing || foreign);
+    }
+    return w.call;
+  }
+
+  private static boolean ready(BackendState s) {
+    return s.state() == ConnectivityState.READY;
+  }
+
+  private void releaseWaiting(boolean plain) {
+    for (Waiting<?, ?> w; (w = waiting.poll()) != null; ) {
+      w.release(plain);
+    }
+  }
+
+  /**
+   * A call held for the SLO goes plain. If no balancer of this policy has come by then, the channel
+   * runs another one: nothing more is held.
+   */
+  private void heldTooLong(Waiting<?, ?> w) {
+    if (!everAttached && !closed) {
+      foreign(w.next);
+    }
+    if (waiting.remove(w)) {
+      w.release(true);
+    }
+  }
+
+  private void foreign(Channel next) {
+    if (foreign) {
+      return;
+    }
+    foreign = true;
+    warnForeign(next);
+    ClientCall<byte[], byte[]> wake = wakeCall;
+    if (wake != null) {
+      wake.cancel("spillway: the channel runs another load-balancing policy", null);
+    }
+    releaseWaiting(true);
+  }
+
+  /**
+   * Wakes an idle channel: a call that makes the channel create its balancer, which knows these
+   * sessions from its making and drops the call before it is sent. If anything else answers it,
+   * another policy took it.
+   */
+  private void wake(Channel next) {
+    if (!waking.compareAndSet(false, true)) {
+      return;
+    }
+    ClientCall<byte[], byte[]> call =
+        next.newCall(WAKE, CallOptions.DEFAULT.withOption(ROUTE, wakeRoute));
+    wakeCall = call;
+    call.start(new ClientCall.Listener<>() {
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        wakeCall = null;
+        waking.set(false);
+        if (WAKE_DROPPED.equals(status.getDescription()) || closed) {
+          return;
+        }
+        if (!everAttached && status.getCode() != Status.Code.UNAVAILABLE
+            && status.getCode() != Status.Code.CANCELLED) {
+          foreign(next); // answered by a server: another policy sent it
+        } else {
+          releaseWaiting(true); // the channel is shutting down, or cannot connect
+        }
+      }
+    }, new Metadata());
   }
 
   private ReplicaRetryingCall.Backends<Backend> retrying(Channel channel) {
@@ -286,7 +475,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     private final Channel channel;
 
     Routed(EquivalentAddressGroup group, Channel channel) {
-      this.route = new Route(PerBackendSessions.this, group);
+      this.route = new Route(PerBackendSessions.this, group, false);
       this.channel = channel;
     }
 
@@ -308,29 +497,37 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     return balancer;
   }
 
-  void attached(PerBackendLoadBalancer lb, List<BackendState> backendsNow) {
+  void attached(PerBackendLoadBalancer lb, List<BackendState> backendsNow,
+      ConnectivityState aggregate) {
     balancer = lb;
     everAttached = true;
-    backendsChanged(lb, backendsNow);
+    backendsChanged(lb, backendsNow, aggregate);
   }
 
   void detached(PerBackendLoadBalancer lb) {
     if (balancer == lb) {
       balancer = null;
       view = List.of();
+      failing = false;
     }
   }
 
   /**
    * The balancer's backends changed: calls are assigned among these from now on, and a session
    * whose backend left is closed once nothing waits in it (first checked one SLO later, by when
-   * its queued calls have been sent or have expired).
+   * its queued calls have been sent or have expired). Held calls go to a backend that is ready
+   * now, or plain if every backend is failing ({@code aggregate} {@code TRANSIENT_FAILURE}).
    */
-  void backendsChanged(PerBackendLoadBalancer lb, List<BackendState> backendsNow) {
+  void backendsChanged(PerBackendLoadBalancer lb, List<BackendState> backendsNow,
+      ConnectivityState aggregate) {
     if (balancer != lb) {
       return;
     }
     view = backendsNow;
+    failing = aggregate == ConnectivityState.TRANSIENT_FAILURE;
+    if (!waiting.isEmpty() && (failing || backendsNow.stream().anyMatch(PerBackendSessions::ready))) {
+      releaseWaiting(failing);
+    }
     for (EquivalentAddressGroup group : backends.keySet()) {
       if (backendsNow.stream().noneMatch(s -> s.group().equals(group)) && draining.add(group)) {
         scheduler.schedule(() -> drain(group), drainCheckNanos);
@@ -384,6 +581,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   @Override
   public void close() {
     closed = true;
+    releaseWaiting(true);
     SpillwayClientInterceptor one = single;
     if (one != null) {
       one.close();

@@ -222,8 +222,126 @@ class PerBackendSessionsTest {
   }
 
   /**
+   * A fresh channel's first call waits in a backend's session like every later one: the balancer
+   * knows the sessions from its making, so nothing goes out plain, and the call that wakes the
+   * channel never reaches a server.
+   */
+  @Test
+  void theFirstCallOfAFreshChannelGoesThroughASession() {
+    Seen seen = new Seen();
+    try (SpillwayGrpcServer a = server();
+        InProcess backend = new InProcess(ServerInterceptors.intercept(
+            a.intercept(Echo.service(Echo.ECHO)), seen),
+            ServerInterceptors.intercept(a.controlService(), seen))) {
+      resolver.next = List.of(backend.address());
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(breakwater).slo(SLO).ticker(clock)
+          .scheduler(clock).build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "first").await().status().getCode());
+        assertEquals(0, sessions.plainCalls());
+        assertEquals(1, seen.calls(MethodDescriptorName.ECHO));
+        assertEquals(Set.of(String.valueOf(sessions.sessions().get(List.of(backend.address()))
+            .sessionId())), seen.sessions(), "the first call carried the backend's session");
+        assertTrue(seen.calls.stream().noneMatch(c -> c.method().equals(PerBackendSessions.WAKE_METHOD)));
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /**
+   * A call made while name resolution has not answered is held, not sent plain; once a backend is
+   * ready it goes through that backend's session. One held for the SLO goes plain, and gRPC keeps
+   * it until it can be sent.
+   */
+  @Test
+  void aCallMadeBeforeAnyBackendIsReadyWaitsForOneUpToTheSlo() {
+    Seen seen = new Seen();
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seen))) {
+      resolver.silent = true;
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        Calls.Handle held = Calls.unary(channel, Echo.UNARY, "held");
+        assertFalse(held.reply().isDone());
+        resolver.publish(List.of(a.address()));
+        assertEquals(Status.Code.OK, held.await().status().getCode());
+        assertEquals(0, sessions.plainCalls());
+        assertEquals(1, seen.sessions().size(), "the held call went through the backend's session");
+
+        channel.enterIdle(); // the balancer goes; the next call wakes the channel again
+        resolver.silent = true;
+        Calls.Handle late = Calls.unary(channel, Echo.UNARY, "late");
+        clock.advance(SLO.toNanos() - 1);
+        assertEquals(0, sessions.plainCalls());
+        clock.advance(1);
+        assertEquals(1, sessions.plainCalls(), "held for the SLO: sent plain");
+        assertFalse(late.reply().isDone(), "gRPC holds it until the name service answers");
+        resolver.publish(List.of(a.address()));
+        assertEquals(Status.Code.OK, late.await().status().getCode());
+        assertEquals(2, seen.calls(MethodDescriptorName.ECHO));
+        assertEquals(1, seen.calls.stream().filter(c -> c.session() == null).count());
+
+        Calls.Handle again = Calls.unary(channel, Echo.UNARY, "again");
+        assertEquals(Status.Code.OK, again.await().status().getCode());
+        assertEquals(1, sessions.plainCalls(), "the policy is still Spillway's: calls use sessions");
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /** A call the application cancels while it is held ends with its cancellation, unsent. */
+  @Test
+  void aHeldCallThatIsCancelledEndsCancelled() {
+    Seen seen = new Seen();
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seen))) {
+      resolver.silent = true;
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        Calls.Handle held = Calls.unary(channel, Echo.UNARY, "held");
+        held.call().cancel("the caller gave up", null);
+        Calls.Reply reply = held.await();
+        assertEquals(Status.Code.CANCELLED, reply.status().getCode());
+        resolver.publish(List.of(a.address()));
+        assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        assertEquals(1, seen.calls(MethodDescriptorName.ECHO), "the cancelled call was never sent");
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /**
+   * While every backend is failing a call is not held: it goes plain at once, and gRPC fails it as
+   * it fails any call on a channel that cannot connect.
+   */
+  @Test
+  void whileEveryBackendFailsACallIsNotHeld() {
+    resolver.next = List.of(new InProcessSocketAddress("nobody-" + System.nanoTime()));
+    PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+        .slo(SLO).ticker(clock).scheduler(clock).build();
+    ManagedChannel channel = channel(sessions);
+    try {
+      for (int i = 0; i < 3; i++) {
+        assertEquals(Status.Code.UNAVAILABLE,
+            Calls.unary(channel, Echo.UNARY, "x").await().status().getCode(),
+            "failed without the clock moving");
+      }
+      assertEquals(3, sessions.plainCalls());
+    } finally {
+      channel.shutdownNow();
+    }
+  }
+
+  /**
    * A channel whose policy is not Spillway's (here round_robin set after install) sends every call
-   * as a plain call, and every call is answered.
+   * as a plain call, and every call is answered: the call that wakes the channel is answered by
+   * the server instead of dropped by Spillway's balancer, which tells the sessions to hold nothing.
    */
   @Test
   void underAnotherPolicyCallsGoPlainAndStillSucceed() {
@@ -243,6 +361,57 @@ class PerBackendSessionsTest {
         }
         assertEquals(20, sessions.plainCalls());
         assertTrue(sessions.sessions().isEmpty());
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /**
+   * Under another policy, a server that holds the wake-up call unanswered: the first call is held
+   * for the SLO, then it and every later call go plain, and the wake-up call is cancelled.
+   */
+  @Test
+  void underAnotherPolicyAnUnansweredWakeUpEndsTheHoldingAtTheSlo() {
+    List<io.grpc.ServerCall<byte[], byte[]>> wakes = new CopyOnWriteArrayList<>();
+    List<Status> wakeEnds = new CopyOnWriteArrayList<>();
+    io.grpc.MethodDescriptor<byte[], byte[]> wake = io.grpc.MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName(PerBackendSessions.WAKE_METHOD)
+        .setRequestMarshaller(ControlMarshallers.BYTES).setResponseMarshaller(ControlMarshallers.BYTES)
+        .build();
+    io.grpc.ServerServiceDefinition holdsWakes = io.grpc.ServerServiceDefinition
+        .builder(wake.getServiceName())
+        .addMethod(wake, (call, headers) -> {
+          wakes.add(call);
+          return new io.grpc.ServerCall.Listener<>() {
+            @Override
+            public void onCancel() {
+              wakeEnds.add(Status.CANCELLED);
+            }
+          };
+        }).build();
+    try (InProcess a = new InProcess(Echo.service(Echo.ECHO), holdsWakes)) {
+      resolver.next = List.of(a.address());
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).build();
+      InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
+          .directExecutor();
+      sessions.install(builder);
+      builder.defaultLoadBalancingPolicy("round_robin");
+      ManagedChannel channel = sessions.closeOnShutdown(builder.build());
+      try {
+        Calls.Handle first = Calls.unary(channel, Echo.UNARY, "first");
+        assertFalse(first.reply().isDone());
+        assertEquals(1, wakes.size(), "round_robin sent the wake-up call to the server");
+        clock.advance(SLO.toNanos());
+        assertEquals(Status.Code.OK, first.await().status().getCode());
+        assertEquals(List.of(Status.CANCELLED), wakeEnds, "the wake-up call was cancelled");
+        for (int i = 0; i < 5; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(6, sessions.plainCalls());
+        assertEquals(1, wakes.size());
       } finally {
         channel.shutdownNow();
       }

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A name resolver whose answers the test writes: {@link #next} is the first result (or
- * {@link #failFirst} an error), {@link #publish} and {@link #fail} send later ones, and it counts
+ * {@link #failFirst} an error, or nothing while {@link #silent}), {@link #publish} and {@link #fail} send later ones, and it counts
  * the refreshes it is asked for. Each instance has a scheme of its own ({@link #target}); its
  * latest resolver is the one scripted.
  */
@@ -28,6 +28,8 @@ final class ScriptedNameResolver extends NameResolverProvider {
   private final Class<? extends SocketAddress> type;
   volatile List<? extends SocketAddress> next = List.of();
   volatile Status failFirst;
+  /** Whether the first resolution waits for {@link #publish} (a slow name service). */
+  volatile boolean silent;
   final AtomicInteger refreshes = new AtomicInteger();
   volatile CountDownLatch refreshed = new CountDownLatch(0);
   volatile boolean shutdown;
@@ -100,6 +102,9 @@ final class ScriptedNameResolver extends NameResolverProvider {
       @Override
       public void start(Listener2 l) {
         listener = l;
+        if (silent) {
+          return;
+        }
         if (failFirst != null) {
           l.onError(failFirst);
         } else {
