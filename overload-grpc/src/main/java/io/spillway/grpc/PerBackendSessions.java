@@ -5,6 +5,8 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ConnectivityState;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancerRegistry;
 import io.grpc.ManagedChannel;
@@ -29,6 +31,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -61,13 +64,14 @@ import java.util.function.Supplier;
  * <p>{@link #install} also hands these sessions to the channel's balancer (a name-resolver
  * argument, which gRPC passes to the balancer it makes), so a call made while no backend is ready
  * (the channel's first, one made while it reconnects, or after it idled) waits for a backend
- * instead of going out without a session: it is held until a backend turns ready and then waits
- * in that backend's session like any other. A call held for the SLO, or while every backend is
- * failing, goes as a plain call, so gRPC fails it or waits as it would have (wait-for-ready). An
- * idle channel is woken with a call the balancer drops before it is sent. If the channel runs
- * another policy (a service config that names one overrides the default {@code install} sets),
- * the first calls are held for up to the SLO, and every call after goes plain; that is logged
- * once at WARNING. (The wake-up call then reaches the server: one call to the method {@value
+ * instead of going out without a session: it is held, as gRPC holds a call while its channel
+ * connects, until a backend turns ready, and then waits in that backend's session like any
+ * other. A held call whose deadline passes, or one made or held while every backend is failing,
+ * goes as a plain call, so gRPC fails it or waits as it would have (wait-for-ready). An idle
+ * channel is woken with a call the balancer drops before it is sent. If the channel runs another
+ * policy (a service config that names one overrides the default {@code install} sets), the first
+ * calls are held for up to the SLO, and every call after goes plain; that is logged once at
+ * WARNING. (The wake-up call then reaches the server: one call to the method {@value
  * #WAKE_METHOD}, which it answers as unknown.)
  *
  * <p>Thread-safe. Use one per channel. Close it, or hand it the built channel
@@ -313,7 +317,14 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       CallOptions callOptions, Channel next) {
     Waiting<ReqT, RespT> w = new Waiting<>(method, callOptions, next);
     waiting.add(w);
-    w.timer = scheduler.schedule(() -> heldTooLong(w), drainCheckNanos);
+    Deadline deadline = earlier(callOptions.getDeadline(), Context.current().getDeadline());
+    if (deadline != null) {
+      w.timer = scheduler.schedule(() -> deadlineReached(w),
+          Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+    }
+    if (!everAttached) {
+      scheduler.schedule(() -> noBalancerCame(next), drainCheckNanos);
+    }
     if (balancer == null) {
       wake(next);
     }
@@ -335,16 +346,29 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     }
   }
 
+  private static Deadline earlier(Deadline a, Deadline b) {
+    return a == null ? b : b == null ? a : a.minimum(b);
+  }
+
   /**
-   * A call held for the SLO goes plain. If no balancer of this policy has come by then, the channel
-   * runs another one: nothing more is held.
+   * A held call whose deadline passed goes plain, and gRPC fails it at once, as it fails a call
+   * whose deadline passes while it waits for a connection. (A call without one waits as gRPC's
+   * own calls wait, until a backend is ready or every backend fails.)
    */
-  private void heldTooLong(Waiting<?, ?> w) {
-    if (!everAttached && !closed) {
-      foreign(w.next);
-    }
+  private void deadlineReached(Waiting<?, ?> w) {
     if (waiting.remove(w)) {
       w.release(true);
+    }
+  }
+
+  /**
+   * One SLO after a call was held on a channel whose balancer has never come, the channel runs
+   * another policy: nothing more is held. (Spillway's balancer comes as the channel leaves idle,
+   * before name resolution.)
+   */
+  private void noBalancerCame(Channel next) {
+    if (!everAttached && !closed) {
+      foreign(next);
     }
   }
 

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.NameResolverRegistry;
@@ -24,7 +27,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -251,12 +256,12 @@ class PerBackendSessionsTest {
   }
 
   /**
-   * A call made while name resolution has not answered is held, not sent plain; once a backend is
-   * ready it goes through that backend's session. One held for the SLO goes plain, and gRPC keeps
-   * it until it can be sent.
+   * A call made while name resolution has not answered is held, not sent plain, for as long as gRPC
+   * would hold it (past the SLO); once a backend is ready it goes through that backend's session.
+   * One whose deadline passes while held ends at its deadline, as gRPC ends it.
    */
   @Test
-  void aCallMadeBeforeAnyBackendIsReadyWaitsForOneUpToTheSlo() {
+  void aCallMadeBeforeAnyBackendIsReadyWaitsForOne() {
     Seen seen = new Seen();
     try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seen))) {
       resolver.silent = true;
@@ -265,7 +270,9 @@ class PerBackendSessionsTest {
       ManagedChannel channel = channel(sessions);
       try {
         Calls.Handle held = Calls.unary(channel, Echo.UNARY, "held");
+        clock.advance(10 * SLO.toNanos());
         assertFalse(held.reply().isDone());
+        assertEquals(0, sessions.plainCalls());
         resolver.publish(List.of(a.address()));
         assertEquals(Status.Code.OK, held.await().status().getCode());
         assertEquals(0, sessions.plainCalls());
@@ -273,20 +280,31 @@ class PerBackendSessionsTest {
 
         channel.enterIdle(); // the balancer goes; the next call wakes the channel again
         resolver.silent = true;
-        Calls.Handle late = Calls.unary(channel, Echo.UNARY, "late");
-        clock.advance(SLO.toNanos() - 1);
-        assertEquals(0, sessions.plainCalls());
+        Deadline.Ticker virtual = new Deadline.Ticker() {
+          @Override
+          public long nanoTime() {
+            return clock.read();
+          }
+        };
+        CompletableFuture<Status> late = new CompletableFuture<>();
+        ClientCall<String, String> call = channel.newCall(Echo.UNARY,
+            CallOptions.DEFAULT.withDeadline(Deadline.after(20, TimeUnit.MILLISECONDS, virtual)));
+        call.start(new ClientCall.Listener<>() {
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            late.complete(status);
+          }
+        }, new Metadata());
+        call.sendMessage("late");
+        call.halfClose();
+        clock.advance(20 * MS - 1);
+        assertFalse(late.isDone());
         clock.advance(1);
-        assertEquals(1, sessions.plainCalls(), "held for the SLO: sent plain");
-        assertFalse(late.reply().isDone(), "gRPC holds it until the name service answers");
+        assertEquals(Status.Code.DEADLINE_EXCEEDED, late.getNow(null).getCode(), "ended at its deadline");
         resolver.publish(List.of(a.address()));
-        assertEquals(Status.Code.OK, late.await().status().getCode());
-        assertEquals(2, seen.calls(MethodDescriptorName.ECHO));
-        assertEquals(1, seen.calls.stream().filter(c -> c.session() == null).count());
-
-        Calls.Handle again = Calls.unary(channel, Echo.UNARY, "again");
-        assertEquals(Status.Code.OK, again.await().status().getCode());
-        assertEquals(1, sessions.plainCalls(), "the policy is still Spillway's: calls use sessions");
+        assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "again").await().status().getCode());
+        assertEquals(2, seen.calls(MethodDescriptorName.ECHO), "the late call was never sent");
+        assertEquals(0, seen.calls.stream().filter(c -> c.session() == null).count());
       } finally {
         channel.shutdownNow();
       }

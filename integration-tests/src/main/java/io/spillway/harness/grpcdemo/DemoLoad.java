@@ -50,6 +50,7 @@ final class DemoLoad implements AutoCloseable {
   private final List<SpillwayClientInterceptor> sessions = new ArrayList<>();
   private final List<SpillwayBalancedChannel> balanced = new ArrayList<>();
   private final List<PerBackendSessions> perBackend = new ArrayList<>();
+  private SpringClientChannels spring;
   private final Channel[] channels;
   private final long sloNanos;
   private final MethodDescriptor<WorkRequest, WorkReply> method;
@@ -67,7 +68,13 @@ final class DemoLoad implements AutoCloseable {
      * {@link PerBackendSessions} installed, as the Spring Boot starter sets up the channels Spring
      * gRPC builds.
      */
-    PER_BACKEND
+    PER_BACKEND,
+    /**
+     * Each client a channel of a Spring Boot client application with the Spillway starter
+     * ({@link SpringClientChannels}): Spring gRPC builds it, the starter's customizer installs
+     * {@link PerBackendSessions}.
+     */
+    SPRING_CLIENT
   }
 
   DemoLoad(int port, int channelCount, boolean aware, long sloNanos) {
@@ -100,6 +107,13 @@ final class DemoLoad implements AutoCloseable {
         continue;
       }
       int port = ports.get(i % ports.size());
+      if (kind == Kind.SPRING_CLIENT) {
+        if (spring == null) {
+          spring = new SpringClientChannels(port, sloNanos);
+        }
+        channels[i] = spring.channel();
+        continue;
+      }
       if (kind == Kind.PER_BACKEND) {
         NettyChannelBuilder builder = NettyChannelBuilder.forTarget("dns:///127.0.0.1:" + port)
             .usePlaintext().eventLoopGroup(group).channelType(NioSocketChannel.class)
@@ -301,6 +315,21 @@ final class DemoLoad implements AutoCloseable {
     }
   }
 
+  /**
+   * The Spring client application's channels: per channel, the backends with a session and the
+   * calls sent without one; empty for other kinds.
+   */
+  String springSessions() {
+    if (spring == null) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder();
+    for (PerBackendSessions s : spring.sessions()) {
+      b.append(b.isEmpty() ? "" : " ").append(s.sessions().size()).append('/').append(s.plainCalls());
+    }
+    return "spring channels (backends/plain calls): " + b;
+  }
+
   /** Calls the balanced clients retried on another server, and calls they made. */
   long[] retriesAndCalls() {
     long r = 0;
@@ -322,6 +351,9 @@ final class DemoLoad implements AutoCloseable {
     }
     for (PerBackendSessions s : perBackend) {
       s.close();
+    }
+    if (spring != null) {
+      spring.close();
     }
     for (ManagedChannel ch : managed) {
       ch.shutdownNow();

@@ -43,9 +43,11 @@ import org.HdrHistogram.Histogram;
  *       spillway-credits} (the starter's client side as a Spring client gets it by default: that
  *       pushback and a credit session with the server);
  *   <li>over gRPC ({@code Inventory/Reserve}), driven by {@link DemoLoad} (open-loop Poisson, 8
- *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata) and
- *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel,
- *       what the starter's {@code GrpcChannelBuilderCustomizer} gives a Spring client);
+ *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata),
+ *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel)
+ *       and {@code grpc-spillway-spring-client} (the channels of a Spring Boot client application
+ *       with the starter, {@link SpringClientChannels}: Spring gRPC builds them and the starter's
+ *       channel customizer gives each its per-backend sessions);
  *   <li>the same two plain-client gRPC configurations with their open-loop levels driven by ghz,
  *       the standard gRPC load tool, as a client the service's owner does not control:
  *       {@code grpc-none-ghz} and {@code grpc-spillway-plain-ghz} ({@code Run.ghzOpen}, read by {@link
@@ -97,7 +99,8 @@ public final class SpringDemoMain {
   private static final double PAUSE_S = 3;
   static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
       "spillway", "spillway-poisson", "spillway-client-side", "spillway-credits",
-      "grpc-spillway-plain", "grpc-spillway-credits", "grpc-none-ghz", "grpc-spillway-plain-ghz");
+      "grpc-spillway-plain", "grpc-spillway-credits", "grpc-spillway-spring-client", "grpc-none-ghz",
+      "grpc-spillway-plain-ghz");
   /** The gRPC configurations whose open-loop levels ghz drives, not {@link DemoLoad}. */
   static final List<String> GHZ = List.of("grpc-none-ghz", "grpc-spillway-plain-ghz");
   /** ghz's connections: as many as {@link DemoLoad}'s channels. */
@@ -497,8 +500,11 @@ public final class SpringDemoMain {
 
     void runGrpc(String config) throws Exception {
       String profile = config.startsWith("grpc-none") ? "none" : "spillway";
-      DemoLoad.Kind kind = config.equals("grpc-spillway-credits") ? DemoLoad.Kind.AWARE
-          : DemoLoad.Kind.PLAIN;
+      DemoLoad.Kind kind = switch (config) {
+        case "grpc-spillway-credits" -> DemoLoad.Kind.AWARE;
+        case "grpc-spillway-spring-client" -> DemoLoad.Kind.SPRING_CLIENT;
+        default -> DemoLoad.Kind.PLAIN;
+      };
       long sloNanos = need("slo_us").longValue() * 1000;
       try (App app = App.start(profile, sloMicros(), serverCore, classpath,
           out.resolve("app-" + config + ".log"), state.getProperty("inventory_rounds"));
@@ -532,9 +538,10 @@ public final class SpringDemoMain {
           pause();
           DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
               (long) (seconds * 1e9), 1 + Math.round(level * 100));
+          String spring = load.springSessions();
           record(config, "grpc", level, capacity, r.issued() / seconds, r.throughputRps(),
               r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
-              r.rejectsByReason() + refusalDelay(r));
+              r.rejectsByReason() + refusalDelay(r) + (spring.isEmpty() ? "" : "; " + spring));
         }
       }
     }
@@ -693,6 +700,9 @@ public final class SpringDemoMain {
       }
       if (config.equals("grpc-spillway-credits")) {
         return "java-session";
+      }
+      if (config.equals("grpc-spillway-spring-client")) {
+        return "spring-client";
       }
       if (config.startsWith("grpc-")) {
         return "java-plain";
