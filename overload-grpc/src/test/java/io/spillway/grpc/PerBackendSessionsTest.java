@@ -55,6 +55,12 @@ class PerBackendSessionsTest {
         .queueDelay(QueueDelaySignal.NONE).build();
   }
 
+  /** Per-backend sessions that admit every call (NoControl), on the virtual clock. */
+  private PerBackendSessions sessionsWithoutControl() {
+    return SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE).slo(SLO).ticker(clock)
+        .scheduler(clock).build();
+  }
+
   /** A channel to the scripted backends, with per-backend sessions installed. */
   private ManagedChannel channel(PerBackendSessions sessions) {
     InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
@@ -163,8 +169,7 @@ class PerBackendSessionsTest {
     try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA));
         InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB))) {
       resolver.next = List.of(a.address());
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       ManagedChannel channel = channel(sessions);
       try {
         for (int i = 0; i < 5; i++) {
@@ -192,8 +197,7 @@ class PerBackendSessionsTest {
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
         InProcess b = new InProcess(Echo.service(Echo.ECHO))) {
       resolver.next = List.of(a.address(), b.address());
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       ManagedChannel channel = channel(sessions);
       try {
         for (int i = 0; i < 10; i++) {
@@ -265,8 +269,7 @@ class PerBackendSessionsTest {
     Seen seen = new Seen();
     try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seen))) {
       resolver.silent = true;
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       ManagedChannel channel = channel(sessions);
       try {
         Calls.Handle held = Calls.unary(channel, Echo.UNARY, "held");
@@ -317,8 +320,7 @@ class PerBackendSessionsTest {
     Seen seen = new Seen();
     try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seen))) {
       resolver.silent = true;
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       ManagedChannel channel = channel(sessions);
       try {
         Calls.Handle held = Calls.unary(channel, Echo.UNARY, "held");
@@ -341,8 +343,7 @@ class PerBackendSessionsTest {
   @Test
   void whileEveryBackendFailsACallIsNotHeld() {
     resolver.next = List.of(new InProcessSocketAddress("nobody-" + System.nanoTime()));
-    PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-        .slo(SLO).ticker(clock).scheduler(clock).build();
+    PerBackendSessions sessions = sessionsWithoutControl();
     ManagedChannel channel = channel(sessions);
     try {
       for (int i = 0; i < 3; i++) {
@@ -366,8 +367,7 @@ class PerBackendSessionsTest {
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO));
         InProcess b = new InProcess(Echo.service(Echo.ECHO))) {
       resolver.next = List.of(a.address(), b.address());
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
           .directExecutor();
       sessions.install(builder);
@@ -411,8 +411,7 @@ class PerBackendSessionsTest {
         }).build();
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO), holdsWakes)) {
       resolver.next = List.of(a.address());
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
           .directExecutor();
       sessions.install(builder);
@@ -488,8 +487,7 @@ class PerBackendSessionsTest {
         InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB),
             healthB.getHealthService().bindService())) {
       resolver.next = List.of(a.address(), b.address());
-      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
-          .slo(SLO).ticker(clock).scheduler(clock).build();
+      PerBackendSessions sessions = sessionsWithoutControl();
       InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
           .directExecutor()
           .defaultServiceConfig(Map.of("healthCheckConfig", Map.of("serviceName", "")));

@@ -12,7 +12,9 @@ import java.lang.management.ThreadMXBean;
  * than cores: a thread the kernel preempts mid-spin would, on a wall-clock loop, finish its
  * "computation" while not running, so the graph would seem faster under load than idle. Counting
  * CPU time keeps each request's cost fixed and the core the one bottleneck it is. Where the JVM
- * cannot measure thread CPU time the loop falls back to wall-clock time.
+ * cannot measure the calling thread's CPU time the loop falls back to wall-clock time: on a JVM
+ * without thread CPU time, and on a virtual thread, whose CPU time the JDK's {@code ThreadMXBean}
+ * reads as -1 even where platform threads' is measured.
  *
  * <p>Thread-safe; stateless.
  */
@@ -32,15 +34,15 @@ public final class CpuSpin {
     if (nanos <= 0) {
       return;
     }
-    long cpuStart = CPU_TIME ? THREADS.getCurrentThreadCpuTime() : 0;
+    long cpuStart = CPU_TIME ? THREADS.getCurrentThreadCpuTime() : -1;
     long remaining = nanos;
     while (true) {
       long end = System.nanoTime() + remaining;
       while (System.nanoTime() - end < 0) {
         Thread.onSpinWait();
       }
-      if (!CPU_TIME) {
-        return;
+      if (cpuStart < 0) {
+        return; // wall-clock time: this thread's CPU time cannot be read (a virtual thread's)
       }
       remaining = nanos - (THREADS.getCurrentThreadCpuTime() - cpuStart);
       if (remaining <= 0) {

@@ -148,6 +148,17 @@ class ServiceGraphTest {
     assertTrue(threads.getCurrentThreadCpuTime() - before >= 3_000_000);
   }
 
+  /**
+   * On a virtual thread, whose CPU time the JDK reads as -1, a spin ends after the wall-clock time
+   * asked, also where platform threads count CPU time (it spun forever there before).
+   */
+  @Test
+  void aSpinOnAVirtualThreadEnds() throws InterruptedException {
+    CpuSpin.spin(1); // loaded, and CPU time probed, on this platform thread
+    Thread spinner = Thread.ofVirtual().start(() -> CpuSpin.spin(1_000_000));
+    assertTrue(spinner.join(java.time.Duration.ofSeconds(30)), "the virtual thread's spin ended");
+  }
+
   /** A wiring that rejects every call at one service, and nothing else. */
   private record RejectAt(String service) implements GraphWiring {
     @Override
