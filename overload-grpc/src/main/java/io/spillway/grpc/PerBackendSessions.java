@@ -164,8 +164,12 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private final AtomicBoolean waking = new AtomicBoolean();
   private volatile ClientCall<byte[], byte[]> wakeCall;
 
+  /** Whether calls go to the first ready backend in resolution order ({@link Builder#pickFirst}). */
+  private final boolean pickFirst;
+
   private PerBackendSessions(Supplier<SpillwayClientInterceptor> newSession, Scheduler scheduler,
-      long drainCheckNanos, double retryShare) {
+      long drainCheckNanos, double retryShare, boolean pickFirst) {
+    this.pickFirst = pickFirst;
     this.retryBudget = retryShare > 0 ? RetryBudget.of(retryShare) : null;
     this.newSession = newSession;
     this.scheduler = scheduler;
@@ -299,17 +303,24 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       });
     }
 
-    /** Makes the real call, through a ready backend's session unless {@code plain}. */
-    void release(boolean plain) {
+    /**
+     * Makes the real call, through a ready backend's session unless {@code plain}; false, and
+     * still held, if no backend can take it now.
+     */
+    boolean release(boolean plain) {
+      Backend b = plain || closed ? null : pick(view, next, null);
+      if (b == null && !plain && !closed) {
+        return false;
+      }
       if (!call.claim()) {
-        return;
+        return true;
       }
       Cancellable t = timer;
       if (t != null) {
         t.cancel();
       }
-      Backend b = plain || closed ? null : pick(view, next, null);
       call.drain(b != null ? routed(b, method, options, next) : plain(method, options, next));
+      return true;
     }
   }
 
@@ -330,7 +341,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     }
     // the balancer may have reported a ready backend (or failure, or the sessions closed)
     // between the pick above and the add: the report's release did not see this call
-    if (closed || failing || foreign || view.stream().anyMatch(PerBackendSessions::ready)) {
+    if (closed || failing || foreign || pickable(view)) {
       releaseWaiting(closed || failing || foreign);
     }
     return w.call;
@@ -340,9 +351,42 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     return s.state() == ConnectivityState.READY;
   }
 
+  /** Whether {@link #pick} finds a backend in {@code list}. */
+  private boolean pickable(List<BackendState> list) {
+    if (pickFirst) {
+      BackendState first = firstInOrder(list, null);
+      return first != null && ready(first);
+    }
+    return list.stream().anyMatch(PerBackendSessions::ready);
+  }
+
+  /**
+   * Under {@link Builder#pickFirst}: the first backend in resolution order that is not failing
+   * (or {@code avoid}), ready or not, as gRPC's {@code pick_first} tries its addresses in order.
+   */
+  private static BackendState firstInOrder(List<BackendState> list, Backend avoid) {
+    for (BackendState s : list) {
+      if (s.state() != ConnectivityState.TRANSIENT_FAILURE
+          && (avoid == null || !avoid.group().equals(s.group()))) {
+        return s;
+      }
+    }
+    return null;
+  }
+
   private void releaseWaiting(boolean plain) {
+    List<Waiting<?, ?>> still = new java.util.ArrayList<>();
     for (Waiting<?, ?> w; (w = waiting.poll()) != null; ) {
-      w.release(plain);
+      if (!w.release(plain)) {
+        still.add(w);
+      }
+    }
+    if (!still.isEmpty()) {
+      waiting.addAll(still);
+      // a report that made them pickable between the polls and the add did not see them
+      if (pickable(view)) {
+        releaseWaiting(false);
+      }
     }
   }
 
@@ -450,12 +494,18 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   /**
    * The backend for a call: from a rotating start, the one whose connection is ready and whose
    * session has the fewest calls queued, not {@code avoid} (the one that just refused it);
-   * {@code null} while no such backend is connected.
+   * {@code null} while no such backend is connected. With {@link Builder#pickFirst}, the first one
+   * in resolution order that is not failing, other than {@code avoid}, once it is ready.
    */
   private Backend pick(List<BackendState> list, Channel channel, Backend avoid) {
     int n = list.size();
     if (n == 0) {
       return null;
+    }
+    if (pickFirst) {
+      // the first in order that may still connect; while it connects, calls wait for it
+      BackendState first = firstInOrder(list, avoid);
+      return first != null && ready(first) ? backend(first.group(), channel) : null;
     }
     int start = Math.floorMod(next.getAndIncrement(), n);
     Backend best = null;
@@ -549,7 +599,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     }
     view = backendsNow;
     failing = aggregate == ConnectivityState.TRANSIENT_FAILURE;
-    if (!waiting.isEmpty() && (failing || backendsNow.stream().anyMatch(PerBackendSessions::ready))) {
+    if (!waiting.isEmpty() && (failing || pickable(backendsNow))) {
       releaseWaiting(failing);
     }
     for (EquivalentAddressGroup group : backends.keySet()) {
@@ -622,6 +672,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     private Ticker ticker;
     private Scheduler scheduler;
     private double retryShare;
+    private boolean pickFirst;
 
     private Builder(OverloadScheme scheme) {
       this.scheme = scheme;
@@ -657,6 +708,19 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       return this;
     }
 
+    /**
+     * Send every call to the first backend in resolution order that is not failing, as gRPC's
+     * {@code pick_first} does (calls made while it connects wait for it), instead of spreading
+     * calls over the ready backends (the default, as {@code round_robin}); for a channel built to
+     * use one server at a time (a primary and its fail-overs). The balancer still keeps a
+     * connection to every backend, so the next one takes over as soon as the first fails; a
+     * backend's session is made with its first call.
+     */
+    public Builder pickFirst() {
+      pickFirst = true;
+      return this;
+    }
+
     /** @throws IllegalStateException if the SLO is missing */
     public PerBackendSessions build() {
       if (sloNanos <= 0) {
@@ -665,7 +729,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       Supplier<SpillwayClientInterceptor> make =
           SpillwayClientInterceptor.maker(scheme, sloNanos, ticker, scheduler);
       return new PerBackendSessions(make, scheduler != null ? scheduler : SharedTimer.scheduler(),
-          sloNanos, retryShare);
+          sloNanos, retryShare, pickFirst);
     }
   }
 }

@@ -192,6 +192,43 @@ class PerBackendSessionsTest {
     }
   }
 
+  /**
+   * With pickFirst every call goes to the first ready backend in resolution order, through its one
+   * session, as gRPC's pick_first sends them; when the resolution puts another first, calls follow.
+   */
+  @Test
+  void pickFirstSendsEveryCallToTheFirstReadyBackend() {
+    Seen seenByA = new Seen();
+    Seen seenByB = new Seen();
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA));
+        InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB))) {
+      resolver.next = List.of(a.address(), b.address());
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).pickFirst().build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        for (int i = 0; i < 10; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
+        assertEquals(10, seenByA.calls(MethodDescriptorName.ECHO));
+        assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
+        assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet(), "one session, A's");
+
+        resolver.publish(List.of(b.address(), a.address()));
+        for (int i = 0; i < 10; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
+        }
+        assertEquals(10, seenByA.calls(MethodDescriptorName.ECHO));
+        assertEquals(10, seenByB.calls(MethodDescriptorName.ECHO));
+        assertEquals(1, seenByB.sessions().size(), "B's calls in a session of B's own");
+        assertFalse(seenByA.sessions().containsAll(seenByB.sessions()));
+        assertEquals(0, sessions.plainCalls());
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
   @Test
   void aBackendThatLeavesTheResolutionClosesItsSessionOnceNothingWaits() {
     try (InProcess a = new InProcess(Echo.service(Echo.ECHO));

@@ -95,6 +95,21 @@ class SpringGrpcChannelsTest {
     });
   }
 
+  /**
+   * A channel whose properties ask for pick_first keeps it: every call goes to the first server,
+   * through that server's session; the other hears nothing. (Without it, both servers take calls.)
+   */
+  @Test
+  void aChannelConfiguredForPickFirstUsesTheFirstServerOnly() {
+    run(new String[] {"spring.grpc.client.channels.inventory.default-load-balancing-policy=pick_first"},
+        (wiring, atA, atB) -> {
+          assertThat(atA.ids()).as("server A heard one session").hasSize(1);
+          assertThat(atB.ids()).as("server B heard nothing").isEmpty();
+          assertThat(wiring.channelSessions().get(0).sessions()).hasSize(1);
+          assertThat(wiring.channelSessions().get(0).plainCalls()).isZero();
+        });
+  }
+
   /** The channels' sessions take spillway.client.slo when it is set, as the HTTP clients' do. */
   @Test
   void theChannelsSessionsTakeTheClientSlo() {

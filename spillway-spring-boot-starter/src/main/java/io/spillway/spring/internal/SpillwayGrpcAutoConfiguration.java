@@ -87,8 +87,38 @@ public class SpillwayGrpcAutoConfiguration {
   @Order(Ordered.LOWEST_PRECEDENCE)
   @ConditionalOnClass(name = "org.springframework.grpc.client.GrpcChannelBuilderCustomizer")
   <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> spillwayGrpcChannelCustomizer(
-      GrpcWiring wiring) {
-    return (authority, builder) -> wiring.customize(builder);
+      GrpcWiring wiring, org.springframework.beans.factory.BeanFactory beans) {
+    return (name, builder) -> wiring.customize(builder, configuredPolicy(beans, name));
+  }
+
+  /** Spring gRPC's client properties, under the package names its releases have used. */
+  private static final List<String> CLIENT_PROPERTIES = List.of(
+      "org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties",
+      "org.springframework.grpc.autoconfigure.client.GrpcClientProperties");
+
+  /**
+   * The load-balancing policy Spring gRPC's properties give the channel {@code name} ({@code
+   * spring.grpc.client.channels.NAME.default-load-balancing-policy}, {@code round_robin} unless
+   * set), or {@code null} where they cannot be read. Read by reflection: the starter does not
+   * compile against Spring gRPC's client auto-configuration, whose package has moved between its
+   * releases.
+   */
+  static String configuredPolicy(org.springframework.beans.factory.BeanFactory beans, String name) {
+    for (String className : CLIENT_PROPERTIES) {
+      try {
+        Class<?> type = Class.forName(className, false, SpillwayGrpcAutoConfiguration.class.getClassLoader());
+        Object properties = beans.getBeanProvider(type).getIfAvailable();
+        if (properties == null) {
+          continue;
+        }
+        Object channel = type.getMethod("getChannel", String.class).invoke(properties, name);
+        Object policy = channel.getClass().getMethod("getDefaultLoadBalancingPolicy").invoke(channel);
+        return policy instanceof String p ? p : null;
+      } catch (ReflectiveOperationException | LinkageError | RuntimeException notThere) {
+        // another release's layout, or none: keep looking, then spread calls (the default)
+      }
+    }
+    return null;
   }
 
   /**
@@ -153,9 +183,9 @@ public class SpillwayGrpcAutoConfiguration {
      * default), else one for the channel; and in front of them overload-grpc's downstream
      * interceptor, so a call made while serving a request carries that request's fields.
      */
-    void customize(ManagedChannelBuilder<?> builder) {
+    void customize(ManagedChannelBuilder<?> builder, String configuredPolicy) {
       try {
-        sessions(builder);
+        sessions(builder, configuredPolicy);
       } finally {
         // added last, so it runs first: the inbound request's tokens, priority and what is left of
         // its budget (gRPC's SpillwayContext, or the budget an HTTP filter bound) go with the call,
@@ -164,12 +194,15 @@ public class SpillwayGrpcAutoConfiguration {
       }
     }
 
-    private void sessions(ManagedChannelBuilder<?> builder) {
+    private void sessions(ManagedChannelBuilder<?> builder, String configuredPolicy) {
       if (!properties.getClient().isGrpcSessionPerBackend()) {
         builder.intercept(session());
         return;
       }
       PerBackendSessions.Builder b = SpillwayGrpc.perBackend(scheme()).slo(clientSlo());
+      if ("pick_first".equals(configuredPolicy)) {
+        b.pickFirst(); // the channel's properties ask for one server at a time: keep that
+      }
       double retryShare = properties.getClient().getGrpcRetryToReplica();
       if (retryShare > 0) {
         b.retryToReplica(retryShare);
