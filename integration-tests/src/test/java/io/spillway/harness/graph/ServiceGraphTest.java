@@ -150,7 +150,7 @@ class ServiceGraphTest {
 
   /**
    * On a virtual thread, whose CPU time the JDK reads as -1, a spin ends after the wall-clock time
-   * asked, also where platform threads count CPU time (it spun forever there before).
+   * asked, also where platform threads count CPU time.
    */
   @Test
   void aSpinOnAVirtualThreadEnds() throws InterruptedException {
