@@ -68,7 +68,9 @@ import java.util.function.Supplier;
  * connects, until a backend turns ready, and then waits in that backend's session like any
  * other. A held call whose deadline passes, or one made or held while every backend is failing,
  * goes as a plain call, so gRPC fails it or waits as it would have (wait-for-ready). An idle
- * channel is woken with a call the balancer drops before it is sent. If the channel runs another
+ * channel is woken with a call the balancer drops before it is sent (interceptors added to the
+ * builder before {@code install} see it: a call to {@value #WAKE_METHOD} that ends UNAVAILABLE
+ * with {@value #WAKE_DROPPED}). If the channel runs another
  * policy (a service config that names one overrides the default {@code install} sets), the first
  * calls are held for up to the SLO, and every call after goes plain; that is logged once at
  * WARNING. (The wake-up call then reaches the server: one call to the method {@value
