@@ -69,12 +69,12 @@ import java.util.function.Supplier;
  * other. A held call whose deadline passes, or one made or held while every backend is failing,
  * goes as a plain call, so gRPC fails it or waits as it would have (wait-for-ready). An idle
  * channel is woken with a call the balancer drops before it is sent (interceptors added to the
- * builder before {@code install} see it: a call to {@value #WAKE_METHOD} that ends UNAVAILABLE
- * with {@value #WAKE_DROPPED}). If the channel runs another
+ * builder before {@code install} see it: a call to {@code spillway.PerBackendSessions/Wake} that
+ * ends UNAVAILABLE, {@code "spillway: woke the channel's balancer"}). If the channel runs another
  * policy (a service config that names one overrides the default {@code install} sets), the first
  * calls are held for up to the SLO, and every call after goes plain; that is logged once at
- * WARNING. (The wake-up call then reaches the server: one call to the method {@value
- * #WAKE_METHOD}, which it answers as unknown.)
+ * WARNING. (The wake-up call then reaches the server: one call to the method {@code
+ * spillway.PerBackendSessions/Wake}, which it answers as unknown.)
  *
  * <p>Thread-safe. Use one per channel. Close it, or hand it the built channel
  * ({@link #closeOnShutdown}): a channel's graceful shutdown waits for its open calls, the
