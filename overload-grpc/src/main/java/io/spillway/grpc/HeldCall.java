@@ -29,7 +29,8 @@ final class HeldCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
   private List<Consumer<ClientCall<ReqT, RespT>>> pending = new ArrayList<>();
   private volatile ClientCall<ReqT, RespT> real;
   private volatile boolean passThrough;
-  private boolean started; // under lock
+  /** The start while it waits to be replayed; under lock. */
+  private Consumer<ClientCall<ReqT, RespT>> pendingStart;
 
   /**
    * @param onCancel run after the application cancels the call (while held, the owner gives it
@@ -57,6 +58,7 @@ final class HeldCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         ops = pending;
         pending = new ArrayList<>();
+        pendingStart = null; // replayed below
       }
       for (Consumer<ClientCall<ReqT, RespT>> op : ops) {
         op.accept(call);
@@ -81,8 +83,8 @@ final class HeldCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     if (!passThrough) {
       synchronized (lock) {
         if (!passThrough) {
-          started = true;
-          pending.add(c -> c.start(listener, headers));
+          pendingStart = c -> c.start(listener, headers);
+          pending.add(pendingStart);
           return;
         }
       }
@@ -97,25 +99,28 @@ final class HeldCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
   /**
    * While held, only the start (which comes first) is kept with the cancellation: the real call
-   * then ends at once with the application's reason, and its message is never sent.
+   * then ends at once with the application's reason, and its message is never sent. If a replay
+   * has begun, what it took is replayed before the cancellation.
    */
   @Override
   public void cancel(String message, Throwable cause) {
+    boolean queued = false;
     if (!passThrough) {
       synchronized (lock) {
         if (!passThrough) {
           List<Consumer<ClientCall<ReqT, RespT>>> kept = new ArrayList<>();
-          if (started) {
-            kept.add(pending.get(0));
+          if (pendingStart != null) {
+            kept.add(pendingStart); // not replayed yet (a drain under way took it otherwise)
           }
           kept.add(c -> c.cancel(message, cause));
           pending = kept;
+          queued = true;
         }
       }
-      if (!passThrough) {
-        onCancel.run();
-        return;
-      }
+    }
+    if (queued) {
+      onCancel.run(); // the replay, now or under way, ends with the cancellation
+      return;
     }
     real.cancel(message, cause);
   }

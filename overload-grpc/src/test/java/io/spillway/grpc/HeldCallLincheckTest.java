@@ -13,11 +13,13 @@ import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Test;
 
 /**
- * Model-checks {@link HeldCall} with Lincheck: while the application sends messages on one thread
- * (a {@code ClientCall} is used from one thread at a time), another gives the call its real call
- * and replays. In every explored interleaving the real call, once given, receives the start and
- * then every message the application sent, each once and in the order sent, whether the message
- * came before, during or after the replay; a call never given one receives nothing.
+ * Model-checks {@link HeldCall} with Lincheck: while the application sends messages, and may cancel,
+ * on one thread (a {@code ClientCall} is used from one thread at a time), another gives the call
+ * its real call and replays. In every explored interleaving the real call, once given, receives
+ * the start, then the messages the application sent, each once and in the order sent, whether
+ * they came before, during or after the replay, and, if the application cancelled, the
+ * cancellation last (messages still held then are dropped: a prefix of them arrives); a call
+ * never given one receives nothing.
  *
  * <p>Run: {@code ./mvnw -B -pl overload-grpc test -Dtest='HeldCallLincheckTest'}.
  */
@@ -41,6 +43,7 @@ class HeldCallLincheckTest {
     private final List<String> sent = new ArrayList<>(); // written by the application's group only
     private final HeldCall<Integer, Integer> held = new HeldCall<>(() -> { });
     private volatile boolean released;
+    private volatile boolean cancelled;
 
     public Ops() {
       held.start(new ClientCall.Listener<>() { }, new Metadata());
@@ -49,10 +52,21 @@ class HeldCallLincheckTest {
 
     @Operation(nonParallelGroup = "application")
     public void send(@Param(gen = IntGen.class, conf = "1:3") int message) {
+      if (cancelled) {
+        return; // an application sends nothing after cancelling
+      }
       synchronized (sent) {
         sent.add("m" + message);
       }
       held.sendMessage(message);
+    }
+
+    @Operation(nonParallelGroup = "application")
+    public void cancel() {
+      if (!cancelled) {
+        cancelled = true;
+        held.cancel("gave up", null);
+      }
     }
 
     @Operation
@@ -65,16 +79,29 @@ class HeldCallLincheckTest {
 
     @Validate
     public void everyOperationOnceInOrder() {
-      List<String> expected;
+      List<String> all;
       synchronized (sent) {
-        expected = released ? List.copyOf(sent) : List.of();
+        all = List.copyOf(sent);
       }
       List<String> got;
       synchronized (received) {
         got = List.copyOf(received);
       }
-      if (!expected.equals(got)) {
-        throw new IllegalStateException("expected " + expected + " on the real call, got " + got);
+      boolean ok;
+      if (!released) {
+        ok = got.isEmpty();
+      } else if (!cancelled) {
+        ok = got.equals(all);
+      } else {
+        // start, a prefix of the messages in order, then the cancellation once, last
+        int n = got.size();
+        ok = n >= 2 && got.get(n - 1).equals("cancel")
+            && got.subList(0, n - 1).equals(all.subList(0, Math.min(n - 1, all.size())))
+            && n - 1 <= all.size();
+      }
+      if (!ok) {
+        throw new IllegalStateException("sent " + all + (cancelled ? " then cancelled" : "")
+            + (released ? "" : ", never released") + "; the real call got " + got);
       }
     }
   }
