@@ -335,9 +335,6 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       w.timer = scheduler.schedule(() -> deadlineReached(w),
           Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
-    if (!everAttached) {
-      scheduler.schedule(() -> noBalancerCame(next), drainCheckNanos);
-    }
     if (balancer == null) {
       wake(next);
     }
@@ -408,9 +405,9 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   }
 
   /**
-   * One SLO after a call was held on a channel whose balancer has never come, the channel runs
-   * another policy: nothing more is held. (Spillway's balancer comes as the channel leaves idle,
-   * before name resolution.)
+   * One SLO after the channel was woken, if its balancer has never come, the channel runs another
+   * policy: nothing more is held. (Spillway's balancer comes as the channel leaves idle, before
+   * name resolution.)
    */
   private void noBalancerCame(Channel next) {
     if (!everAttached && !closed) {
@@ -439,6 +436,9 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   private void wake(Channel next) {
     if (!waking.compareAndSet(false, true)) {
       return;
+    }
+    if (!everAttached) {
+      scheduler.schedule(() -> noBalancerCame(next), drainCheckNanos);
     }
     ClientCall<byte[], byte[]> call =
         next.newCall(WAKE, CallOptions.DEFAULT.withOption(ROUTE, wakeRoute));
