@@ -21,6 +21,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (docs/design.md, "A request's path on a client"); a load balancer that picked after the wait
  * would spend one backend's credit on another.
  *
+ * <p>When the sessions send every call to one backend ({@link PerBackendSessions.Builder#pickFirst}),
+ * the balancer keeps one connection, as gRPC's {@code pick_first} does: it connects to the
+ * backends in resolution order, one at a time, moving on when one fails, until one is ready; it
+ * then closes every other backend's connection. When that connection is lost it starts again from
+ * the first backend; a new resolution that still holds the connected backend keeps it.
+ *
  * <p>Calls without a chosen backend (plain calls, made before the sessions have heard of any
  * subchannel) rotate over the ready subchannels. Every subchannel state change is told to the
  * sessions that use the channel ({@link PerBackendSessions#backendsChanged}). The balancer knows
@@ -39,17 +45,23 @@ final class PerBackendLoadBalancer extends LoadBalancer {
   /** Address groups (without attributes) to their subchannels, in resolution order. */
   private final Map<EquivalentAddressGroup, Backend> backends = new LinkedHashMap<>();
   private PerBackendSessions sessions;
+  /** One connection at a time, in resolution order (the sessions' {@code pickFirst}). */
+  private boolean oneAtATime;
   private Status lastError = Status.UNAVAILABLE.withDescription("no backend resolved yet");
 
-  /** A subchannel and its latest state. */
+  /**
+   * A resolved backend, its subchannel ({@code null} while it has none: not yet connected under
+   * {@link #oneAtATime}, or closed there because another backend is serving) and its latest state.
+   */
   private static final class Backend {
     final EquivalentAddressGroup group;
-    final Subchannel subchannel;
+    final EquivalentAddressGroup resolved;
+    Subchannel subchannel;
     ConnectivityStateInfo state = ConnectivityStateInfo.forNonError(ConnectivityState.IDLE);
 
-    Backend(EquivalentAddressGroup group, Subchannel subchannel) {
+    Backend(EquivalentAddressGroup group, EquivalentAddressGroup resolved) {
       this.group = group;
-      this.subchannel = subchannel;
+      this.resolved = resolved;
     }
   }
 
@@ -80,22 +92,81 @@ final class PerBackendLoadBalancer extends LoadBalancer {
       EquivalentAddressGroup key = new EquivalentAddressGroup(group.getAddresses());
       Backend b = gone.remove(key);
       if (b == null) {
-        Subchannel subchannel = helper.createSubchannel(CreateSubchannelArgs.newBuilder()
-            .setAddresses(group).setAttributes(Attributes.EMPTY).build());
-        Backend made = new Backend(key, subchannel);
-        subchannel.start(state -> onState(made, state));
-        subchannel.requestConnection();
-        b = made;
+        b = new Backend(key, group);
+        if (!oneAtATime) {
+          connect(b);
+        }
       }
       now.put(key, b);
     }
     backends.clear();
     backends.putAll(now);
     for (Backend b : gone.values()) {
-      b.subchannel.shutdown();
+      disconnect(b);
+    }
+    if (oneAtATime) {
+      connectInOrder();
     }
     publish();
     return Status.OK;
+  }
+
+  /** Makes {@code b}'s subchannel and asks it to connect. */
+  private void connect(Backend b) {
+    Subchannel subchannel = helper.createSubchannel(CreateSubchannelArgs.newBuilder()
+        .setAddresses(b.resolved).setAttributes(Attributes.EMPTY).build());
+    b.subchannel = subchannel;
+    b.state = ConnectivityStateInfo.forNonError(ConnectivityState.IDLE);
+    subchannel.start(state -> onState(b, subchannel, state));
+    subchannel.requestConnection();
+  }
+
+  /** Closes {@code b}'s subchannel, if it has one; it reads as idle until connected again. */
+  private static void disconnect(Backend b) {
+    if (b.subchannel != null) {
+      b.subchannel.shutdown();
+      b.subchannel = null;
+      b.state = ConnectivityStateInfo.forNonError(ConnectivityState.IDLE);
+    }
+  }
+
+  /**
+   * Under {@link #oneAtATime}: while no backend is ready, makes sure the first backend in
+   * resolution order that has not failed is connecting (backends that failed retry on their own,
+   * after gRPC's back-off); once one is ready, closes every other backend's connection.
+   */
+  private void connectInOrder() {
+    Backend serving = null;
+    for (Backend b : backends.values()) {
+      if (b.subchannel != null && b.state.getState() == ConnectivityState.READY) {
+        serving = b;
+        break;
+      }
+    }
+    if (serving != null) {
+      for (Backend b : backends.values()) {
+        if (b != serving) {
+          disconnect(b);
+        }
+      }
+      return;
+    }
+    for (Backend b : backends.values()) {
+      if (b.subchannel == null) {
+        connect(b);
+        return;
+      }
+      switch (b.state.getState()) {
+        case CONNECTING -> {
+          return;
+        }
+        case IDLE -> {
+          b.subchannel.requestConnection();
+          return;
+        }
+        default -> { } // failed: on to the next
+      }
+    }
   }
 
   @Override
@@ -110,17 +181,19 @@ final class PerBackendLoadBalancer extends LoadBalancer {
     }
   }
 
-  private void onState(Backend b, ConnectivityStateInfo state) {
-    if (backends.get(b.group) != b) {
+  private void onState(Backend b, Subchannel subchannel, ConnectivityStateInfo state) {
+    if (backends.get(b.group) != b || b.subchannel != subchannel) {
       return; // shut down
     }
     b.state = state;
-    if (state.getState() == ConnectivityState.IDLE) {
-      b.subchannel.requestConnection(); // as round_robin: every backend stays connected
-    }
     if (state.getState() == ConnectivityState.TRANSIENT_FAILURE) {
       lastError = state.getStatus();
       helper.refreshNameResolution();
+    }
+    if (oneAtATime) {
+      connectInOrder(); // the next in order after a failure; the others closed once one is ready
+    } else if (state.getState() == ConnectivityState.IDLE) {
+      subchannel.requestConnection(); // as round_robin: every backend stays connected
     }
     publish();
   }
@@ -134,6 +207,10 @@ final class PerBackendLoadBalancer extends LoadBalancer {
       return;
     }
     sessions = s;
+    if (s.pickFirst() && !oneAtATime) {
+      oneAtATime = true;
+      connectInOrder(); // met through a call: every backend was connected as round_robin's
+    }
     s.attached(this, view(), aggregate());
   }
 
@@ -172,7 +249,7 @@ final class PerBackendLoadBalancer extends LoadBalancer {
   @Override
   public void shutdown() {
     for (Backend b : backends.values()) {
-      b.subchannel.shutdown();
+      disconnect(b);
     }
     backends.clear();
     if (sessions != null) {

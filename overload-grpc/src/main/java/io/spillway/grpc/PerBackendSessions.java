@@ -351,26 +351,13 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   }
 
   /** Whether {@link #pick} finds a backend in {@code list}. */
-  private boolean pickable(List<BackendState> list) {
-    if (pickFirst) {
-      BackendState first = firstInOrder(list, null);
-      return first != null && ready(first);
-    }
+  private static boolean pickable(List<BackendState> list) {
     return list.stream().anyMatch(PerBackendSessions::ready);
   }
 
-  /**
-   * Under {@link Builder#pickFirst}: the first backend in resolution order that is not failing
-   * (or {@code avoid}), ready or not, as gRPC's {@code pick_first} tries its addresses in order.
-   */
-  private static BackendState firstInOrder(List<BackendState> list, Backend avoid) {
-    for (BackendState s : list) {
-      if (s.state() != ConnectivityState.TRANSIENT_FAILURE
-          && (avoid == null || !avoid.group().equals(s.group()))) {
-        return s;
-      }
-    }
-    return null;
+  /** Whether every call goes to one backend ({@link Builder#pickFirst}); read by the balancer. */
+  boolean pickFirst() {
+    return pickFirst;
   }
 
   private void releaseWaiting(boolean plain) {
@@ -496,8 +483,9 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
   /**
    * The backend for a call: from a rotating start, the one whose connection is ready and whose
    * session has the fewest calls queued, not {@code avoid} (the one that just refused it);
-   * {@code null} while no such backend is connected. With {@link Builder#pickFirst}, the first one
-   * in resolution order that is not failing, other than {@code avoid}, once it is ready.
+   * {@code null} while no such backend is connected. With {@link Builder#pickFirst}, the ready
+   * one: the balancer then keeps one connection, to the first backend in resolution order that
+   * could be reached ({@link PerBackendLoadBalancer}).
    */
   private Backend pick(List<BackendState> list, Channel channel, Backend avoid) {
     int n = list.size();
@@ -505,9 +493,13 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       return null;
     }
     if (pickFirst) {
-      // the first in order that may still connect; while it connects, calls wait for it
-      BackendState first = firstInOrder(list, avoid);
-      return first != null && ready(first) ? backend(first.group(), channel) : null;
+      // the balancer connects in order and keeps one connection; while none is ready, calls wait
+      for (BackendState s : list) {
+        if (ready(s) && (avoid == null || !avoid.group().equals(s.group()))) {
+          return backend(s.group(), channel);
+        }
+      }
+      return null;
     }
     int start = Math.floorMod(next.getAndIncrement(), n);
     Backend best = null;
@@ -711,12 +703,15 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     }
 
     /**
-     * Send every call to the first backend in resolution order that is not failing, as gRPC's
-     * {@code pick_first} does (calls made while it connects wait for it), instead of spreading
+     * Send every call to one backend, as gRPC's {@code pick_first} does, instead of spreading
      * calls over the ready backends (the default, as {@code round_robin}); for a channel built to
-     * use one server at a time (a primary and its fail-overs). The balancer still keeps a
-     * connection to every backend, so the next one takes over as soon as the first fails; a
-     * backend's session is made with its first call.
+     * use one server at a time (a primary and its fail-overs, or one of many addresses a name
+     * resolves to). As {@code pick_first}, the channel keeps one connection: it tries the
+     * backends in resolution order until one connects (calls made meanwhile wait), closes the
+     * others' connections, and stays on that backend while it is connected, a new resolution
+     * that still holds it included; when the connection is lost it starts again from the first.
+     * A backend's session is made with its first call. {@link #retryToReplica} has no other
+     * connected backend to retry on.
      */
     public Builder pickFirst() {
       pickFirst = true;

@@ -19,9 +19,23 @@ final class InProcess implements AutoCloseable {
   private final String name = InProcessServerBuilder.generateName();
   private final Server server;
   private final List<ManagedChannel> channels = new ArrayList<>();
+  private final java.util.concurrent.atomic.AtomicInteger connections =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   InProcess(ServerServiceDefinition... services) {
     InProcessServerBuilder builder = InProcessServerBuilder.forName(name).directExecutor();
+    builder.addTransportFilter(new io.grpc.ServerTransportFilter() {
+      @Override
+      public io.grpc.Attributes transportReady(io.grpc.Attributes attributes) {
+        connections.incrementAndGet();
+        return attributes;
+      }
+
+      @Override
+      public void transportTerminated(io.grpc.Attributes attributes) {
+        connections.decrementAndGet();
+      }
+    });
     for (ServerServiceDefinition service : services) {
       builder.addService(service);
     }
@@ -35,6 +49,11 @@ final class InProcess implements AutoCloseable {
   /** The server's address, for a name resolver. */
   java.net.SocketAddress address() {
     return new io.grpc.inprocess.InProcessSocketAddress(name);
+  }
+
+  /** Client connections (transports) open to the server now. */
+  int connections() {
+    return connections.get();
   }
 
   /** A new channel to the server. */

@@ -193,11 +193,12 @@ class PerBackendSessionsTest {
   }
 
   /**
-   * With pickFirst every call goes to the first ready backend in resolution order, through its one
-   * session, as gRPC's pick_first sends them; when the resolution puts another first, calls follow.
+   * With pickFirst every call goes to the first backend in resolution order, through its one
+   * session and its one connection, as gRPC's pick_first sends them: the second backend is never
+   * connected, and a new resolution that puts it first keeps the connected one.
    */
   @Test
-  void pickFirstSendsEveryCallToTheFirstReadyBackend() {
+  void pickFirstSendsEveryCallToTheFirstBackendOverOneConnection() {
     Seen seenByA = new Seen();
     Seen seenByB = new Seen();
     try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA));
@@ -213,15 +214,55 @@ class PerBackendSessionsTest {
         assertEquals(10, seenByA.calls(MethodDescriptorName.ECHO));
         assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
         assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet(), "one session, A's");
+        assertEquals(1, a.connections(), "one connection, to A");
+        assertEquals(0, b.connections(), "none to B");
 
         resolver.publish(List.of(b.address(), a.address()));
         for (int i = 0; i < 10; i++) {
           assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
         }
+        assertEquals(20, seenByA.calls(MethodDescriptorName.ECHO), "A kept: still resolved, connected");
+        assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
+        assertEquals(0, b.connections());
+        assertEquals(0, sessions.plainCalls());
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /**
+   * With pickFirst the channel tries the backends in order, one at a time: an unreachable first
+   * backend is passed over for the second, the third stays unconnected, and when the second goes
+   * away the calls move to the third, in a session of its own.
+   */
+  @Test
+  void pickFirstMovesDownTheResolutionOneConnectionAtATime() {
+    Seen seenByA = new Seen();
+    Seen seenByB = new Seen();
+    InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByA));
+    try (a; InProcess b = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seenByB))) {
+      SocketAddress nobody = new InProcessSocketAddress("nobody-" + java.util.UUID.randomUUID());
+      resolver.next = List.of(nobody, a.address(), b.address());
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).pickFirst().build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        for (int i = 0; i < 10; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
+        }
         assertEquals(10, seenByA.calls(MethodDescriptorName.ECHO));
-        assertEquals(10, seenByB.calls(MethodDescriptorName.ECHO));
-        assertEquals(1, seenByB.sessions().size(), "B's calls in a session of B's own");
-        assertFalse(seenByA.sessions().containsAll(seenByB.sessions()));
+        assertEquals(1, a.connections());
+        assertEquals(0, b.connections(), "B not connected while A serves");
+
+        a.close();
+        for (int i = 0; i < 10; i++) {
+          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
+        }
+        assertEquals(10, seenByB.calls(MethodDescriptorName.ECHO), "B took over");
+        assertEquals(1, b.connections());
+        assertEquals(1, seenByB.sessions().size());
+        assertFalse(seenByA.sessions().containsAll(seenByB.sessions()), "B's calls in B's own session");
         assertEquals(0, sessions.plainCalls());
       } finally {
         channel.shutdownNow();
