@@ -150,7 +150,7 @@ public final class GraphServer {
     ServiceGraph graph = ServiceGraph.start(scenario, wiring, only, remote);
     System.err.println("graph server: scheme " + wiring.name() + ", services " + graph
         + (remote.isEmpty() ? "" : ", remote " + formatPorts(remote, " "))
-        + ", spin counts " + (CpuSpin.countsCpuTime() ? "thread CPU time" : "wall-clock time"));
+        + ", spin counts " + CpuSpin.clock());
     System.out.println(PORTS_LINE + formatPorts(graph.ports(), " "));
     System.out.flush();
     return graph;
