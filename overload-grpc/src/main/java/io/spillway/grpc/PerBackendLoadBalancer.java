@@ -266,6 +266,7 @@ final class PerBackendLoadBalancer extends LoadBalancer {
     private final Map<EquivalentAddressGroup, Subchannel> readyByGroup = new HashMap<>();
     private final Map<EquivalentAddressGroup, ConnectivityState> stateOf = new HashMap<>();
     private final List<Subchannel> ready = new ArrayList<>();
+    private final java.util.Set<EquivalentAddressGroup> unconnected = new java.util.HashSet<>();
     private final Status error;
     private final boolean anyConnecting;
     private final AtomicInteger next = new AtomicInteger();
@@ -274,6 +275,10 @@ final class PerBackendLoadBalancer extends LoadBalancer {
       boolean connecting = false;
       for (Backend b : list) {
         ConnectivityState s = b.state.getState();
+        if (b.subchannel == null) {
+          unconnected.add(b.group); // one connection at a time: another backend serves
+          continue;
+        }
         stateOf.put(b.group, s);
         if (s == ConnectivityState.READY) {
           ready.add(b.subchannel);
@@ -300,6 +305,13 @@ final class PerBackendLoadBalancer extends LoadBalancer {
             Status.UNAVAILABLE.withDescription(PerBackendSessions.WAKE_DROPPED));
       }
       EquivalentAddressGroup chosen = route.backend();
+      if (chosen != null && unconnected.contains(chosen)) {
+        // a call its session released after the balancer moved to another backend: it would
+        // wait for a connection that is not coming, so it fails as a call to a failed one does
+        return PickResult.withError(Status.UNAVAILABLE.withDescription(
+            "spillway: backend " + chosen.getAddresses() + " is no longer connected"
+            + " (pick_first keeps one connection)"));
+      }
       ConnectivityState state = chosen == null ? null : stateOf.get(chosen);
       if (state != null) {
         return switch (state) {
