@@ -61,6 +61,13 @@ class PerBackendSessionsTest {
         .scheduler(clock).build();
   }
 
+  /** Makes {@code n} unary calls on {@code channel}, one after another; each must end OK. */
+  private static void callsOk(ManagedChannel channel, int n, String message) {
+    for (int i = 0; i < n; i++) {
+      assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, message).await().status().getCode());
+    }
+  }
+
   /** A channel to the scripted backends, with per-backend sessions installed. */
   private ManagedChannel channel(PerBackendSessions sessions) {
     InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
@@ -172,16 +179,12 @@ class PerBackendSessionsTest {
       PerBackendSessions sessions = sessionsWithoutControl();
       ManagedChannel channel = channel(sessions);
       try {
-        for (int i = 0; i < 5; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 5, "x");
         assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet());
         assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
 
         resolver.publish(List.of(a.address(), b.address()));
-        for (int i = 0; i < 20; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
-        }
+        callsOk(channel, 20, "y");
         assertEquals(2, sessions.sessions().size());
         assertTrue(seenByB.calls(MethodDescriptorName.ECHO) > 0, "the new backend takes calls");
         assertEquals(1, seenByB.sessions().size(), "through a session of its own");
@@ -208,9 +211,7 @@ class PerBackendSessionsTest {
           .slo(SLO).ticker(clock).scheduler(clock).pickFirst().build();
       ManagedChannel channel = channel(sessions);
       try {
-        for (int i = 0; i < 10; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 10, "x");
         assertEquals(10, seenByA.calls(MethodDescriptorName.ECHO));
         assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
         assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet(), "one session, A's");
@@ -218,9 +219,7 @@ class PerBackendSessionsTest {
         assertEquals(0, b.connections(), "none to B");
 
         resolver.publish(List.of(b.address(), a.address()));
-        for (int i = 0; i < 10; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
-        }
+        callsOk(channel, 10, "y");
         assertEquals(20, seenByA.calls(MethodDescriptorName.ECHO), "A kept: still resolved, connected");
         assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO));
         assertEquals(0, b.connections());
@@ -248,17 +247,13 @@ class PerBackendSessionsTest {
           .slo(SLO).ticker(clock).scheduler(clock).pickFirst().build();
       ManagedChannel channel = channel(sessions);
       try {
-        for (int i = 0; i < 10; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 10, "x");
         assertEquals(10, seenByA.calls(MethodDescriptorName.ECHO));
         assertEquals(1, a.connections());
         assertEquals(0, b.connections(), "B not connected while A serves");
 
         a.close();
-        for (int i = 0; i < 10; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
-        }
+        callsOk(channel, 10, "y");
         assertEquals(10, seenByB.calls(MethodDescriptorName.ECHO), "B took over");
         assertEquals(1, b.connections());
         assertEquals(1, seenByB.sessions().size());
@@ -278,17 +273,13 @@ class PerBackendSessionsTest {
       PerBackendSessions sessions = sessionsWithoutControl();
       ManagedChannel channel = channel(sessions);
       try {
-        for (int i = 0; i < 10; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 10, "x");
         assertEquals(2, sessions.sessions().size());
         SpillwayClientInterceptor sessionB = sessions.sessions().get(List.of(b.address()));
 
         resolver.publish(List.of(a.address()));
         assertEquals(Set.of(List.of(a.address())), sessions.sessions().keySet());
-        for (int i = 0; i < 10; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "y").await().status().getCode());
-        }
+        callsOk(channel, 10, "y");
         assertFalse(isClosed(sessionB), "closed before one SLO had passed");
         clock.advance(SLO.toNanos());
         assertTrue(isClosed(sessionB), "closed once nothing waited in it");
@@ -454,9 +445,7 @@ class PerBackendSessionsTest {
       builder.defaultLoadBalancingPolicy("round_robin");
       ManagedChannel channel = sessions.closeOnShutdown(builder.build());
       try {
-        for (int i = 0; i < 20; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 20, "x");
         assertEquals(20, sessions.plainCalls());
         assertTrue(sessions.sessions().isEmpty());
       } finally {
@@ -504,9 +493,7 @@ class PerBackendSessionsTest {
         clock.advance(SLO.toNanos());
         assertEquals(Status.Code.OK, first.await().status().getCode());
         assertEquals(List.of(Status.CANCELLED), wakeEnds, "the wake-up call was cancelled");
-        for (int i = 0; i < 5; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 5, "x");
         assertEquals(6, sessions.plainCalls());
         assertEquals(1, wakes.size());
       } finally {
@@ -574,9 +561,7 @@ class PerBackendSessionsTest {
       sessions.install(builder);
       ManagedChannel channel = sessions.closeOnShutdown(builder.build());
       try {
-        for (int i = 0; i < 20; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 20, "x");
         assertEquals(0, seenByB.calls(MethodDescriptorName.ECHO), "B says NOT_SERVING");
         assertEquals(20, seenByA.calls(MethodDescriptorName.ECHO));
 
@@ -651,9 +636,7 @@ class PerBackendSessionsTest {
       sessions.install(builder);
       ManagedChannel channel = sessions.closeOnShutdown(builder.build());
       try {
-        for (int i = 0; i < 40; i++) {
-          assertEquals(Status.Code.OK, Calls.unary(channel, Echo.UNARY, "x").await().status().getCode());
-        }
+        callsOk(channel, 40, "x");
         assertEquals(2, sessions.sessions().size());
         Set<String> atA = seenByA.sessions();
         Set<String> atB = seenByB.sessions();
