@@ -287,12 +287,24 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
 
   // ---- calls held while no backend is ready ----
 
-  /** A held call, and what it needs to be made once a backend is ready. */
+  /**
+   * A held call, and what it needs to be made once a backend is ready: its caller's gRPC context
+   * among them, since gRPC takes a call's context deadline and its cancellation from the context
+   * current where the call is made ({@code Channel.newCall}), and a held call is made later, on
+   * the thread that reports a ready backend.
+   */
   private final class Waiting<ReqT, RespT> {
     final MethodDescriptor<ReqT, RespT> method;
     final CallOptions options;
     final Channel next;
     final HeldCall<ReqT, RespT> call;
+    final Context context = Context.current();
+    /** Ends the hold when the caller's context is cancelled (its deadline included). */
+    final Context.CancellationListener onCallerCancelled = cancelled -> {
+      if (waiting.remove(this)) {
+        release(true); // made in the cancelled context, gRPC ends it unsent, as it would have
+      }
+    };
     volatile Cancellable timer;
 
     Waiting(MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
@@ -321,7 +333,13 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       if (t != null) {
         t.cancel();
       }
-      call.drain(b != null ? routed(b, method, options, next) : plain(method, options, next));
+      context.removeListener(onCallerCancelled);
+      Context previous = context.attach();
+      try {
+        call.drain(b != null ? routed(b, method, options, next) : plain(method, options, next));
+      } finally {
+        context.detach(previous);
+      }
       return true;
     }
   }
@@ -335,6 +353,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       w.timer = scheduler.schedule(() -> deadlineReached(w),
           Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
+    w.context.addListener(w.onCallerCancelled, Runnable::run); // at once if already cancelled
     if (balancer == null) {
       wake(next);
     }

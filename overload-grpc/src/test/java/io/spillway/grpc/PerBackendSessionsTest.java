@@ -385,6 +385,58 @@ class PerBackendSessionsTest {
     }
   }
 
+  /**
+   * A held call is made, once a backend is ready, in its caller's gRPC context, as a call made at
+   * once would be: the caller's deadline reaches the server, and cancelling the caller's context
+   * (as gRPC does to a server handler's downstream calls when its own call ends) cancels it there;
+   * cancelled while still held, it is never sent.
+   */
+  @Test
+  void aHeldCallKeepsItsCallersDeadlineAndCancellation() throws Exception {
+    List<Deadline> deadlines = new CopyOnWriteArrayList<>();
+    CompletableFuture<Void> cancelledAtServer = new CompletableFuture<>();
+    Echo.Handler keep = (method, request, out) -> {
+      deadlines.add(io.grpc.Context.current().getDeadline());
+      io.grpc.Context.current().addListener(c -> cancelledAtServer.complete(null), Runnable::run);
+    };
+    java.util.concurrent.ScheduledExecutorService timers =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    try (InProcess a = new InProcess(Echo.service(keep))) {
+      resolver.silent = true;
+      PerBackendSessions sessions = sessionsWithoutControl();
+      ManagedChannel channel = channel(sessions);
+      io.grpc.Context.CancellableContext caller = io.grpc.Context.current()
+          .withDeadlineAfter(1, TimeUnit.HOURS, timers);
+      try {
+        Calls.Handle held = caller.call(() -> Calls.unary(channel, Echo.UNARY, "held"));
+        assertTrue(deadlines.isEmpty());
+        resolver.publish(List.of(a.address()));
+        assertEquals(1, deadlines.size(), "the held call reached the server");
+        assertTrue(deadlines.get(0) != null, "with its caller's deadline");
+        caller.cancel(null);
+        assertTrue(cancelledAtServer.isDone(), "the caller's cancellation reached the server");
+        assertEquals(Status.Code.CANCELLED, held.await().status().getCode());
+        assertEquals(0, sessions.plainCalls());
+
+        // cancelled while still held: it is never sent (while name resolution has not answered,
+        // gRPC itself ends a call whose context was cancelled once the resolution comes)
+        channel.enterIdle();
+        resolver.silent = true;
+        io.grpc.Context.CancellableContext second = io.grpc.Context.current().withCancellation();
+        Calls.Handle gaveUp = second.call(() -> Calls.unary(channel, Echo.UNARY, "gave up"));
+        second.cancel(null);
+        resolver.publish(List.of(a.address()));
+        assertEquals(Status.Code.CANCELLED, gaveUp.await().status().getCode());
+        assertEquals(1, deadlines.size(), "the call cancelled while held was never sent");
+      } finally {
+        caller.cancel(null);
+        channel.shutdownNow();
+      }
+    } finally {
+      timers.shutdownNow();
+    }
+  }
+
   /** A call the application cancels while it is held ends with its cancellation, unsent. */
   @Test
   void aHeldCallThatIsCancelledEndsCancelled() {
