@@ -446,8 +446,15 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     if (!everAttached) {
       scheduler.schedule(() -> noBalancerCame(next), drainCheckNanos);
     }
-    ClientCall<byte[], byte[]> call =
-        next.newCall(WAKE, CallOptions.DEFAULT.withOption(ROUTE, wakeRoute));
+    // In the root context: the wake-up is the channel's, not the caller's whose call set it off;
+    // that caller's deadline or cancellation must not end it, and with it every call held.
+    ClientCall<byte[], byte[]> call;
+    Context previous = Context.ROOT.attach();
+    try {
+      call = next.newCall(WAKE, CallOptions.DEFAULT.withOption(ROUTE, wakeRoute));
+    } finally {
+      Context.ROOT.detach(previous);
+    }
     wakeCall = call;
     call.start(new ClientCall.Listener<>() {
       @Override

@@ -437,6 +437,38 @@ class PerBackendSessionsTest {
     }
   }
 
+  /**
+   * The call that wakes an idle channel belongs to the channel, not to the caller whose call woke
+   * it: that caller's context ending (its deadline passing, its own call cancelled) while the
+   * channel resolves neither sends the other held calls plain nor makes the sessions take the
+   * channel for one under another policy.
+   */
+  @Test
+  void aWakingCallersCancelledContextDoesNotEndTheHolding() throws Exception {
+    Seen seen = new Seen();
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO), seen))) {
+      resolver.silent = true;
+      PerBackendSessions sessions = sessionsWithoutControl();
+      ManagedChannel channel = channel(sessions);
+      io.grpc.Context.CancellableContext first = io.grpc.Context.current().withCancellation();
+      try {
+        Calls.Handle woke = first.call(() -> Calls.unary(channel, Echo.UNARY, "woke"));
+        Calls.Handle other = Calls.unary(channel, Echo.UNARY, "other");
+        first.cancel(null);
+        resolver.publish(List.of(a.address()));
+        assertEquals(Status.Code.CANCELLED, woke.await().status().getCode());
+        assertEquals(Status.Code.OK, other.await().status().getCode());
+        callsOk(channel, 5, "after");
+        assertEquals(6, seen.calls(MethodDescriptorName.ECHO));
+        assertEquals(0, seen.calls.stream().filter(c -> c.session() == null).count(),
+            "every call the server heard came through a session");
+      } finally {
+        first.cancel(null);
+        channel.shutdownNow();
+      }
+    }
+  }
+
   /** A call the application cancels while it is held ends with its cancellation, unsent. */
   @Test
   void aHeldCallThatIsCancelledEndsCancelled() {
