@@ -30,7 +30,7 @@ final class EndpointRoutes {
   /** The most gates a client keeps windows for; a route beyond it is malformed. */
   static final int MAX_GATES = 256;
 
-  private static final AntPathMatcher MATCHER = new AntPathMatcher();
+  private static final Matcher MATCHER = new Matcher();
 
   private final List<String> patterns;
   private final List<Integer> gates;
@@ -97,10 +97,31 @@ final class EndpointRoutes {
           throw new IllegalArgumentException("route gate out of range [0, " + MAX_GATES + "): " + g);
         }
       }
+      String pattern = unescape(e.substring(space + 1).trim());
+      MATCHER.check(pattern);
       gates.add(g);
-      patterns.add(unescape(e.substring(space + 1).trim()));
+      patterns.add(pattern);
     }
     return new EndpointRoutes(List.copyOf(patterns), List.copyOf(gates));
+  }
+
+  /**
+   * The Ant matcher, which compiles a pattern's segments as a path first reaches them: a segment
+   * it cannot compile ({@code {id:[}}) would fail every request whose path reaches it.
+   */
+  private static final class Matcher extends AntPathMatcher {
+
+    /** @throws IllegalArgumentException if a segment of {@code pattern} cannot be compiled */
+    void check(String pattern) {
+      for (String segment : tokenizePattern(pattern)) {
+        try {
+          getStringMatcher(segment);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("route pattern cannot be matched: '" + pattern
+              + "' (" + e.getMessage().lines().findFirst().orElse("") + ")");
+        }
+      }
+    }
   }
 
   private static String escape(String pattern) {

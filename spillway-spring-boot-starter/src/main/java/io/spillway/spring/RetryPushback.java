@@ -64,20 +64,26 @@ public final class RetryPushback {
     }
     ms = Math.min(ms, MAX_PUSHBACK_MS);
     long until = ticker.read() + ms * NANOS_PER_MS;
-    notBefore.merge(server, until, Math::max);
+    // the later end holds; readings compare by their difference, as they may wrap (Ticker)
+    notBefore.merge(server, until, (held, asked) -> asked - held > 0 ? asked : held);
     return ms;
   }
 
-  /** A decimal count times {@code unitMs}, or 0 if absent or malformed (an HTTP date included). */
+  /**
+   * A decimal count times {@code unitMs}, at most a minute, or 0 if absent or malformed (an HTTP
+   * date included). A count too long for a {@code long} is still a count (RFC 9110 §10.2.3:
+   * {@code delay-seconds = 1*DIGIT}): the longest hold.
+   */
   private static long parse(String value, long unitMs) {
     if (value == null) {
       return 0;
     }
+    String v = value.trim();
     try {
-      long v = Long.parseLong(value.trim());
-      return v > 0 && v < Long.MAX_VALUE / unitMs ? v * unitMs : 0;
+      long n = Long.parseLong(v);
+      return n <= 0 ? 0 : n >= MAX_PUSHBACK_MS / unitMs ? MAX_PUSHBACK_MS : n * unitMs;
     } catch (NumberFormatException e) {
-      return 0;
+      return !v.isEmpty() && v.chars().allMatch(c -> c >= '0' && c <= '9') ? MAX_PUSHBACK_MS : 0;
     }
   }
 }

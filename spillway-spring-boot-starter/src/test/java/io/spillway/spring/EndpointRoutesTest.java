@@ -43,5 +43,7 @@ class EndpointRoutesTest {
     assertThatThrownBy(() -> EndpointRoutes.parse("x /a")).hasMessageContaining("not an index");
     assertThatThrownBy(() -> EndpointRoutes.parse("-3 /a")).hasMessageContaining("out of range");
     assertThatThrownBy(() -> EndpointRoutes.parse("256 /a")).hasMessageContaining("out of range");
+    assertThatThrownBy(() -> EndpointRoutes.parse("1 /a/{id:(}/**, 0 /**"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("/a/{id:(}/**");
   }
 }

@@ -331,6 +331,22 @@ class SpillwayHttpSessionTest {
     assertThat(b.released()).isCompleted();
   }
 
+  /**
+   * A route whose pattern the matcher cannot compile is a malformed header, as any other: the
+   * requests held while the stream opened go, and later ones are not failed by it.
+   */
+  @Test
+  void aRouteWhosePatternCannotBeCompiledLeavesEveryPathToTheDefaultGate() {
+    SpillwayHttpSession.Ticket a = session.offer("/slow/report");
+    streams.listener.opened("1 /slow/{id:[}, 0 /**");
+    assertThat(a.released()).isCompleted();
+    answer(a, 0);
+    SpillwayHttpSession.Ticket b = session.offer("/slow/report");
+    assertThat(b.released()).isCompleted(); // gate 0's credit, left by the first answer
+    answer(b, 0);
+    assertThat(session.queued()).isZero();
+  }
+
   @Test
   void aRequestThatWaitsPastItsQueueTimeoutExpiresUnsent() {
     SpillwayHttpSession.Ticket a = session.offer("/x");

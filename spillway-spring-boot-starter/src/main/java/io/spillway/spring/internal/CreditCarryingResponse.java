@@ -171,6 +171,20 @@ final class CreditCarryingResponse extends HttpServletResponseWrapper {
     super.sendRedirect(location);
   }
 
+  // The wrapper passes each of the servlet API's redirects straight to the response it wraps, not
+  // through the others: every one of them commits the response, so every one tells.
+  @Override
+  public void sendRedirect(String location, int sc) throws IOException {
+    tell(sc);
+    super.sendRedirect(location, sc);
+  }
+
+  @Override
+  public void sendRedirect(String location, boolean clearBuffer) throws IOException {
+    tell(SC_FOUND);
+    super.sendRedirect(location, clearBuffer);
+  }
+
   @Override
   public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
     tell(sc);

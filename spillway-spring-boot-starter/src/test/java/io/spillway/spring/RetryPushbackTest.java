@@ -1,0 +1,53 @@
+package io.spillway.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.spillway.api.testing.VirtualClock;
+import org.junit.jupiter.api.Test;
+
+/** A client's memory of the servers that shed its requests, in virtual time. */
+class RetryPushbackTest {
+
+  private static final long MS = 1_000_000;
+  private static final String SERVER = "http://svc:8080";
+
+  /**
+   * Of two pushbacks from one server the later end holds, also when the clock's reading wraps past
+   * {@code Long.MAX_VALUE} between the two ends (readings compare by difference, {@code Ticker}).
+   */
+  @Test
+  void theLaterOfTwoPushbacksHoldsAcrossTheClocksWrap() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 30_000 * MS);
+    RetryPushback pushback = new RetryPushback(clock);
+    assertThat(pushback.onResponse(SERVER, 503, "10000", null)).isEqualTo(10_000);
+    assertThat(pushback.onResponse(SERVER, 503, "60000", null)).isEqualTo(60_000);
+
+    clock.advance(15_000 * MS); // past the first pushback, 45 s before the end of the second
+    assertThatThrownBy(() -> pushback.checkBeforeSending(SERVER))
+        .isInstanceOfSatisfying(SpillwayRejectedException.class,
+            e -> assertThat(e.retryAfterMillis()).isEqualTo(45_000));
+    clock.advance(45_000 * MS);
+    pushback.checkBeforeSending(SERVER);
+  }
+
+  /**
+   * A {@code Retry-After} is any run of digits (RFC 9110 §10.2.3): one too long for a {@code long}
+   * asks for longer than the most honoured, and gets the most, not nothing.
+   */
+  @Test
+  void aRetryAfterTooLongForALongIsHonouredForTheLongestHold() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 30_000 * MS);
+    RetryPushback pushback = new RetryPushback(clock);
+    assertThat(pushback.onResponse(SERVER, 503, null, "99999999999999999999")).isEqualTo(60_000);
+    assertThat(pushback.onResponse("http://other:80", 503, "9223372036854775807", null))
+        .isEqualTo(60_000);
+    assertThatThrownBy(() -> pushback.checkBeforeSending(SERVER))
+        .isInstanceOf(SpillwayRejectedException.class);
+    // malformed values are still nothing: an HTTP date, a sign, a fraction
+    assertThat(pushback.onResponse("http://third:80", 503, "-5", "Wed, 21 Oct 2015 07:28:00 GMT"))
+        .isZero();
+    assertThat(pushback.onResponse("http://third:80", 503, "1.5", "+x")).isZero();
+    pushback.checkBeforeSending("http://third:80");
+  }
+}
