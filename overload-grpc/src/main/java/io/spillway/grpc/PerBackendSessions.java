@@ -185,7 +185,10 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
 
   /**
    * Sets {@code builder}'s load-balancing policy to {@code spillway_per_backend} and adds these
-   * sessions as an interceptor; returns this.
+   * sessions as an interceptor; returns this. The policy replaces the one the builder had, gRPC's
+   * default {@code pick_first} included: calls then spread over every resolved backend, each
+   * connected. A channel meant to use one backend at a time keeps that with
+   * {@link Builder#pickFirst}.
    */
   public PerBackendSessions install(ManagedChannelBuilder<?> builder) {
     try {
