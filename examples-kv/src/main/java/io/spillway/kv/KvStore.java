@@ -464,14 +464,18 @@ public final class KvStore {
 
   /**
    * memcached's {@code flush_all [delay]}: every item stored before the flush time is gone once
-   * that time comes; with no delay, at once.
+   * that time comes; with no delay, at once. The delay is an expiration time (protocol.txt, "Other
+   * commands": "after the expiration specified"), read as an exptime is: up to 30 days relative
+   * seconds, beyond that a Unix time, so one already past flushes at once.
    */
   public void flushAll(long delaySeconds, long now) {
-    if (delaySeconds <= 0) {
+    long relative = delaySeconds <= RELATIVE_EXPIRY_LIMIT_S ? delaySeconds
+        : delaySeconds - epochSeconds.getAsLong();
+    if (relative <= 0) {
       flushCas = casCounter.get();
       flushPending = false;
     } else {
-      flushAt = now + delaySeconds * 1_000_000_000L;
+      flushAt = now + Math.min(relative, Long.MAX_VALUE / 4 / 1_000_000_000L) * 1_000_000_000L;
       flushPending = true;
     }
   }

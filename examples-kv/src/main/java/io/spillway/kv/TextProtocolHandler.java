@@ -43,6 +43,13 @@ import java.util.function.LongFunction;
  * is closed. Input buffered per connection is bounded by the line limit (values go straight to
  * their chunks), so a client that sends half a command and stalls holds at most that.
  *
+ * <p>A {@code get} or {@code gets} line is the exception: memcached answers a multi-get of any
+ * length (its {@code try_read_command_ascii} keeps reading a long line that starts so, and closes
+ * the connection on any other), and clients send one line for a whole bulk get. Such a line is
+ * read in parts, each ending at a space, whose keys are served as they come ({@link
+ * #readGetLine}); its {@code END} follows the last. A key over 250 bytes in it gets {@code
+ * CLIENT_ERROR bad command line format} and the rest of the line is skipped.
+ *
  * <h2>Time</h2>
  *
  * <p>The clock is read once per command, as it is parsed; that reading is also the previous
@@ -53,7 +60,10 @@ import java.util.function.LongFunction;
  */
 final class TextProtocolHandler extends ByteToMessageDecoder {
 
-  /** The longest command line accepted (a multi-get of about 60 maximal keys). */
+  /**
+   * The longest command line accepted, and the most of one buffered: a multi-get line past it is
+   * read in parts ({@link #readGetLine}).
+   */
   static final int MAX_LINE = 16 * 1024;
 
   private static final byte[] CRLF = {'\r', '\n'};
@@ -111,6 +121,12 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private boolean getStreamed;
   /** When the multi-get last stopped for its client; the wait is not service and moves getStart on. */
   private long getPausedAt;
+  /** The multi-get's line goes on past the keys read so far ({@link #readGetLine}). */
+  private boolean getLineOpen;
+  /** The multi-get's line waits for more of its keys; that wait is not service either. */
+  private boolean getLineWaiting;
+  /** The rest of a line already answered is skipped, up to its newline. */
+  private boolean skipLine;
 
   /** The last command's permit, completed at the next clock reading. */
   private ServerPermit pending;
@@ -147,6 +163,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         out = null;
         ctx.write(b);
         unflushed = true;
+        getStreamed |= getLineOpen;
       }
       if (!ctx.channel().isWritable()) {
         if (!ctx.channel().isActive()) {
@@ -176,10 +193,29 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         }
         continue;
       }
+      if (skipLine) {
+        int eol = in.indexOf(in.readerIndex(), in.writerIndex(), (byte) '\n');
+        if (eol < 0) {
+          in.skipBytes(in.readableBytes());
+          return;
+        }
+        in.readerIndex(eol + 1);
+        skipLine = false;
+        continue;
+      }
+      if (getLineOpen) {
+        if (!readGetLine(ctx, in)) {
+          return;
+        }
+        continue;
+      }
       int eol = in.indexOf(in.readerIndex(), in.readerIndex() + Math.min(in.readableBytes(), MAX_LINE + 2),
           (byte) '\n');
       if (eol < 0) {
         if (in.readableBytes() > MAX_LINE) {
+          if (startGetLine(ctx, in)) {
+            continue;
+          }
           out(ctx).writeBytes(TOO_LONG);
           closing = true;
           in.skipBytes(in.readableBytes());
@@ -248,7 +284,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       valueChunk = -1;
       finish(valuePermit, Outcome.ABORTED, server.ticker().read());
     }
-    if (getKeys != null) {
+    if (getPermit != null) {
       if (pending != null) {
         completePending(server.ticker().read());
       }
@@ -282,6 +318,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     }
     unflushed = false;
     if (out != null) {
+      getStreamed |= getLineOpen;
       ByteBuf b = out;
       out = null;
       if (closing) {
@@ -479,6 +516,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
         pause(ctx);
         return false;
       }
+      if (getLineOpen) {
+        getKeys = null; // the line's next keys are still to be read
+        return true;
+      }
       out(ctx).writeBytes(END);
       endGet(Outcome.SUCCESS);
     } catch (BudgetExceededException e) {
@@ -496,6 +537,120 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     getKeys = null;
     getPermit = null;
     getBudget = null;
+    if (getLineOpen) {
+      getLineOpen = false;
+      skipLine = true; // answered: what is left of its line is not a command
+    }
+  }
+
+  /**
+   * Starts a multi-get whose line passes {@link #MAX_LINE} without a newline, as memcached accepts
+   * a long line that starts with {@code get } or {@code gets }; false if this line does not. The
+   * command is admitted once, here; its keys are read by {@link #readGetLine}.
+   */
+  private boolean startGetLine(ChannelHandlerContext ctx, ByteBuf in) {
+    int i = in.readerIndex();
+    while (in.getByte(i) == ' ' && i - in.readerIndex() < 100) { // memcached's leading-space limit
+      i++;
+    }
+    boolean withCas;
+    if (startsWith(in, i, "get ")) {
+      withCas = false;
+      i += 4;
+    } else if (startsWith(in, i, "gets ")) {
+      withCas = true;
+      i += 5;
+    } else {
+      return false;
+    }
+    in.readerIndex(i);
+    long now = now();
+    ServerPermit permit = admit(ctx, now, false);
+    if (permit == null) {
+      skipLine = true;
+      return true;
+    }
+    getWithCas = withCas;
+    getPermit = permit;
+    getStart = now;
+    getBudget = server.budget();
+    getMark = out(ctx).writerIndex();
+    getStreamed = false;
+    getLineOpen = true;
+    getLineWaiting = false;
+    return true;
+  }
+
+  private static boolean startsWith(ByteBuf in, int at, String prefix) {
+    if (in.writerIndex() - at < prefix.length()) {
+      return false;
+    }
+    for (int j = 0; j < prefix.length(); j++) {
+      if (in.getByte(at + j) != prefix.charAt(j)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Reads the next keys of a long multi-get line ({@link #startGetLine}): up to its newline if
+   * that is within {@link #MAX_LINE}, else up to the last space there (a key cut by the end of
+   * the input waits for its rest), and serves them. Buffered input stays within the line limit
+   * however long the line. A key over 250 bytes ends the command with {@code CLIENT_ERROR bad
+   * command line format}, after whatever of its reply was already sent.
+   *
+   * @return false if more input is needed or the connection paused
+   */
+  private boolean readGetLine(ChannelHandlerContext ctx, ByteBuf in) {
+    if (getLineWaiting) {
+      getLineWaiting = false;
+      getStart += server.ticker().read() - getPausedAt; // its client's sending is not service
+    }
+    int from = in.readerIndex();
+    int window = from + Math.min(in.readableBytes(), MAX_LINE + 2);
+    int eol = in.indexOf(from, window, (byte) '\n');
+    int to;
+    if (eol >= 0) {
+      to = eol > from && in.getByte(eol - 1) == '\r' ? eol - 1 : eol;
+      in.readerIndex(eol + 1);
+      getLineOpen = false;
+    } else {
+      int space = in.indexOf(window, from, (byte) ' '); // the last one in the window
+      if (space < 0) {
+        if (in.readableBytes() > MAX_LINE) {
+          badGetKey(ctx); // one token past the line limit: a key far over 250 bytes
+          return true;
+        }
+        getLineWaiting = true;
+        getPausedAt = server.ticker().read();
+        return false;
+      }
+      to = space;
+      in.readerIndex(space + 1);
+    }
+    tokens.split(in, from, to);
+    byte[][] keys = new byte[tokens.count][];
+    for (int i = 0; i < tokens.count; i++) {
+      if (tokens.length(i) > KvStore.MAX_KEY_LENGTH) {
+        tokens.shrink();
+        badGetKey(ctx);
+        return true;
+      }
+      keys[i] = tokens.bytes(i);
+    }
+    tokens.shrink();
+    getKeys = keys;
+    getNext = 0;
+    return serveGet(ctx);
+  }
+
+  private void badGetKey(ChannelHandlerContext ctx) {
+    if (!getStreamed) {
+      out(ctx).writerIndex(getMark); // as for a short line: the error is its whole reply
+    }
+    out(ctx).writeBytes(BAD_FORMAT);
+    endGet(Outcome.SUCCESS);
   }
 
   private void storage(ChannelHandlerContext ctx, KvStore.Mode mode, boolean cas) {

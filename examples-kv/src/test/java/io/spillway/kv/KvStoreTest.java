@@ -135,6 +135,20 @@ class KvStoreTest {
   }
 
   @Test
+  void aFlushDelayOverThirtyDaysIsAUnixTime() {
+    set("a", "1");
+    store.flushAll(epoch.get() + 10, clock.get()); // in ten seconds, as memcached's realtime()
+    clock.addAndGet(9_000_000_000L);
+    assertEquals("1", get("a"), "not yet");
+    clock.addAndGet(1_000_000_000L);
+    assertNull(get("a"), "flushed at that Unix time");
+    set("b", "2");
+    store.flushAll(epoch.get() - 10, clock.get()); // a Unix time already past: at once
+    assertNull(get("b"));
+    assertNoLeak();
+  }
+
+  @Test
   void aPageNoItemUsesMovesToTheClassThatNeedsOne() {
     // Four sizes, four classes: each takes one of the store's four pages.
     int[] sizes = {2_000, 5_000, 12_000, 40_000};

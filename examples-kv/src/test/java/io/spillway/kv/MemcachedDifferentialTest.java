@@ -135,6 +135,17 @@ class MemcachedDifferentialTest {
     same("set mg3 0 0 1\r\nx\r\nset mg399 0 0 1\r\ny\r\nget" + keys + "\r\n");
   }
   @Test
+  void aMultiGetLineLongerThanTheLineLimit() throws IOException {
+    StringBuilder keys = new StringBuilder();
+    for (int i = 0; i < 3000; i++) {
+      keys.append(" lg").append(i);
+    }
+    same("set lg5 0 0 1\r\nx\r\nset lg2999 3 0 2\r\nyy\r\nget" + keys + "\r\nget lg5\r\n");
+    same("   get" + keys + "\nget lg5\r\n");
+    same("get" + keys + " " + "k".repeat(251) + keys + "\r\nget lg5\r\n");
+  }
+
+  @Test
   void noreplySilencesErrorsToo() throws IOException {
     String longKey = "a".repeat(251);
     same("delete " + longKey + " noreply\r\ndelete nr 5 noreply\r\nincr " + longKey + " 1 noreply\r\n"
