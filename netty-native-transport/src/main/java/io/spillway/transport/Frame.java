@@ -115,6 +115,16 @@ public final class Frame {
     return in.getUnsignedInt(in.readerIndex() + OFF_PAYLOAD_LENGTH);
   }
 
+  /**
+   * Whether the frame whose header is at the reader index (at least {@link #HEADER_SIZE} readable
+   * bytes, checked by {@link #validate}) has all {@code payloadLength} bytes of its payload
+   * readable. Compared without adding the header's size to the length: under a limit near {@link
+   * Integer#MAX_VALUE} that sum overflows, and a header alone would pass for a whole frame.
+   */
+  static boolean isWhole(ByteBuf in, int payloadLength) {
+    return in.readableBytes() - HEADER_SIZE >= payloadLength;
+  }
+
   /** The frame type of the header at the reader index. */
   public static int type(ByteBuf in) {
     return in.getUnsignedByte(in.readerIndex() + OFF_TYPE);

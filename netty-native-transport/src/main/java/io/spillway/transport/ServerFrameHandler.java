@@ -133,6 +133,12 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    if (!ctx.channel().isActive()) {
+      // The decoder decodes what it holds once more as the channel goes inactive, after this
+      // handler has ended its hold and pause and deregistered its sessions: no answer can reach the
+      // client now, so the frames still undecided go, undecided, with the decoder's buffer.
+      return;
+    }
     while (in.readableBytes() >= Frame.HEADER_SIZE) {
       if (heldForCredit) {
         return;
@@ -150,7 +156,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       }
       int type = Frame.validate(in, server.maxPayload());
       int length = (int) Frame.payloadLength(in);
-      if (in.readableBytes() < Frame.HEADER_SIZE + length) {
+      if (!Frame.isWhole(in, length)) {
         return;
       }
       switch (type) {

@@ -374,8 +374,8 @@ public final class SpillwayClient implements AutoCloseable {
       while (in.readableBytes() >= Frame.HEADER_SIZE) {
         int type = Frame.validate(in, config.maxPayload);
         int length = (int) Frame.payloadLength(in);
-        if (in.readableBytes() < Frame.HEADER_SIZE + length) {
-          return;
+        if (!Frame.isWhole(in, length)) {
+          return; // nothing is allocated for a payload before all of it has arrived
         }
         Frame.readResponse(in, response);
         in.skipBytes(Frame.HEADER_SIZE);

@@ -655,6 +655,57 @@ class ServerClientTest {
   }
 
   /**
+   * A client that accepts payloads up to the largest limit reads a response header declaring nearly
+   * 2 GiB as a frame still arriving: it waits for the payload, allocating nothing for it, and when
+   * the server closes first the call fails with the closed connection, not with the client tearing
+   * it down. The header size added to such a length overflows an int; a decoder that compared that
+   * sum took the header for a whole frame, allocated the 2 GiB and failed reading it.
+   */
+  @Test
+  void aResponseHeaderDeclaringNearly2GiBIsAwaitedNotAllocated() throws Exception {
+    java.util.logging.Logger log = java.util.logging.Logger.getLogger(SpillwayClient.class.getName());
+    List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler recording = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        if (record.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.add(record.getMessage());
+        }
+      }
+
+      @Override
+      public void flush() { }
+
+      @Override
+      public void close() { }
+    };
+    log.addHandler(recording);
+    try (java.net.ServerSocket listener = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
+         SpillwayClient client = SpillwayClient.builder().scheme(NoControl.INSTANCE).transport(Transport.NIO)
+             .port(listener.getLocalPort()).sloNanos(10_000_000_000L).maxPayload(Integer.MAX_VALUE).build().start();
+         Socket raw = listener.accept()) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      CompletableFuture<byte[]> call = client.session(0).call(new byte[] {1});
+      byte[] head = raw.getInputStream().readNBytes(Frame.HEADER_SIZE);
+      RequestMetadata request = Frame.readRequest(Unpooled.wrappedBuffer(head), new RequestMetadata());
+      raw.getInputStream().readNBytes((int) Frame.payloadLength(Unpooled.wrappedBuffer(head)));
+      var out = Unpooled.buffer();
+      Frame.writeResponse(out, Frame.TYPE_RESPONSE, new ResponseMetadata().sessionId(request.sessionId())
+          .requestId(request.requestId()).status(Status.OK), Integer.MAX_VALUE - 8);
+      out.writeZero(16);
+      out.readBytes(raw.getOutputStream(), out.readableBytes());
+      raw.getOutputStream().flush();
+      out.release();
+      raw.close(); // the rest of the payload never comes
+      ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(ConnectionClosedException.class, e.getCause());
+      assertEquals(List.of(), warnings, "the client refused a frame that was still arriving");
+    } finally {
+      log.removeHandler(recording);
+    }
+  }
+
+  /**
    * A payload longer than the frame limit the client speaks with ({@link
    * SpillwayClient.Builder#maxPayload}, the server's default by default) is refused at the call,
    * with a clear error, instead of being sent: the server would close the connection on that
