@@ -48,6 +48,25 @@ class ConfigurationMetadataTest {
     assertThat(values).containsExactlyInAnyOrderElementsOf(SpillwayProperties.SCHEMES);
   }
 
+  /**
+   * Every property the metadata offers is one the start-up check knows: a setting an IDE completes
+   * must not be logged at WARNING as unknown and ignored, nor listed so by the Actuator endpoint.
+   * {@code spillway.endpoints} is a list of objects, set only through its elements' names.
+   */
+  @Test
+  void noPropertyTheMetadataOffersIsReportedAsUnknown() {
+    List<String> names = metadata.read("$.properties[*].name");
+    org.springframework.mock.env.MockEnvironment environment =
+        new org.springframework.mock.env.MockEnvironment();
+    for (String name : names) {
+      if (name.startsWith("spillway.") && !name.equals("spillway.endpoints")) {
+        environment.setProperty(name, "1");
+      }
+    }
+    assertThat(environment.getProperty("spillway.client.grpc-retry-to-replica")).isNotNull();
+    assertThat(new io.spillway.spring.internal.UnknownProperties(environment).names()).isEmpty();
+  }
+
   private Object defaultOf(String name) {
     List<Object> found = metadata.read("$.properties[?(@.name == '" + name + "')].defaultValue");
     assertThat(found).as("default of %s", name).hasSize(1);

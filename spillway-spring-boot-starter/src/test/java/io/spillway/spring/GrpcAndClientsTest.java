@@ -186,6 +186,74 @@ class GrpcAndClientsTest {
         });
   }
 
+  /**
+   * The application's clock and timer (one bean that is both {@code Ticker} and {@code
+   * Scheduler}) are what the gRPC servers' gates and the Spring gRPC channels' sessions run on, as
+   * the HTTP endpoints and the HTTP clients' sessions do: the server gate's control loop is
+   * scheduled on the application's timer, and a channel's call reads the application's clock,
+   * whether the channel keeps a session per backend or one for the channel.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void grpcServersAndChannelsRunOnTheApplicationsClockAndTimer() {
+    for (String perBackend : new String[] {"true", "false"}) {
+      RecordingClock clock = new RecordingClock();
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+              SpillwayGrpcAutoConfiguration.class))
+          .withBean(RecordingClock.class, () -> clock)
+          .withPropertyValues("spillway.client.grpc-session-per-backend=" + perBackend)
+          .run(context -> {
+            int scheduled = clock.scheduled.get();
+            context.getBean(ServerBuilderCustomizer.class)
+                .customize(InProcessServerBuilder.forName(InProcessServerBuilder.generateName()));
+            assertThat(clock.scheduled.get()).as("the gRPC server gate's control loop")
+                .isGreaterThan(scheduled);
+
+            // a server without Spillway: only the channel's side reads the clock
+            String name = InProcessServerBuilder.generateName();
+            Server server = InProcessServerBuilder.forName(name).addService(pingService()).build()
+                .start();
+            io.grpc.inprocess.InProcessChannelBuilder builder =
+                io.grpc.inprocess.InProcessChannelBuilder.forName(name);
+            context.getBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class)
+                .customize(name, builder);
+            io.grpc.ManagedChannel channel = builder.build();
+            try {
+              long reads = clock.reads.get();
+              assertThat(call(channel, (io.grpc.MethodDescriptor<String, String>) pingService()
+                  .getMethod("test.Ping/Ping").getMethodDescriptor(), "x")).isEqualTo("ok:x");
+              assertThat(clock.reads.get()).as("reads of the application's clock by a call on a "
+                  + "channel with grpc-session-per-backend=" + perBackend).isGreaterThan(reads);
+            } finally {
+              context.stop();
+              channel.shutdownNow();
+              server.shutdownNow();
+            }
+          });
+    }
+  }
+
+  /** A clock that stands still and counts its reads, and a timer that counts and never runs. */
+  static final class RecordingClock implements io.spillway.api.Ticker, io.spillway.api.Scheduler {
+    final java.util.concurrent.atomic.AtomicLong reads =
+        new java.util.concurrent.atomic.AtomicLong();
+    final java.util.concurrent.atomic.AtomicInteger scheduled =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    @Override
+    public long read() {
+      reads.incrementAndGet();
+      return 1_000_000_000L;
+    }
+
+    @Override
+    public io.spillway.api.Cancellable schedule(Runnable task, long delayNanos) {
+      scheduled.incrementAndGet();
+      return () -> { };
+    }
+  }
+
   /** An in-process server and a channel to it, each built through the starter's customizer. */
   private record ServedChannel(Server server, io.grpc.ManagedChannel channel) { }
 

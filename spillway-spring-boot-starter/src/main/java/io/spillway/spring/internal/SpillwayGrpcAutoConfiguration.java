@@ -3,6 +3,7 @@ package io.spillway.spring.internal;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.ServerBuilder;
 import io.spillway.api.OverloadScheme;
+import io.spillway.api.Scheduler;
 import io.spillway.api.Ticker;
 import io.spillway.grpc.PerBackendSessions;
 import io.spillway.grpc.SpillwayClientInterceptor;
@@ -62,8 +63,8 @@ public class SpillwayGrpcAutoConfiguration {
 
   @Bean
   GrpcWiring spillwayGrpcWiring(SpillwayProperties properties, Ticker ticker,
-      ObjectProvider<OverloadScheme> scheme) {
-    return new GrpcWiring(properties, ticker, scheme.getIfUnique());
+      Scheduler scheduler, ObjectProvider<OverloadScheme> scheme) {
+    return new GrpcWiring(properties, ticker, scheduler, scheme.getIfUnique());
   }
 
   @Bean
@@ -135,6 +136,13 @@ public class SpillwayGrpcAutoConfiguration {
     private static final System.Logger LOG = System.getLogger(GrpcWiring.class.getName());
     private final SpillwayProperties properties;
     private final Ticker ticker;
+    /**
+     * The application's clock and timer (SpillwayAutoConfiguration's {@code Ticker} and {@code
+     * Scheduler} beans), given to every server gate, session and downstream interceptor made
+     * here, as the HTTP gates and sessions get them: a gate that reads one clock and is woken by
+     * another's timer runs its control loop and its queue timeouts off the time it measures.
+     */
+    private final Scheduler scheduler;
     private final OverloadScheme scheme;
     private final List<AutoCloseable> created = new CopyOnWriteArrayList<>();
     private final List<SpillwayGrpcServer> servers = new CopyOnWriteArrayList<>();
@@ -149,9 +157,11 @@ public class SpillwayGrpcAutoConfiguration {
     /** What the gRPC servers' gates do, for the meters and the Actuator endpoint. */
     private final GateStats stats = new GateStats("grpc");
 
-    GrpcWiring(SpillwayProperties properties, Ticker ticker, OverloadScheme scheme) {
+    GrpcWiring(SpillwayProperties properties, Ticker ticker, Scheduler scheduler,
+        OverloadScheme scheme) {
       this.properties = properties;
       this.ticker = ticker;
+      this.scheduler = scheduler;
       this.scheme = scheme;
     }
 
@@ -167,7 +177,7 @@ public class SpillwayGrpcAutoConfiguration {
 
     void install(ServerBuilder<?> builder) {
       SpillwayGrpcServer.Builder b = SpillwayGrpc.server(scheme());
-      SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker)
+      SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker).scheduler(scheduler)
           .parallelism(properties.getParallelism()).metrics(stats).install(builder);
       if (properties.getJfr().isEnabled()) {
         // added after Spillway's interceptor, so outside it: it sees every call Spillway closes
@@ -190,7 +200,7 @@ public class SpillwayGrpcAutoConfiguration {
         // added last, so it runs first: the inbound request's tokens, priority and what is left of
         // its budget (gRPC's SpillwayContext, or the budget an HTTP filter bound) go with the call,
         // ahead of the session's own fields
-        builder.intercept(SpillwayGrpc.downstream().callees(callees).build());
+        builder.intercept(SpillwayGrpc.downstream().callees(callees).ticker(ticker).build());
       }
     }
 
@@ -199,7 +209,8 @@ public class SpillwayGrpcAutoConfiguration {
         builder.intercept(session());
         return;
       }
-      PerBackendSessions.Builder b = SpillwayGrpc.perBackend(scheme()).slo(clientSlo());
+      PerBackendSessions.Builder b = SpillwayGrpc.perBackend(scheme()).slo(clientSlo())
+          .ticker(ticker).scheduler(scheduler);
       if ("pick_first".equals(configuredPolicy)) {
         b.pickFirst(); // the channel's properties ask for one server at a time: keep that
       }
@@ -221,7 +232,8 @@ public class SpillwayGrpcAutoConfiguration {
 
     SpillwayClientInterceptor session() {
       SpillwayClientInterceptor.Builder b = SpillwayGrpc.client(scheme());
-      SpillwayClientInterceptor session = b.slo(clientSlo()).build();
+      SpillwayClientInterceptor session = b.slo(clientSlo()).ticker(ticker).scheduler(scheduler)
+          .build();
       created.add(session);
       sessions.add(session);
       return session;

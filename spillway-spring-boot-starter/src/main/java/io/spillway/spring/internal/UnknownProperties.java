@@ -28,7 +28,9 @@ public final class UnknownProperties {
   static final List<String> DOCUMENTED = List.of("enabled", "scheme", "slo", "parallelism",
       "excluded-paths", "budget.target", "budget.when-absent", "endpoints[i].path",
       "endpoints[i].name", "endpoints[i].enabled", "endpoints[i].slo", "endpoints[i].budget-target",
-      "jfr.enabled", "jfr.admitted-sample-every", "client.enabled", "client.credits", "client.slo");
+      "jdbc.enabled", "jfr.enabled", "jfr.admitted-sample-every", "client.enabled",
+      "client.credits", "client.slo", "client.grpc-session-per-backend",
+      "client.grpc-retry-to-replica");
 
   /**
    * Every setting, uniform form, {@code []} for a list index: the documented ones, each element of
