@@ -290,7 +290,8 @@ public class SpillwayProperties implements Validator {
     /**
      * Whether the clients built from them carry the budget of the request being served
      * (Spillway-Budget) and hold off a server that answered 503 for as long as it asked
-     * (Spillway-Retry-Pushback-Ms, else Retry-After), failing those calls at once.
+     * (Spillway-Retry-Pushback-Ms, else Retry-After), failing those calls at once; and whether
+     * Spring gRPC's channels get Spillway's sessions. False leaves every one as it is.
      */
     private boolean enabled = true;
 

@@ -187,6 +187,23 @@ class GrpcAndClientsTest {
   }
 
   /**
+   * {@code spillway.client.enabled=false} leaves the application's own clients as they are, Spring
+   * gRPC's channels among them: no channel customizer of Spillway's, while its servers are still
+   * protected.
+   */
+  @Test
+  void clientsOffLeavesSpringGrpcChannelsAsTheyAre() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SpillwayAutoConfiguration.class,
+            SpillwayGrpcAutoConfiguration.class))
+        .withPropertyValues("spillway.client.enabled=false")
+        .run(context -> {
+          assertThat(context).doesNotHaveBean(org.springframework.grpc.client.GrpcChannelBuilderCustomizer.class);
+          assertThat(context).hasSingleBean(SpillwayGrpcAutoConfiguration.GrpcWiring.class);
+        });
+  }
+
+  /**
    * The application's clock and timer (one bean that is both {@code Ticker} and {@code
    * Scheduler}) are what the gRPC servers' gates and the Spring gRPC channels' sessions run on, as
    * the HTTP endpoints and the HTTP clients' sessions do: the server gate's control loop is

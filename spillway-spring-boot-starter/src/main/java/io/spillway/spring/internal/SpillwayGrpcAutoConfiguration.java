@@ -87,6 +87,8 @@ public class SpillwayGrpcAutoConfiguration {
   @Bean
   @Order(Ordered.LOWEST_PRECEDENCE)
   @ConditionalOnClass(name = "org.springframework.grpc.client.GrpcChannelBuilderCustomizer")
+  // the application's own clients, HTTP builders and gRPC channels alike, are left as they are
+  @ConditionalOnBooleanProperty(name = "spillway.client.enabled", matchIfMissing = true)
   <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> spillwayGrpcChannelCustomizer(
       GrpcWiring wiring, org.springframework.beans.factory.BeanFactory beans) {
     return (name, builder) -> wiring.customize(builder, configuredPolicy(beans, name));
