@@ -278,7 +278,11 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     return Math.max(sloNanos / 10, sloNanos - beyondQueues - pathLatency.stepNanos());
   }
 
-  /** How long a request may queue here now: see the class comment. */
+  /**
+   * How long a request may queue here now: see the class comment. The configured timeout (and a
+   * request budget, if smaller) bounds it before the floor of a tenth of the SLO does, so that no
+   * request waits here past its budget and is sent with none left.
+   */
   public long queueTimeoutNanos() {
     if (pathLatency == null) {
       return queueTimeoutNanos;
@@ -287,8 +291,8 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
     if (p99 == 0) {
       return queueTimeoutNanos;
     }
-    return Math.max(sloNanos / QueueShare.CLIENT_SHARE_DIVISOR,
-        Math.min(queueTimeoutNanos, sloNanos - p99 - pathLatency.stepNanos()));
+    return Math.min(queueTimeoutNanos, Math.max(sloNanos / QueueShare.CLIENT_SHARE_DIVISOR,
+        sloNanos - p99 - pathLatency.stepNanos()));
   }
 
   @Override

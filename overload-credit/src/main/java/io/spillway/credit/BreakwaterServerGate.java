@@ -297,14 +297,22 @@ public final class BreakwaterServerGate implements ServerGate {
       fresh.lastActive = nowNanos;
       fresh.probation = origin != 0;
       fresh.origin = origin;
-      Session existing = sessions.putIfAbsent(request.sessionId(), fresh);
-      if (existing == null) {
-        if (fresh.probation) {
-          probationers.incrementAndGet();
-        } else {
-          issued.incrementAndGet();
+      Session existing;
+      // Counted under the new session's monitor: once in the table, another request of it may
+      // end its probation (graduate) or a deregistration may close it, and either must find its
+      // credit and its place among the probationers already counted, or C_issued and n_c drift.
+      synchronized (fresh) {
+        existing = sessions.putIfAbsent(request.sessionId(), fresh);
+        if (existing == null) {
+          if (fresh.probation) {
+            probationers.incrementAndGet();
+          } else {
+            issued.incrementAndGet();
+          }
+          sessionCount.incrementAndGet();
         }
-        sessionCount.incrementAndGet();
+      }
+      if (existing == null) {
         session = fresh;
         registering = true;
       } else { // registered meanwhile by another request

@@ -111,7 +111,12 @@ final class DelayLimitGate implements ServerGate {
   private final long[] recentCompleted = new long[FLOOR_PERIODS];
   private final long[] recentStart = new long[FLOOR_PERIODS];
   private int recentIndex;
-  private long periodStart = Long.MIN_VALUE;
+  /**
+   * When the current period began, once {@link #windowStarted}: a flag, not a reserved reading,
+   * since the ticker may read any value, {@code Long.MIN_VALUE} included, where it wraps.
+   */
+  private long periodStart;
+  private boolean windowStarted;
   /** Most requests waiting since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
@@ -223,7 +228,8 @@ final class DelayLimitGate implements ServerGate {
    * complete. See the class comment.
    */
   private long floor(long nowNanos, long targetDelayNanos) {
-    if (periodStart == Long.MIN_VALUE) {
+    if (!windowStarted) {
+      windowStarted = true;
       periodStart = nowNanos - periodNanos;
       java.util.Arrays.fill(recentStart, periodStart);
     }

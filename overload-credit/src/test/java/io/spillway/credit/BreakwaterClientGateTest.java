@@ -404,6 +404,23 @@ class BreakwaterClientGateTest {
         "the paper's Breakwater carries no budget");
   }
 
+  @Test
+  void anAdaptiveTimeoutNeverOutlastsAFixedBudgetBelowItsFloor() {
+    // SLO 200 µs: the adaptive timeout's floor is a tenth, 20 µs; every request carries 10 µs
+    BreakwaterConfig c = BreakwaterConfig.forSlo(200 * US, 10 * US).toBuilder()
+        .adaptiveClientTimeout(true).requestBudgetNanos(10 * US).build();
+    BreakwaterClientGate<String> g = new BreakwaterClientGate<>(c,
+        new ClientEnvironment(9, 200 * US, OverloadMetrics.NONE));
+    g.offer("a", T0);
+    g.poll(T0, new RequestMetadata());
+    g.onResponse(credit(1), T0, T0 + 50 * US); // a p99 to adapt to: 200 − 50 − 50/16 µs
+    assertEquals(10 * US, g.queueTimeoutNanos(), "the budget caps the timeout, floor or not");
+    g.offer("b", T0 + 100 * US);
+    List<String> expired = new ArrayList<>();
+    g.expire(T0 + 115 * US, expired::add);
+    assertEquals(List.of("b"), expired, "queued 15 µs: its 10 µs budget is spent, not sent");
+  }
+
   private static BreakwaterClientGate<String> withQueued(BreakwaterClientGate<String> g, long at) {
     g.offer("q", at);
     return g;

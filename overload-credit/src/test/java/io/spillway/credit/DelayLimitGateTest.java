@@ -190,6 +190,25 @@ class DelayLimitGateTest {
   }
 
   @Test
+  void theFloorsRateSpansItsPeriodsWhenAControlPeriodFallsOnTheClocksWrap() {
+    // The ticker wraps at the 150th control period: that period starts at Long.MIN_VALUE.
+    VirtualClock wrapping = new VirtualClock(Long.MIN_VALUE - 150 * PERIOD);
+    DelayLimitGate g = new DelayLimitGate(TARGET, DROP, PERIOD, 0.02, new ServerEnvironment(
+        wrapping, wrapping, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2));
+    g.start();
+    for (int period = 0; period < 2 * DelayLimitGate.FLOOR_PERIODS; period++) {
+      for (int i = 0; i < 5; i++) { // 5 completions per 250 us period: 20,000 per second
+        finish(g.admit(new RequestMetadata(), wrapping.read()), wrapping.read());
+      }
+      wrapping.advance(PERIOD);
+    }
+    delay = 1_000 * TARGET;
+    wrapping.advance(20 * PERIOD);
+    // as without the wrap: 80 periods of 5 completions over the window's 100 periods, × 2 ms
+    assertEquals(2 + 40 * 80 / 100, g.limit());
+  }
+
+  @Test
   void anApplicationLimitedServerDoesNotGrowItsLimit() {
     gate.start();
     for (int period = 0; period < 300; period++) {
