@@ -151,6 +151,17 @@ public final class BreakwaterServerGate implements ServerGate {
 
   private final SessionTable<Session> sessions = new SessionTable<>();
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
+  /** Entries in {@link #drained}, closed sessions' included. */
+  private final AtomicInteger drainedEntries = new AtomicInteger();
+  /**
+   * Sessions closed with an entry in {@link #drained} since it was last pruned. The queue is
+   * polled only while credits are open, so under sustained overload, with sessions coming and
+   * going, closed sessions' entries would pile up in it without bound; it is pruned once they are
+   * half of it ({@link #pruneDrained}).
+   */
+  private final AtomicInteger closedInDrained = new AtomicInteger();
+  /** Closed entries below which the drained queue is not pruned: a scan costs its length. */
+  private static final int PRUNE_MIN = 64;
   private final AtomicLong issued = new AtomicLong();
   /**
    * Credits asked for by {@link CreditPolicy#windowForResidence} and not granted since the last
@@ -497,8 +508,38 @@ public final class BreakwaterServerGate implements ServerGate {
       }
       session.window = 0;
       session.drained = false;
+      if (session.queued) {
+        closedInDrained.incrementAndGet();
+      }
     }
     sessionCount.decrementAndGet();
+  }
+
+  /**
+   * Removes closed sessions' entries from the drained queue once they are at least {@link
+   * #PRUNE_MIN} and half of it, so that a scan's cost is paid for by the closings behind it.
+   */
+  private void pruneDrained() {
+    int closed = closedInDrained.get();
+    if (closed < PRUNE_MIN || 2L * closed < drainedEntries.get()) {
+      return;
+    }
+    closedInDrained.addAndGet(-closed);
+    drained.removeIf(session -> {
+      synchronized (session) {
+        if (session.closed && session.queued) {
+          session.queued = false;
+          drainedEntries.decrementAndGet();
+          return true;
+        }
+        return false;
+      }
+    });
+  }
+
+  /** Entries in the drained queue, closed sessions' included. For tests and diagnostics. */
+  int drainedQueueLength() {
+    return drainedEntries.get();
   }
 
   /** C_total, the current size of the credit pool. */
@@ -691,6 +732,7 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session == null) {
         break;
       }
+      drainedEntries.decrementAndGet();
       long seq = 0;
       synchronized (session) {
         session.queued = false;
@@ -707,6 +749,7 @@ public final class BreakwaterServerGate implements ServerGate {
         control.sendCredit(session.id, 1, 1, seq);
       }
     }
+    pruneDrained();
     metrics.onCreditPool(next, issued.get(), n);
   }
 
@@ -789,6 +832,7 @@ public final class BreakwaterServerGate implements ServerGate {
       session.drained = true;
       if (!session.queued) {
         session.queued = true; // at most one queue entry per session, however often it drains
+        drainedEntries.incrementAndGet();
         drained.add(session);
       }
     }

@@ -340,6 +340,30 @@ class BreakwaterServerGateTest {
     assertEquals(0, g.issuedCredits());
   }
 
+  /**
+   * Under sustained overload no credit opens, so the drained queue is never polled; sessions that
+   * drain, go idle and are evicted, round after round, must not leave their entries in it for
+   * good: it stays within a bound however many sessions come and go.
+   */
+  @Test
+  void sessionsThatComeAndGoUnderSustainedOverloadLeaveTheDrainedQueueBounded() {
+    BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(1)
+        .controlPeriodNanos(1_000 * US).build(), 2);
+    send(g, 1, 0, true); // sessions 1 and 2 hold the pool's two credits, in flight for good
+    send(g, 2, 0, true);
+    delayNanos = 100 * US; // above target: the pool stays at its floor of 2, no credit opens
+    long id = 3;
+    for (int round = 0; round < 10; round++) {
+      for (int i = 0; i < 100; i++, id++) {
+        assertEquals(-1, complete(send(g, id, 0, true), clock.read())); // drained at once
+      }
+      clock.advance(13 * 1_000_000 * US); // idle: evicted
+    }
+    assertEquals(2, g.sessionCount(), "every session that came and went was evicted");
+    assertTrue(g.drainedQueueLength() <= 200,
+        "drained entries left behind by 1,000 evicted sessions: " + g.drainedQueueLength());
+  }
+
   @Test
   void aDrainedSessionEvictedIdleIsGivenTheCreditItsNextRequestRegistersWith() {
     BreakwaterServerGate g = gate(config().toBuilder().perSessionCap(1)
