@@ -325,9 +325,12 @@ public final class SearchEngine {
    * The most transitions a regular expression's automaton may have, estimated from its parse tree
    * ({@link #automatonTransitions}): each character range counts its characters' UTF-8 bytes
    * ({@code [a-z]} 1, a CJK character 3, any character 10, {@link #rangeBytes}), a repeat
-   * multiplies. Building the automaton, and then its UTF-8 form, which a regular expression query
-   * compiles as the query is parsed, before the budget is first checked, costs about 1 to 2 µs a
-   * unit on this service's machine (docs/results/lucene.md §5): the state cap ({@link
+   * multiplies, and a part that can match the empty string, joined to what follows it, links every
+   * accept state before it to that too: a run of n such parts counts about n²/2 ({@code
+   * /(a*){1000}/}, 11 bytes, half a million transitions and 0.6 s to build). Building the
+   * automaton, and then its UTF-8 form, which a regular expression query compiles as the query is
+   * parsed, before the budget is first checked, costs about 1 to 2 µs a unit on this service's
+   * machine (docs/results/lucene.md §5): the state cap ({@link
    * #MAX_REGEXP_STATES}) alone admits {@code /[acegikmoqsuwy]{4999}/}, 13 ranges 4,999 times, at
    * 60 ms, and {@code /.{4999}/} at 16 ms. At the cap, {@code /[a-z]{1000}/} or {@code
    * /[acegikmoqsuwy]{76}/}, it is 1 to 2 ms; {@code /[a-z]{1,100}/} counts 100.
@@ -559,33 +562,151 @@ public final class SearchEngine {
    * its parse tree alone ({@link #MAX_REGEXP_TRANSITIONS}); saturates at {@link Long#MAX_VALUE}.
    */
   static long automatonTransitions(RegExp r) {
+    return shape(r).transitions();
+  }
+
+  /**
+   * What the estimate of {@link #automatonTransitions} needs of a part of a regular expression's
+   * automaton: its transitions, its accept states, the transitions that leave its initial state,
+   * and whether it accepts the empty string. Lucene joins two parts by giving each accept state of
+   * the first a copy of the second's initial transitions ({@link Operations#concatenate}); a part
+   * that accepts the empty string keeps the first's accept states accepting, so in a run of such
+   * parts every accept state links to every later part: {@code (a?){1000}} is 1,001 states and
+   * 500,500 transitions, {@code (a*){1000}} as many, about 0.6 s to build as the query is parsed.
+   * The estimate errs high: it takes a part's initial state to be left behind by the accept states
+   * that link to it, which Lucene drops once unreachable, and nothing else.
+   */
+  private record Shape(long transitions, long accepts, long initial, boolean empty) {
+
+    /** The empty string: the unit of concatenation. */
+    static final Shape EMPTY_STRING = new Shape(0, 1, 0, true);
+    /** The empty language. */
+    static final Shape NOTHING = new Shape(0, 0, 0, false);
+
+    /** One character of {@code bytes} transitions. */
+    static Shape character(long bytes) {
+      return new Shape(bytes, 1, bytes, false);
+    }
+
+    /**
+     * This part followed by {@code next}: each of this part's accept states gets {@code next}'s
+     * initial transitions, one of them in place of {@code next}'s initial state.
+     */
+    Shape then(Shape next) {
+      return new Shape(add(add(transitions, next.transitions),
+          multiply(Math.max(0, accepts - 1), next.initial)),
+          next.empty ? Math.max(0, add(accepts, next.accepts) - 1) : next.accepts,
+          empty ? add(initial, next.initial) : initial, empty && next.empty);
+    }
+
+    /** {@code n} copies in a row, in closed form (n is up to 2³¹ − 1). */
+    Shape times(long n) {
+      if (n == 0) {
+        return EMPTY_STRING;
+      }
+      long links = multiply(Math.max(0, accepts - 1), initial);
+      if (!empty) { // each copy links from the previous copy's accept states only
+        return new Shape(add(multiply(n, transitions), multiply(n - 1, links)), accepts, initial,
+            false);
+      }
+      // copy k links from the accept states of all copies before it: (k − 1) × links
+      long pairs = multiply(n, n - 1) / 2;
+      return new Shape(add(multiply(n, transitions), multiply(pairs, links)),
+          add(multiply(n, accepts - 1), 1), multiply(n, initial), true);
+    }
+
+    /** Zero or one of this part ({@link Operations#optional}). */
+    Shape optional() {
+      return new Shape(add(transitions, initial), add(accepts, 1), initial, true);
+    }
+
+    /** Zero or more of this part ({@link Operations#repeat(Automaton)}). */
+    Shape star() {
+      return new Shape(add(add(transitions, initial), multiply(accepts, initial)),
+          add(accepts, 1), initial, true);
+    }
+
+    /**
+     * {@code min} copies, then up to {@code max − min} more, each optional after the one before
+     * ({@link Operations#repeat(Automaton, int, int)}): a further copy links from the previous
+     * copy's accept states only, so the run stays linear.
+     */
+    Shape repeat(int min, int max) {
+      // the operand is built before it is repeated, even no times
+      if (min > max) {
+        return new Shape(transitions, 0, 0, false);
+      }
+      Shape required = times(min);
+      long more = (long) max - min;
+      if (more == 0) {
+        return min == 0 ? new Shape(transitions, 1, 0, true) : required;
+      }
+      // a copy's accept states but its initial one, which the previous copy's replace
+      long kept = Math.max(1, accepts - (empty ? 1 : 0));
+      long t = add(add(required.transitions, multiply(more, transitions)),
+          add(multiply(Math.max(0, required.accepts - 1), initial),
+              multiply(multiply(more - 1, kept - 1), initial)));
+      return new Shape(t, add(required.accepts, multiply(more, kept)),
+          required.empty ? add(required.initial, initial) : required.initial, true);
+    }
+  }
+
+  private static Shape shape(RegExp r) {
     return switch (r.kind) {
-      case REGEXP_UNION, REGEXP_CONCATENATION -> add(automatonTransitions(r.exp1),
-          automatonTransitions(r.exp2));
-      // a negated class, [^aeiou], is any character and the class's complement: the latter's
-      case REGEXP_INTERSECTION -> r.exp1.kind == RegExp.Kind.REGEXP_ANYCHAR
-          ? automatonTransitions(r.exp2) : r.exp2.kind == RegExp.Kind.REGEXP_ANYCHAR
-          ? automatonTransitions(r.exp1)
-          : multiply(automatonTransitions(r.exp1), automatonTransitions(r.exp2));
-      case REGEXP_OPTIONAL, REGEXP_REPEAT -> automatonTransitions(r.exp1);
-      // the ranges between the operand's, the last up to the last code point
-      case REGEXP_COMPLEMENT, REGEXP_DEPRECATED_COMPLEMENT -> add(automatonTransitions(r.exp1),
-          rangeBytes(0, Character.MAX_CODE_POINT));
-      case REGEXP_REPEAT_MIN -> multiply(automatonTransitions(r.exp1), (long) r.min + 1);
-      case REGEXP_REPEAT_MINMAX -> multiply(automatonTransitions(r.exp1),
-          Math.max(1, Math.max(r.min, r.max)));
-      case REGEXP_STRING -> utf8Length(r.s);
-      case REGEXP_CHAR -> rangeBytes(r.c, r.c);
+      case REGEXP_UNION -> {
+        Shape a = shape(r.exp1);
+        Shape b = shape(r.exp2);
+        yield new Shape(add(a.transitions(), b.transitions()), add(a.accepts(), b.accepts()),
+            add(a.initial(), b.initial()), a.empty() || b.empty());
+      }
+      case REGEXP_CONCATENATION -> shape(r.exp1).then(shape(r.exp2));
+      case REGEXP_INTERSECTION -> {
+        // a negated class, [^aeiou], is any character and the class's complement: one character
+        boolean anyFirst = r.exp1.kind == RegExp.Kind.REGEXP_ANYCHAR;
+        if (anyFirst || r.exp2.kind == RegExp.Kind.REGEXP_ANYCHAR) {
+          yield Shape.character(shape(anyFirst ? r.exp2 : r.exp1).transitions());
+        }
+        // both operands are built before their product, even where the product is empty (#&x)
+        Shape a = shape(r.exp1);
+        Shape b = shape(r.exp2);
+        yield new Shape(add(add(a.transitions(), b.transitions()),
+            multiply(a.transitions(), b.transitions())),
+            multiply(a.accepts(), b.accepts()), multiply(a.initial(), b.initial()),
+            a.empty() && b.empty());
+      }
+      case REGEXP_OPTIONAL -> shape(r.exp1).optional();
+      case REGEXP_REPEAT -> shape(r.exp1).star();
+      case REGEXP_REPEAT_MIN -> {
+        Shape a = shape(r.exp1);
+        yield a.times(r.min).then(a.star());
+      }
+      case REGEXP_REPEAT_MINMAX -> shape(r.exp1).repeat(r.min, r.max);
+      // determinized: the ranges between the operand's, the last up to the last code point, and
+      // any state may accept
+      case REGEXP_COMPLEMENT, REGEXP_DEPRECATED_COMPLEMENT -> {
+        Shape a = shape(r.exp1);
+        long t = add(a.transitions(), rangeBytes(0, Character.MAX_CODE_POINT));
+        yield new Shape(t, automatonStates(r), t, !a.empty());
+      }
+      case REGEXP_STRING -> new Shape(utf8Length(r.s), 1, r.s.isEmpty() ? 0
+          : rangeBytes(r.s.codePointAt(0), r.s.codePointAt(0)), r.s.isEmpty());
+      case REGEXP_CHAR -> Shape.character(rangeBytes(r.c, r.c));
       case REGEXP_CHAR_RANGE, REGEXP_CHAR_CLASS -> {
         long sum = 0;
         for (int i = 0; i < r.from.length; i++) {
           sum += rangeBytes(r.from[i], r.to[i]);
         }
-        yield sum;
+        yield Shape.character(sum);
       }
-      case REGEXP_ANYCHAR, REGEXP_ANYSTRING -> rangeBytes(0, Character.MAX_CODE_POINT);
-      case REGEXP_INTERVAL -> 640; // decimal numbers of at most ten digits, ten per state
-      default -> 0; // the empty language or string; a named automaton is refused as it is built
+      case REGEXP_ANYCHAR -> Shape.character(rangeBytes(0, Character.MAX_CODE_POINT));
+      case REGEXP_ANYSTRING -> { // one accept state, looping
+        long t = rangeBytes(0, Character.MAX_CODE_POINT);
+        yield new Shape(t, 1, t, true);
+      }
+      // decimal numbers of at most ten digits, ten per state, accepted after any of them
+      case REGEXP_INTERVAL -> new Shape(640, 10, 10, false);
+      // the empty language; a named automaton is refused as it is built
+      default -> Shape.NOTHING;
     };
   }
 

@@ -260,6 +260,39 @@ class SearchServiceTest {
   }
 
   @Test
+  void aRegularExpressionOfPartsThatMatchNothingIsInvalidBeforeItsTransitionsFanOut() {
+    // Each accept state of a part links to the next part's first transitions, and a part that can
+    // match the empty string keeps its predecessors' accept states: n such parts in a row build
+    // about n²/2 transitions as the query is parsed, before any budget applies. /(a*){1000}/ is
+    // half a million transitions; its automaton then determinizes cheaply and it was served.
+    String over = "regular expression too complex: about ";
+    assertInvalid("/(a*){1000}/", 10, over);
+    assertInvalid("title:/(e*){1000}/", 10, over);
+    assertInvalid("/(a?){1000}/", 10, over + "501500 transitions"); // Lucene builds 500,500
+    assertInvalid("/" + "a*".repeat(500) + "/", 10, over);
+    assertInvalid("water OR /a?{30}{30}/", 10, over);
+    // an intersection builds both its operands, even where their product is empty (# is nothing)
+    assertInvalid("/(a*){1000}&#/", 10, over);
+    assertInvalid("/((a*){1000}){0}/", 10, over); // built, then repeated no times
+    // the estimate is at least the transitions Lucene builds, whatever the parts
+    for (String re : new String[] {"(a?){100}", "(a*){100}", "(a*b*){20}", "a?".repeat(100),
+        "(a|b?){50}", "(ab?){100}", "(a?){0,100}", "(a?){1,100}", "a?{5}{5}", "(.?){20}",
+        "[a-z]*[0-9]*[a-z]*[0-9]*", "(a?){10}(b?){10}", "colou?r", "(un|re)?[a-z]+(ing|ed|s)?",
+        ".*ation", "[^aeiou]+ing", "[a-z]{1,100}", "(a|b)*a(a|b){6}", "((a?b?){3}c?){4}"}) {
+      RegExp r = new RegExp(re, RegExp.ALL);
+      long built = r.toAutomaton().getNumTransitions();
+      long estimate = SearchEngine.automatonTransitions(r);
+      assertTrue(estimate >= built, re + ": estimated " + estimate + ", built " + built);
+    }
+    // a few optional parts, and a bounded repeat (each copy links only to the next), are served
+    assertTrue(call("/colou?r/", 10).getHitsCount() > 0);
+    assertTrue(call("/[a-z]{1,100}/", 10).getHitsCount() > 0);
+    assertTrue(call("/(un|re)?[a-z]+(ing|ed|s)?/", 10).getHitsCount() > 0);
+    call("/(a?){30}/", 10);
+    call("/a{0,1000}/", 10);
+  }
+
+  @Test
   void aRegularExpressionOfManySeparateRangesGetsLessDeterminizationWork() {
     // Lucene counts its work per state visited, but each visit costs in proportion to the
     // boundaries between the ranges on the state's transitions: 27 here, against 4 for [a-z].
