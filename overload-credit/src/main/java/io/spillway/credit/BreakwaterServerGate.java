@@ -498,21 +498,29 @@ public final class BreakwaterServerGate implements ServerGate {
       if (session.closed) {
         return;
       }
-      session.closed = true;
-      if (session.probation) {
-        session.probation = false; // its credit was never in C_issued
-        probationers.decrementAndGet();
-        leaveNewcomerLine(session.origin, true, false);
-      } else {
-        issued.addAndGet(-session.window);
-      }
-      session.window = 0;
-      session.drained = false;
-      if (session.queued) {
-        closedInDrained.incrementAndGet();
-      }
+      close(session);
     }
     sessionCount.decrementAndGet();
+  }
+
+  /**
+   * Closes a session taken out of the table: its credits leave C_issued (or its probation place
+   * is freed). Caller holds its monitor.
+   */
+  private void close(Session session) {
+    session.closed = true;
+    if (session.probation) {
+      session.probation = false; // its credit was never in C_issued
+      probationers.decrementAndGet();
+      leaveNewcomerLine(session.origin, true, false);
+    } else {
+      issued.addAndGet(-session.window);
+    }
+    session.window = 0;
+    session.drained = false;
+    if (session.queued) {
+      closedInDrained.incrementAndGet();
+    }
   }
 
   /**
@@ -687,7 +695,11 @@ public final class BreakwaterServerGate implements ServerGate {
     });
   }
 
-  /** {@link #deregister}, unless the session became active since it was found idle. */
+  /**
+   * {@link #deregister}, unless the session became active since it was found idle. The check and
+   * the removal are made under the session's monitor, which an admission takes too, so a request
+   * admitted meanwhile keeps its session.
+   */
   private void deregisterIfIdle(long sessionId, long nowNanos) {
     Session session = sessions.get(sessionId);
     if (session == null) {
@@ -697,13 +709,15 @@ public final class BreakwaterServerGate implements ServerGate {
     long seq;
     synchronized (session) {
       if (session.closed || session.pending > 0
-          || nowNanos - session.lastActive < SESSION_IDLE_TIMEOUT_NANOS) {
+          || nowNanos - session.lastActive < SESSION_IDLE_TIMEOUT_NANOS
+          || !sessions.remove(sessionId, session)) {
         return;
       }
       revoked = session.window - 1;
       seq = session.nextSeq();
+      close(session);
     }
-    deregister(sessionId, nowNanos);
+    sessionCount.decrementAndGet();
     if (revoked != 0) {
       // The client still counts its window; a returning session is registered with one credit
       // (its next request's), so the client is told to keep only that one and the two ledgers

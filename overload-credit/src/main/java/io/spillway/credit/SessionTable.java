@@ -52,7 +52,16 @@ final class SessionTable<V> {
   /** Removes and returns the value for {@code key}, or {@code null}. */
   V remove(long key) {
     long h = mix(key);
-    return stripe(h).remove(key, h);
+    return stripe(h).remove(key, h, null);
+  }
+
+  /**
+   * Removes {@code key} only if it maps to {@code value} (the same object), as {@link
+   * java.util.Map#remove(Object, Object)} with identity; whether it did.
+   */
+  boolean remove(long key, V value) {
+    long h = mix(key);
+    return stripe(h).remove(key, h, value) != null;
   }
 
   /**
@@ -144,8 +153,9 @@ final class SessionTable<V> {
       }
     }
 
+    /** Removes {@code key}'s value, if it is {@code expected} or {@code expected} is null. */
     @SuppressWarnings("unchecked")
-    V remove(long key, long h) {
+    V remove(long key, long h, Object expected) {
       long stamp = lock.writeLock();
       try {
         int mask = keys.length - 1;
@@ -154,7 +164,7 @@ final class SessionTable<V> {
           i = (i + 1) & mask;
         }
         Object removed = values[i];
-        if (removed == null) {
+        if (removed == null || expected != null && removed != expected) {
           return null;
         }
         values[i] = null;

@@ -92,6 +92,20 @@ class SessionTableTest {
     }
   }
 
+  /** A conditional removal takes the key only while it maps to that very value. */
+  @Test
+  void removeOfAValueTakesOnlyThatValue() {
+    SessionTable<Object> table = new SessionTable<>();
+    Object first = new Object();
+    Object second = new Object();
+    table.putIfAbsent(7, first);
+    org.junit.jupiter.api.Assertions.assertFalse(table.remove(7, second));
+    org.junit.jupiter.api.Assertions.assertSame(first, table.get(7));
+    org.junit.jupiter.api.Assertions.assertTrue(table.remove(7, first));
+    org.junit.jupiter.api.Assertions.assertNull(table.get(7));
+    org.junit.jupiter.api.Assertions.assertFalse(table.remove(7, first));
+  }
+
   @Test
   void putIfAbsentKeepsTheFirst() {
     SessionTable<Object> table = new SessionTable<>();
