@@ -25,10 +25,10 @@ import java.util.function.LongBinaryOperator;
  * PricePolicy#lowestAfter}, the fall doubling at each interval): the table keeps a lower bound on
  * what the callee charges now, not the last thing it said. Without the decay, an interface whose
  * total price rose above what its callers carry would reject every request, never call the callee
- * again, and never hear that its price fell. Decaying only by the decrease step (as this table
- * first did) starved such an interface for far longer than the callee stayed congested: in the
- * simulator's hotel graph at 2× load, the front end kept charging 1,016–1,146 tokens for search for
- * 240 ms after the hotspot's own price had fallen to 0. Underestimating costs less: an admitted
+ * again, and never hear that its price fell. Decaying only by the decrease step starves such an
+ * interface for far longer than the callee stays congested: in the simulator's hotel graph at 2×
+ * load, the front end then kept charging 1,016–1,146 tokens for search for 240 ms after the
+ * hotspot's own price had fallen to 0. Underestimating costs less: an admitted
  * request the callee rejects brings its current price back.
  *
  * <p>Thread-safe. Reads ({@link #total}) take no lock: the local price and each interface's

@@ -59,7 +59,7 @@ package io.spillway.price;
  *       of 0 rose at every short burst, and the clamp at 0 kept what the term had added), and in
  *       the simulator's isolation run reserve at 0.8× kept 0.681 of its capacity against 0.777.
  *   <li><b>Holding while the delay falls</b>, the rule with {@code w = 0}, is the trend term's
- *       simplest form, and was Spillway's before it. Clients learn a new price only from
+ *       simplest form. Clients learn a new price only from
  *       responses, a few per client per second at the paper's scale, so for many intervals after
  *       a surge the queue stays long although the price already sheds enough: a pure integrator
  *       keeps adding and overshoots. In the simulator's single-server surge to 2× the price
@@ -83,9 +83,9 @@ package io.spillway.price;
  *       about 2,000. Falling from there by the plain gain takes hundreds of intervals with the
  *       server idle. Doubling the fall at each short queue brings it back within a few, and
  *       only a price that saturated does so, so a price that is steering a queue near θ keeps
- *       the plain, symmetric fall above: doubling it always, as an earlier version did, halved
- *       goodput at 2× in that test (0.39 of capacity) by dropping the price to 0 whenever the
- *       queue emptied for a few intervals. After a 5 ms stall at 2×, goodput 5–15 ms later was
+ *       the plain, symmetric fall above: doubling it always halves goodput at 2× in that test
+ *       (0.39 of capacity), by dropping the price to 0 whenever the queue empties for a few
+ *       intervals. After a 5 ms stall at 2×, goodput 5–15 ms later was
  *       1.00 of capacity with it and 0.14 without (RajomonControlLoopTest, seed 42).
  * </ul>
  *

@@ -69,11 +69,11 @@ import java.util.random.RandomGenerator;
  *       as fast as a server can lower it ({@link PricePolicy#lowestAfter}: an empty queue at every
  *       update since it was heard, the fall doubling at each); once that lower bound is within the
  *       cap, a full wallet spends everything on one probe, which is admitted if the price did fall
- *       and otherwise rejected with the current price, restarting the wait. An earlier version paid
- *       the cap at once whenever the wallet was full, i.e. one doomed request per {@code maxTokens}
- *       refilled tokens per client: in the simulator's surge to 2× (1,000 clients, cap 1,000,
- *       prices up to 1,396) the server rejected 52 % of what reached it in the first 20 ms, each
- *       reject costing it CPU; 42 % with this rule. (Since the cap became 10,000 refills, prices
+ *       and otherwise rejected with the current price, restarting the wait. Paying the cap at once
+ *       whenever the wallet is full sends one doomed request per {@code maxTokens} refilled tokens
+ *       per client: in the simulator's surge to 2× (1,000 clients, a cap of 1,000, prices up to
+ *       1,396) the server then rejected 52 % of what reached it in the first 20 ms, each reject
+ *       costing it CPU; 42 % with this rule. (With the default cap of 10,000 refills, prices
  *       rarely reach it.)
  * </ul>
  *
