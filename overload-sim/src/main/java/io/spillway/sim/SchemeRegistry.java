@@ -253,7 +253,7 @@ public final class SchemeRegistry {
    * ({@link RajomonConfig#forSlo}), with any rajomon.* keys applied. Unset keys follow forSlo's
    * rules from the values that are set: the interval is max(RTT, threshold / 2) of the threshold
    * in force, so a scenario that only lowers the threshold also updates prices as often as that
-   * threshold calls for (it used to keep the SLO-derived interval, SLO / 8).
+   * threshold calls for, not at the SLO-derived interval (SLO / 8).
    */
   static RajomonConfig rajomonConfig(Scenario s) {
     return configure("rajomon", () -> {
