@@ -20,6 +20,12 @@ import java.util.concurrent.locks.Condition;
  * before returning). Every wait is charged to the budget in scope, if any, from the moment it
  * starts until the lock is held again.
  *
+ * <p>A waiter counts from the moment it starts waiting until it leaves the condition's queue: when
+ * it is signalled (by {@link #signal} or {@link #signalAll}), or when it gives up (interrupt,
+ * timeout) and has the lock again. A signalled thread that still waits to re-acquire the lock is
+ * no longer a waiter here, as Protego measures the condition variable's own waiter queue
+ * (protego-nsdi23 §4); it is still charged until it holds the lock.
+ *
  * <p><b>Thread-safety:</b> thread-safe; as with any condition, waiting and signalling require
  * holding the lock. {@link #queueingDelayNanos} and {@link #waiters} may be read from any thread.
  */
@@ -29,6 +35,10 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
   private final Condition condition;
   private final Ticker ticker;
   private final WaiterLine line = new WaiterLine();
+  // The waiters in the order they joined the underlying condition's queue. Guarded by the lock:
+  // a waiter joins holding it, leaves once await has re-acquired it, and signals require it.
+  private Member first;
+  private Member last;
 
   BudgetedCondition(BudgetedLock lock, Condition condition, Ticker ticker) {
     this.lock = lock;
@@ -84,11 +94,11 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
   public void awaitUninterruptibly() {
     lock.requireHeld();
     long stamp = ticker.read();
-    WaiterLine.Waiter waiter = line.join(stamp);
+    Member waiter = enter(stamp);
     try {
       condition.awaitUninterruptibly();
     } finally {
-      line.leave(waiter);
+      exit(waiter);
       WaiterLine.chargeWait(ticker, stamp);
     }
   }
@@ -97,11 +107,11 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
   public long awaitNanos(long nanosTimeout) throws InterruptedException {
     lock.requireHeld();
     long stamp = ticker.read();
-    WaiterLine.Waiter waiter = line.join(stamp);
+    Member waiter = enter(stamp);
     try {
       return condition.awaitNanos(nanosTimeout);
     } finally {
-      line.leave(waiter);
+      exit(waiter);
       WaiterLine.chargeWait(ticker, stamp);
     }
   }
@@ -111,11 +121,11 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
     Objects.requireNonNull(unit, "unit");
     lock.requireHeld();
     long stamp = ticker.read();
-    WaiterLine.Waiter waiter = line.join(stamp);
+    Member waiter = enter(stamp);
     try {
       return condition.await(time, unit);
     } finally {
-      line.leave(waiter);
+      exit(waiter);
       WaiterLine.chargeWait(ticker, stamp);
     }
   }
@@ -125,23 +135,43 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
     Objects.requireNonNull(deadline, "deadline");
     lock.requireHeld();
     long stamp = ticker.read();
-    WaiterLine.Waiter waiter = line.join(stamp);
+    Member waiter = enter(stamp);
     try {
       return condition.awaitUntil(deadline);
     } finally {
-      line.leave(waiter);
+      exit(waiter);
       WaiterLine.chargeWait(ticker, stamp);
     }
   }
 
+  /**
+   * Wakes the longest-waiting thread, as the underlying condition's {@code signal} does; from then
+   * on it no longer counts as waiting here ({@link #waiters}, {@link #queueingDelayNanos}).
+   *
+   * @throws IllegalMonitorStateException if the current thread does not hold the lock
+   */
   @Override
   public void signal() {
     condition.signal();
+    // The condition moved its first waiter that had not given up to the lock's queue; any older
+    // one that gave up is there too. Both have left the condition's queue.
+    while (first != null && lock.hasQueuedThread(first.thread)) {
+      remove(first);
+    }
   }
 
+  /**
+   * Wakes every waiting thread, as the underlying condition's {@code signalAll} does; none of them
+   * counts as waiting here from then on.
+   *
+   * @throws IllegalMonitorStateException if the current thread does not hold the lock
+   */
   @Override
   public void signalAll() {
     condition.signalAll();
+    while (first != null) {
+      remove(first);
+    }
   }
 
   /** {@code now − stamp of the oldest waiter}, zero when none waits; lock-free. */
@@ -155,13 +185,64 @@ public final class BudgetedCondition implements Condition, QueueDelaySignal {
     return line.size();
   }
 
+  /** Joins the queue stamped {@code stamp}; the caller holds the lock and will {@link #exit}. */
+  private Member enter(long stamp) {
+    Member member = new Member(Thread.currentThread(), line.join(stamp));
+    member.prev = last;
+    if (last == null) {
+      first = member;
+    } else {
+      last.next = member;
+    }
+    last = member;
+    return member;
+  }
+
+  /** Leaves the queue after a wait, holding the lock again, unless a signal already removed it. */
+  private void exit(Member member) {
+    if (!member.removed) {
+      remove(member);
+    }
+  }
+
+  private void remove(Member member) {
+    if (member.prev == null) {
+      first = member.next;
+    } else {
+      member.prev.next = member.next;
+    }
+    if (member.next == null) {
+      last = member.prev;
+    } else {
+      member.next.prev = member.prev;
+    }
+    member.prev = null;
+    member.next = null;
+    member.removed = true;
+    line.leave(member.stamp);
+  }
+
+  /** A thread waiting on this condition, with its stamp in the line. */
+  private static final class Member {
+    final Thread thread;
+    final WaiterLine.Waiter stamp;
+    Member prev;
+    Member next;
+    boolean removed;
+
+    Member(Thread thread, WaiterLine.Waiter stamp) {
+      this.thread = thread;
+      this.stamp = stamp;
+    }
+  }
+
   private void awaitStamped(long stamp) throws InterruptedException {
     lock.requireHeld();
-    WaiterLine.Waiter waiter = line.join(stamp);
+    Member waiter = enter(stamp);
     try {
       condition.await();
     } finally {
-      line.leave(waiter);
+      exit(waiter);
       WaiterLine.chargeWait(ticker, stamp);
     }
   }

@@ -99,6 +99,72 @@ class BudgetedConditionTest {
     assertEquals(0, ready.queueingDelayNanos(now.get()));
   }
 
+  /**
+   * A signalled waiter has left the condition's queue (protego-nsdi23 §4 measures "the oldest
+   * thread in the waiter queue"); while it waits to re-acquire the lock it must not age the
+   * condition, or a ping-pong hand-off is refused for the wait of the thread it has just woken.
+   */
+  @Test
+  void aSignalledWaiterNoLongerAgesTheCondition() throws Exception {
+    long t = now.get();
+    Worker<Void> woken = waiterFor(1); // stamped at t
+    now.set(t + 100); // wraps
+
+    RequestBudget budget = RequestBudget.of(60);
+    Worker<long[]> pinger = new Worker<>(() -> withBudget(budget, () -> {
+      lock.lock();
+      try {
+        isReady.set(true);
+        ready.signal(); // the woken thread now queues for the lock this thread holds
+        long[] seen = {ready.waiters(), ready.queueingDelayNanos(now.get()), 0};
+        seen[2] = ready.awaitIfUncongested() ? 1 : 0; // nobody waits on the condition: waits
+        return seen;
+      } finally {
+        lock.unlock();
+      }
+    }));
+    woken.join(); // it had the lock again: the pinger waits, or was refused and left
+    lock.lock();
+    try {
+      ready.signal();
+    } finally {
+      lock.unlock();
+    }
+    long[] seen = pinger.join();
+    assertEquals(1, seen[2], "awaitIfUncongested admitted the hand-off");
+    assertEquals(0, seen[0], "waiters right after the signal");
+    assertEquals(0, seen[1], "queueing delay right after the signal");
+    assertEquals(0, ready.waiters());
+  }
+
+  /** signalAll() empties the queue at once, not as the woken threads get the lock back in turn. */
+  @Test
+  void signalAllEmptiesTheQueueAtOnce() throws Exception {
+    long t = now.get();
+    Worker<Void> first = waiterFor(1);
+    now.set(t + 10);
+    Worker<Void> second = waiterFor(2);
+    now.set(t + 100);
+    lock.lock();
+    try {
+      isReady.set(true);
+      ready.signalAll();
+      assertEquals(0, ready.waiters(), "waiters right after signalAll");
+      assertEquals(0, ready.queueingDelayNanos(now.get()), "delay right after signalAll");
+      // Admitted with nothing left, as the queue is empty; an interrupt set beforehand makes the
+      // admitted wait end at once, still holding the lock (a refusal would return false instead).
+      Thread.currentThread().interrupt();
+      assertThrows(InterruptedException.class,
+          () -> withBudget(RequestBudget.of(0), ready::awaitIfUncongested));
+      assertFalse(Thread.interrupted());
+    } finally {
+      lock.unlock();
+    }
+    first.join();
+    second.join();
+    assertEquals(0, ready.waiters());
+  }
+
   @Test
   void withoutABudgetItIsAwaitAndItNeedsTheLock() throws Exception {
     assertThrows(IllegalMonitorStateException.class, ready::awaitIfUncongested);
