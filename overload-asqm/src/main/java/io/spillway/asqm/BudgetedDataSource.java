@@ -10,8 +10,11 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransientConnectionException;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -28,7 +31,11 @@ import javax.sql.DataSource;
  * layers answer with a fast reject), instead of waiting for a connection it would get too late;
  * one that fits waits in this semaphore's queue, where its wait is stamped and charged to its
  * budget, and then asks the pool, which has a connection for every permit. With no budget in scope
- * it waits as a plain pool would. The returned {@link Connection} is a wrapper whose {@link
+ * it waits as a plain pool would. Either wait ends as the pool's own would have: after the pool's
+ * connection timeout ({@link SQLTransientConnectionException}, as HikariCP throws after its {@code
+ * connectionTimeout}), or at an interrupt ({@link SQLException}, the interrupt status kept). The
+ * permits stand in for the pool's connections, so a connection that leaks holds a permit and the
+ * pool's own timeout is never reached: without this one a leak would hang every later caller. The returned {@link Connection} is a wrapper whose {@link
  * Connection#close()} returns the permit exactly once, also when the pool's close throws; if the
  * pool's {@code getConnection} throws, the permit is returned before the exception propagates.
  *
@@ -48,6 +55,11 @@ public final class BudgetedDataSource implements DataSource {
   private final BudgetedSemaphore permits;
   /** The pool's size as it reports it now, followed on each connection; {@code null}: fixed. */
   private final IntSupplier poolSize;
+  /** How long a caller waits for a permit, ms, as the pool reports it now. */
+  private final LongSupplier connectionTimeoutMillis;
+
+  /** HikariCP's default {@code connectionTimeout}: the wait of a pool that says nothing of its own. */
+  public static final long DEFAULT_CONNECTION_TIMEOUT_MILLIS = 30_000;
 
   /** Wraps {@code pool}, which holds {@code poolSize} connections, on the system clock. */
   public BudgetedDataSource(DataSource pool, int poolSize) {
@@ -64,6 +76,7 @@ public final class BudgetedDataSource implements DataSource {
     this.pool = Objects.requireNonNull(pool, "pool");
     this.permits = new BudgetedSemaphore(poolSize, ticker);
     this.poolSize = null;
+    this.connectionTimeoutMillis = () -> DEFAULT_CONNECTION_TIMEOUT_MILLIS;
   }
 
   /**
@@ -77,8 +90,22 @@ public final class BudgetedDataSource implements DataSource {
    * @throws IllegalArgumentException if the size it reports now is below 1
    */
   public BudgetedDataSource(DataSource pool, IntSupplier poolSize, Ticker ticker) {
+    this(pool, poolSize, () -> DEFAULT_CONNECTION_TIMEOUT_MILLIS, ticker);
+  }
+
+  /**
+   * As {@link #BudgetedDataSource(DataSource, IntSupplier, Ticker)}, a caller waiting at most
+   * {@code connectionTimeoutMillis} for a connection, as the pool reports it on each {@link
+   * #getConnection()} (HikariCP's {@code connectionTimeout}); a reading below 1 waits 1 ms.
+   *
+   * @throws IllegalArgumentException if the size it reports now is below 1
+   */
+  public BudgetedDataSource(DataSource pool, IntSupplier poolSize,
+      LongSupplier connectionTimeoutMillis, Ticker ticker) {
     this.pool = Objects.requireNonNull(pool, "pool");
     this.poolSize = Objects.requireNonNull(poolSize, "poolSize");
+    this.connectionTimeoutMillis =
+        Objects.requireNonNull(connectionTimeoutMillis, "connectionTimeoutMillis");
     this.permits = new BudgetedSemaphore(poolSize.getAsInt(), ticker);
   }
 
@@ -105,7 +132,7 @@ public final class BudgetedDataSource implements DataSource {
   @Override
   public Connection getConnection() throws SQLException {
     followPoolSize();
-    BudgetedSemaphore.Permit permit = permits.acquireWithinBudget();
+    BudgetedSemaphore.Permit permit = permit();
     try {
       return wrap(pool.getConnection(), permit);
     } catch (Throwable e) {
@@ -118,13 +145,30 @@ public final class BudgetedDataSource implements DataSource {
   @Override
   public Connection getConnection(String username, String password) throws SQLException {
     followPoolSize();
-    BudgetedSemaphore.Permit permit = permits.acquireWithinBudget();
+    BudgetedSemaphore.Permit permit = permit();
     try {
       return wrap(pool.getConnection(username, password), permit);
     } catch (Throwable e) {
       permit.close();
       throw e;
     }
+  }
+
+  /** A permit within the budget in scope, waiting at most the pool's connection timeout. */
+  private BudgetedSemaphore.Permit permit() throws SQLException {
+    long timeout = Math.max(1, connectionTimeoutMillis.getAsLong());
+    BudgetedSemaphore.Permit permit;
+    try {
+      permit = permits.acquireWithinBudget(timeout, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SQLException("interrupted while waiting for a connection", e);
+    }
+    if (permit == null) {
+      throw new SQLTransientConnectionException("no connection within " + timeout + " ms: the "
+          + permits.permits() + " connection(s) of the pool are in use");
+    }
+    return permit;
   }
 
   private static Connection wrap(Connection connection, BudgetedSemaphore.Permit permit) {

@@ -152,6 +152,46 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     return new Permit(this);
   }
 
+  /**
+   * As {@link #acquireWithinBudget()}, but waits at most {@code timeout} and answers interrupts:
+   * for a resource whose holders may never give it back (a pool's leaked connection), where a
+   * wait must end as the resource's own would have.
+   *
+   * @return the permit, or {@code null} if none came free within {@code timeout}
+   * @throws BudgetExceededException (without a stack trace) if the expected wait exceeds the
+   *     remaining budget; no permit is taken then
+   * @throws InterruptedException if interrupted before or while waiting; no permit is taken then
+   */
+  public Permit acquireWithinBudget(long timeout, TimeUnit unit) throws InterruptedException {
+    Objects.requireNonNull(unit, "unit");
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    if (sync.tryTake()) {
+      return new Permit(this);
+    }
+    long now = ticker.read();
+    RequestBudget budget = RequestBudget.currentOrNull();
+    if (budget != null) {
+      WaiterLine.Head head = line.head();
+      long delay = waits.waitNanos(head.queueingDelayNanos(now), head.size());
+      if (!budget.fits(delay)) {
+        throw new BudgetExceededException(delay, budget.remainingNanos());
+      }
+    }
+    if (timeout <= 0) {
+      return null;
+    }
+    WaiterLine.Waiter waiter = line.join(now);
+    boolean acquired = false;
+    try {
+      acquired = sync.tryAcquireSharedNanos(1, unit.toNanos(timeout));
+    } finally {
+      leaveLine(waiter, now, acquired);
+    }
+    return acquired ? new Permit(this) : null;
+  }
+
   /** Takes a permit, waiting uninterruptibly as long as it takes; the wait is charged. */
   public Permit acquire() {
     if (!sync.tryTake()) {

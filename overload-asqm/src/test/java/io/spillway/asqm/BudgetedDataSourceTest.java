@@ -217,6 +217,31 @@ class BudgetedDataSourceTest {
     assertEquals(1, source.permits().availablePermits());
   }
 
+  /**
+   * A leaked connection holds its permit, so the pool's own timeout is never reached: the wait for
+   * a permit ends as the pool's would, after its connection timeout (here 1 ms) with a transient
+   * connection exception, budget in scope or not, and at an interrupt with an SQLException and the
+   * interrupt status kept; no permit is taken and no waiter is left behind.
+   */
+  @Test
+  void aWaitEndsAtThePoolsConnectionTimeoutOrAtAnInterrupt() throws Exception {
+    BudgetedDataSource source = new BudgetedDataSource(pool, () -> 1, () -> 1, clock);
+    Connection leaked = source.getConnection();
+    assertThrows(java.sql.SQLTransientConnectionException.class, source::getConnection);
+    assertThrows(java.sql.SQLTransientConnectionException.class,
+        () -> withBudget(RequestBudget.of(TimeUnit.HOURS.toNanos(1)), source::getConnection));
+    Thread.currentThread().interrupt();
+    SQLException interrupted = assertThrows(SQLException.class, source::getConnection);
+    assertTrue(Thread.interrupted(), "the interrupt status is kept");
+    assertTrue(interrupted.getCause() instanceof InterruptedException);
+    assertEquals(0, source.permits().waiters());
+    assertEquals(0, source.permits().availablePermits());
+    leaked.close();
+    assertEquals(1, source.permits().availablePermits());
+    source.getConnection().close();
+    assertEquals(0, pool.live.get(), "every connection went back to the pool");
+  }
+
   @Test
   void closeReturnsThePermitOnceAlsoWhenThePoolsCloseThrows() throws Exception {
     BudgetedDataSource source = new BudgetedDataSource(pool, 2, clock);

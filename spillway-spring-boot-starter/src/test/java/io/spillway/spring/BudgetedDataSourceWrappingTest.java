@@ -62,6 +62,33 @@ class BudgetedDataSourceWrappingTest {
   }
 
   /**
+   * The wrapper's permits stand in for the pool's connections, so with every connection taken (a
+   * leak) a caller waits for a permit, not in the pool: that wait ends at the pool's own {@code
+   * connectionTimeout}, read from the pool (and followed when changed at run time), with the
+   * exception HikariCP throws then.
+   */
+  @Test
+  void aCallerWaitsNoLongerThanThePoolsConnectionTimeout() throws Exception {
+    HikariDataSource hikari = dataSource.unwrap(HikariDataSource.class);
+    long before = hikari.getConnectionTimeout();
+    hikari.setConnectionTimeout(250);
+    List<Connection> leaked = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < JdbcTestApp.POOL_SIZE; i++) {
+        leaked.add(dataSource.getConnection());
+      }
+      java.sql.SQLTransientConnectionException timedOut = org.junit.jupiter.api.Assertions
+          .assertThrows(java.sql.SQLTransientConnectionException.class, dataSource::getConnection);
+      assertTrue(timedOut.getMessage().contains("250 ms"), timedOut.getMessage());
+    } finally {
+      for (Connection c : leaked) {
+        c.close();
+      }
+      hikari.setConnectionTimeout(before);
+    }
+  }
+
+  /**
    * The bean keeps its class: a component that injects the concrete {@code HikariDataSource}
    * (to read the pool's state, or Spring Boot's pool metrics) starts, and what it reads is the
    * pool's.

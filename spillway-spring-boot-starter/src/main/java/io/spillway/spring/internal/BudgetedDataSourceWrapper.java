@@ -68,7 +68,7 @@ public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
       return bean;
     }
     BudgetedDataSource budgeted = new BudgetedDataSource(dataSource, poolSize,
-        ticker.getIfAvailable(Ticker::system));
+        hikariConnectionTimeout(bean), ticker.getIfAvailable(Ticker::system));
     ProxyFactory proxy = new ProxyFactory(bean);
     proxy.setProxyTargetClass(true);
     proxy.addAdvice(new BudgetedConnections(budgeted));
@@ -125,6 +125,34 @@ public final class BudgetedDataSourceWrapper implements BeanPostProcessor {
       }
       return invocation.proceed();
     }
+  }
+
+  /**
+   * The pool's {@code connectionTimeout}, ms, read anew on each call, for a HikariCP pool (the
+   * wrapper's permits stand in for its connections, so a caller waits for a permit as long as it
+   * would have waited in the pool); HikariCP's default where it cannot be read.
+   */
+  static java.util.function.LongSupplier hikariConnectionTimeout(Object bean) {
+    for (Class<?> c = bean.getClass(); c != null; c = c.getSuperclass()) {
+      for (Class<?> i : c.getInterfaces()) {
+        if (i.getName().equals(HIKARI_MX_BEAN)) {
+          try {
+            MethodHandle timeout = MethodHandles.publicLookup().findVirtual(i,
+                "getConnectionTimeout", MethodType.methodType(long.class)).bindTo(bean);
+            return () -> {
+              try {
+                return (long) timeout.invokeExact();
+              } catch (Throwable e) {
+                return BudgetedDataSource.DEFAULT_CONNECTION_TIMEOUT_MILLIS;
+              }
+            };
+          } catch (ReflectiveOperationException | RuntimeException e) {
+            return () -> BudgetedDataSource.DEFAULT_CONNECTION_TIMEOUT_MILLIS;
+          }
+        }
+      }
+    }
+    return () -> BudgetedDataSource.DEFAULT_CONNECTION_TIMEOUT_MILLIS;
   }
 
   /**
