@@ -115,6 +115,14 @@ final class GatedServerCall<ReqT, RespT>
     }
     if (outcome == Outcome.ABORTED) {
       owner.addPushback(trailers, now);
+      if (status.getCode() == Status.Code.UNKNOWN) {
+        // A budget abort that an exception-mapping interceptor between the handler and this one
+        // closed as an unmapped exception (Status.fromThrowable, as Spring gRPC's does once an
+        // application declares a GrpcExceptionHandler): answered as this interceptor answers one,
+        // a fast reject the client backs off from, not a server error.
+        status = Status.RESOURCE_EXHAUSTED.withDescription("spillway: rejected (budget)")
+            .withCause(status.getCause());
+      }
     }
     super.close(status, trailers);
   }

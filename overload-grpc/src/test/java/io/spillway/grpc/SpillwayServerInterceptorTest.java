@@ -199,6 +199,47 @@ class SpillwayServerInterceptorTest {
   }
 
   /**
+   * An exception-mapping interceptor between the handler and Spillway's (Spring gRPC adds one as
+   * soon as an application declares a {@code GrpcExceptionHandler}) closes the call itself with
+   * {@code Status.fromThrowable}: UNKNOWN, the exception as its cause. A budget abort closed that
+   * way is still answered as Spillway answers it, RESOURCE_EXHAUSTED with its pushback, so the
+   * client backs off instead of taking it for a server bug.
+   */
+  @Test
+  void aBudgetAbortMappedByAnotherInterceptorIsStillAFastReject() {
+    ScriptedGate gate = new ScriptedGate();
+    Echo.Handler handler = (method, request, out) -> {
+      throw new BudgetExceededException(900, 100);
+    };
+    ServerInterceptor mapping = new ServerInterceptor() {
+      @Override
+      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+          ServerCallHandler<Q, R> next) {
+        ServerCall.Listener<Q> inner = next.startCall(call, headers);
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(inner) {
+          @Override
+          public void onHalfClose() {
+            try {
+              super.onHalfClose();
+            } catch (RuntimeException e) {
+              call.close(Status.fromThrowable(e), new Metadata());
+            }
+          }
+        };
+      }
+    };
+    try (InProcess grpc = new InProcess(ServerInterceptors.intercept(
+        ServerInterceptors.intercept(Echo.service(handler), mapping),
+        new SpillwayServerInterceptor(gate, clock)))) {
+      Calls.Reply budget = Calls.unary(grpc.channel(), Echo.UNARY, "x").await();
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, budget.status().getCode());
+      assertEquals("spillway: rejected (budget)", budget.status().getDescription());
+      assertEquals(String.valueOf(io.spillway.api.Status.REJECTED_BUDGET.code()), status(budget));
+      assertTrue(budget.trailer(SpillwayServerInterceptor.RETRY_PUSHBACK_MS) != null, "with a pushback");
+    }
+  }
+
+  /**
    * Stands for the wait for a worker: between the Spillway interceptor's admission and the first
    * callback its listener gets, the virtual clock moves by {@code wait}.
    */
