@@ -5,11 +5,13 @@ import java.util.Objects;
 /**
  * How a server adapts its threading model to load (µTune, mutune-osdi18 §4): the trained profile and
  * the adaptation loop's settings. {@link #of} gives the paper's: a 5-entry arrival buffer (§5), the
- * estimate spanning the last 9 windows of 5 arrivals (about 45 arrivals: at 2,000 rps a step is seen
- * within ~12 ms; {@link ArrivalRateEstimator}), a decision every millisecond when the estimate has
- * changed; and the hysteresis the paper leaves to tuning, made explicit ({@link ThreadingPolicy}): a
- * move only when the candidate's slowest trained run, raised by 10 %, still beats the current model's
- * fastest, it would still be no worse at 25 % more load, and it has won 3 decisions in a row.
+ * estimate spanning the last 9 windows of 5 arrivals (about 45 arrivals; a window closes at the
+ * first reading after its 5th arrival, so at 2,000 rps, a window per 3 ms, a step is read in
+ * full after ~30 ms; {@link ArrivalRateEstimator}), a decision every millisecond when the estimate
+ * has changed; and the hysteresis the paper leaves to tuning, made explicit ({@link
+ * ThreadingPolicy}): a move only when the candidate's slowest trained run, raised by 10 %, still
+ * beats the current model's fastest, it would still be no worse at 25 % more load, and it has won 3
+ * decisions in a row.
  *
  * <p>Immutable and thread-safe.
  *

@@ -3,6 +3,7 @@ package io.spillway.threading;
 import io.spillway.api.Ticker;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -18,10 +19,13 @@ import java.util.function.Supplier;
  *
  * <p>{@link #restart} starts the policy's confirmations over (a server calls it when an operator
  * moves the model or hands the choice back to the adaptation): a move then needs the full count of
- * decisions made from then on.
+ * decisions made from then on. A run is atomic with respect to it: a decision being made when it
+ * is called lands before it returns, so a server that holds the model while it calls it (an
+ * operator's pin) sees that decision ignored, never applied after the hold is lifted.
  *
  * <p>Run by one thread at a time (a scheduler's, or a test's in virtual time); {@link #lastRate}
- * and {@link #restart} may be used from any thread.
+ * and {@link #restart} may be used from any thread, {@link #restart} not while holding a lock that
+ * {@code switchTo} takes.
  */
 public final class ThreadingAdapter implements Runnable {
 
@@ -32,8 +36,13 @@ public final class ThreadingAdapter implements Runnable {
   private final Consumer<ThreadingModel> switchTo;
   private volatile double lastRate;
   private long updates;
+  /**
+   * Held by a run from its reading of the model to its move, and by {@link #restart}: without it a
+   * decision counted before a restart could reach {@code switchTo} after the restart returned.
+   */
+  private final ReentrantLock deciding = new ReentrantLock();
   /** Incremented by {@link #restart}; {@link #run} resets the policy when it differs from {@link #restarted}. */
-  private final java.util.concurrent.atomic.AtomicLong restarts = new java.util.concurrent.atomic.AtomicLong();
+  private long restarts;
   private long restarted;
 
   /**
@@ -65,20 +74,31 @@ public final class ThreadingAdapter implements Runnable {
       return;
     }
     updates = updated;
-    long r = restarts.get();
-    if (r != restarted) {
-      restarted = r;
-      policy.reset();
+    deciding.lock();
+    try {
+      if (restarts != restarted) {
+        restarted = restarts;
+        policy.reset();
+      }
+      switchTo.accept(policy.decide(rate, current.get()));
+    } finally {
+      deciding.unlock();
     }
-    switchTo.accept(policy.decide(rate, current.get()));
   }
 
   /**
    * Starts the confirmations over: the policy's next move needs its full count of decisions made
-   * after this call. Any thread; takes effect at the next run.
+   * after this call. Any thread; takes effect at the next run. Waits for a run that is deciding to
+   * finish (its move, if any, lands before this returns), so call it before lifting any hold on
+   * the model, and not while holding a lock that {@code switchTo} takes.
    */
   public void restart() {
-    restarts.incrementAndGet();
+    deciding.lock();
+    try {
+      restarts++;
+    } finally {
+      deciding.unlock();
+    }
   }
 
   /** The last estimated arrival rate, per second. */

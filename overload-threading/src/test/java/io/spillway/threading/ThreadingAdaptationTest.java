@@ -186,6 +186,57 @@ class ThreadingAdaptationTest {
   }
 
   @Test
+  void aDecisionInFlightWhenTheAdaptationResumesCannotLandAfterTheResume() throws Exception {
+    // A server hands the choice back as SpillwayServer.resumeAdaptiveThreading does: restart(),
+    // then unpin. Two decisions for DB4 were made while an operator held IP; the third is being
+    // made when the operator resumes. Landing after the unpin, it would move the server on
+    // decisions made before the resume, which restart() promises cannot happen.
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
+    ThreadingAdaptation adaptation = new ThreadingAdaptation(crossover(), 5, 9, 1_000_000, 0.10, 0, 3);
+    ArrivalRateEstimator arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    java.util.concurrent.atomic.AtomicBoolean pinned = new java.util.concurrent.atomic.AtomicBoolean(true);
+    ThreadingAdapter[] adapter = new ThreadingAdapter[1];
+    Thread[] operator = new Thread[1];
+    adapter[0] = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> {
+      if (operator[0] != null && operator[0].getState() == Thread.State.NEW) {
+        operator[0].start();
+        // Until the operator has resumed, or waits for this decision to finish.
+        Thread.State state;
+        while ((state = operator[0].getState()) == Thread.State.RUNNABLE || state == Thread.State.NEW) {
+          Thread.onSpinWait();
+        }
+      }
+      return threading.current();
+    }, m -> {
+      if (!pinned.get()) {
+        threading.switchTo(m);
+      }
+    });
+    Runnable window = () -> { // one window of 5 arrivals at 3,000/s, then one decision on its estimate
+      for (int i = 0; i < adaptation.bufferSize(); i++) {
+        clock.advance(333_333);
+        arrivals.record(clock.read());
+      }
+      adapter[0].run();
+    };
+    window.run(); // DB4 wins against the pinned IP: 1 of 3
+    window.run(); // 2 of 3
+    operator[0] = new Thread(() -> {
+      adapter[0].restart();
+      pinned.set(false);
+    });
+    window.run(); // 3 of 3 counted before the resume: must not move the server
+    operator[0].join();
+    assertEquals(IP, threading.current(), "moved on a decision made before the resume");
+    window.run(); // 1 of 3 after the resume
+    window.run(); // 2 of 3
+    assertEquals(IP, threading.current());
+    window.run();
+    assertEquals(DB4, threading.current());
+  }
+
+  @Test
   void theHeadroomKeepsTheRobustModelUntilLoadIsWellBelowTheCrossover() {
     ThreadingPolicy policy = new ThreadingPolicy(crossover(), 0.10, 0.25, 1);
     // At 2,000 rps IP predicts 80 us against DB4's 95, but at 2,500 it would predict 310 us: stay.
