@@ -463,13 +463,18 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     }
     getKeys = keys;
     getNext = 0;
+    beginGet(ctx, withCas, permit, now);
+    serveGet(ctx);
+  }
+
+  /** A multi-get admitted with {@code permit} at {@code now} begins: its reply starts here. */
+  private void beginGet(ChannelHandlerContext ctx, boolean withCas, ServerPermit permit, long now) {
     getWithCas = withCas;
     getPermit = permit;
     getStart = now;
     getBudget = server.budget();
     getMark = out(ctx).writerIndex();
     getStreamed = false;
-    serveGet(ctx);
   }
 
   /**
@@ -570,12 +575,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       skipLine = true;
       return true;
     }
-    getWithCas = withCas;
-    getPermit = permit;
-    getStart = now;
-    getBudget = server.budget();
-    getMark = out(ctx).writerIndex();
-    getStreamed = false;
+    beginGet(ctx, withCas, permit, now);
     getLineOpen = true;
     getLineWaiting = false;
     return true;

@@ -140,6 +140,13 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
       return new Permit(this);
     }
     long now = ticker.read();
+    refuseIfOverBudget(now);
+    acquireQueued(now);
+    return new Permit(this);
+  }
+
+  /** Throws if the expected wait at {@code now} exceeds the remaining budget in scope, if any. */
+  private void refuseIfOverBudget(long now) {
     RequestBudget budget = RequestBudget.currentOrNull();
     if (budget != null) {
       WaiterLine.Head head = line.head();
@@ -148,8 +155,6 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
         throw new BudgetExceededException(delay, budget.remainingNanos());
       }
     }
-    acquireQueued(now);
-    return new Permit(this);
   }
 
   /**
@@ -171,14 +176,7 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
       return new Permit(this);
     }
     long now = ticker.read();
-    RequestBudget budget = RequestBudget.currentOrNull();
-    if (budget != null) {
-      WaiterLine.Head head = line.head();
-      long delay = waits.waitNanos(head.queueingDelayNanos(now), head.size());
-      if (!budget.fits(delay)) {
-        throw new BudgetExceededException(delay, budget.remainingNanos());
-      }
-    }
+    refuseIfOverBudget(now);
     if (timeout <= 0) {
       return null;
     }
