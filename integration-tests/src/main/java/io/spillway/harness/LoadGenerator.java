@@ -30,7 +30,10 @@ import java.util.concurrent.TimeUnit;
  *       arrival to a uniformly chosen session, each carrying a sampled service time (and, if the
  *       scenario has {@code paths}, a draw that picks its mutex path). An arrival is
  *       stamped with its scheduled time, not the time the generator got to it, so a generator that
- *       falls behind adds to measured latency instead of hiding it (no coordinated omission).
+ *       falls behind adds to measured latency instead of hiding it (no coordinated omission). The
+ *       schedule does not depend on when the generator's turns come: a step takes effect at its
+ *       scheduled time, and a late turn issues every arrival it missed, the last ones before the
+ *       run's end too, rather than skipping them (which would leave the lateness uncharged).
  *   <li>Closed loop: a fixed number of calls outstanding, each completion issuing the next; how
  *       capacity is measured.
  * </ul>
@@ -42,7 +45,15 @@ import java.util.concurrent.TimeUnit;
  */
 final class LoadGenerator implements Runnable {
 
-  private final SpillwayClient client;
+  /** Where the generator's calls go: a {@link SpillwayClient}'s sessions, or a test's. */
+  interface Caller {
+    int sessionCount();
+
+    /** Sends {@code payload} on {@code session} for a request that arrived at {@code arrival}. */
+    CompletableFuture<byte[]> call(int session, byte[] payload, long arrival);
+  }
+
+  private final Caller client;
   private final EventLoop loop;
   private final Ticker ticker;
   private final Recorder recorder;
@@ -58,6 +69,8 @@ final class LoadGenerator implements Runnable {
   private final SplittableRandom pathDraws;
   private final boolean paths;
   private final CompletableFuture<Recorder> done = new CompletableFuture<>();
+  /** The most arrivals one turn issues, so that a late turn does not hold the loop's I/O off. */
+  private static final int BURST = 1024;
 
   private long start;
   private int stepIndex;
@@ -83,10 +96,21 @@ final class LoadGenerator implements Runnable {
 
   private LoadGenerator(SpillwayClient client, Scenario scenario, List<Scenario.DemandStep> steps,
       double capacityRps, long runNanos, int closedLoop, Recorder recorder, long seed, long[] loopGaps) {
+    this(caller(client), client.eventLoop(0), Ticker.system(), scenario, steps, capacityRps,
+        runNanos, closedLoop, recorder, seed, loopGaps);
+  }
+
+  /**
+   * A generator on {@code ticker}'s time. With {@code loop} null nothing schedules it: a test calls
+   * {@link #start} and {@link #turn} at the times it chooses and ends the calls itself.
+   */
+  LoadGenerator(Caller client, EventLoop loop, Ticker ticker, Scenario scenario,
+      List<Scenario.DemandStep> steps, double capacityRps, long runNanos, int closedLoop,
+      Recorder recorder, long seed, long[] loopGaps) {
     this.client = client;
     this.loopGaps = loopGaps;
-    this.loop = client.eventLoop(0);
-    this.ticker = Ticker.system();
+    this.loop = loop;
+    this.ticker = ticker;
     this.recorder = recorder;
     this.steps = steps;
     this.capacityRps = capacityRps;
@@ -131,8 +155,28 @@ final class LoadGenerator implements Runnable {
     return g.done;
   }
 
+  private static Caller caller(SpillwayClient client) {
+    return new Caller() {
+      @Override
+      public int sessionCount() {
+        return client.sessionCount();
+      }
+
+      @Override
+      public CompletableFuture<byte[]> call(int session, byte[] payload, long arrival) {
+        return client.session(session).call(payload, arrival);
+      }
+    };
+  }
+
   private void begin() {
-    start = ticker.read();
+    start(ticker.read());
+    tick = loop.scheduleWithFixedDelay(this, 0, 1, TimeUnit.NANOSECONDS);
+  }
+
+  /** Begins the run at {@code now}: the closed loop's calls, or the open loop's first step. */
+  void start(long now) {
+    start = now;
     if (closedLoop > 0) {
       for (int i = 0; i < closedLoop; i++) {
         issue(start);
@@ -140,14 +184,39 @@ final class LoadGenerator implements Runnable {
     } else {
       applyStep(0, start);
     }
-    tick = loop.scheduleWithFixedDelay(this, 0, 1, TimeUnit.NANOSECONDS);
   }
 
-  private void applyStep(int index, long now) {
+  /** Step {@code index} from its scheduled time {@code at}. */
+  private void applyStep(int index, long at) {
     stepIndex = index;
     ratePerNano = steps.get(index).level() * capacityRps / 1e9;
-    recorder.demandChanged(now - start, steps.get(index).level());
-    nextArrival = now + gap(); // exponential gaps are memoryless: redraw at the new rate
+    recorder.demandChanged(at - start, steps.get(index).level());
+    nextArrival = at + gap(); // exponential gaps are memoryless: redraw at the new rate
+  }
+
+  /**
+   * Issues the arrivals due by {@code now} and before the run's end, in order, at most {@value
+   * #BURST} (the rest on the next turn, under their own times). A step due meanwhile takes effect
+   * at its own time: the arrivals before it at the old rate, those after it drawn at the new one.
+   */
+  private void issueDue(long now) {
+    long end = start + runNanos;
+    int issued = 0;
+    while (issued < BURST) {
+      if (stepIndex + 1 < steps.size()) {
+        long step = start + steps.get(stepIndex + 1).startNanos();
+        if (step - now <= 0 && step - nextArrival <= 0) {
+          applyStep(stepIndex + 1, step);
+          continue;
+        }
+      }
+      if (nextArrival - now > 0 || nextArrival - end >= 0) {
+        return;
+      }
+      issue(nextArrival);
+      nextArrival += gap();
+      issued++;
+    }
   }
 
   private long gap() {
@@ -159,7 +228,14 @@ final class LoadGenerator implements Runnable {
 
   @Override
   public void run() {
-    long now = ticker.read();
+    if (turn(ticker.read())) {
+      tick.cancel(false);
+      done.complete(recorder);
+    }
+  }
+
+  /** One turn of the generator's loop at {@code now}; true once the run is over and reported. */
+  boolean turn(long now) {
     if (loopGaps != null && lastRun != 0) {
       int w = (int) ((now - start) / recorder.windowNanos());
       if (w < loopGaps.length) {
@@ -167,33 +243,22 @@ final class LoadGenerator implements Runnable {
       }
     }
     lastRun = now;
-    long elapsed = now - start;
-    if (!stopped && elapsed >= runNanos) {
-      stopped = true;
-      stoppedAt = now;
-    }
-    if (stopped) {
-      // Let calls in flight end (expiry bounds how long), then report.
-      if (outstanding == 0 || now - stoppedAt > 5_000_000_000L) {
-        tick.cancel(false);
-        done.complete(recorder);
+    if (!stopped) {
+      if (closedLoop == 0) {
+        issueDue(now);
       }
-      return;
-    }
-    if (closedLoop == 0) {
-      while (stepIndex + 1 < steps.size() && elapsed >= steps.get(stepIndex + 1).startNanos()) {
-        applyStep(stepIndex + 1, now);
-      }
-      int burst = 0;
-      while (nextArrival - now <= 0 && burst++ < 1024) {
-        issue(nextArrival);
-        nextArrival += gap();
+      boolean allIssued = closedLoop > 0 || nextArrival - (start + runNanos) >= 0;
+      if (now - start >= runNanos && allIssued) {
+        stopped = true;
+        stoppedAt = now;
       }
     }
+    // Once stopped, let calls in flight end (expiry bounds how long), then report.
+    return stopped && (outstanding == 0 || now - stoppedAt > 5_000_000_000L);
   }
 
   private void issue(long arrival) {
-    SpillwayClient.Session session = client.session(picks.nextInt(client.sessionCount()));
+    int session = picks.nextInt(client.sessionCount());
     long serviceNanos = service.sample(services);
     byte[] payload = paths
         ? MutexPathService.request(serviceNanos, pathDraws.nextLong())
@@ -202,7 +267,7 @@ final class LoadGenerator implements Runnable {
     outstanding++;
     // The arrival, not now: a request the generator issues late has waited in the client queue
     // since it arrived, as an application's request would have (SpillwayClient.Session#call).
-    session.call(payload, arrival).whenComplete((body, error) -> ended(arrival, error));
+    client.call(session, payload, arrival).whenComplete((body, error) -> ended(arrival, error));
   }
 
   private void ended(long arrival, Throwable error) {
@@ -224,6 +289,7 @@ final class LoadGenerator implements Runnable {
         t.dropped++;
         t.rejectsReceived++;
         t.rejectDelaySumNanos += now - r.sentAtNanos();
+        t.recordRejectDelay(now - r.sentAtNanos());
       } else {
         t.expired++;
       }
