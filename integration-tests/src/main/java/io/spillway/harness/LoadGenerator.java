@@ -31,9 +31,9 @@ import java.util.concurrent.TimeUnit;
  *       scenario has {@code paths}, a draw that picks its mutex path). An arrival is
  *       stamped with its scheduled time, not the time the generator got to it, so a generator that
  *       falls behind adds to measured latency instead of hiding it (no coordinated omission). The
- *       schedule does not depend on when the generator's turns come: a step takes effect at its
- *       scheduled time, and a late turn issues every arrival it missed, the last ones before the
- *       run's end too, rather than skipping them (which would leave the lateness uncharged).
+ *       schedule does not depend on when the generator's turns come ({@link OpenLoopSchedule}): a
+ *       step takes effect at its scheduled time, and a late turn issues every arrival it missed,
+ *       the last ones before the run's end too.
  *   <li>Closed loop: a fixed number of calls outstanding, each completion issuing the next; how
  *       capacity is measured.
  * </ul>
@@ -57,13 +57,13 @@ final class LoadGenerator implements Runnable {
   private final EventLoop loop;
   private final Ticker ticker;
   private final Recorder recorder;
-  private final List<Scenario.DemandStep> steps;
-  private final double capacityRps;
   private final long runNanos;
   private final long sloNanos;
   private final ServiceTime service;
   private final int closedLoop;
-  private final SplittableRandom arrivals;
+  /** The open loop's arrivals ({@code null} in a closed loop). */
+  private final OpenLoopSchedule schedule;
+  private final OpenLoopSchedule.Arrivals issuing;
   private final SplittableRandom services;
   private final SplittableRandom picks;
   private final SplittableRandom pathDraws;
@@ -73,9 +73,6 @@ final class LoadGenerator implements Runnable {
   private static final int BURST = 1024;
 
   private long start;
-  private int stepIndex;
-  private double ratePerNano;
-  private long nextArrival;
   private int outstanding;
   private boolean stopped;
   /**
@@ -112,14 +109,24 @@ final class LoadGenerator implements Runnable {
     this.loop = loop;
     this.ticker = ticker;
     this.recorder = recorder;
-    this.steps = steps;
-    this.capacityRps = capacityRps;
     this.runNanos = runNanos;
     this.sloNanos = scenario.sloNanos();
     this.service = scenario.service();
     this.closedLoop = closedLoop;
     SplittableRandom root = new SplittableRandom(seed);
-    this.arrivals = root.split();
+    SplittableRandom arrivals = root.split();
+    this.schedule = closedLoop > 0 ? null : new OpenLoopSchedule(steps, capacityRps, arrivals);
+    this.issuing = new OpenLoopSchedule.Arrivals() {
+      @Override
+      public void arrival(long at) {
+        issue(at);
+      }
+
+      @Override
+      public void demandChanged(long sinceStart, double level) {
+        recorder.demandChanged(sinceStart, level);
+      }
+    };
     this.services = root.split();
     this.picks = root.split();
     this.pathDraws = root.split(); // split last: scenarios without paths draw exactly as before
@@ -182,48 +189,8 @@ final class LoadGenerator implements Runnable {
         issue(start);
       }
     } else {
-      applyStep(0, start);
+      schedule.start(start, runNanos, issuing);
     }
-  }
-
-  /** Step {@code index} from its scheduled time {@code at}. */
-  private void applyStep(int index, long at) {
-    stepIndex = index;
-    ratePerNano = steps.get(index).level() * capacityRps / 1e9;
-    recorder.demandChanged(at - start, steps.get(index).level());
-    nextArrival = at + gap(); // exponential gaps are memoryless: redraw at the new rate
-  }
-
-  /**
-   * Issues the arrivals due by {@code now} and before the run's end, in order, at most {@value
-   * #BURST} (the rest on the next turn, under their own times). A step due meanwhile takes effect
-   * at its own time: the arrivals before it at the old rate, those after it drawn at the new one.
-   */
-  private void issueDue(long now) {
-    long end = start + runNanos;
-    int issued = 0;
-    while (issued < BURST) {
-      if (stepIndex + 1 < steps.size()) {
-        long step = start + steps.get(stepIndex + 1).startNanos();
-        if (step - now <= 0 && step - nextArrival <= 0) {
-          applyStep(stepIndex + 1, step);
-          continue;
-        }
-      }
-      if (nextArrival - now > 0 || nextArrival - end >= 0) {
-        return;
-      }
-      issue(nextArrival);
-      nextArrival += gap();
-      issued++;
-    }
-  }
-
-  private long gap() {
-    if (ratePerNano <= 0) {
-      return Long.MAX_VALUE / 4;
-    }
-    return Math.max(1, Math.round(-Math.log(1.0 - arrivals.nextDouble()) / ratePerNano));
   }
 
   @Override
@@ -245,9 +212,9 @@ final class LoadGenerator implements Runnable {
     lastRun = now;
     if (!stopped) {
       if (closedLoop == 0) {
-        issueDue(now);
+        schedule.issueDue(now, BURST, issuing);
       }
-      boolean allIssued = closedLoop > 0 || nextArrival - (start + runNanos) >= 0;
+      boolean allIssued = closedLoop > 0 || schedule.exhausted();
       if (now - start >= runNanos && allIssued) {
         stopped = true;
         stoppedAt = now;

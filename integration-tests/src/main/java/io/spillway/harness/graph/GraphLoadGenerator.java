@@ -3,6 +3,7 @@ package io.spillway.harness.graph;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.spillway.api.Ticker;
+import io.spillway.harness.OpenLoopSchedule;
 import io.spillway.harness.graph.proto.GraphReply;
 import io.spillway.sim.CallGraph;
 import io.spillway.sim.Recorder;
@@ -42,27 +43,25 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
   static final long WAKEUP_MARGIN_NANOS = 50_000;
   /** While calls drain after the run: how often to look. */
   static final long DRAIN_POLL_NANOS = 1_000_000;
+  /** The most arrivals of one interface one turn issues, so a late turn does not hold off I/O. */
+  private static final int BURST = 1024;
 
   /** One interface's arrival process. */
   private static final class Lane {
     final int iface;
-    final List<Scenario.DemandStep> steps;
-    final double capacityRps;
     final long sloNanos;
     final Recorder recorder;
-    final SplittableRandom arrivals;
-    int stepIndex;
-    double ratePerNano;
-    long nextArrival;
+    /** Its open loop's arrivals (unused in a closed loop). */
+    final OpenLoopSchedule schedule;
+    /** Where they go: this generator's calls and the lane's recorder. */
+    OpenLoopSchedule.Arrivals out;
 
-    Lane(int iface, List<Scenario.DemandStep> steps, double capacityRps, long sloNanos, Recorder recorder,
-        SplittableRandom arrivals) {
+    Lane(int iface, List<Scenario.DemandStep> steps, double capacityRps, long sloNanos,
+        Recorder recorder, SplittableRandom arrivals) {
       this.iface = iface;
-      this.steps = steps;
-      this.capacityRps = capacityRps;
       this.sloNanos = sloNanos;
       this.recorder = recorder;
-      this.arrivals = arrivals;
+      this.schedule = new OpenLoopSchedule(steps, capacityRps, arrivals);
     }
   }
 
@@ -99,6 +98,19 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
     this.closedLoop = closedLoop;
     this.picks = picks;
     this.precise = client.preciseTimers();
+    for (Lane lane : lanes) {
+      lane.out = new OpenLoopSchedule.Arrivals() {
+        @Override
+        public void arrival(long at) {
+          issue(lane, at);
+        }
+
+        @Override
+        public void demandChanged(long sinceStart, double level) {
+          lane.recorder.demandChanged(sinceStart, level);
+        }
+      };
+    }
   }
 
   /**
@@ -177,33 +189,27 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
       }
     } else {
       for (Lane lane : lanes) {
-        applyStep(lane, 0, start);
+        lane.schedule.start(start, runNanos, lane.out);
       }
     }
     again();
   }
 
-  private void applyStep(Lane lane, int index, long now) {
-    lane.stepIndex = index;
-    lane.ratePerNano = lane.steps.get(index).level() * lane.capacityRps / 1e9;
-    lane.recorder.demandChanged(now - start, lane.steps.get(index).level());
-    lane.nextArrival = now + gap(lane); // exponential gaps are memoryless: redraw at the new rate
-  }
-
-  private static long gap(Lane lane) {
-    if (lane.ratePerNano <= 0) {
-      return Long.MAX_VALUE / 4;
-    }
-    return Math.max(1, Math.round(-Math.log(1.0 - lane.arrivals.nextDouble()) / lane.ratePerNano));
-  }
-
   @Override
   public void run() {
     long now = ticker.read();
-    long elapsed = now - start;
-    if (!stopped && elapsed >= runNanos) {
-      stopped = true;
-      stoppedAt = now;
+    if (!stopped) {
+      boolean allIssued = true;
+      if (closedLoop == 0) {
+        for (Lane lane : lanes) {
+          lane.schedule.issueDue(now, BURST, lane.out);
+          allIssued &= lane.schedule.exhausted();
+        }
+      }
+      if (now - start >= runNanos && allIssued) {
+        stopped = true;
+        stoppedAt = now;
+      }
     }
     if (stopped) {
       // Let calls in flight end, then report; a call stuck past 10 s is left behind.
@@ -218,18 +224,6 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
       }
       again();
       return;
-    }
-    if (closedLoop == 0) {
-      for (Lane lane : lanes) {
-        while (lane.stepIndex + 1 < lane.steps.size() && elapsed >= lane.steps.get(lane.stepIndex + 1).startNanos()) {
-          applyStep(lane, lane.stepIndex + 1, now);
-        }
-        int burst = 0;
-        while (lane.nextArrival - now <= 0 && burst++ < 1024) {
-          issue(lane, lane.nextArrival);
-          lane.nextArrival += gap(lane);
-        }
-      }
     }
     again();
   }
@@ -254,10 +248,7 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
       long due = start + runNanos;
       if (closedLoop == 0) {
         for (Lane lane : lanes) {
-          due = earlier(due, lane.nextArrival);
-          if (lane.stepIndex + 1 < lane.steps.size()) {
-            due = earlier(due, start + lane.steps.get(lane.stepIndex + 1).startNanos());
-          }
+          due = earlier(due, lane.schedule.nextDue());
         }
       }
       delay = due - now > SPIN_NANOS ? due - now - WAKEUP_MARGIN_NANOS : 0;
@@ -305,6 +296,7 @@ final class GraphLoadGenerator implements Runnable, GraphClient.Outcome {
       t.dropped++;
       t.rejectsReceived++;
       t.rejectDelaySumNanos += now - sentAt;
+      t.recordRejectDelay(now - sentAt);
     } else {
       errors++;
       if (firstError == null) {
