@@ -57,6 +57,22 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
   private int state;
   private List<Runnable> pending;
   private volatile boolean passThrough;
+  /**
+   * The caller's gRPC context while the call waits in its session, watched for cancellation: gRPC
+   * watches a call's context only once the call has started, and a queued call has not. A caller
+   * that gave up (its own call cancelled, which gRPC turns into a cancelled context) would otherwise
+   * leave the call counted in the session's demand until a credit or its expiry came.
+   */
+  private io.grpc.Context watched;
+  private final io.grpc.Context.CancellationListener callerCancelled = context -> {
+    Throwable cause = context.cancellationCause();
+    Status status = cause instanceof java.util.concurrent.TimeoutException
+        ? Status.DEADLINE_EXCEEDED.withDescription("the caller's deadline passed while queued")
+        : Status.CANCELLED.withDescription("the caller's context was cancelled while queued");
+    // on a thread of its own: the one cancelling the context may be gRPC's, and must not run the
+    // application's listener
+    withdrawQueued(status.withCause(cause), close -> CLOSERS.newThread(close).start());
+  };
 
   GatedClientCall(SpillwayClientInterceptor session, ClientCall<ReqT, RespT> delegate,
       io.grpc.CallOptions options, int interfaceId) {
@@ -101,6 +117,37 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       return;
     }
     session.offer(this);
+    watchCaller();
+  }
+
+  /** While the call is queued, ends it when its caller's context is cancelled. */
+  private void watchCaller() {
+    io.grpc.Context context = io.grpc.Context.current();
+    synchronized (this) {
+      if (state != QUEUED) {
+        return; // released at once, the common case: gRPC's own call watches the context now
+      }
+      watched = context;
+    }
+    context.addListener(callerCancelled, Runnable::run); // at once if already cancelled
+    synchronized (this) {
+      if (watched == context) {
+        return;
+      }
+    }
+    context.removeListener(callerCancelled); // released meanwhile, before the listener was added
+  }
+
+  /** Stops watching the caller's context: the call left the queue. */
+  private void unwatchCaller() {
+    io.grpc.Context context;
+    synchronized (this) {
+      context = watched;
+      watched = null;
+    }
+    if (context != null) {
+      context.removeListener(callerCancelled);
+    }
   }
 
   /**
@@ -117,6 +164,7 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       state = STARTED;
     }
+    unwatchCaller();
     delegate.start(new ResponseListener(), headers);
     replay();
     return true;
@@ -133,6 +181,7 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       state = ENDED;
     }
+    unwatchCaller();
     deliverClose(status, close -> CLOSERS.newThread(close).start());
   }
 
@@ -249,23 +298,15 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       state = ENDED;
     }
+    unwatchCaller();
     deliverClose(status);
   }
 
   @Override
   public void cancel(String message, Throwable cause) {
-    boolean notStarted;
-    synchronized (this) {
-      notStarted = state == NEW || state == QUEUED;
-      if (notStarted) {
-        state = ENDED; // a call the gate cannot withdraw is skipped when polled or expired
-      }
-    }
-    if (notStarted) {
-      session.withdraw(this); // not queued, not counted in the demand, from now
-      Status status = Status.CANCELLED;
-      status = message != null ? status.withDescription(message) : status.withDescription("call cancelled");
-      deliverClose(cause != null ? status.withCause(cause) : status);
+    Status status = Status.CANCELLED;
+    status = message != null ? status.withDescription(message) : status.withDescription("call cancelled");
+    if (withdrawQueued(cause != null ? status.withCause(cause) : status, Runnable::run)) {
       return;
     }
     if (passThrough) {
@@ -273,6 +314,24 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
     } else {
       whenStarted(() -> delegate.cancel(message, cause));
     }
+  }
+
+  /**
+   * Ends the call with {@code status} if the session has not sent it: it leaves the queue (and the
+   * demand) at once; its close is delivered through {@code otherwise} unless the call names an
+   * executor. Returns whether it ended the call.
+   */
+  private boolean withdrawQueued(Status status, Executor otherwise) {
+    synchronized (this) {
+      if (state != NEW && state != QUEUED) {
+        return false;
+      }
+      state = ENDED; // a call the gate cannot withdraw is skipped when polled or expired
+    }
+    unwatchCaller();
+    session.withdraw(this); // not queued, not counted in the demand, from now
+    deliverClose(status, otherwise);
+    return true;
   }
 
   @Override

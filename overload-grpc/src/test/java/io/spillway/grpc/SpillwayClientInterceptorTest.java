@@ -126,6 +126,31 @@ class SpillwayClientInterceptorTest {
     assertTrue(serverGate.requests.isEmpty());
   }
 
+  /**
+   * A queued call whose caller's gRPC context is cancelled (as gRPC cancels a server handler's
+   * context when its own call ends) leaves the queue at once and ends CANCELLED, unsent: it no
+   * longer counts in the demand the session reports, nor takes the next credit.
+   */
+  @Test
+  void aQueuedCallWhoseCallersContextIsCancelledLeavesTheQueueAtOnce() throws Exception {
+    WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
+    gate.window = 0;
+    SpillwayClientInterceptor session = session(gate, 1);
+    Channel channel = ClientInterceptors.intercept(server(), session);
+
+    io.grpc.Context.CancellableContext caller = io.grpc.Context.current().withCancellation();
+    Calls.Handle first = caller.call(() -> Calls.unary(channel, Echo.UNARY, "a"));
+    Calls.Handle second = Calls.unary(channel, Echo.UNARY, "b");
+    assertEquals(2, session.queued());
+    caller.cancel(null);
+
+    assertEquals(Status.Code.CANCELLED, first.await().status().getCode());
+    assertEquals(1, session.queued(), "only the call still wanted waits, and is the demand");
+    clock.advance(TIMEOUT);
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, second.await().status().getCode());
+    assertTrue(serverGate.requests.isEmpty());
+  }
+
   @Test
   void aHeldCallReplaysWhatTheApplicationDidWhenReleased() {
     WindowClientGate gate = new WindowClientGate(1, TIMEOUT);
