@@ -122,6 +122,9 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
 
   /** While the call is queued, ends it when its caller's context is cancelled. */
   private void watchCaller() {
+    if (passThrough) {
+      return; // released and started inside offer, the common case: no lock taken
+    }
     io.grpc.Context context = io.grpc.Context.current();
     synchronized (this) {
       if (state != QUEUED) {
