@@ -48,7 +48,10 @@ public final class RequestBudget {
       throw new IllegalArgumentException("negative latency: target=" + targetDelayNanos
           + " service=" + p99ServiceNanos + " network=" + p99NetworkNanos);
     }
-    return new RequestBudget(Math.max(0, targetDelayNanos - p99ServiceNanos - p99NetworkNanos));
+    // each term is non-negative, so target − service cannot overflow, but subtracting the network
+    // from a negative rest could wrap to a huge budget: compare before subtracting
+    long rest = targetDelayNanos - p99ServiceNanos;
+    return new RequestBudget(rest > p99NetworkNanos ? rest - p99NetworkNanos : 0);
   }
 
   /** The budget bound in the current scope, or {@code null} if none is. */
@@ -70,7 +73,8 @@ public final class RequestBudget {
   public void charge(long waitedNanos) {
     if (waitedNanos > 0) {
       remainingNanos = waitedNanos >= remainingNanos ? 0 : remainingNanos - waitedNanos;
-      chargedNanos += waitedNanos;
+      long charged = chargedNanos + waitedNanos;
+      chargedNanos = charged < 0 ? Long.MAX_VALUE : charged; // saturates: neither term is negative
     }
   }
 
@@ -78,7 +82,8 @@ public final class RequestBudget {
    * All the time {@link #charge charged} to this budget so far, also what went beyond it: the
    * request's queueing after the budget was set. A host subtracts it from the request's time in
    * the handler to get its service time, whose p99 later budgets are set from (protego-nsdi23
-   * §3.2 takes the p99 <em>service</em> time, queueing excluded).
+   * §3.2 takes the p99 <em>service</em> time, queueing excluded). Saturates at {@link
+   * Long#MAX_VALUE}.
    */
   public long chargedNanos() {
     return chargedNanos;

@@ -20,7 +20,8 @@ import java.util.function.Consumer;
 /**
  * Wraps a gate and remembers every permit it hands out, so a test can assert that each one was
  * completed exactly once: {@link #assertNoLeaks()} fails naming the permits never completed, and a
- * second completion fails at once (the real permit throws; this wrapper also records it).
+ * second completion fails at once (the real permit throws; this wrapper also records it). A
+ * completion the permit refuses without taking it leaves the permit open here too.
  *
  * <p>Thread-safe.
  */
@@ -170,12 +171,34 @@ public final class LeakCheckingServerGate implements ServerGate {
       permit.started(nowNanos);
     }
 
+    /**
+     * A completion is counted as the call starts, before the scheme's completion runs (it may
+     * release whatever a test waits on), and given back if the permit refuses it without taking
+     * it: a call refused for its arguments (a rejected request ended as SUCCESS, a null response)
+     * leaves the permit open, as {@link io.spillway.api.AbstractServerPermit#complete} documents,
+     * so it stays a leak until completed properly, and that later completion is its first. A call
+     * on a permit this wrapper has seen completed is a second one, whether the permit throws
+     * {@link IllegalStateException} or, in a faulty scheme, takes it; of two racing calls exactly
+     * one is recorded.
+     */
     @Override
     public void complete(Outcome outcome, long nowNanos, ResponseMetadata response) {
-      if (open.remove(this) == null) {
+      boolean first = open.remove(this) != null;
+      try {
+        permit.complete(outcome, nowNanos, response);
+      } catch (RuntimeException | Error e) {
+        if (!permit.isCompleted()) {
+          if (first) {
+            open.put(this, label); // refused, not taken: still open
+          }
+        } else if (!first) {
+          doubleCompletions.add(label);
+        }
+        throw e;
+      }
+      if (!first) {
         doubleCompletions.add(label);
       }
-      permit.complete(outcome, nowNanos, response);
     }
   }
 }

@@ -10,6 +10,11 @@ import java.util.PriorityQueue;
  * only when the test advances it, and tasks run, in time order (ties in scheduling order), on the
  * advancing thread. Start it near {@link Long#MAX_VALUE} to check that code survives wrap-around.
  *
+ * <p>Its readings wrap, as {@link Ticker} allows; the time it has advanced ({@link #elapsed()}) and
+ * every task's due time do not: they saturate at {@link Long#MAX_VALUE} nanoseconds (292 years),
+ * so a task scheduled {@code Long.MAX_VALUE} ahead (as "never", in practice) is not due until
+ * then, and advancing by more than is left moves time to that end, never back.
+ *
  * <p>Not thread-safe: drive it from the test thread.
  */
 public final class VirtualClock implements Ticker, Scheduler {
@@ -34,7 +39,7 @@ public final class VirtualClock implements Ticker, Scheduler {
     return origin + elapsed;
   }
 
-  /** Nanoseconds advanced since creation (never wraps). */
+  /** Nanoseconds advanced since creation (never wraps: saturates, see the class comment). */
   public long elapsed() {
     return elapsed;
   }
@@ -44,7 +49,7 @@ public final class VirtualClock implements Ticker, Scheduler {
     if (delayNanos < 0) {
       throw new IllegalArgumentException("negative delay: " + delayNanos);
     }
-    Task t = new Task(elapsed + delayNanos, sequence++, task);
+    Task t = new Task(later(elapsed, delayNanos), sequence++, task);
     tasks.add(t);
     return () -> t.cancelled = true;
   }
@@ -54,7 +59,7 @@ public final class VirtualClock implements Ticker, Scheduler {
     if (nanos < 0) {
       throw new IllegalArgumentException("cannot go back in time: " + nanos);
     }
-    long target = elapsed + nanos;
+    long target = later(elapsed, nanos);
     while (!tasks.isEmpty() && tasks.peek().due <= target) {
       Task t = tasks.poll();
       elapsed = t.due;
@@ -63,6 +68,12 @@ public final class VirtualClock implements Ticker, Scheduler {
       }
     }
     elapsed = target;
+  }
+
+  /** {@code elapsed + nanos}, both non-negative, saturated at {@link Long#MAX_VALUE}. */
+  private static long later(long elapsed, long nanos) {
+    long sum = elapsed + nanos;
+    return sum < 0 ? Long.MAX_VALUE : sum;
   }
 
   /** Tasks waiting, cancelled ones included. */
