@@ -216,6 +216,20 @@ public class SpillwayAutoConfiguration {
       return registration;
     }
 
+    /**
+     * A budget abort stays a fast 503 when the application's own exception handlers would map it
+     * (BudgetAbortExceptionResolver); with Spring MVC only. A class of its own, so that a servlet
+     * application without Spring MVC never loads the resolver's type.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
+    static class MvcExceptions {
+      @Bean
+      BudgetAbortExceptionResolver spillwayBudgetAbortResolver() {
+        return new BudgetAbortExceptionResolver();
+      }
+    }
+
     /** Jetty's servlet factory, whose bean tells that Jetty is the container. */
     static final String JETTY_FACTORY =
         "org.springframework.boot.jetty.servlet.JettyServletWebServerFactory";

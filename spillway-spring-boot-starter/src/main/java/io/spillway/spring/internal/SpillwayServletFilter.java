@@ -51,6 +51,8 @@ public final class SpillwayServletFilter implements Filter {
 
   /** The request attribute that keeps a session's asynchronous request for its re-dispatch. */
   private static final String SERVED = SpillwayServletFilter.class.getName() + ".served";
+  /** Set on a request this filter admitted, for {@link BudgetAbortExceptionResolver}. */
+  static final String ADMITTED = SpillwayServletFilter.class.getName() + ".admitted";
 
   private final SpillwayHttpGate gate;
   private final RunQueueDelay runQueue;
@@ -130,6 +132,7 @@ public final class SpillwayServletFilter implements Filter {
     }
     // past the run slots: what it waits for now is the CPU, locks, I/O
     admission.started(admission.decidedAtNanos() + slotWait);
+    request.setAttribute(ADMITTED, Boolean.TRUE);
     Served served = new Served(admission, response, budget, slotted, slotWait);
     // An asynchronous answer keeps this response: Spring MVC starts async processing with the
     // request and response its chain was given, so the async dispatch writes through the wrapper.
