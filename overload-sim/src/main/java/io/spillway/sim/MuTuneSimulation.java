@@ -231,7 +231,7 @@ public final class MuTuneSimulation {
     }
     ArrivalRateEstimator recorder = arrivals;
     long end = warmupNanos + durationNanos;
-    scheduleArrivals(schedule, 0, end, recorder);
+    scheduleArrivals(schedule, end, recorder);
     for (EventQueue.Event e = events.next(end); e != null; e = events.next(end)) {
       accountBusy(e.time);
       now = e.time;
@@ -387,9 +387,27 @@ public final class MuTuneSimulation {
 
   // ------------------------------------------------------------------------------ arrivals
 
-  private void scheduleArrivals(List<Scenario.DemandStep> schedule, long from, long end, ArrivalRateEstimator rec) {
-    Runnable[] next = new Runnable[1];
-    next[0] = () -> {
+  /**
+   * An open-loop Poisson stream at each step's rate from its start. Exponential gaps are memoryless,
+   * so at a step the pending arrival, drawn at the old rate, is dropped and the next one drawn at the
+   * new rate: the stream changes rate at the step itself, not one old-rate gap later (at 100 rps
+   * that gap averages 10 ms), and resumes after a step at rate 0.
+   */
+  private void scheduleArrivals(List<Scenario.DemandStep> schedule, long end, ArrivalRateEstimator rec) {
+    double[] rps = {schedule.get(0).level()};
+    EventQueue.Event[] pending = new EventQueue.Event[1];
+    Runnable[] arrival = new Runnable[1];
+    Runnable drawNext = () -> {
+      pending[0] = null;
+      if (rps[0] <= 0) {
+        return; // an idle step: the next step draws the next arrival
+      }
+      long gap = (long) Math.max(1, -Math.log(1 - random.nextDouble()) / rps[0] * 1e9);
+      if (now + gap < end) {
+        pending[0] = events.schedule(now + gap, 0, arrival[0]);
+      }
+    };
+    arrival[0] = () -> {
       Request r = new Request(nextId++, now);
       if (rec != null) {
         rec.record(now);
@@ -399,14 +417,19 @@ public final class MuTuneSimulation {
       } else {
         at(now + costs.rttNanos() / 2, () -> arrive(r)); // client to mid-tier
       }
-      double rps = rateAt(schedule, now);
-      long gap = rps <= 0 ? end : (long) Math.max(1, -Math.log(1 - random.nextDouble()) / rps * 1e9);
-      if (now + gap < end) {
-        at(now + gap, next[0]);
-      }
+      drawNext.run();
     };
-    double rps = rateAt(schedule, from);
-    at(from + (long) (-Math.log(1 - random.nextDouble()) / Math.max(rps, 1e-9) * 1e9), next[0]);
+    for (int i = 1; i < schedule.size() && schedule.get(i).startNanos() < end; i++) {
+      double level = schedule.get(i).level();
+      at(schedule.get(i).startNanos(), () -> {
+        rps[0] = level;
+        if (pending[0] != null) {
+          pending[0].cancelled = true;
+        }
+        drawNext.run();
+      });
+    }
+    drawNext.run(); // at time 0
   }
 
   private int stepAt(long t) {
@@ -417,16 +440,6 @@ public final class MuTuneSimulation {
       }
     }
     return step;
-  }
-
-  private static double rateAt(List<Scenario.DemandStep> schedule, long t) {
-    double rps = 0;
-    for (Scenario.DemandStep s : schedule) {
-      if (s.startNanos() <= t) {
-        rps = s.level();
-      }
-    }
-    return rps;
   }
 
   /** A request reaches the mid-tier's socket. */

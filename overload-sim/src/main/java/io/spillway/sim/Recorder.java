@@ -61,7 +61,6 @@ public final class Recorder {
     return level;
   }
 
-  /** The sum of the windows that start at or after {@code fromNanos} and end by {@code toNanos}. */
   /** Every window's counts, the last one's too if the run ended inside it. */
   public Tally total() {
     Tally total = new Tally();
@@ -71,6 +70,7 @@ public final class Recorder {
     return total;
   }
 
+  /** The sum of the windows that start at or after {@code fromNanos} and end by {@code toNanos}. */
   public Tally sum(long fromNanos, long toNanos) {
     Tally total = new Tally();
     for (int i = 0; i < windows.size(); i++) {

@@ -259,6 +259,10 @@ public final class Scenario {
     positiveDouble("service_mean_us", doubleValue("service_mean_us"));
     positiveDouble("rtt_us", doubleValue("rtt_us"));
     positiveDouble("slo_us", doubleValue("slo_us"));
+    // positive, yet rounded to 0 ns the run would refuse it later without naming the key
+    atLeastOneNano("service_mean_us", 1_000);
+    atLeastOneNano("rtt_us", 1_000);
+    atLeastOneNano("slo_us", 1_000);
     nonNegative("cost_rx_us", doubleValue("cost_rx_us"));
     nonNegative("cost_tx_us", doubleValue("cost_tx_us"));
     if (isSet("cost_reject_us")) {
@@ -276,9 +280,16 @@ public final class Scenario {
     creditStamps();
     plainPushback();
     reportStarts();
+    rxCostNanos(); // each within MAX_NANOS
+    txCostNanos();
+    rejectCostNanos();
+    blockNanos();
+    warmupNanos();
     nonNegative("warmup_ms", doubleValue("warmup_ms"));
     positiveDouble("duration_ms", doubleValue("duration_ms"));
     positiveDouble("window_ms", doubleValue("window_ms"));
+    atLeastOneNano("duration_ms", 1_000_000);
+    atLeastOneNano("window_ms", 1_000_000);
     nonNegative("capacity_rps", doubleValue("capacity_rps"));
     if (clients() > 100_000) {
       throw invalid("clients", "at most 100000");
@@ -847,9 +858,19 @@ public final class Scenario {
     return v != null ? v : DEFAULTS.get(key);
   }
 
-  /** A key's value in nanoseconds, given the unit's size in nanoseconds. */
+  /**
+   * The longest time a key may give, 2^60 ns (36 years): far beyond any run, and small enough that
+   * virtual time plus a few such spans cannot overflow a {@code long} and run the clock backwards.
+   */
+  static final long MAX_NANOS = 1L << 60;
+
+  /** A key's value in nanoseconds, given the unit's size in nanoseconds; at most ±{@link #MAX_NANOS}. */
   public long nanos(String key, long unitNanos) {
-    return Math.round(doubleValue(key) * unitNanos);
+    double v = doubleValue(key) * unitNanos;
+    if (Math.abs(v) > MAX_NANOS) {
+      throw invalid(key, "at most " + MAX_NANOS / unitNanos + " in its unit, got '" + get(key) + "'");
+    }
+    return Math.round(v);
   }
 
   public double doubleValue(String key) {
@@ -924,6 +945,12 @@ public final class Scenario {
   private static void positiveDouble(String key, double v) {
     if (!(v > 0)) {
       throw invalid(key, "must be positive, got " + v);
+    }
+  }
+
+  private void atLeastOneNano(String key, long unitNanos) {
+    if (nanos(key, unitNanos) < 1) {
+      throw invalid(key, "must be at least 1 ns, got '" + get(key) + "'");
     }
   }
 

@@ -1020,7 +1020,7 @@ final class Simulation {
       if (next.budget != null) {
         next.budget.charge(origin + now - enqueued); // time waiting for the mutex
       }
-      mutex.waits.onQueuedAcquire(origin + enqueued, origin + now);
+      mutex.waits.onQueuedAcquire(enqueued, origin + now); // both on the controllers' clock
       if (mutex.barging) {
         // a nonfair lock: the mutex is free now; the woken waiter takes it if it is still free when
         // a core runs it, and queues again behind whoever took it first
