@@ -279,5 +279,11 @@ public class SpillwayAutoConfiguration {
       }
       return new SpillwayWebFilter(gate, probe, gate.issuesCredits() ? credits : null);
     }
+
+    /** A budget abort stays a fast 503 past the application's own exception handlers. */
+    @Bean
+    BudgetAbortAdvice spillwayBudgetAbortAdvice() {
+      return new BudgetAbortAdvice();
+    }
   }
 }
