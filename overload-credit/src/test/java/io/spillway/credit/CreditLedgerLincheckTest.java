@@ -1,12 +1,8 @@
 package io.spillway.credit;
 
-import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.RequestMetadata;
-import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerPermit;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -44,24 +40,16 @@ class CreditLedgerLincheckTest {
         BreakwaterConfig.forSlo(200_000, 10_000), new ServerEnvironment(now::get,
             (task, delay) -> () -> { }, t -> 0, (session, delta) -> explicitCredits.addAndGet(delta),
             OverloadMetrics.NONE, 4));
-    private final ConcurrentLinkedQueue<ServerPermit> open = new ConcurrentLinkedQueue<>();
+    private final OpenPermits open = new OpenPermits();
 
     @Operation
     public void request(@Param(name = "session") int session, @Param(name = "demand") int demand) {
-      ServerPermit p = gate.admit(new RequestMetadata().sessionId(session).demand(demand), now.get());
-      if (p.isAdmitted()) {
-        open.add(p);
-      } else {
-        p.complete(Outcome.DROPPED, now.get(), new ResponseMetadata());
-      }
+      open.request(gate, new RequestMetadata().sessionId(session).demand(demand), now.get());
     }
 
     @Operation
     public void complete() {
-      ServerPermit p = open.poll();
-      if (p != null) {
-        p.complete(Outcome.SUCCESS, now.get(), new ResponseMetadata());
-      }
+      open.completeOne(now.get());
     }
 
     @Operation
@@ -98,9 +86,7 @@ class CreditLedgerLincheckTest {
         throw new AssertionError("n_c " + gate.sessionCount() + " but " + sessions + " registered");
       }
       // completing what is open and deregistering everyone brings the ledger back to 0
-      for (ServerPermit p; (p = open.poll()) != null; ) {
-        p.complete(Outcome.SUCCESS, now.get(), new ResponseMetadata());
-      }
+      open.completeAll(now.get());
       for (int s = 1; s <= 3; s++) {
         gate.deregister(s, now.get());
       }

@@ -5,8 +5,6 @@ import io.spillway.api.OverloadMetrics;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerPermit;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -32,7 +30,7 @@ class IdleEvictionLincheckTest {
         BreakwaterConfig.forSlo(200_000, 10_000), new ServerEnvironment(() -> now,
             (task, delay) -> () -> { }, t -> 0, (session, delta) -> { },
             OverloadMetrics.NONE, 4));
-    private final ConcurrentLinkedQueue<ServerPermit> open = new ConcurrentLinkedQueue<>();
+    private final OpenPermits open = new OpenPermits();
 
     public Sweep() {
       gate.admit(new RequestMetadata().sessionId(1).flags(RequestMetadata.FLAG_REGISTER), START)
@@ -42,12 +40,7 @@ class IdleEvictionLincheckTest {
 
     @Operation
     public void request() {
-      ServerPermit p = gate.admit(new RequestMetadata().sessionId(1), now);
-      if (p.isAdmitted()) {
-        open.add(p);
-      } else {
-        p.complete(Outcome.DROPPED, now, new ResponseMetadata());
-      }
+      open.request(gate, new RequestMetadata().sessionId(1), now);
     }
 
     @Operation
@@ -59,9 +52,7 @@ class IdleEvictionLincheckTest {
     public void liveSessionKept() {
       boolean inFlight = !open.isEmpty();
       int window = gate.windowOf(1);
-      for (ServerPermit p; (p = open.poll()) != null; ) {
-        p.complete(Outcome.SUCCESS, now, new ResponseMetadata());
-      }
+      open.completeAll(now);
       if (inFlight && window < 0) {
         throw new AssertionError("a session with a request in flight was evicted as idle");
       }

@@ -1,12 +1,8 @@
 package io.spillway.credit;
 
-import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.RequestMetadata;
-import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerPermit;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -39,25 +35,16 @@ class NewcomerLedgerLincheckTest {
         BreakwaterConfig.forSlo(200_000, 10_000), new ServerEnvironment(now::get,
             (task, delay) -> () -> { }, t -> 0, (session, delta) -> { },
             OverloadMetrics.NONE, 4));
-    private final ConcurrentLinkedQueue<ServerPermit> open = new ConcurrentLinkedQueue<>();
+    private final OpenPermits open = new OpenPermits();
 
     @Operation
     public void request(@Param(name = "session") int session) {
-      ServerPermit p = gate.admit(new RequestMetadata().sessionId(session).origin(ORIGIN),
-          now.get());
-      if (p.isAdmitted()) {
-        open.add(p);
-      } else {
-        p.complete(Outcome.DROPPED, now.get(), new ResponseMetadata());
-      }
+      open.request(gate, new RequestMetadata().sessionId(session).origin(ORIGIN), now.get());
     }
 
     @Operation
     public void complete() {
-      ServerPermit p = open.poll();
-      if (p != null) {
-        p.complete(Outcome.SUCCESS, now.get(), new ResponseMetadata());
-      }
+      open.completeOne(now.get());
     }
 
     @Operation
@@ -67,9 +54,7 @@ class NewcomerLedgerLincheckTest {
 
     @Validate
     public void ledger() {
-      for (ServerPermit p; (p = open.poll()) != null; ) {
-        p.complete(Outcome.SUCCESS, now.get(), new ResponseMetadata());
-      }
+      open.completeAll(now.get());
       for (int s = 1; s <= 2; s++) {
         gate.deregister(s, now.get());
       }
