@@ -190,32 +190,43 @@ public final class ContendedLockFinder {
     return all;
   }
 
-  /** Ranks the lock waits in a JFR recording, most total waiting first. */
+  /**
+   * Ranks the lock waits in a JFR recording, most total waiting first. Reads the recording one
+   * event at a time: a recording of a long run under load holds millions of events, and memory
+   * then grows with the locks, not with the events.
+   */
   public static List<LockContention> analyze(Path recording) throws IOException {
     Map<Long, LockTally> byLock = new HashMap<>();
-    for (RecordedEvent e : RecordingFile.readAllEvents(recording)) {
-      String type = e.getEventType().getName();
-      String lockClass;
-      if (type.equals("jdk.ThreadPark")) {
-        RecordedClass blocker = e.getClass("parkedClass");
-        if (blocker == null || e.getLong("timeout") > 0 || e.getLong("until") > 0
-            || blocker.getName().endsWith("ConditionObject") || isSignal(blocker.getName())) {
-          continue;
-        }
-        lockClass = blocker.getName();
-      } else if (type.equals("jdk.JavaMonitorEnter")) {
-        RecordedClass monitor = e.getClass("monitorClass");
-        lockClass = monitor == null ? "?" : monitor.getName();
-      } else {
-        continue;
+    try (RecordingFile file = new RecordingFile(recording)) {
+      while (file.hasMoreEvents()) {
+        tally(file.readEvent(), byLock);
       }
-      long address = e.getLong("address");
-      long nanos = e.getDuration().toNanos();
-      LockTally t = byLock.computeIfAbsent(address, k -> new LockTally(lockClass));
-      t.newWait();
-      t.add(applicationSite(e.getStackTrace()), nanos, nanos);
     }
     return LockTally.ranked(byLock.values(), false);
+  }
+
+  /** Adds {@code e} to its lock's tally if it is a wait for a lock. */
+  private static void tally(RecordedEvent e, Map<Long, LockTally> byLock) {
+    String type = e.getEventType().getName();
+    String lockClass;
+    if (type.equals("jdk.ThreadPark")) {
+      RecordedClass blocker = e.getClass("parkedClass");
+      if (blocker == null || e.getLong("timeout") > 0 || e.getLong("until") > 0
+          || blocker.getName().endsWith("ConditionObject") || isSignal(blocker.getName())) {
+        return;
+      }
+      lockClass = blocker.getName();
+    } else if (type.equals("jdk.JavaMonitorEnter")) {
+      RecordedClass monitor = e.getClass("monitorClass");
+      lockClass = monitor == null ? "?" : monitor.getName();
+    } else {
+      return;
+    }
+    long address = e.getLong("address");
+    long nanos = e.getDuration().toNanos();
+    LockTally t = byLock.computeIfAbsent(address, k -> new LockTally(lockClass));
+    t.newWait();
+    t.add(applicationSite(e.getStackTrace()), nanos, nanos);
   }
 
   /** The first frame outside the JDK and Spillway's own lock wrappers. */
