@@ -177,17 +177,7 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     }
     long now = ticker.read();
     refuseIfOverBudget(now);
-    if (timeout <= 0) {
-      return null;
-    }
-    WaiterLine.Waiter waiter = line.join(now);
-    boolean acquired = false;
-    try {
-      acquired = sync.tryAcquireSharedNanos(1, unit.toNanos(timeout));
-    } finally {
-      leaveLine(waiter, now, acquired);
-    }
-    return acquired ? new Permit(this) : null;
+    return timeout > 0 && acquireQueued(now, unit.toNanos(timeout)) ? new Permit(this) : null;
   }
 
   /** Takes a permit, waiting uninterruptibly as long as it takes; the wait is charged. */
@@ -241,18 +231,7 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
     if (sync.tryTake()) {
       return true;
     }
-    if (timeout <= 0) {
-      return false;
-    }
-    long stamp = ticker.read();
-    WaiterLine.Waiter waiter = line.join(stamp);
-    boolean acquired = false;
-    try {
-      acquired = sync.tryAcquireSharedNanos(1, unit.toNanos(timeout));
-      return acquired;
-    } finally {
-      leaveLine(waiter, stamp, acquired);
-    }
+    return timeout > 0 && acquireQueued(ticker.read(), unit.toNanos(timeout));
   }
 
   /**
@@ -329,6 +308,18 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
   }
 
   // ---- internals ---------------------------------------------------------------------------
+
+  /** Waits in line, stamped {@code stamp}, at most {@code nanos}; whether it got a permit. */
+  private boolean acquireQueued(long stamp, long nanos) throws InterruptedException {
+    WaiterLine.Waiter waiter = line.join(stamp);
+    boolean acquired = false;
+    try {
+      acquired = sync.tryAcquireSharedNanos(1, nanos);
+      return acquired;
+    } finally {
+      leaveLine(waiter, stamp, acquired);
+    }
+  }
 
   private void acquireQueued(long stamp) {
     WaiterLine.Waiter waiter = line.join(stamp);

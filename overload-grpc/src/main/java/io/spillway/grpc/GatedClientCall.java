@@ -20,7 +20,8 @@ import java.util.concurrent.Executor;
  * releases the call (any thread driving the session: a response, a credit, the expiry timer) and
  * a cancellation may race. The real call is driven by one thread at a time, as gRPC requires.
  */
-final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> implements InterfaceCall {
+final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT>
+    implements InterfaceCall, io.grpc.Context.CancellationListener {
 
   private static final int NEW = 0;
   private static final int QUEUED = 1;
@@ -64,15 +65,6 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
    * leave the call counted in the session's demand until a credit or its expiry came.
    */
   private io.grpc.Context watched;
-  private final io.grpc.Context.CancellationListener callerCancelled = context -> {
-    Throwable cause = context.cancellationCause();
-    Status status = cause instanceof java.util.concurrent.TimeoutException
-        ? Status.DEADLINE_EXCEEDED.withDescription("the caller's deadline passed while queued")
-        : Status.CANCELLED.withDescription("the caller's context was cancelled while queued");
-    // on a thread of its own: the one cancelling the context may be gRPC's, and must not run the
-    // application's listener
-    withdrawQueued(status.withCause(cause), close -> CLOSERS.newThread(close).start());
-  };
 
   GatedClientCall(SpillwayClientInterceptor session, ClientCall<ReqT, RespT> delegate,
       io.grpc.CallOptions options, int interfaceId) {
@@ -132,13 +124,13 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       }
       watched = context;
     }
-    context.addListener(callerCancelled, Runnable::run); // at once if already cancelled
+    context.addListener(this, Runnable::run); // at once if already cancelled
     synchronized (this) {
       if (watched == context) {
         return;
       }
     }
-    context.removeListener(callerCancelled); // released meanwhile, before the listener was added
+    context.removeListener(this); // released meanwhile, before the listener was added
   }
 
   /** Stops watching the caller's context: the call left the queue. */
@@ -149,7 +141,7 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
       watched = null;
     }
     if (context != null) {
-      context.removeListener(callerCancelled);
+      context.removeListener(this);
     }
   }
 
@@ -317,6 +309,21 @@ final class GatedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> impleme
     } else {
       whenStarted(() -> delegate.cancel(message, cause));
     }
+  }
+
+  /**
+   * The caller's context was cancelled while the call was queued ({@link #watchCaller}); the call
+   * is its own listener, so watching costs a queued call no allocation.
+   */
+  @Override
+  public void cancelled(io.grpc.Context context) {
+    Throwable cause = context.cancellationCause();
+    Status status = cause instanceof java.util.concurrent.TimeoutException
+        ? Status.DEADLINE_EXCEEDED.withDescription("the caller's deadline passed while queued")
+        : Status.CANCELLED.withDescription("the caller's context was cancelled while queued");
+    // on a thread of its own: the one cancelling the context may be gRPC's, and must not run the
+    // application's listener
+    withdrawQueued(status.withCause(cause), close -> CLOSERS.newThread(close).start());
   }
 
   /**
