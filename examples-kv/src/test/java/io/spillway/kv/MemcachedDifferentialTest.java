@@ -134,6 +134,7 @@ class MemcachedDifferentialTest {
     }
     same("set mg3 0 0 1\r\nx\r\nset mg399 0 0 1\r\ny\r\nget" + keys + "\r\n");
   }
+
   @Test
   void aMultiGetLineLongerThanTheLineLimit() throws IOException {
     StringBuilder keys = new StringBuilder();
