@@ -18,7 +18,7 @@ import org.jfree.data.xy.XYSeriesCollection;
 /**
  * A line chart of a few series over one x axis (minutes of a soak, loads of a sweep), with
  * optional dashed reference lines (bars to meet, or the edges of a band). The y axis starts at 0
- * so that a flat line looks flat.
+ * (or below, to hold negative values) so that a flat line looks flat.
  *
  * <p>Stateless and thread-safe; each call draws its own chart.
  */
@@ -37,7 +37,8 @@ public final class LineChart {
    * xs} into a PNG at {@code png}.
    *
    * @param references y → label of a dashed horizontal line; may be empty
-   * @throws IllegalArgumentException if a series' length differs from {@code xs}'s
+   * @throws IllegalArgumentException if a series' length differs from {@code xs}'s, or it holds
+   *     an infinite value (the message names the series)
    */
   public static void write(Path png, String title, String xLabel, String yLabel, double[] xs,
       Map<String, double[]> ys, Map<Double, String> references) throws IOException {
@@ -45,6 +46,7 @@ public final class LineChart {
     SchemePalette palette = new SchemePalette(names);
     XYSeriesCollection data = new XYSeriesCollection();
     double max = references.keySet().stream().mapToDouble(Double::doubleValue).max().orElse(0);
+    double min = references.keySet().stream().mapToDouble(Double::doubleValue).min().orElse(0);
     for (String name : names) {
       double[] y = ys.get(name);
       if (y.length != xs.length) {
@@ -52,9 +54,14 @@ public final class LineChart {
       }
       XYSeries series = new XYSeries(name, false, true);
       for (int k = 0; k < xs.length; k++) {
+        if (Double.isInfinite(y[k])) {
+          throw new IllegalArgumentException("series " + name + " has an infinite value at x = "
+              + xs[k]);
+        }
         if (!Double.isNaN(y[k])) {
           series.add(xs[k], y[k]);
           max = Math.max(max, y[k]);
+          min = Math.min(min, y[k]);
         }
       }
       data.addSeries(series);
@@ -62,7 +69,9 @@ public final class LineChart {
     NumberAxis x = new NumberAxis(xLabel);
     x.setAutoRangeIncludesZero(false);
     NumberAxis y = new NumberAxis(yLabel);
-    y.setRange(0, max > 0 ? max * 1.15 : 1);
+    // From 0, or from below the lowest value: a fixed 0 would cut negative values off unseen.
+    double lo = Math.min(0, min * 1.15);
+    y.setRange(lo, max > 0 ? max * 1.15 : lo < 0 ? 0 : 1);
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
     for (int i = 0; i < names.size(); i++) {
       renderer.setSeriesPaint(i, palette.color(names.get(i)));

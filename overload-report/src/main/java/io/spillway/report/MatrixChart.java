@@ -16,7 +16,9 @@ import org.jfree.chart.axis.ValueAxis;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.title.TextTitle;
 import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.RectangleEdge;
 import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -25,7 +27,9 @@ import org.jfree.data.xy.XYSeriesCollection;
  * A strip chart of one measure over many cells: a column per scheme, a point per cell, spread
  * sideways by a fixed pattern so that equal values stay visible, and one dashed reference line (a
  * bar to meet). The robustness matrix draws its goodput and p99 ÷ SLO with it. Values at or below
- * zero on a log axis are drawn at the axis floor.
+ * zero on a log axis are drawn at the axis floor, and NaN values (cells without one) are left out;
+ * a note under the chart says how many of each, since a point on the floor would otherwise read
+ * as the lowest value of all.
  *
  * <p>Stateless and thread-safe; each call draws its own chart.
  */
@@ -56,18 +60,39 @@ public final class MatrixChart {
    *
    * @param reference the y of the reference line, labelled {@code referenceLabel}
    * @param log whether the y axis is logarithmic
+   * @throws IllegalArgumentException if a value is infinite (the message names its scheme)
    */
   public static void write(Path png, String title, String yLabel, Map<String, double[]> values,
       double reference, String referenceLabel, boolean log) throws IOException {
+    ReportWriter.writePng(png, chart(title, yLabel, values, reference, referenceLabel, log));
+  }
+
+  /** The chart {@link #write} draws. */
+  static JFreeChart chart(String title, String yLabel, Map<String, double[]> values,
+      double reference, String referenceLabel, boolean log) {
     List<String> schemes = new ArrayList<>(values.keySet());
     SchemePalette palette = new SchemePalette(schemes);
     XYSeriesCollection data = new XYSeriesCollection();
     double max = reference;
     double min = reference;
+    int missing = 0;
+    int floored = 0;
     for (int i = 0; i < schemes.size(); i++) {
       XYSeries series = new XYSeries(schemes.get(i), false, true);
       double[] v = values.get(schemes.get(i));
       for (int k = 0; k < v.length; k++) {
+        // A NaN would make the axis range NaN and blank every scheme's points, not just this one.
+        if (Double.isNaN(v[k])) {
+          missing++;
+          continue;
+        }
+        if (Double.isInfinite(v[k])) {
+          throw new IllegalArgumentException("scheme " + schemes.get(i) + " has an infinite value "
+              + "in cell " + k + " of " + v.length);
+        }
+        if (log && v[k] <= 0) {
+          floored++;
+        }
         double y = log ? Math.max(LOG_FLOOR, v[k]) : v[k];
         // A fixed sideways spread in [-0.3, 0.3]: the golden-ratio sequence fills it evenly.
         double dx = ((k * 0.6180339887) % 1.0 - 0.5) * 0.6;
@@ -104,6 +129,21 @@ public final class MatrixChart {
     plot.addRangeMarker(referenceLine(reference, referenceLabel));
     JFreeChart chart = new JFreeChart(title, new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, false);
     chart.setBackgroundPaint(Color.WHITE);
-    ReportWriter.writePng(png, chart);
+    List<String> notes = new ArrayList<>();
+    if (floored > 0) {
+      notes.add(floored + " value(s) ≤ 0 drawn at the axis floor (" + LOG_FLOOR + "), not measured "
+          + "there");
+    }
+    if (missing > 0) {
+      notes.add(missing + " cell(s) without a value are not drawn");
+    }
+    if (!notes.isEmpty()) {
+      TextTitle note = new TextTitle("Note: " + String.join("; ", notes) + ".",
+          new Font(Font.SANS_SERIF, Font.ITALIC, 12));
+      note.setPaint(new Color(0x555555));
+      note.setPosition(RectangleEdge.BOTTOM);
+      chart.addSubtitle(note);
+    }
+    return chart;
   }
 }

@@ -47,9 +47,11 @@ import org.jfree.data.xy.XYSeriesCollection;
  *
  * <p>Conventions shared by every chart: one color and marker per scheme ({@link SchemePalette});
  * the SLO as a dashed line on latency charts; a latency or delay axis turns logarithmic when its
- * values span {@link #LOG_SPAN}× or more, and then values ≤ 0 (a window without responses has a
- * p99 of 0) are left out, with a note on the chart saying how many. Missing values (NaN) leave a
- * gap rather than a line across it.
+ * values span {@link #LOG_SPAN}× or more, and then values ≤ 0 are left out. A p99 ≤ 0 is how the
+ * producers write "no responses" (an empty histogram has no percentiles), so it is left out of
+ * the p99 charts on a linear axis too: drawn at 0 it would read as the best latency of all. Each
+ * chart notes how many points it left out. Missing values (NaN) leave a gap rather than a line
+ * across it.
  *
  * <p>Not thread-safe: JFreeChart objects are mutable. Use one instance per report on one thread.
  */
@@ -184,7 +186,8 @@ final class ReportCharts {
         "p99 latency (µs, end to end)", true);
     byScheme.forEach((s, rows) -> rows.forEach(r -> p99.add(s, r.demand(), r.p99Micros())));
     p99.logAllowed = true;
-    p99.nonPositiveNote = "log axis: %d point(s) with p99 ≤ 0 (no responses) are not drawn";
+    p99.nonPositiveIsMissing = true;
+    p99.nonPositiveNote = "%d point(s) with p99 ≤ 0 (no responses) are not drawn";
     p99.slo();
     out.add(p99.build("99th-percentile end-to-end latency (client queueing included); dashed: "
         + "the SLO."));
@@ -222,7 +225,8 @@ final class ReportCharts {
     byScheme.forEach((s, rows) -> rows.forEach(
         r -> p99.add(s, r.windowStartMillis(), r.p99Micros())));
     p99.logAllowed = true;
-    p99.nonPositiveNote = "log axis: %d window(s) with p99 ≤ 0 (no responses) are not drawn";
+    p99.nonPositiveIsMissing = true;
+    p99.nonPositiveNote = "%d window(s) with p99 ≤ 0 (no responses) are not drawn";
     p99.slo();
     p99.demand = demand;
     out.add(p99.build("99th-percentile latency of each window; dashed: the SLO; shaded: the "
@@ -339,13 +343,15 @@ final class ReportCharts {
     final Map<String, XYSeries> series = new LinkedHashMap<>();
     final List<String> notes = new ArrayList<>();
     boolean logAllowed;
+    /** Values ≤ 0 mean "no value" (a p99 without responses), on a linear axis too. */
+    boolean nonPositiveIsMissing;
     double markerScale = 1;
     boolean withSlo;
     double referenceValue = Double.NaN;
     String referenceLabel;
     XYSeries extra;
     XYSeries demand;
-    String nonPositiveNote = "log axis: %d point(s) ≤ 0 are not drawn";
+    String nonPositiveNote = "%d point(s) ≤ 0 are not drawn";
     String missingNote = "%d point(s) without a value are not drawn";
 
     LineChart(String file, String title, String xLabel, String yLabel, boolean markers) {
@@ -400,8 +406,7 @@ final class ReportCharts {
         }
       }
       boolean log = logAllowed && spansDecades(scale);
-      ValueAxis yAxis;
-      if (log) {
+      if (log || nonPositiveIsMissing) {
         int dropped = 0;
         for (XYSeries s : series.values()) {
           for (int i = 0; i < s.getItemCount(); i++) {
@@ -413,12 +418,11 @@ final class ReportCharts {
           }
         }
         if (dropped > 0) {
-          notes.add(String.format(Locale.ROOT, nonPositiveNote, dropped));
+          notes.add((log ? "log axis: " : "")
+              + String.format(Locale.ROOT, nonPositiveNote, dropped));
         }
-        yAxis = logAxis(yLabel, scale);
-      } else {
-        yAxis = linearAxis(yLabel, scale);
       }
+      ValueAxis yAxis = log ? logAxis(yLabel, scale) : linearAxis(yLabel, scale);
       if (missing > 0 && missingNote != null) {
         notes.add(String.format(Locale.ROOT, missingNote, missing));
       }

@@ -29,12 +29,14 @@ import org.jfree.chart.ChartUtils;
  * for each level. Charts are
  * {@value #WIDTH}×{@value #HEIGHT} pixels, one color per scheme on all of them, the SLO as a dashed
  * line on latency charts. A latency axis that spans two decades or more is logarithmic; values
- * ≤ 0 cannot be drawn on it and are left out, which the chart and report.md both say.
+ * ≤ 0 cannot be drawn on it and are left out, which the chart and report.md both say. A p99 ≤ 0,
+ * the producers' "no responses", is left out of every chart and shown as a dash in every table.
  *
  * <p>Unknown JSON fields are ignored, so a writer may add fields. A missing file gives {@link
- * java.nio.file.NoSuchFileException}, bad JSON or a file without records {@link
+ * java.nio.file.NoSuchFileException}; bad JSON, a file without records, a required number that is
+ * missing or not finite, or two rows for one scheme at one demand level (or window) give {@link
  * MalformedResultsException}, as does a {@code surge-windows.csv} that cannot be read; the
- * messages name the file.
+ * messages name the file and the field.
  *
  * <p><b>Thread safety.</b> {@link #write} keeps no shared state and may be called from several
  * threads at once for different output directories. Each file is written to a temporary name and

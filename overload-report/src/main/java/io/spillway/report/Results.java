@@ -4,18 +4,18 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * The contents of one {@code results.json}, as written by the simulator ({@code
  * io.spillway.sim.Report}) and the real-socket harness. Unknown fields are ignored at every level,
- * so a writer may add fields without breaking older readers. Optional numbers that are absent read
- * as {@link Double#NaN} and are shown as a dash.
+ * so a writer may add fields without breaking older readers. Optional numbers that are absent or
+ * null read as {@link Double#NaN} and are shown as a dash. The required numbers ({@code demand},
+ * {@code goodput_rps}) and, when present, {@code t_ms} and {@code window_ms} must be finite; a
+ * {@code null} entry in {@code records}, {@code convergence} or {@code phases} is refused.
  *
  * <p>Immutable and safe to share between threads.
  *
@@ -53,18 +53,49 @@ record Results(Map<String, String> scenario, double capacityRps, boolean capacit
       scenario.forEach((k, v) -> keys.put(k, v == null || v.isNull() ? ""
           : v.isValueNode() ? v.asText() : v.toString()));
     }
-    List<Row> rows = new ArrayList<>();
-    if (records != null) {
-      for (Row r : records) {
-        if (r != null) {
-          rows.add(r);
-        }
+    return new Results(keys, orNaN(capacityRps), capacityMeasured != null && capacityMeasured,
+        entries("records", records), entries("convergence", convergence),
+        entries("phases", phases));
+  }
+
+  /**
+   * The entries of a JSON array, which may be absent. A {@code null} entry is refused rather than
+   * skipped: skipping it would drop a row from the report without a word.
+   */
+  private static <T> List<T> entries(String field, List<T> list) {
+    if (list == null) {
+      return List.of();
+    }
+    for (int i = 0; i < list.size(); i++) {
+      if (list.get(i) == null) {
+        throw new IllegalArgumentException(field + "[" + i + "] is null, expected an object");
       }
     }
-    return new Results(keys, orNaN(capacityRps), capacityMeasured != null && capacityMeasured,
-        rows, convergence == null ? List.of()
-            : convergence.stream().filter(Objects::nonNull).toList(),
-        phases == null ? List.of() : phases.stream().filter(Objects::nonNull).toList());
+    return list;
+  }
+
+  /**
+   * {@code value} if it is a finite number. A required number that is null, NaN or infinite is
+   * refused with the field's name: shown as a dash or drawn nowhere, it would silently drop the
+   * row from the table's meaning and the charts.
+   */
+  static double required(String field, Double value) {
+    if (value == null) {
+      throw new IllegalArgumentException("\"" + field + "\" is null, expected a number");
+    }
+    if (!Double.isFinite(value)) {
+      throw new IllegalArgumentException("\"" + field + "\" is " + value
+          + ", expected a finite number");
+    }
+    return value;
+  }
+
+  /**
+   * {@code value}, NaN when absent (or null), refused when NaN or infinite: for numbers whose
+   * presence changes what a row is ({@code t_ms} makes it a time window).
+   */
+  static double finiteOrAbsent(String field, Double value) {
+    return value == null ? Double.NaN : required(field, value);
   }
 
   /** The scenario's name, or {@code fallback} when the file has none. */
@@ -164,14 +195,12 @@ record Results(Map<String, String> scenario, double capacityRps, boolean capacit
       if (scheme == null || scheme.isBlank()) {
         throw new IllegalArgumentException("a record has an empty \"scheme\"");
       }
-      if (demand == null || goodputRps == null) {
-        throw new IllegalArgumentException("a record has a null \"demand\" or \"goodput_rps\"");
-      }
-      return new Row(scheme, clients == null ? 0 : clients, demand, orNaN(capacityRps),
-          orNaN(offeredRps), orNaN(throughputRps), goodputRps, orNaN(p50Micros),
-          orNaN(p99Micros), orNaN(sloMicros), orNaN(dropRate), orNaN(rejectDelayMicros),
-          orNaN(expiredRate), orNaN(messagesPerRequest), orNaN(windowStartMillis),
-          orNaN(windowMillis));
+      return new Row(scheme, clients == null ? 0 : clients, required("demand", demand),
+          orNaN(capacityRps), orNaN(offeredRps), orNaN(throughputRps),
+          required("goodput_rps", goodputRps), orNaN(p50Micros), orNaN(p99Micros),
+          orNaN(sloMicros), orNaN(dropRate), orNaN(rejectDelayMicros), orNaN(expiredRate),
+          orNaN(messagesPerRequest), finiteOrAbsent("t_ms", windowStartMillis),
+          finiteOrAbsent("window_ms", windowMillis));
     }
 
     /**
@@ -209,6 +238,9 @@ record Results(Map<String, String> scenario, double capacityRps, boolean capacit
         @JsonProperty("step_ms") Double stepMillis,
         @JsonProperty("converged_goodput_rps") Double convergedGoodputRps,
         @JsonProperty("convergence_ms") Double convergenceMillis) {
+      if (scheme == null || scheme.isBlank()) {
+        throw new IllegalArgumentException("a convergence row has an empty \"scheme\"");
+      }
       return new Convergence(scheme, orNaN(fromDemand), orNaN(toDemand), orNaN(stepMillis),
           orNaN(convergedGoodputRps), orNaN(convergenceMillis));
     }

@@ -12,14 +12,19 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /** Reads {@code results.json} into {@link Results}, with errors that name the file. */
 final class ResultsReader {
 
   /*
-   * ALLOW_NON_NUMERIC_NUMBERS: the simulator formats doubles with %.6g, which prints a bare NaN
-   * (not valid JSON) for, say, the p99 of a window without responses. Reading it as NaN is more
-   * useful than refusing the whole file.
+   * ALLOW_NON_NUMERIC_NUMBERS: a harness that formats doubles with String.format prints a bare NaN
+   * (not valid JSON) for a value it does not have, such as a capacity it did not measure. Reading
+   * it as NaN, shown as a dash, is more useful than refusing the whole file; where a number is
+   * required, Results refuses NaN by name.
    */
   private static final ObjectMapper MAPPER = JsonMapper.builder()
       .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
@@ -56,7 +61,39 @@ final class ResultsReader {
     if (results.records().isEmpty()) {
       throw new MalformedResultsException(file, "\"records\" is empty: nothing to report", null);
     }
+    String repeated = repeated("records", results.records());
+    if (repeated == null) {
+      repeated = repeated("phases", results.phases());
+    }
+    if (repeated != null) {
+      throw new MalformedResultsException(file, repeated, null);
+    }
     return results;
+  }
+
+  /**
+   * The first row of {@code rows} with the key of an earlier one, described, or null. A row is one
+   * scheme at one demand level, or one scheme's window (or phase) starting at {@code t_ms}; two
+   * rows with one key cannot be told apart in a table or on a chart, where they would join into
+   * one zigzag series. A call-graph run writes a row per interface, a field this reader does not
+   * know, so its rows repeat in this sense.
+   */
+  static String repeated(String field, List<Results.Row> rows) {
+    Map<List<Object>, Integer> seen = new HashMap<>();
+    for (int i = 0; i < rows.size(); i++) {
+      Results.Row r = rows.get(i);
+      List<Object> key = r.isWindow() ? List.of(r.scheme(), "t_ms", r.windowStartMillis())
+          : List.of(r.scheme(), "demand", r.demand());
+      Integer first = seen.putIfAbsent(key, i);
+      if (first != null) {
+        return String.format(Locale.ROOT, "%s[%d] repeats %s[%d]: scheme \"%s\", %s %s (one row "
+            + "per scheme and demand level, or per scheme and t_ms; rows that differ only in a "
+            + "field this reader does not know, such as a call-graph run's \"interface\", "
+            + "cannot be told apart)", field, i, field, first, r.scheme(), key.get(1),
+            ReportMarkdown.plain((Double) key.get(2)));
+      }
+    }
+    return null;
   }
 
   /** Jackson's message without its source dump, plus line, column and JSON path. */

@@ -12,12 +12,16 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * One color and marker shape per scheme, the same on every chart of a report. The schemes this
- * project ships have fixed colors, so {@code breakwater} looks the same in every report; other
- * names take the remaining colors in order of first appearance.
+ * One color and marker shape per scheme, the same on every chart of a report. Every scheme this
+ * project ships (the simulator's registry and the harnesses' peers) has a fixed color of its own,
+ * so {@code spillway} or {@code dagor} looks the same in every report and never takes another
+ * shipped scheme's color; other names take the remaining colors in order of first appearance.
+ * Marker shapes go by order of appearance within the report.
  *
- * <p>Colors are the Okabe–Ito palette (distinguishable with the common color-vision
- * deficiencies), its yellow darkened to stay readable on white.
+ * <p>The papers' own schemes have the Okabe–Ito palette (distinguishable with the common
+ * color-vision deficiencies); the baselines and peers, more than it holds, have darker colors
+ * from Paul Tol's palettes and ColorBrewer, and the Okabe–Ito yellow darkened to stay readable on
+ * white.
  *
  * <p>Immutable after construction; safe to share between threads.
  */
@@ -31,20 +35,47 @@ final class SchemePalette {
   private static final Color PURPLE = new Color(0xCC79A7);
   private static final Color SKY = new Color(0x56B4E9);
   private static final Color GOLD = new Color(0xB59B00);
+  private static final Color BROWN = new Color(0x8C510A);
+  private static final Color GREY = new Color(0x7F7F7F);
+  private static final Color TEAL = new Color(0x01665E);
+  private static final Color PLUM = new Color(0x762A83);
+  private static final Color WINE = new Color(0x882255);
+  private static final Color DARK_GREEN = new Color(0x117733);
+  private static final Color INDIGO = new Color(0x332288);
+  private static final Color ROSE = new Color(0xEE6677);
+  private static final Color MAGENTA = new Color(0xAA3377);
+  private static final Color SEA = new Color(0x44AA99);
 
-  private static final Map<String, Color> FIXED = Map.of(
-      "none", BLACK,
-      "breakwater", BLUE,
-      "breakwater-credit", VERMILLION,
-      "breakwater-credit-spec", GREEN,
-      "protego", ORANGE,
-      "rajomon", PURPLE,
-      "utune", SKY,
-      "mutune", SKY);
+  /*
+   * One color per shipped scheme, none shared (utune and mutune are one scheme). A scheme left to
+   * SPARE takes whatever is free in each report, so it would change color from one report to the
+   * next and could take a color that means another scheme elsewhere (spillway in breakwater's
+   * blue), and figures set side by side would disagree.
+   */
+  private static final Map<String, Color> FIXED = Map.ofEntries(
+      Map.entry("none", BLACK),
+      Map.entry("breakwater", BLUE),
+      Map.entry("breakwater-credit", VERMILLION),
+      Map.entry("breakwater-credit-spec", GREEN),
+      Map.entry("protego", ORANGE),
+      Map.entry("rajomon", PURPLE),
+      Map.entry("utune", SKY),
+      Map.entry("mutune", SKY),
+      Map.entry("spillway", WINE),
+      Map.entry("seda", GOLD),
+      Map.entry("dagor", BROWN),
+      Map.entry("codel", DARK_GREEN),
+      Map.entry("window", INDIGO),
+      Map.entry("netflix-gradient2", GREY),
+      Map.entry("netflix-vegas", TEAL),
+      Map.entry("netflix-aimd", PLUM),
+      Map.entry("sentinel", ROSE),
+      Map.entry("protego-ac", MAGENTA),
+      Map.entry("protego-asqm", SEA));
 
-  /** For names not in {@link #FIXED}: first the unused palette colors, then a few more. */
+  /** For names not in {@link #FIXED}: the colors no scheme in the report has, in this order. */
   private static final List<Color> SPARE = List.of(BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY,
-      GOLD, new Color(0x8C510A), new Color(0x7F7F7F), new Color(0x01665E), new Color(0x762A83));
+      GOLD, BROWN, GREY, TEAL, PLUM, WINE, DARK_GREEN, INDIGO, ROSE, MAGENTA, SEA);
 
   private final Map<String, Color> colors = new LinkedHashMap<>();
   private final Map<String, Shape> shapes = new LinkedHashMap<>();
@@ -70,7 +101,7 @@ final class SchemePalette {
       if (spare < SPARE.size()) {
         c = SPARE.get(spare++);
       } else {
-        // Beyond eleven unknown schemes: a stable hue from the name.
+        // Beyond the spare colors: a stable hue from the name.
         c = Color.getHSBColor((s.hashCode() & 0xffff) / 65536f, 0.8f, 0.7f);
       }
       colors.put(s, c);

@@ -140,4 +140,47 @@ class ReportPartsTest {
     }
     assertNotEquals(palette.shape("none"), null);
   }
+  @Test
+  void worstP99OfAPhaseWithoutResponsesIsNoValue() {
+    ReportMarkdown.Phase empty = ReportMarkdown.phases(List.of(
+        window("a", 0, 2, 0, 0, 0), window("a", 20, 2, 0, 0, 0))).get(0);
+
+    assertTrue(Double.isNaN(empty.maxP99()), "a p99 of 0 is no responses, not 0 µs: "
+        + empty.maxP99());
+  }
+
+  @Test
+  void p99WithoutResponsesIsLeftOutOfLinearLatencyCharts() {
+    // p99 50..150 with the SLO at 25 stays linear; the window without responses has p99 0.
+    List<Results.Row> rows = List.of(window("a", 0, 1, 100, 50, 0), window("a", 20, 1, 0, 0, 0),
+        window("a", 40, 1, 100, 150, 0));
+    Results r = new Results(java.util.Map.of(), 1000, true, rows, List.of(), List.of());
+    Figure p99 = new ReportCharts(r, new SchemePalette(r.schemes())).windowFigures().stream()
+        .filter(f -> f.fileName().equals("p99-time.png")).findFirst().orElseThrow();
+
+    org.jfree.chart.plot.XYPlot plot = p99.chart().getXYPlot();
+    assertFalse(plot.getRangeAxis() instanceof org.jfree.chart.axis.LogAxis);
+    assertEquals(null, plot.getDataset().getY(0, 1), "drawn at 0 µs as if it were a latency");
+    assertTrue(p99.notes().contains("1 window(s) with p99 ≤ 0 (no responses) are not drawn"),
+        p99.notes().toString());
+  }
+
+  @Test
+  void everySchemeTheProjectShipsKeepsItsColorAcrossReports() {
+    // The names SchemeRegistry (overload-sim) and the harnesses run; utune and mutune are one.
+    List<String> shipped = List.of("none", "spillway", "breakwater", "breakwater-credit",
+        "breakwater-credit-spec", "protego", "protego-ac", "protego-asqm", "codel", "window",
+        "seda", "dagor", "netflix-gradient2", "netflix-vegas", "netflix-aimd", "rajomon",
+        "sentinel", "utune");
+    SchemePalette all = new SchemePalette(shipped);
+    Set<Color> seen = new HashSet<>();
+    for (String s : shipped) {
+      assertEquals(all.color(s), new SchemePalette(List.of(s)).color(s), s + " alone");
+      assertEquals(all.color(s), new SchemePalette(List.of("x", s, "y")).color(s),
+          s + " with others");
+      assertTrue(seen.add(all.color(s)), "color reused for " + s);
+    }
+    assertNotEquals(new SchemePalette(List.of("spillway")).color("spillway"),
+        new SchemePalette(List.of("breakwater")).color("breakwater"));
+  }
 }

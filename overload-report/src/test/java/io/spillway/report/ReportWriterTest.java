@@ -189,6 +189,65 @@ class ReportWriterTest {
     assertContains(err.toString(StandardCharsets.UTF_8), "usage: spillway report DIR...");
   }
 
+  @Test
+  void latenciesOfRowsWithoutResponsesAreDashesNotZero() throws Exception {
+    // Producers write p50 = p99 = 0 when nothing completed (HdrHistogram has no values then).
+    String json = "{\"scenario\": {\"name\": \"shed\", \"slo_us\": \"100\"}, "
+        + "\"capacity_rps\": 1000, \"records\": ["
+        + Fixtures.record("a", 0.5, 500, 40, "") + ", "
+        + Fixtures.record("a", 2.0, 0, 0, "").replace("\"p50_us\": 10", "\"p50_us\": 0")
+            .replace("\"throughput_rps\": 0.0", "\"throughput_rps\": 0") + "]}";
+    ReportWriter.write(Fixtures.results(dir, json), dir);
+
+    String md = Files.readString(dir.resolve("report.md"));
+    assertContains(md, "| a | 2.00 | 2,000 | 0 | 0 | 0.000 | – | – | 10.00 |");
+  }
+
+  @Test
+  void phaseTableTakesRatiosFromThePhaseRowsAndShowsNoResponsesAsDashes() throws Exception {
+    // Two windows at 0.5x: the first received 10 requests and dropped none, the second received
+    // 1,000 and dropped half. The phase drops 500 of 1,010 (49.5 %), not the windows' mean 25 %.
+    String json = "{\"scenario\": {\"name\": \"phases\", \"slo_us\": \"100\"}, "
+        + "\"capacity_rps\": 1000, \"records\": ["
+        + window("a", 0, 20, 0.5, 500, 40, 0.0, 0.0) + ", "
+        + window("a", 20, 20, 0.5, 500, 60, 0.5, 0.02) + ", "
+        + window("a", 40, 20, 2.0, 0, 0, 0, 0) + ", " + window("a", 60, 20, 2.0, 0, 0, 0, 0)
+        + "], \"phases\": [" + window("a", 0, 40, 0.5, 500, 55, 0.495, 0.0198) + ", "
+        + window("a", 40, 40, 2.0, 0, 0, 0, 0) + "]}";
+    ReportWriter.write(Fixtures.results(dir, json), dir);
+
+    String md = Files.readString(dir.resolve("report.md"));
+    assertContains(md,
+        "| a | 0–40 | 0.50 | 2 | 500 | 0.500 | 55.0 | 50.0 | 60.0 | 0 | 49.50 | 5.0 | 1.98 |");
+    assertContains(md,
+        "| a | 40–80 | 2.00 | 2 | 0 | 0.000 | – | – | – | 0 | 0.00 | – | 0.00 |");
+  }
+
+  private static String window(String scheme, double t, double length, double demand,
+      double goodput, double p99, double dropRate, double expiredRate) {
+    return Fixtures.record(scheme, demand, goodput, p99,
+            ", \"t_ms\": " + t + ", \"window_ms\": " + length)
+        .replace("\"drop_rate\": 0.1", "\"drop_rate\": " + dropRate)
+        .replace("\"expired_rate\": 0", "\"expired_rate\": " + expiredRate)
+        .replace("\"reject_delay_us\": 5", "\"reject_delay_us\": " + (dropRate > 0 ? 5 : 0))
+        .replace("\"p50_us\": 10", "\"p50_us\": " + (p99 > 0 ? 10 : 0));
+  }
+
+  @Test
+  void convergenceTableStatesTheWindowsItWasReadFrom() throws Exception {
+    String json = "{\"scenario\": {\"name\": \"w\", \"window_ms\": \"100\"}, "
+        + "\"capacity_rps\": 1000, \"records\": ["
+        + window("a", 0, 100, 0.5, 500, 40, 0, 0) + ", "
+        + window("a", 100, 100, 2.0, 900, 60, 0, 0) + "], \"convergence\": [{\"scheme\": \"a\", "
+        + "\"from_demand\": 0.5, \"to_demand\": 2, "
+        + "\"step_ms\": 100, \"converged_goodput_rps\": 900, \"convergence_ms\": 0}]}";
+    ReportWriter.write(Fixtures.results(dir, json), dir);
+
+    String md = Files.readString(dir.resolve("report.md"));
+    assertFalse(md.contains("20 ms windows, as Breakwater"), md);
+    assertContains(md, "(100 ms windows;");
+  }
+
   private static void assertPng(Path file) {
     try {
       assertTrue(Files.size(file) > 10_000, file + " is suspiciously small");

@@ -183,4 +183,97 @@ class ResultsReaderTest {
         () -> ResultsReader.read(file));
     assertTrue(e.getMessage().contains("\"records\" is empty"), e.getMessage());
   }
+  @Test
+  void repeatedSchemeAndDemandIsMalformedNotMerged() {
+    // A call-graph run writes one record per scheme, interface and demand; read here, the two
+    // interfaces' rows would join into one zigzag series and two unlabelled table rows.
+    String search = ", \"interface\": \"search\"";
+    String json = "{\"records\": [" + Fixtures.record("none", 0.8, 900, 50, search) + ", "
+        + Fixtures.record("none", 2, 100, 500, search) + ", "
+        + Fixtures.record("none", 0.8, 700, 60, ", \"interface\": \"reserve\"") + "]}";
+    Path file = Fixtures.results(dir, json);
+    MalformedResultsException e = assertThrows(MalformedResultsException.class,
+        () -> ResultsReader.read(file));
+    assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("records[2] repeats records[0]"), e.getMessage());
+    assertTrue(e.getMessage().contains("scheme \"none\", demand 0.8"), e.getMessage());
+  }
+
+  @Test
+  void repeatedWindowIsMalformed() {
+    String at0 = ", \"t_ms\": 0, \"window_ms\": 20";
+    String at20 = ", \"t_ms\": 20, \"window_ms\": 20";
+    String json = "{\"records\": [" + Fixtures.record("a", 1, 900, 50, at0) + ", "
+        + Fixtures.record("a", 1, 900, 50, at20) + ", " + Fixtures.record("b", 1, 900, 50, at20)
+        + ", " + Fixtures.record("a", 1, 800, 50, at20) + "]}";
+    Path file = Fixtures.results(dir, json);
+    MalformedResultsException e = assertThrows(MalformedResultsException.class,
+        () -> ResultsReader.read(file));
+    assertTrue(e.getMessage().contains("records[3] repeats records[1]: scheme \"a\", t_ms 20"),
+        e.getMessage());
+  }
+
+  @Test
+  void nonFiniteRequiredNumbersAreMalformed() {
+    for (String[] c : new String[][] {
+        {"\"demand\": 1.0", "\"demand\": NaN", "demand"},
+        {"\"demand\": 1.0", "\"demand\": Infinity", "demand"},
+        {"\"goodput_rps\": 900.0", "\"goodput_rps\": NaN", "goodput_rps"},
+        {"\"goodput_rps\": 900.0", "\"goodput_rps\": -Infinity", "goodput_rps"}}) {
+      String row = Fixtures.record("a", 1, 900, 50, "");
+      assertTrue(row.contains(c[0]), row);
+      Path file = Fixtures.results(dir, "{\"records\": [" + Fixtures.record("a", 0.5, 900, 50, "")
+          + ", " + row.replace(c[0], c[1]) + "]}");
+      MalformedResultsException e = assertThrows(MalformedResultsException.class,
+          () -> ResultsReader.read(file), c[1]);
+      assertTrue(e.getMessage().contains("\"" + c[2] + "\" is "), e.getMessage());
+      assertTrue(e.getMessage().contains("records[1]"), e.getMessage());
+    }
+  }
+
+  @Test
+  void nonFiniteWindowStartIsMalformedNotSteady() {
+    Path file = Fixtures.results(dir, "{\"records\": ["
+        + Fixtures.record("a", 1, 900, 50, ", \"t_ms\": 0, \"window_ms\": 20") + ", "
+        + Fixtures.record("a", 1, 900, 50, ", \"t_ms\": NaN, \"window_ms\": 20") + "]}");
+    MalformedResultsException e = assertThrows(MalformedResultsException.class,
+        () -> ResultsReader.read(file));
+    assertTrue(e.getMessage().contains("\"t_ms\" is NaN"), e.getMessage());
+    assertTrue(e.getMessage().contains("records[1]"), e.getMessage());
+  }
+
+  @Test
+  void nullDemandNamesThatFieldOnly() {
+    Path file = Fixtures.results(dir, "{\"records\": ["
+        + Fixtures.record("a", 1, 900, 50, "").replace("\"demand\": 1.0", "\"demand\": null")
+        + "]}");
+    MalformedResultsException e = assertThrows(MalformedResultsException.class,
+        () -> ResultsReader.read(file));
+    assertTrue(e.getMessage().contains("\"demand\" is null"), e.getMessage());
+    assertFalse(e.getMessage().contains("goodput_rps"), e.getMessage());
+  }
+
+  @Test
+  void nullEntriesAreMalformedNotSkipped() {
+    Path file = Fixtures.results(dir, "{\"records\": [" + Fixtures.record("a", 1, 900, 50, "")
+        + ", null]}");
+    MalformedResultsException e = assertThrows(MalformedResultsException.class,
+        () -> ResultsReader.read(file));
+    assertTrue(e.getMessage().contains("records[1] is null"), e.getMessage());
+
+    Path conv = Fixtures.results(dir, "{\"records\": [" + Fixtures.record("a", 1, 900, 50, "")
+        + "], \"convergence\": [null]}");
+    e = assertThrows(MalformedResultsException.class, () -> ResultsReader.read(conv));
+    assertTrue(e.getMessage().contains("convergence[0] is null"), e.getMessage());
+  }
+
+  @Test
+  void convergenceRowWithoutSchemeIsMalformed() {
+    Path file = Fixtures.results(dir, "{\"records\": [" + Fixtures.record("a", 1, 900, 50, "")
+        + "], \"convergence\": [{\"scheme\": null, \"to_demand\": 2}]}");
+    MalformedResultsException e = assertThrows(MalformedResultsException.class,
+        () -> ResultsReader.read(file));
+    assertTrue(e.getMessage().contains("\"scheme\""), e.getMessage());
+    assertTrue(e.getMessage().contains("convergence[0]"), e.getMessage());
+  }
 }
