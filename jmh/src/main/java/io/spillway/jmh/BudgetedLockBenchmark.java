@@ -39,8 +39,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *       read a server's delay signal does per request; the time is a field, not the clock.
  * </ul>
  *
- * <p>Budgets are large (1 s), so nothing is ever refused: the benchmark measures the admission
- * path, not aborts.
+ * <p>Budgets are large, so nothing is ever refused: the benchmark measures the admission path, not
+ * aborts. Uncontended, 1 s (nothing waits, so nothing is charged); contended, unbounded ({@link
+ * ThreadBudget}).
  *
  * <p>Run: {@code ./spillway jmh BudgetedLockBenchmark -prof gc}
  */
@@ -80,7 +81,11 @@ public class BudgetedLockBenchmark {
     final BudgetedLock budgeted = new BudgetedLock();
   }
 
-  /** Per-thread budget for the contended group. */
+  /**
+   * Per-thread budget for the contended group. One budget serves the whole trial and every wait is
+   * charged to it, so a 1 s budget would run out after 1 s of waiting in total; {@code
+   * lockIfUncongested()} would then refuse and {@code unlock()} throw.
+   */
   @State(Scope.Thread)
   public static class ThreadBudget {
     final RequestBudget budget = RequestBudget.of(Long.MAX_VALUE / 4);

@@ -30,8 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       ScopedValue.where(CURRENT, budget)} per batch (a server binds it once per request).
  * </ul>
  *
- * <p>Run: {@code ./mvnw -B -o -q -pl jmh -am package -DskipTests && java -jar
- * jmh/target/benchmarks.jar BudgetedSemaphoreBenchmark -prof gc}
+ * <p>Run: {@code ./spillway jmh BudgetedSemaphoreBenchmark -prof gc}
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

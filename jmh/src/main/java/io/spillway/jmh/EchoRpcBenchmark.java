@@ -42,6 +42,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * pipeline doing the same echo with a 4-byte length prefix, handled on the event loop. Each over
  * io_uring, epoll and NIO. The difference is what Spillway's path costs per request at low load.
  *
+ * <p>The forks open {@code java.lang} as the harness's server JVMs do, so Spillway's server runs its
+ * requests on its measured carrier dispatcher ({@code parallelism(1)}: one carrier), not on the
+ * JDK's default virtual-thread scheduler it falls back to (with a warning) without the flag.
+ *
  * <p>Run: {@code ./spillway jmh EchoRpcBenchmark}
  */
 @State(Scope.Benchmark)
@@ -49,7 +53,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED"})
 public class EchoRpcBenchmark {
 
   @Param({"io_uring", "epoll", "nio"})
