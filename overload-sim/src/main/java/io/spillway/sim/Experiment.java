@@ -158,7 +158,7 @@ public final class Experiment {
     int full = (int) (end / window);
     for (int w = 0; w < full; w++) {
       long start = w * window;
-      rows.add(ResultRecord.of(name, scenario, recorder.demandAt(start), capacity,
+      rows.add(ResultRecord.of(name, scenario, levelAt(steps, start, recorder), capacity,
           recorder.window(w), window, start / 1e6, windowMillis));
     }
     for (int k = 1; k < steps.size(); k++) {
@@ -182,6 +182,25 @@ public final class Experiment {
             recorder.sum(from, to), to - from, from / 1e6, (to - from) / 1e6));
       }
     }
+  }
+
+  /**
+   * The level the schedule sets at {@code nanos}, as the phase rows read it; the recorder's own
+   * record of the switches for a run without a schedule. A generator on sockets switches a little
+   * after the step's time, and a window that starts at the step would otherwise be filed under
+   * the level before it, in a phase of its own when the table groups windows by level.
+   */
+  static double levelAt(List<Scenario.DemandStep> steps, long nanos, Recorder recorder) {
+    if (steps.isEmpty()) {
+      return recorder.demandAt(nanos);
+    }
+    double level = 0;
+    for (Scenario.DemandStep step : steps) {
+      if (step.startNanos() <= nanos) {
+        level = step.level();
+      }
+    }
+    return level;
   }
 
   /**

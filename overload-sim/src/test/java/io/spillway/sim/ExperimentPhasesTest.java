@@ -56,4 +56,21 @@ class ExperimentPhasesTest {
     assertEquals(0.5, phases.get(0).demand());
     assertTrue(phases.get(0).p99Micros() > 0);
   }
+
+  @Test
+  void aWindowStartingAtAStepIsFiledUnderTheStepsLevelThoughTheGeneratorSwitchedJustAfter() {
+    Scenario s = Scenario.of(Map.of("schedule", "0.5@0, 1.5@100", "duration_ms", "200",
+        "window_ms", "20", "slo_us", "750"));
+    Recorder r = new Recorder(20 * MS);
+    // On sockets the generator records its switch when it makes it: 50 us after the step.
+    r.demandChanged(0, 0.5);
+    r.demandChanged(100 * MS + 50_000, 1.5);
+    for (long t = 0; t < 200; t += 20) {
+      r.at(t * MS).completed += 1;
+    }
+    List<ResultRecord> rows = new ArrayList<>();
+    Experiment.addSeries(s, "x", r, 1000, rows, new ArrayList<>(), new ArrayList<>());
+    assertEquals(0.5, rows.get(4).demand(), "the window at 80 ms");
+    assertEquals(1.5, rows.get(5).demand(), "the window at 100 ms, the step's");
+  }
 }
