@@ -103,20 +103,22 @@ public final class GrpcDemoMain {
    * One row of results.json. {@code expired_rate} is the report's "expired" column: calls that
    * ended in the client without reaching the server (expired in a session's queue, or refused
    * by its gate) ÷ calls issued, so that what aware clients shed in their own queues shows
-   * beside what the server dropped.
+   * beside what the server dropped. {@code reject_delay_us} is the mean reject delay and {@code
+   * reject_delay_p99_us} its 99th percentile, as the harness's records have them.
    */
   static String record(String mode, double level, double capacity, double offered,
       double throughput, double goodput, double p50, double p99, long sloMicros, double dropRate,
-      double rejectP99, long clientRejects, long errors, long issued, int warmSlices,
-      String reasons) {
+      double rejectMean, double rejectP99, long clientRejects, long errors, long issued,
+      int warmSlices, String reasons) {
     double expiredRate = issued == 0 ? 0 : (double) clientRejects / issued;
     return String.format(Locale.ROOT, "{\"scheme\": \"%s\", \"demand\": %.2f, "
         + "\"capacity_rps\": %.0f, \"offered_rps\": %.0f, \"throughput_rps\": %.0f, "
         + "\"goodput_rps\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %d, "
-        + "\"drop_rate\": %.4f, \"reject_delay_us\": %.1f, \"expired_rate\": %.4f, "
+        + "\"drop_rate\": %.4f, \"reject_delay_us\": %.1f, \"reject_delay_p99_us\": %.1f, "
+        + "\"expired_rate\": %.4f, "
         + "\"client_rejects\": %d, \"errors\": %d, \"issued\": %d, \"warm_slices\": %d, "
         + "\"rejects_by_reason\": \"%s\"}", mode, level, capacity, offered, throughput,
-        goodput, p50, p99, sloMicros, dropRate, rejectP99, expiredRate, clientRejects, errors,
+        goodput, p50, p99, sloMicros, dropRate, rejectMean, rejectP99, expiredRate, clientRejects, errors,
         issued, warmSlices, reasons);
   }
 
@@ -527,9 +529,11 @@ public final class GrpcDemoMain {
         long issued, String reasons) {
       double p50 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(50) / 1e3;
       double p99 = ok.getTotalCount() == 0 ? 0 : ok.getValueAtPercentile(99) / 1e3;
+      double rejectMean = rejects.getTotalCount() == 0 ? 0 : rejects.getMean() / 1e3;
       double rejectP99 = rejects.getTotalCount() == 0 ? 0 : rejects.getValueAtPercentile(99) / 1e3;
       String json = record(mode, level, capacity, offered, throughput, goodput, p50, p99,
-          sloMillis * 1000, dropRate, rejectP99, clientRejects, errors, issued, warmSlices, reasons);
+          sloMillis * 1000, dropRate, rejectMean, rejectP99, clientRejects, errors, issued, warmSlices,
+          reasons);
       records.add(json);
       rows.add(new RunRow(mode, level, run, goodput, p99, json));
       String row = String.format(Locale.ROOT,

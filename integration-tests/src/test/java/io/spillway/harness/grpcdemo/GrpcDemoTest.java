@@ -57,14 +57,17 @@ class GrpcDemoTest {
   @Test
   void callsEndedInTheClientFillTheExpiredColumn(@TempDir Path out) throws Exception {
     String record = GrpcDemoMain.record("spillway-aware", 1, 3790, 3790, 3230, 2978, 2281.5,
-        7856.1, 5000, 0.0982, 4837.4, 1166, 0, 15_160, 6, "aqm=1407");
+        7856.1, 5000, 0.0982, 1210.3, 4837.4, 1166, 0, 15_160, 6, "aqm=1407");
     JsonNode row = new ObjectMapper().readTree(record);
     assertEquals(1166.0 / 15_160, row.path("expired_rate").asDouble(), 1e-4, record);
+    // the report's reject delay column is the mean, as in the harness's records; the p99 beside it
+    assertEquals(1210.3, row.path("reject_delay_us").asDouble(), 1e-9, record);
+    assertEquals(4837.4, row.path("reject_delay_p99_us").asDouble(), 1e-9, record);
     Files.writeString(out.resolve("results.json"), "{\"scenario\": {\"name\": \"grpc-demo\", "
         + "\"slo_us\": \"5000\"}, \"capacity_rps\": 3790, \"records\": [" + record + "]}");
     io.spillway.report.ReportWriter.write(out.resolve("results.json"), out);
     String report = Files.readString(out.resolve("report.md"));
-    assertTrue(report.contains("| 9.82 | 4,837.4 | 7.69 |"), report);
+    assertTrue(report.contains("| 9.82 | 1,210.3 | 7.69 |"), report);
   }
 
   @Test
