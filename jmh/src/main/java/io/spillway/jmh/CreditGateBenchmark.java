@@ -27,6 +27,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -43,9 +44,15 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Baselines in the same run: {@link NoControl}'s gate (the SPI's floor: a permit allocation and
  * its exactly-once CAS) and a {@link Semaphore} tryAcquire/release (a static concurrency limit).
- * Time comes from a counter, not the clock, so only the gate is measured.
+ * Time comes from a counter, not the clock, so only the gate is measured. The peers users pick
+ * today (Netflix concurrency-limits, Sentinel, a Resilience4j bulkhead), raw and behind the SPI,
+ * are in {@link PeerGateBenchmark}, to be run in the same run as these rows.
  *
- * <p>Run: {@code ./spillway jmh CreditGateBenchmark -prof gc}
+ * <p>Every measured operation must admit: refusals are counted, and the trial's tear-down fails if
+ * there was one, so no row times a reject path unnoticed.
+ *
+ * <p>Run: {@code ./spillway jmh CreditGateBenchmark -prof gc}; with the peers: {@code ./spillway
+ * jmh '(CreditGate|PeerGate)Benchmark' -prof gc}
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -66,6 +73,7 @@ public class CreditGateBenchmark {
   private final ResponseMetadata response = new ResponseMetadata();
   private long now;
   private int next;
+  private long refused;
 
   @Setup(Level.Trial)
   public void setUp() {
@@ -102,6 +110,14 @@ public class CreditGateBenchmark {
     }
   }
 
+  @TearDown(Level.Trial)
+  public void everyRequestAdmitted() {
+    if (refused != 0) {
+      throw new IllegalStateException(refused + " request(s) refused at " + sessions
+          + " sessions; every row must time the admitting path only");
+    }
+  }
+
   private long nextSession() {
     int s = next + 1;
     next = s == sessions ? 0 : s;
@@ -112,6 +128,7 @@ public class CreditGateBenchmark {
   public int breakwaterAdmitAndComplete() {
     request.reset().sessionId(nextSession()).demand(2);
     ServerPermit permit = breakwater.admit(request, ++now);
+    count(permit.isAdmitted());
     permit.complete(Outcome.SUCCESS, ++now, response.reset());
     return response.creditDelta();
   }
@@ -120,6 +137,7 @@ public class CreditGateBenchmark {
   public int spillwayAdmitStartAndComplete() {
     request.reset().sessionId(nextSession()).demand(2);
     ServerPermit permit = spillway.admit(request, ++now);
+    count(permit.isAdmitted());
     permit.started(++now);
     permit.complete(Outcome.SUCCESS, ++now, response.reset());
     return response.creditDelta();
@@ -129,6 +147,7 @@ public class CreditGateBenchmark {
   public int noControlAdmitAndComplete() {
     request.reset().sessionId(nextSession()).demand(2);
     ServerPermit permit = none.admit(request, ++now);
+    count(permit.isAdmitted());
     permit.complete(Outcome.SUCCESS, ++now, response.reset());
     return response.creditDelta();
   }
@@ -136,9 +155,16 @@ public class CreditGateBenchmark {
   @Benchmark
   public boolean semaphoreAcquireAndRelease() {
     boolean ok = semaphore.tryAcquire();
+    count(ok);
     if (ok) {
       semaphore.release();
     }
     return ok;
+  }
+
+  private void count(boolean admitted) {
+    if (!admitted) {
+      refused++;
+    }
   }
 }
