@@ -34,6 +34,7 @@ public final class ArrivalRateEstimator {
   private long lastMarkCount;
   private long updates;
   private double newsRate = Double.POSITIVE_INFINITY; // the estimate when updates last moved
+  private long counted; // arrivals the last estimate counted
 
   /**
    * @param size the circular buffer's entries, arrivals per window (µTune: 5)
@@ -63,6 +64,17 @@ public final class ArrivalRateEstimator {
   }
 
   /**
+   * How many arrivals the last {@link #estimate} counted (0 if it had none to count): {@code
+   * smoothing} windows of at least {@code size} arrivals each once the estimator is full, more where
+   * several arrivals come between two readings (a window closes at a reading). The estimate's
+   * relative error is about {@code 1 / √counted}. Read by the adaptation thread, after {@link
+   * #estimate}.
+   */
+  long counted() {
+    return counted;
+  }
+
+  /**
    * How many times the estimate has taken new information: a window closed, or a silence longer
    * than the estimate's span lowered it by at least one arrival's share (one of the arrivals it
    * counts) since the last time. The adaptation decides only when this has moved.
@@ -82,6 +94,7 @@ public final class ArrivalRateEstimator {
   public double estimate(long nowNanos) {
     long n = recorded;
     if (n < 2) {
+      counted = 0;
       return 0;
     }
     long youngestCount = n - 1;
@@ -108,9 +121,10 @@ public final class ArrivalRateEstimator {
     long span = nowNanos - start;
     if (span <= 0) {
       newsRate = Double.POSITIVE_INFINITY; // no time to count over: the next estimate is news
+      counted = 0;
       return 0;
     }
-    long counted = youngestCount - startCount;
+    counted = youngestCount - startCount;
     double rate = counted * 1e9 / span;
     if (closed) {
       newsRate = rate;

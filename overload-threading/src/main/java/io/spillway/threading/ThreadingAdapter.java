@@ -15,7 +15,9 @@ import java.util.function.Supplier;
  *
  * <p>A run decides only when an estimate has changed since the last decision: the estimators
  * update once per window of arrivals, and the same estimate read twice must not count twice toward
- * a move's confirmations.
+ * a move's confirmations. It gives the policy, with the summed rate, the arrivals the estimate
+ * rests on (which size its band in load) and the arrivals recorded so far (which tell estimates on
+ * disjoint arrivals apart, the only ones that confirm each other: {@link ThreadingPolicy}).
  *
  * <p>{@link #restart} starts the policy's confirmations over (a server calls it when an operator
  * moves the model or hands the choice back to the adaptation): a move then needs the full count of
@@ -54,8 +56,7 @@ public final class ThreadingAdapter implements Runnable {
       Supplier<ThreadingModel> current, Consumer<ThreadingModel> switchTo) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.arrivals = List.copyOf(arrivals);
-    this.policy = new ThreadingPolicy(adaptation.profile(), adaptation.margin(), adaptation.headroom(),
-        adaptation.confirmations());
+    this.policy = new ThreadingPolicy(adaptation);
     this.current = Objects.requireNonNull(current, "current");
     this.switchTo = Objects.requireNonNull(switchTo, "switchTo");
   }
@@ -64,23 +65,34 @@ public final class ThreadingAdapter implements Runnable {
   public void run() {
     long now = ticker.read();
     double rate = 0;
+    double variance = 0; // of the summed rate: Σ rate² / counted (an estimate's relative variance is 1/counted)
     long updated = 0;
+    long recorded = 0;
     for (ArrivalRateEstimator a : arrivals) {
-      rate += a.estimate(now);
+      double r = a.estimate(now);
+      rate += r;
+      long counted = a.counted();
+      if (counted > 0) {
+        variance += r * r / counted;
+      }
       updated += a.updates();
+      recorded += a.recorded();
     }
     lastRate = rate;
     if (updated == updates) {
       return;
     }
     updates = updated;
+    // The arrivals the summed estimate rests on: as many as one estimate of that rate would need for
+    // the same relative error. Each estimator's counts; a silent one, its rate near 0, adds little.
+    double counted = variance > 0 ? rate * rate / variance : 0;
     deciding.lock();
     try {
       if (restarts != restarted) {
         restarted = restarts;
         policy.reset();
       }
-      switchTo.accept(policy.decide(rate, current.get()));
+      switchTo.accept(policy.decide(rate, counted, recorded, current.get()));
     } finally {
       deciding.unlock();
     }

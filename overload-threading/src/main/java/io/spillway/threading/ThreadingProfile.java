@@ -161,6 +161,34 @@ public final class ThreadingProfile {
     return best;
   }
 
+  /**
+   * Whether {@code candidate}'s slowest curve is predicted no higher than {@code current}'s fastest
+   * at every load from {@code low} to {@code high}. Up to the highest trained load each curve is
+   * straight between trained loads, so their difference is too, and it is enough to compare them
+   * at the two ends and at every load either model was trained at in between; past it a slowest
+   * curve can only bend up and a fastest only down ({@link #predictNanos}), so the difference is
+   * still largest at an end of each piece.
+   */
+  boolean noSlowerAcross(ThreadingModel candidate, ThreadingModel current, double low, double high) {
+    return noSlowerAt(candidate, current, low) && noSlowerAt(candidate, current, high)
+        && noSlowerAtLoadsWithin(trained(candidate).loads, candidate, current, low, high)
+        && noSlowerAtLoadsWithin(trained(current).loads, candidate, current, low, high);
+  }
+
+  private boolean noSlowerAtLoadsWithin(double[] loads, ThreadingModel candidate, ThreadingModel current,
+      double low, double high) {
+    for (double l : loads) {
+      if (l > low && l < high && !noSlowerAt(candidate, current, l)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean noSlowerAt(ThreadingModel candidate, ThreadingModel current, double rps) {
+    return predictNanos(candidate, rps, Curve.SLOWEST) <= predictNanos(current, rps, Curve.FASTEST);
+  }
+
   private Trained trained(ThreadingModel model) {
     Trained t = models.get(model);
     if (t == null) {

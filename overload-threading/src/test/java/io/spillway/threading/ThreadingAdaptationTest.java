@@ -246,6 +246,70 @@ class ThreadingAdaptationTest {
   }
 
   @Test
+  void theHeadroomAlsoKeepsTheCurrentModelUntilLoadIsWellAboveTheCrossover() {
+    ThreadingPolicy policy = new ThreadingPolicy(crossover(), 0.10, 0.25, 1);
+    // At 2,100 rps DB4 predicts 95.75 us (+ 10 %: 105.3) against IP's 126, but the estimate may be
+    // 2,100 ÷ 1.25 = 1,680 rps, where IP predicts 75.2 us against DB4's 94.2: stay.
+    assertEquals(IP, policy.decide(2_100, IP));
+    // At 2,600 the band starts at 2,080, already past the crossover (~2,033): IP 116.8 us, DB4
+    // 95.6; up to 3,250 DB4 stays below, and it beats IP's 356 us by the margin at 2,600: move.
+    assertEquals(DB4, policy.decide(2_600, IP));
+  }
+
+  @Test
+  void theBandHoldsAtEveryTrainedLoadInsideItNotOnlyAtItsEnds() {
+    // DB4 rises above IB's flat 100 us towards 2,000 rps, then IB rises past it (single runs, us).
+    ThreadingProfile p = ThreadingProfile.builder()
+        .add(IB, 1_000, 100_000).add(IB, 2_000, 100_000).add(IB, 3_000, 400_000)
+        .add(DB4, 1_000, 50_000).add(DB4, 2_000, 150_000).add(DB4, 3_000, 160_000).build();
+    // At 2,250 rps DB4 predicts 152.5 us (+ 10 %: 167.75) against IB's 175: with no band, move.
+    assertEquals(DB4, new ThreadingPolicy(p, 0.10, 0, 1).decide(2_250, IB));
+    // With headroom 0.6 the band runs from 1,406 rps (DB4 90.6 us, IB 100) to 3,600 (DB4 166, IB
+    // 580): DB4 is no worse at either end, but at 2,000 inside it predicts 150 us against 100.
+    assertEquals(IB, new ThreadingPolicy(p, 0.10, 0.6, 1).decide(2_250, IB));
+  }
+
+  @Test
+  void theNoiseHeadroomIsAFixedNumberOfStandardErrorsOfTheEstimate() {
+    // e^(1.35/√45) − 1: the estimate over 45 arrivals has a relative standard error of 1/√45 = 0.149.
+    assertEquals(0.2229, ThreadingAdaptation.noiseHeadroom(5, 9), 1e-4);
+    assertEquals(ThreadingAdaptation.noiseHeadroom(5, 9), ThreadingAdaptation.of(crossover()).headroom(), 0);
+    assertEquals(Math.expm1(1.35 / 30.0), ThreadingAdaptation.noiseHeadroom(100, 9), 1e-12); // 900 arrivals
+    assertThrows(IllegalArgumentException.class, () -> ThreadingAdaptation.noiseHeadroom(1, 9));
+    assertThrows(IllegalArgumentException.class, () -> ThreadingAdaptation.noiseHeadroom(5, 0));
+  }
+
+  @Test
+  void winsConfirmEachOtherOnlyOnDisjointArrivals() {
+    // Headroom 0.25 for the 45 arrivals of a 5 × 9 estimator, 3 confirmations. At 2,700 rps the band
+    // runs from 2,160 (IP 153.6 us, DB4 96.2) to 3,375 (IP 712.5, DB4 105.3), all past the
+    // crossover (~2,033), and DB4 beats IP's 402 us by the margin (1.1 × 100.25 us): a win. The
+    // wide band, 1.25³ = 1.95 each way, reaches 1,382 rps, where IP is faster: no wide win.
+    ThreadingPolicy policy = new ThreadingPolicy(new ThreadingAdaptation(crossover(), 5, 9, 1_000_000, 0.10, 0.25, 3));
+    assertEquals(IP, policy.decide(2_700, 45, 1_000, IP)); // 1 of 3
+    assertEquals(IP, policy.decide(2_700, 45, 1_020, IP)); // 20 arrivals later: shares 25 of its 45
+    assertEquals(IP, policy.decide(2_700, 45, 1_040, IP)); // still shares 5: not counted, not a loss
+    assertEquals(IP, policy.decide(2_700, 45, 1_045, IP)); // 45 later: 2 of 3
+    assertEquals(IP, policy.decide(1_900, 45, 1_060, IP)); // IP 78.5 us against DB4 94.75: a loss, count over
+    assertEquals(IP, policy.decide(2_700, 45, 1_200, IP)); // 1 of 3
+    assertEquals(IP, policy.decide(2_700, 45, 1_245, IP)); // 2 of 3
+    assertEquals(DB4, policy.decide(2_700, 45, 1_290, IP)); // 3 of 3: move
+
+    // The band narrows as the estimate counts more: at 2,400 rps a 45-arrival estimate's band
+    // reaches down to 2,400 ÷ 1.25 = 1,920, below the crossover; one over 180 arrivals errs half as
+    // much, and its band, 1.25^√(45/180) = 1.118, reaches down to 2,147 only.
+    assertEquals(IP, policy.decide(2_400, 45, 2_000, IP)); // a loss
+    assertEquals(IP, policy.decide(2_400, 180, 2_000, IP)); // 1 of 3
+
+    // With no new arrivals (a load that stopped) only the wide band moves: at 6,000 rps it runs
+    // from 3,072 to 11,719, where DB4 is predicted below IP throughout, and 3 wins in a row move.
+    policy.reset();
+    assertEquals(IP, policy.decide(6_000, 45, 3_000, IP));
+    assertEquals(IP, policy.decide(6_000, 45, 3_000, IP));
+    assertEquals(DB4, policy.decide(6_000, 45, 3_000, IP));
+  }
+
+  @Test
   void anInfiniteMarginOrHeadroomIsRefusedRatherThanReadAsNoBarrier() {
     // A margin of +∞ reads as "never move", but 0 ns × ∞ is NaN and every comparison with NaN is
     // false, so against a candidate predicted at 0 ns it let every move through. Likewise an
@@ -286,10 +350,13 @@ class ThreadingAdaptationTest {
       assertEquals(DB4, threading.current());
 
       // Hovering at the crossover (IP's and DB4's predictions meet at ~2,033 rps), where the two
-      // predict the same tail: a handful of moves a second at most, not one per estimate.
+      // predict the same tail: DB4 stays until three estimates on disjoint arrivals read below
+      // 2,033 ÷ 1.223 = 1,662 rps (the band, ThreadingAdaptation.noiseHeadroom: 1.35 standard
+      // errors of a 45-arrival estimate), each with a chance of 9 % at 2,030, or three in a row read
+      // below 2,033 ÷ 1.223³ = 1,111; a move at most, not one per estimate.
       long switches = threading.switches();
       poisson(clock, arrivals, random, 2_030, 1_000_000_000L);
-      assertTrue(threading.switches() - switches <= 12,
+      assertTrue(threading.switches() - switches <= 1,
           "switches while hovering: " + (threading.switches() - switches) + ", seed " + SEED);
 
       poisson(clock, arrivals, random, 300, 300_000_000L);
@@ -346,7 +413,15 @@ class ThreadingAdaptationTest {
       clock.advance(1_000_000);
     }
     assertEquals(IP, threading.current());
-    assertTrue(clock.elapsed() - stopped <= 50_000_000L, "back to IP after " + (clock.elapsed() - stopped) + " ns");
+    // Silent, the estimate is the arrivals it counts over the time since the oldest of them, a
+    // span S at 6,000 rps plus the silence t: it falls to r after t = S × (6,000/r − 1). A silence
+    // brings no new arrivals, so only the wide band moves: for the ~54 arrivals an estimate at
+    // 6,000 rps counts (a window of ~6 per 1 ms reading) the band is 1.223^√(45/54) = 1.202 and the
+    // wide band 1.202³ = 1.735, so back to IP needs r ≤ 2,033 ÷ 1.735 = 1,172 rps, t = 4.1 S; S is
+    // 9 windows of ~1 ms, so ~37 ms, and 3 decisions in a row as the silence lowers the estimate
+    // (each when it has fallen by one arrival's share, a few ms apart): ~50 ms, 70 for the spread of
+    // Poisson windows.
+    assertTrue(clock.elapsed() - stopped <= 70_000_000L, "back to IP after " + (clock.elapsed() - stopped) + " ns");
     assertTrue(adapter.lastRate() < 2_000, "rate " + adapter.lastRate());
   }
 

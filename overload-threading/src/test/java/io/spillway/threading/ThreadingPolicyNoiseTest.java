@@ -6,18 +6,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.spillway.api.testing.VirtualClock;
 import io.spillway.threading.ThreadingProfile.Curve;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * The policy's rule against training noise ({@link ThreadingPolicy}: move only when the
- * candidate's slowest run beats the current model's fastest), through the whole adaptation loop in
- * virtual time: arrivals at known rates into the {@link ArrivalRateEstimator}, the {@link
- * ThreadingAdapter} on a 1 ms tick of the virtual clock, the paper's settings ({@link
- * ThreadingAdaptation#of}).
+ * The policy's rules against noise ({@link ThreadingPolicy}): against the training's, move only
+ * when the candidate's slowest run beats the current model's fastest; against the load estimate's,
+ * only when that holds across the dead band in load around the estimate. Through the whole
+ * adaptation loop in virtual time: arrivals at known rates (evenly spaced, or Poisson from a seed
+ * printed on failure and set by {@code -Dspillway.test.seed}) into the {@link
+ * ArrivalRateEstimator}, the {@link ThreadingAdapter} on a 1 ms tick of the virtual clock, the
+ * paper's settings ({@link ThreadingAdaptation#of}).
  */
 class ThreadingPolicyNoiseTest {
 
+  private static final long SEED = Long.getLong("spillway.test.seed", 27L);
   private static final ThreadingModel IB = ThreadingModel.parse("IB");
   private static final ThreadingModel DB16 = ThreadingModel.parse("DB16");
   private static final double[] LOADS = {1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000,
@@ -138,12 +144,43 @@ class ThreadingPolicyNoiseTest {
     withRuns.constantSteps(rampsUpAndDown(), 200_000_000L);
     assertEquals(List.of(), withRuns.moves, "three runs per load");
 
-    // The same first runs alone, as a one-run training would see them: every crossing is a move.
+    // The spread alone keeps them still: with no dead band in load the three runs still never move...
+    ThreadingAdaptation noBand = new ThreadingAdaptation(three, 5, 9, 1_000_000, 0.10, 0, 3);
+    Loop withRunsNoBand = new Loop(noBand, IB);
+    withRunsNoBand.constantSteps(rampsUpAndDown(), 200_000_000L);
+    assertEquals(List.of(), withRunsNoBand.moves, "three runs per load, no band in load");
+
+    // ...while the same first runs alone, as a one-run training would see them, move at every
+    // crossing, each as soon as the 10 % margin is passed: up at 4,000 (DB16 1.1 × 1.0 ms against
+    // IB 1.5), 7,000 (IB 1.1 × 1.7 against 2.5) and 10,000 (DB16 1.1 × 2.7 against 3.5); down at
+    // 9,000 (IB 1.1 × 1.8 against 2.6), 6,000 (DB16 1.1 × 1.1 against 1.6) and 3,000 (IB 1.1 × 0.5
+    // against 0.9).
+    Loop oneRunNoBand = new Loop(new ThreadingAdaptation(oneRun(), 5, 9, 1_000_000, 0.10, 0, 3), IB);
+    oneRunNoBand.constantSteps(rampsUpAndDown(), 200_000_000L);
+    assertEquals(List.of("IB->DB16 at 4000", "DB16->IB at 7000", "IB->DB16 at 10000", // up
+        "DB16->IB at 9000", "IB->DB16 at 6000", "DB16->IB at 3000"), // down
+        oneRunNoBand.moves.subList(0, 6));
+    assertEquals(oneRunNoBand.moves.subList(0, 6), oneRunNoBand.moves.subList(6, 12), "the second ramp as the first");
+
+    // With the band (ThreadingAdaptation.noiseHeadroom(5, 9): ÷/× 1.223 for 45 arrivals, (1.223)^√(45/n)
+    // for an estimate over n), one run still moves at each of its first runs' crossings (3,444,
+    // 6,385 and 9,500 rps: between 3,000 and 4,000 IB − DB16 goes from −0.4 to +0.5 ms, so it is 0
+    // at 3,000 + 1,000 × 0.4/0.9), at the first step where the whole band lies on the candidate's
+    // side. Evenly spaced arrivals close a window at the first reading after its 5th, so an
+    // estimate counts 54 arrivals at 2,000, 3,000 and 6,000 rps (band 1.202), 72 at 4,000 and 8,000
+    // (1.172), 45 at 5,000 (1.223), 63 at 7,000 (1.185), 81 at 9,000 (1.162), 90 at 10,000 (1.153)
+    // and 99 at 11,000 (1.145). Up: at 4,000 the band reaches down to 3,412, where IB is faster; at
+    // 5,000 it runs from 4,089 to 6,115, inside DB16's stretch. At 7,000 it reaches down to 5,905,
+    // where DB16 is faster; at 8,000 it runs from 6,823 to 9,380, inside IB's. At 10,000 it reaches
+    // down to 8,674; at 11,000 to 9,604, past 9,500. Down: at 9,000 the band reaches up to 10,456,
+    // past 9,500; at 8,000 it holds. At 6,000 it reaches up to 7,210, past 6,385; at 5,000 it holds.
+    // At 3,000 it reaches up to 3,605, past 3,444; at 2,000 up to 2,403. Each move also beats the
+    // margin: at 5,000 DB16 1.1 × 1.05 ms against IB 1.55, at 8,000 IB 1.1 × 1.75 against 2.55, at
+    // 11,000 DB16 1.1 × 2.75 against 3.6, at 2,000 IB 1.1 × 0.45 against 0.85.
     Loop oneRun = new Loop(oneRun(), IB);
     oneRun.constantSteps(rampsUpAndDown(), 200_000_000L);
-    assertTrue(oneRun.moves.size() >= 4, "one run per load moved only " + oneRun.moves);
-    assertEquals(List.of("IB->DB16 at 4000", "DB16->IB at 7000", "IB->DB16 at 10000", // up
-        "DB16->IB at 7000", "IB->DB16 at 5000", "DB16->IB at 2000"), // down: the headroom delays each move
+    assertEquals(List.of("IB->DB16 at 5000", "DB16->IB at 8000", "IB->DB16 at 11000", // up
+        "DB16->IB at 8000", "IB->DB16 at 5000", "DB16->IB at 2000"), // down
         oneRun.moves.subList(0, 6));
     assertEquals(oneRun.moves.subList(0, 6), oneRun.moves.subList(6, 12), "the second ramp as the first");
   }
@@ -170,12 +207,145 @@ class ThreadingPolicyNoiseTest {
   void aRealCrossoverIsOneSwitchPerCrossingInEachDirection() {
     Loop loop = new Loop(crossover(), IB);
     loop.constantSteps(rampsUpAndDown(), 200_000_000L);
-    // Up: at 7,000 rps DB16's slowest (0.91 ms, + 10 %) is below IB's fastest (2 ms); at 6,000 it
-    // is not (0.99 against 0.70 ms). Down: at 3,000 IB's slowest (0.38 ms, + 10 %) is below DB16's
-    // fastest (0.62), and still at 3,750 (headroom); at 4,000 the headroom's 5,000 is not (0.80 ms
-    // against 0.64).
-    assertEquals(List.of("IB->DB16 at 7000", "DB16->IB at 3000", "IB->DB16 at 7000", "DB16->IB at 3000"),
+    // DB16's slowest meets IB's fastest where 0.70 + 1.30 × (l − 6,000)/1,000 ms = 0.90 + 0.01 × (l −
+    // 6,000)/1,000, at 6,155 rps; IB's slowest meets DB16's fastest where 0.45 + 0.35 × (l −
+    // 4,000)/1,000 = 0.63 + 0.01 × (l − 4,000)/1,000, at 4,529 rps. The band (÷/× 1.223 for 45
+    // arrivals, ThreadingAdaptation.noiseHeadroom(5, 9), (1.223)^√(45/n) for an estimate over n)
+    // must lie wholly on the candidate's side of them; evenly spaced arrivals give estimates over
+    // 63 arrivals at 7,000 rps (band 1.185), 72 at 8,000 and 4,000 (1.172) and 54 at 3,000 (1.202).
+    // Up: at 7,000 the band reaches down to 5,905, where IB's fastest (0.68 ms) beats DB16's slowest
+    // (0.90); at 8,000 it starts at 6,823, past the crossover, and the margin holds there (DB16 1.1 ×
+    // 0.92 ms against IB's 5.0). Down: at 4,000 the band reaches up to 4,690, where IB's slowest is
+    // 0.69 ms against DB16's fastest 0.64; at 3,000 it ends at 3,605 (0.42 against 0.63), and the
+    // margin holds (IB 1.1 × 0.38 against 0.62).
+    assertEquals(List.of("IB->DB16 at 8000", "DB16->IB at 3000", "IB->DB16 at 8000", "DB16->IB at 3000"),
         loop.moves);
+  }
+
+  /**
+   * A one-run training whose curves cross once (p99, µs): the middle runs of {@link #crossover()}.
+   * IB passes DB16 between 5,000 and 6,000 rps, where 650 + 0.35 × (l − 5,000) = 740 + 0.01 × (l −
+   * 5,000): at 5,265 rps.
+   */
+  private static ThreadingProfile oneRunCrossover() {
+    return profile(new double[][] {
+        {260, 280, 300, 380, 650, 1_000, 2_600, 6_500, 12_000, 20_000, 29_000, 40_000}}, new double[][] {
+        {700, 710, 720, 730, 740, 750, 760, 770, 780, 790, 800, 810}});
+  }
+
+  /**
+   * In-line poll against dispatch-block with 4 workers, one run per load (p99, µs), as in {@link
+   * ThreadingAdaptationTest}: IP is faster up to ~2,033 rps, where 80 + 0.46 × (l − 2,000) = 95 +
+   * 0.0075 × (l − 2,000), and saturates past it.
+   */
+  private static ThreadingProfile inlinePollAndDispatch() {
+    ThreadingModel ip = ThreadingModel.parse("IP");
+    ThreadingModel db4 = ThreadingModel.parse("DB4");
+    return ThreadingProfile.builder()
+        .add(ip, 0, 50_000).add(ip, 2_000, 80_000).add(ip, 4_000, 1_000_000).add(ip, 8_000, 5_000_000)
+        .add(db4, 0, 90_000).add(db4, 2_000, 95_000).add(db4, 4_000, 110_000).add(db4, 8_000, 150_000)
+        .build();
+  }
+
+  @Test
+  void aSteadyLoadNearACrossoverSwitchesAtMostTwiceInTenSeconds() {
+    // Poisson arrivals at one rate for 10 s of virtual time, from either model, at loads on both
+    // sides of each crossover (IP/DB4 ~2,033 rps, the one-run curves 5,265, the three runs' 4,529
+    // and 6,155) and inside the band: the model that wins there is taken at most once, and is not
+    // left again by chance (a switch or two at most, where each move costs a drain). The estimate
+    // spans ~45 arrivals, a relative error of 1/√45 = 15 %, and estimates one window apart share
+    // all but a window of them: confirmations counted on consecutive estimates, with a band of 25 %
+    // on one side only (1.5 standard errors in all), move here tens of times in 10 s. Counted on
+    // disjoint arrivals, three strays past 1.35 standard errors each (ThreadingAdaptation.noiseHeadroom)
+    // come in a row with a chance of 0.089³ = 0.07 % per three estimates.
+    Map<String, Integer> switches = new LinkedHashMap<>();
+    check(switches, "IP/DB4", inlinePollAndDispatch(),
+        new double[] {1_400, 1_600, 1_800, 2_000, 2_100, 2_200, 2_400, 2_600});
+    check(switches, "one run", oneRunCrossover(),
+        new double[] {4_000, 4_500, 5_000, 5_300, 5_600, 6_000, 6_500, 7_000});
+    check(switches, "three runs", crossover(), new double[] {3_500, 4_000, 4_500, 5_000, 5_500, 6_000, 6_500});
+    assertTrue(switches.values().stream().allMatch(n -> n <= 2), "switches in 10 s: " + switches + ", seed " + SEED);
+  }
+
+  private static void check(Map<String, Integer> switches, String name, ThreadingProfile profile, double[] rates) {
+    for (double rps : rates) {
+      for (ThreadingModel initial : profile.models()) {
+        Loop loop = new Loop(profile, initial);
+        loop.poisson(rps, 10_000_000_000L, new SplittableRandom(SEED));
+        switches.put(name + " at " + Math.round(rps) + " from " + initial, loop.moves.size());
+      }
+    }
+  }
+
+  @Test
+  void aStepOfLoadPastTheBandStillMovesPromptly() {
+    // Poisson, each step held 1 s, three times each way. A step this far from a crossover moves by
+    // the wide band: 3 decisions in a row past the band cubed (ThreadingPolicy), ÷/× 1.223³ = 1.83
+    // for a 45-arrival estimate, 1.202³ = 1.74 for the ~54 an estimate at 6,000 rps counts (a
+    // window of ~6 arrivals per 1 ms reading), 1.139³ = 1.48 for the ~108 one at 12,000 counts.
+    //
+    // 200 <-> 6,000 rps on IP/DB4 (crossover ~2,033). Up: a window closes at each 1 ms reading, so
+    // the 9 windows of the 200 rps load have left the estimate after 9 readings, and it reads 6,000,
+    // past 2,033 × 1.74 = 3,528; 3 decisions in a row take 2 more: ~11 ms, 25 ms for Poisson
+    // windows. Down: it must read 2,033 ÷ 1.74...1.83 = 1,110...1,170; the estimate, the ~54
+    // arrivals of the last 9 ms of 6,000 rps and 0.2 per ms since, over 9 ms and the time t since
+    // the step, reads that at (54 − 1.17 × 9)/(1.17 − 0.2) = 45 ms, and each decision then waits for
+    // a window of 5 arrivals to close (25 ms on average at 200 rps): ~100 ms for 3; 200 ms allows
+    // for Poisson windows.
+    steps(inlinePollAndDispatch(), ThreadingModel.parse("IP"), 6_000, 25_000_000L, 200_000_000L);
+    // 200 <-> 12,000 rps on oneRunCrossover() (crossover 5,265). Up: as above, it reads 12,000 past
+    // 5,265 × 1.48 = 7,774 after ~9 readings: ~11 ms, 20 ms for Poisson. Down: it must read 5,265 ÷
+    // 1.83 = 2,878; the ~108 arrivals of the last 9 ms of 12,000 rps and 0.2 per ms since read that
+    // at (108 − 2.878 × 9)/(2.878 − 0.2) = 31 ms, then ~25 ms per decision: ~100 ms; 250 ms allows
+    // for Poisson windows.
+    steps(oneRunCrossover(), IB, 12_000, 20_000_000L, 250_000_000L);
+  }
+
+  private static void steps(ThreadingProfile profile, ThreadingModel low, double high, long upNanos,
+      long downNanos) {
+    Loop loop = new Loop(profile, low);
+    SplittableRandom random = new SplittableRandom(SEED);
+    loop.poisson(200, 1_000_000_000L, random);
+    List<String> delays = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      long up = loop.poissonUntilMoved(high, 1_000_000_000L, random);
+      delays.add("up " + up / 1_000_000.0 + " ms");
+      assertTrue(up <= upNanos, "moved up " + delays + ", seed " + SEED);
+      loop.poisson(high, 1_000_000_000L, random);
+      long down = loop.poissonUntilMoved(200, 1_000_000_000L, random);
+      delays.add("down " + down / 1_000_000.0 + " ms");
+      assertTrue(down <= downNanos, "moved down " + delays + ", seed " + SEED);
+      loop.poisson(200, 1_000_000_000L, random);
+    }
+    assertEquals(6, loop.moves.size(), loop.moves + ", seed " + SEED);
+  }
+
+  @Test
+  void aSteadyLoadWellPastACrossoverEndsOnTheModelPredictedFasterThere() {
+    // 1.4× oneRunCrossover()'s crossover (5,265 rps) and 1/1.4 of it, from the model predicted
+    // slower there: 7,371 rps (IB 4.05 ms against DB16 0.76) and 3,761 (DB16 0.73 ms against IB
+    // 0.36). Evenly spaced, so the estimate reads the load as it is; it counts 66-67 arrivals at
+    // 7,371 (a window of 7-8 per 1 ms reading) and 67-68 at 3,761 (7-8 per 2 readings), so the band
+    // is 1.223^√(45/67) = 1.18: 7,371 ÷ 1.18 = 6,247 and 3,761 × 1.18 = 4,438 both lie on the far
+    // side of 5,265, and the margin holds (DB16 1.1 × 0.76 ms against 4.05, IB 1.1 × 0.36 against
+    // 0.73). The wide band, 1.18³ = 1.64, does not (4,486 and 6,179), so the move waits for 3
+    // estimates on disjoint arrivals: the first once the band, wider while the estimator fills,
+    // fits (~16 arrivals: (1.35 / ln 1.4)²), the next two ~67 arrivals apart, ~9 and ~18 ms at 7,371
+    // and 3,761 rps: ~25 and ~45 ms; 60 ms. A band that must cover one estimate's noise alone (3
+    // standard errors, ÷/× 1.56) never moves here.
+    for (double[] load : new double[][] {{7_371, 0}, {3_761, 1}}) {
+      ThreadingModel from = load[1] == 0 ? IB : DB16;
+      Loop even = new Loop(oneRunCrossover(), from);
+      even.constantSteps(List.of(load[0]), 1_000_000_000L);
+      assertEquals(1, even.moves.size(), "evenly spaced at " + load[0] + ": " + even.moves);
+      assertTrue(even.movedAt <= 60_000_000L, "evenly spaced at " + load[0] + ": moved after " + even.movedAt + " ns");
+      // Poisson: the estimate strays 15 % and moves wait for estimates that stray less; 150 ms.
+      Loop poisson = new Loop(oneRunCrossover(), from);
+      poisson.poisson(load[0], 1_000_000_000L, new SplittableRandom(SEED));
+      assertEquals(1, poisson.moves.size(), "Poisson at " + load[0] + ": " + poisson.moves + ", seed " + SEED);
+      assertTrue(poisson.movedAt <= 150_000_000L,
+          "Poisson at " + load[0] + ": moved after " + poisson.movedAt + " ns, seed " + SEED);
+    }
   }
 
   /** The adaptation loop on a virtual clock, with a record of every move and the load offered then. */
@@ -185,9 +355,13 @@ class ThreadingPolicyNoiseTest {
     private final List<String> moves = new ArrayList<>();
     private ThreadingModel current;
     private double offered;
+    private long movedAt; // clock.elapsed() at the last move
 
     Loop(ThreadingProfile profile, ThreadingModel initial) {
-      ThreadingAdaptation adaptation = ThreadingAdaptation.of(profile);
+      this(ThreadingAdaptation.of(profile), initial);
+    }
+
+    Loop(ThreadingAdaptation adaptation, ThreadingModel initial) {
       arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
       current = initial;
       ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> current,
@@ -195,6 +369,7 @@ class ThreadingPolicyNoiseTest {
             if (!model.equals(current)) {
               moves.add(current + "->" + model + " at " + Math.round(offered));
               current = model;
+              movedAt = clock.elapsed();
             }
           });
       clock.every(adaptation.periodNanos(), adapter);
@@ -211,6 +386,34 @@ class ThreadingPolicyNoiseTest {
           arrivals.record(clock.read());
         }
       }
+    }
+
+    /** Poisson arrivals at {@code rps} for {@code nanos}. */
+    void poisson(double rps, long nanos, SplittableRandom random) {
+      offered = rps;
+      long end = clock.elapsed() + nanos;
+      while (clock.elapsed() < end) {
+        arrive(rps, random);
+      }
+    }
+
+    /**
+     * Poisson arrivals at {@code rps} until the next move, for {@code nanos} at most: the time from
+     * the first of them to the move, or {@link Long#MAX_VALUE} if there was none.
+     */
+    long poissonUntilMoved(double rps, long nanos, SplittableRandom random) {
+      offered = rps;
+      long start = clock.elapsed();
+      int before = moves.size();
+      while (moves.size() == before && clock.elapsed() - start < nanos) {
+        arrive(rps, random);
+      }
+      return moves.size() == before ? Long.MAX_VALUE : movedAt - start;
+    }
+
+    private void arrive(double rps, SplittableRandom random) {
+      clock.advance(Math.max(1, (long) (-Math.log(1 - random.nextDouble()) / rps * 1e9)));
+      arrivals.record(clock.read());
     }
   }
 }
