@@ -30,9 +30,9 @@ import java.util.Objects;
  *   <li>its slowest predicted tail, raised by {@code margin} (a fraction of it), is still below the
  *       current model's fastest: a margin for what a few repetitions fail to sample of the
  *       training's noise;
- *   <li>its slowest is no worse than the current model's fastest at every load from the estimate ÷
- *       (1 + {@code h}) to the estimate × (1 + {@code h}): the move must hold wherever the true
- *       load may be, given the estimate. {@code h} is {@code headroom} for an estimate over the
+ *   <li>its slowest is no worse than the current model's fastest at every load from the estimate
+ *       to the estimate × (1 + {@code h}): the move must hold should the true load be higher than
+ *       the estimate (below, on why not lower). {@code h} is {@code headroom} for an estimate over the
  *       adaptation's {@code bufferSize × smoothing} arrivals and {@code (1 + headroom)^√(bufferSize
  *       × smoothing / n) − 1} for one over {@code n}: the same number of standard errors whatever
  *       the estimate counted (a window closes at a reading, so where more than {@code bufferSize}
@@ -45,26 +45,28 @@ import java.util.Objects;
  *       together and wins counted on them are worth little more than one; the counts of a Poisson
  *       process in disjoint stretches are independent, so here a chance move needs {@code
  *       confirmations} independent strays in a row. With {@link ThreadingAdaptation#of}'s band of
- *       1.35 standard errors one estimate strays past it with a chance of 8.9 %, three in a row
- *       0.07 %, as rarely as one estimate strays 3.2 standard errors;
+ *       2 standard errors one estimate strays past it with a chance of 2.3 %, three in a row about
+ *       one in 80,000;
  *   <li>or {@code confirmations} consecutive wins across the band raised to the power {@code
- *       confirmations} ({@code confirmations} times as wide in the logarithm): one estimate then
+ *       confirmations} ({@code confirmations} times as wide in the logarithm), on both sides of
+ *       the estimate: one estimate then
  *       carries the whole distance the independent ones would share, and the consecutive decisions
  *       guard against one outlying window. This is how a large step moves within a few windows:
  *       disjoint estimates take {@code confirmations} estimates' worth of arrivals (at 200 rps, 45
  *       arrivals take 225 ms), and a load that stops brings no new arrivals at all.
  * </ul>
  *
- * <p>The band lies on both sides of the estimate. A crossover at {@code c} (where the candidate's
- * slowest meets the current model's fastest) is crossed towards the model that wins above it once
- * the estimate passes {@code c × (1 + h)}, and back once it falls below {@code c ÷ (1 + h)}; a
- * band on one side only would leave no band at all against one of the two moves. A steady load
- * inside the band keeps the model it has, which is why the band is narrow and the evidence is
- * gathered over several independent estimates instead: a band wide enough that a single estimate
- * rarely crosses it by chance (3 standard errors, ÷/× 1.56 for 45 arrivals) would also hold a load
- * at 1.5× a crossover on a model predicted several times slower there, until chance carried an
- * estimate past it. Where models cross again within the band's width the loads between those
- * crossings are never certain enough to move for.
+ * <p>The band lies above the estimate only, because the two ways of being wrong near a crossover
+ * cost differently. A crossover at {@code c} (where the candidate's slowest meets the current
+ * model's fastest) is crossed towards the model that wins above it as soon as the estimates
+ * independently pass {@code c}, and back only once they fall below {@code c ÷ (1 + h)}. Staying too
+ * long on the model that wins at low load risks its saturation: in-line and small pools stop
+ * keeping up just past their crossover, and their queue then grows without bound (mutune-osdi18
+ * §5, the in-line models' tails at high load; docs/results/mutune.md, in-line block at 5,000 rps).
+ * Staying too long on the model that wins at high load costs what dispatch costs at low load, a
+ * hand-off and a wake-up per request. So the dead band sits on the cheap side: {@code [c ÷ (1 +
+ * h), c]}. A steady load inside it keeps the model it has; one that hovers near {@code c} moves up
+ * once and, needing independent estimates {@code h} below {@code c} to come back, stays.
  *
  * <p>A current model the profile does not know is left at the first decision, for the model whose
  * median curve is lowest.
@@ -175,7 +177,7 @@ public final class ThreadingPolicy {
     if (best == null
         || profile.predictNanos(best, rps, Curve.SLOWEST) * (1 + margin)
             >= profile.predictNanos(current, rps, Curve.FASTEST)
-        || !profile.noSlowerAcross(best, current, rps * Math.exp(-band), rps * Math.exp(band))) {
+        || !profile.noSlowerAcross(best, current, rps, rps * Math.exp(band))) {
       reset();
       return current;
     }

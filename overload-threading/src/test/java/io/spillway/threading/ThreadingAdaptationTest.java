@@ -246,35 +246,36 @@ class ThreadingAdaptationTest {
   }
 
   @Test
-  void theHeadroomAlsoKeepsTheCurrentModelUntilLoadIsWellAboveTheCrossover() {
+  void aMoveTowardsTheModelThatWinsAtHigherLoadComesAtTheCrossover() {
+    // In-line saturates past its crossover (~2,033 rps), so the band lies below it only.
     ThreadingPolicy policy = new ThreadingPolicy(crossover(), 0.10, 0.25, 1);
-    // At 2,100 rps DB4 predicts 95.75 us (+ 10 %: 105.3) against IP's 126, but the estimate may be
-    // 2,100 ÷ 1.25 = 1,680 rps, where IP predicts 75.2 us against DB4's 94.2: stay.
-    assertEquals(IP, policy.decide(2_100, IP));
-    // At 2,600 the band starts at 2,080, already past the crossover (~2,033): IP 116.8 us, DB4
-    // 95.6; up to 3,250 DB4 stays below, and it beats IP's 356 us by the margin at 2,600: move.
-    assertEquals(DB4, policy.decide(2_600, IP));
+    // At 2,000 rps IP predicts 80 us against DB4's 95: stay.
+    assertEquals(IP, policy.decide(2_000, IP));
+    // At 2,100 DB4 predicts 95.75 us (+ 10 %: 105.3) against IP's 126, and from there up to 2,625
+    // DB4 stays below IP: move, though the estimate may be 2,100 ÷ 1.25 = 1,680 rps, where IP
+    // would be faster (75.2 us against 94.2).
+    assertEquals(DB4, policy.decide(2_100, IP));
   }
 
   @Test
   void theBandHoldsAtEveryTrainedLoadInsideItNotOnlyAtItsEnds() {
-    // DB4 rises above IB's flat 100 us towards 2,000 rps, then IB rises past it (single runs, us).
+    // DB4 beats IB at 2,000 rps and from 3,000 on, but not at 2,500 in between (single runs, us).
     ThreadingProfile p = ThreadingProfile.builder()
-        .add(IB, 1_000, 100_000).add(IB, 2_000, 100_000).add(IB, 3_000, 400_000)
-        .add(DB4, 1_000, 50_000).add(DB4, 2_000, 150_000).add(DB4, 3_000, 160_000).build();
-    // At 2,250 rps DB4 predicts 152.5 us (+ 10 %: 167.75) against IB's 175: with no band, move.
-    assertEquals(DB4, new ThreadingPolicy(p, 0.10, 0, 1).decide(2_250, IB));
-    // With headroom 0.6 the band runs from 1,406 rps (DB4 90.6 us, IB 100) to 3,600 (DB4 166, IB
-    // 580): DB4 is no worse at either end, but at 2,000 inside it predicts 150 us against 100.
-    assertEquals(IB, new ThreadingPolicy(p, 0.10, 0.6, 1).decide(2_250, IB));
+        .add(IB, 2_000, 100_000).add(IB, 2_500, 100_000).add(IB, 3_000, 1_000_000)
+        .add(DB4, 2_000, 50_000).add(DB4, 2_500, 300_000).add(DB4, 3_000, 310_000).build();
+    // At 2,000 rps DB4 predicts 50 us (+ 10 %: 55) against IB's 100: with no band, move.
+    assertEquals(DB4, new ThreadingPolicy(p, 0.10, 0, 1).decide(2_000, IB));
+    // With headroom 0.6 the band runs from 2,000 to 3,200 rps: DB4 is no worse at either end (at
+    // 3,200, 314 us against IB's 1,360), but at 2,500 inside it predicts 300 us against 100.
+    assertEquals(IB, new ThreadingPolicy(p, 0.10, 0.6, 1).decide(2_000, IB));
   }
 
   @Test
   void theNoiseHeadroomIsAFixedNumberOfStandardErrorsOfTheEstimate() {
-    // e^(1.35/√45) − 1: the estimate over 45 arrivals has a relative standard error of 1/√45 = 0.149.
-    assertEquals(0.2229, ThreadingAdaptation.noiseHeadroom(5, 9), 1e-4);
+    // e^(2/√45) − 1: the estimate over 45 arrivals has a relative standard error of 1/√45 = 0.149.
+    assertEquals(0.3474, ThreadingAdaptation.noiseHeadroom(5, 9), 1e-4);
     assertEquals(ThreadingAdaptation.noiseHeadroom(5, 9), ThreadingAdaptation.of(crossover()).headroom(), 0);
-    assertEquals(Math.expm1(1.35 / 30.0), ThreadingAdaptation.noiseHeadroom(100, 9), 1e-12); // 900 arrivals
+    assertEquals(Math.expm1(2.0 / 30.0), ThreadingAdaptation.noiseHeadroom(100, 9), 1e-12); // 900 arrivals
     assertThrows(IllegalArgumentException.class, () -> ThreadingAdaptation.noiseHeadroom(1, 9));
     assertThrows(IllegalArgumentException.class, () -> ThreadingAdaptation.noiseHeadroom(5, 0));
   }
@@ -351,9 +352,9 @@ class ThreadingAdaptationTest {
 
       // Hovering at the crossover (IP's and DB4's predictions meet at ~2,033 rps), where the two
       // predict the same tail: DB4 stays until three estimates on disjoint arrivals read below
-      // 2,033 ÷ 1.223 = 1,662 rps (the band, ThreadingAdaptation.noiseHeadroom: 1.35 standard
-      // errors of a 45-arrival estimate), each with a chance of 9 % at 2,030, or three in a row read
-      // below 2,033 ÷ 1.223³ = 1,111; a move at most, not one per estimate.
+      // 2,033 ÷ 1.347 = 1,509 rps (the band, ThreadingAdaptation.noiseHeadroom: 2 standard errors
+      // of a 45-arrival estimate), each with a chance of 2.3 % at 2,030, or three in a row read
+      // below 2,033 ÷ 1.347³ = 832; a move at most, not one per estimate.
       long switches = threading.switches();
       poisson(clock, arrivals, random, 2_030, 1_000_000_000L);
       assertTrue(threading.switches() - switches <= 1,
@@ -416,10 +417,10 @@ class ThreadingAdaptationTest {
     // Silent, the estimate is the arrivals it counts over the time since the oldest of them, a
     // span S at 6,000 rps plus the silence t: it falls to r after t = S × (6,000/r − 1). A silence
     // brings no new arrivals, so only the wide band moves: for the ~54 arrivals an estimate at
-    // 6,000 rps counts (a window of ~6 per 1 ms reading) the band is 1.223^√(45/54) = 1.202 and the
-    // wide band 1.202³ = 1.735, so back to IP needs r ≤ 2,033 ÷ 1.735 = 1,172 rps, t = 4.1 S; S is
-    // 9 windows of ~1 ms, so ~37 ms, and 3 decisions in a row as the silence lowers the estimate
-    // (each when it has fallen by one arrival's share, a few ms apart): ~50 ms, 70 for the spread of
+    // 6,000 rps counts (a window of ~6 per 1 ms reading) the band is 1.347^√(45/54) = 1.313 and the
+    // wide band 1.313³ = 2.26, so back to IP needs r ≤ 2,033 ÷ 2.26 = 898 rps, t = 5.7 S; S is 9
+    // windows of ~1 ms, so ~51 ms, and 3 decisions in a row as the silence lowers the estimate
+    // (each when it has fallen by one arrival's share, a few ms apart): ~60 ms, 70 for the spread of
     // Poisson windows.
     assertTrue(clock.elapsed() - stopped <= 70_000_000L, "back to IP after " + (clock.elapsed() - stopped) + " ns");
     assertTrue(adapter.lastRate() < 2_000, "rate " + adapter.lastRate());

@@ -162,25 +162,25 @@ class ThreadingPolicyNoiseTest {
         oneRunNoBand.moves.subList(0, 6));
     assertEquals(oneRunNoBand.moves.subList(0, 6), oneRunNoBand.moves.subList(6, 12), "the second ramp as the first");
 
-    // With the band (ThreadingAdaptation.noiseHeadroom(5, 9): ÷/× 1.223 for 45 arrivals, (1.223)^√(45/n)
-    // for an estimate over n), one run still moves at each of its first runs' crossings (3,444,
-    // 6,385 and 9,500 rps: between 3,000 and 4,000 IB − DB16 goes from −0.4 to +0.5 ms, so it is 0
-    // at 3,000 + 1,000 × 0.4/0.9), at the first step where the whole band lies on the candidate's
-    // side. Evenly spaced arrivals close a window at the first reading after its 5th, so an
-    // estimate counts 54 arrivals at 2,000, 3,000 and 6,000 rps (band 1.202), 72 at 4,000 and 8,000
-    // (1.172), 45 at 5,000 (1.223), 63 at 7,000 (1.185), 81 at 9,000 (1.162), 90 at 10,000 (1.153)
-    // and 99 at 11,000 (1.145). Up: at 4,000 the band reaches down to 3,412, where IB is faster; at
-    // 5,000 it runs from 4,089 to 6,115, inside DB16's stretch. At 7,000 it reaches down to 5,905,
-    // where DB16 is faster; at 8,000 it runs from 6,823 to 9,380, inside IB's. At 10,000 it reaches
-    // down to 8,674; at 11,000 to 9,604, past 9,500. Down: at 9,000 the band reaches up to 10,456,
-    // past 9,500; at 8,000 it holds. At 6,000 it reaches up to 7,210, past 6,385; at 5,000 it holds.
-    // At 3,000 it reaches up to 3,605, past 3,444; at 2,000 up to 2,403. Each move also beats the
-    // margin: at 5,000 DB16 1.1 × 1.05 ms against IB 1.55, at 8,000 IB 1.1 × 1.75 against 2.55, at
-    // 11,000 DB16 1.1 × 2.75 against 3.6, at 2,000 IB 1.1 × 0.45 against 0.85.
+    // With the band (ThreadingAdaptation.noiseHeadroom(5, 9): × 1.347 above the estimate for 45
+    // arrivals, 1.347^√(45/n) − 1 for an estimate over n), one run still moves at each of its first
+    // runs' crossings (3,444, 6,385 and 9,500 rps: between 3,000 and 4,000 IB − DB16 goes from −0.4
+    // to +0.5 ms, so it is 0 at 3,000 + 1,000 × 0.4/0.9): towards the model that wins above a
+    // crossover at the first step past it, back at the first step whose band, from the estimate up,
+    // lies wholly below it. Evenly spaced arrivals close a window at the first reading after its
+    // 5th, so an estimate counts 54 arrivals at 2,000, 3,000 and 6,000 rps (band × 1.313), 72 at
+    // 4,000 and 8,000 (× 1.266), 45 at 5,000 (× 1.347), 63 at 7,000 (× 1.287) and 81 at 9,000
+    // (× 1.249). Up: DB16 at 4,000 (past 3,444, and its band to 5,063 short of 6,385), IB at 7,000
+    // (past 6,385, band to 9,006 short of 9,500), DB16 at 10,000. Down: IB at 9,000 would need its
+    // band (to 11,240) below 9,500, at 8,000 (to 10,126) too; at 7,000 it ends at 9,006: IB. DB16
+    // at 6,000 (to 7,877) and 5,000 (to 6,737) would reach past 6,385; at 4,000 (to 5,063): DB16.
+    // IB at 3,000 (to 3,938) would reach past 3,444; at 2,000 (to 2,626): IB. Each move also beats
+    // the margin: at 4,000 DB16 1.1 × 1.0 ms against IB 1.5, at 7,000 IB 1.1 × 1.7 against 2.5, at
+    // 10,000 DB16 1.1 × 2.7 against 3.5, at 2,000 IB 1.1 × 0.45 against 0.85.
     Loop oneRun = new Loop(oneRun(), IB);
     oneRun.constantSteps(rampsUpAndDown(), 200_000_000L);
-    assertEquals(List.of("IB->DB16 at 5000", "DB16->IB at 8000", "IB->DB16 at 11000", // up
-        "DB16->IB at 8000", "IB->DB16 at 5000", "DB16->IB at 2000"), // down
+    assertEquals(List.of("IB->DB16 at 4000", "DB16->IB at 7000", "IB->DB16 at 10000", // up
+        "DB16->IB at 7000", "IB->DB16 at 4000", "DB16->IB at 2000"), // down
         oneRun.moves.subList(0, 6));
     assertEquals(oneRun.moves.subList(0, 6), oneRun.moves.subList(6, 12), "the second ramp as the first");
   }
@@ -209,16 +209,16 @@ class ThreadingPolicyNoiseTest {
     loop.constantSteps(rampsUpAndDown(), 200_000_000L);
     // DB16's slowest meets IB's fastest where 0.70 + 1.30 × (l − 6,000)/1,000 ms = 0.90 + 0.01 × (l −
     // 6,000)/1,000, at 6,155 rps; IB's slowest meets DB16's fastest where 0.45 + 0.35 × (l −
-    // 4,000)/1,000 = 0.63 + 0.01 × (l − 4,000)/1,000, at 4,529 rps. The band (÷/× 1.223 for 45
-    // arrivals, ThreadingAdaptation.noiseHeadroom(5, 9), (1.223)^√(45/n) for an estimate over n)
-    // must lie wholly on the candidate's side of them; evenly spaced arrivals give estimates over
-    // 63 arrivals at 7,000 rps (band 1.185), 72 at 8,000 and 4,000 (1.172) and 54 at 3,000 (1.202).
-    // Up: at 7,000 the band reaches down to 5,905, where IB's fastest (0.68 ms) beats DB16's slowest
-    // (0.90); at 8,000 it starts at 6,823, past the crossover, and the margin holds there (DB16 1.1 ×
-    // 0.92 ms against IB's 5.0). Down: at 4,000 the band reaches up to 4,690, where IB's slowest is
-    // 0.69 ms against DB16's fastest 0.64; at 3,000 it ends at 3,605 (0.42 against 0.63), and the
-    // margin holds (IB 1.1 × 0.38 against 0.62).
-    assertEquals(List.of("IB->DB16 at 8000", "DB16->IB at 3000", "IB->DB16 at 8000", "DB16->IB at 3000"),
+    // 4,000)/1,000 = 0.63 + 0.01 × (l − 4,000)/1,000, at 4,529 rps. The band runs from the estimate
+    // up (× 1.347 for 45 arrivals, ThreadingAdaptation.noiseHeadroom(5, 9), 1.347^√(45/n) for an
+    // estimate over n) and must lie wholly on the candidate's side; evenly spaced arrivals give
+    // estimates over 72 arrivals at 4,000 rps (band × 1.266) and 54 at 3,000 (× 1.313). Up: at
+    // 6,000, below 6,155, IB's fastest (0.70 ms) beats DB16's slowest (0.90); at 7,000 the band
+    // starts past the crossover and the margin holds (DB16 1.1 × 0.91 ms against IB's 2.0). Down:
+    // at 4,000 the band reaches up to 5,063, past 4,529 (there IB's slowest is 0.80 ms against
+    // DB16's fastest 0.64); at 3,000 it ends at 3,938 (0.44 against 0.63), and the margin holds (IB
+    // 1.1 × 0.38 against 0.62).
+    assertEquals(List.of("IB->DB16 at 7000", "DB16->IB at 3000", "IB->DB16 at 7000", "DB16->IB at 3000"),
         loop.moves);
   }
 
@@ -254,10 +254,11 @@ class ThreadingPolicyNoiseTest {
     // and 6,155) and inside the band: the model that wins there is taken at most once, and is not
     // left again by chance (a switch or two at most, where each move costs a drain). The estimate
     // spans ~45 arrivals, a relative error of 1/√45 = 15 %, and estimates one window apart share
-    // all but a window of them: confirmations counted on consecutive estimates, with a band of 25 %
-    // on one side only (1.5 standard errors in all), move here tens of times in 10 s. Counted on
-    // disjoint arrivals, three strays past 1.35 standard errors each (ThreadingAdaptation.noiseHeadroom)
-    // come in a row with a chance of 0.089³ = 0.07 % per three estimates.
+    // all but a window of them: confirmations counted on consecutive estimates move here tens of
+    // times in 10 s. Counted on disjoint arrivals, a move up needs three estimates past the
+    // crossover, and a move back three strays 2 standard errors below it
+    // (ThreadingAdaptation.noiseHeadroom), a chance of 0.023³ per three estimates; a load hovering
+    // at a crossover moves up and stays.
     Map<String, Integer> switches = new LinkedHashMap<>();
     check(switches, "IP/DB4", inlinePollAndDispatch(),
         new double[] {1_400, 1_600, 1_800, 2_000, 2_100, 2_200, 2_400, 2_600});
@@ -280,23 +281,24 @@ class ThreadingPolicyNoiseTest {
   @Test
   void aStepOfLoadPastTheBandStillMovesPromptly() {
     // Poisson, each step held 1 s, three times each way. A step this far from a crossover moves by
-    // the wide band: 3 decisions in a row past the band cubed (ThreadingPolicy), ÷/× 1.223³ = 1.83
-    // for a 45-arrival estimate, 1.202³ = 1.74 for the ~54 an estimate at 6,000 rps counts (a
-    // window of ~6 arrivals per 1 ms reading), 1.139³ = 1.48 for the ~108 one at 12,000 counts.
+    // the wide band: 3 decisions in a row past the band cubed on both sides (ThreadingPolicy),
+    // ÷/× 1.347³ = 2.45 for a 45-arrival estimate, 1.313³ = 2.26 for the ~54 an estimate at 6,000
+    // rps counts (a window of ~6 arrivals per 1 ms reading), 1.212³ = 1.78 for the ~108 one at
+    // 12,000 counts.
     //
     // 200 <-> 6,000 rps on IP/DB4 (crossover ~2,033). Up: a window closes at each 1 ms reading, so
     // the 9 windows of the 200 rps load have left the estimate after 9 readings, and it reads 6,000,
-    // past 2,033 × 1.74 = 3,528; 3 decisions in a row take 2 more: ~11 ms, 25 ms for Poisson
-    // windows. Down: it must read 2,033 ÷ 1.74...1.83 = 1,110...1,170; the estimate, the ~54
-    // arrivals of the last 9 ms of 6,000 rps and 0.2 per ms since, over 9 ms and the time t since
-    // the step, reads that at (54 − 1.17 × 9)/(1.17 − 0.2) = 45 ms, and each decision then waits for
-    // a window of 5 arrivals to close (25 ms on average at 200 rps): ~100 ms for 3; 200 ms allows
-    // for Poisson windows.
+    // past 2,033 × 2.26 = 4,601; 3 decisions in a row take 2 more: ~11 ms, 25 ms for Poisson
+    // windows. Down: it must read 2,033 ÷ 2.26...2.45 = 831...898; the estimate, the ~54 arrivals of
+    // the last 9 ms of 6,000 rps and 0.2 per ms since, over 9 ms and the time t since the step,
+    // reads that at (54 − 0.898 × 9)/(0.898 − 0.2) = 66 ms, and each decision then waits for a
+    // window of 5 arrivals to close (25 ms on average at 200 rps): ~140 ms for 3; 200 ms allows for
+    // Poisson windows.
     steps(inlinePollAndDispatch(), ThreadingModel.parse("IP"), 6_000, 25_000_000L, 200_000_000L);
     // 200 <-> 12,000 rps on oneRunCrossover() (crossover 5,265). Up: as above, it reads 12,000 past
-    // 5,265 × 1.48 = 7,774 after ~9 readings: ~11 ms, 20 ms for Poisson. Down: it must read 5,265 ÷
-    // 1.83 = 2,878; the ~108 arrivals of the last 9 ms of 12,000 rps and 0.2 per ms since read that
-    // at (108 − 2.878 × 9)/(2.878 − 0.2) = 31 ms, then ~25 ms per decision: ~100 ms; 250 ms allows
+    // 5,265 × 1.78 = 9,372 after ~9 readings: ~11 ms, 20 ms for Poisson. Down: it must read 5,265 ÷
+    // 2.45 = 2,149; the ~108 arrivals of the last 9 ms of 12,000 rps and 0.2 per ms since read that
+    // at (108 − 2.149 × 9)/(2.149 − 0.2) = 46 ms, then ~25 ms per decision: ~120 ms; 250 ms allows
     // for Poisson windows.
     steps(oneRunCrossover(), IB, 12_000, 20_000_000L, 250_000_000L);
   }
@@ -326,13 +328,14 @@ class ThreadingPolicyNoiseTest {
     // slower there: 7,371 rps (IB 4.05 ms against DB16 0.76) and 3,761 (DB16 0.73 ms against IB
     // 0.36). Evenly spaced, so the estimate reads the load as it is; it counts 66-67 arrivals at
     // 7,371 (a window of 7-8 per 1 ms reading) and 67-68 at 3,761 (7-8 per 2 readings), so the band
-    // is 1.223^√(45/67) = 1.18: 7,371 ÷ 1.18 = 6,247 and 3,761 × 1.18 = 4,438 both lie on the far
-    // side of 5,265, and the margin holds (DB16 1.1 × 0.76 ms against 4.05, IB 1.1 × 0.36 against
-    // 0.73). The wide band, 1.18³ = 1.64, does not (4,486 and 6,179), so the move waits for 3
-    // estimates on disjoint arrivals: the first once the band, wider while the estimator fills,
-    // fits (~16 arrivals: (1.35 / ln 1.4)²), the next two ~67 arrivals apart, ~9 and ~18 ms at 7,371
-    // and 3,761 rps: ~25 and ~45 ms; 60 ms. A band that must cover one estimate's noise alone (3
-    // standard errors, ÷/× 1.56) never moves here.
+    // above the estimate is 1.347^√(45/67) = 1.277: up from 7,371 it lies past 5,265, and from
+    // 3,761 it ends at 4,802, short of it; the margin holds (DB16 1.1 × 0.76 ms against 4.05, IB 1.1
+    // × 0.36 against 0.73). The wide band on both sides, 1.277³ = 2.08, holds for neither (down to
+    // 3,542, up to 7,827), so the move waits for 3 estimates on disjoint arrivals: the first once
+    // the band, wider while the estimator fills, fits (at once up; ~35 arrivals down: (2 / ln
+    // 1.4)²), the next two ~67 arrivals apart, ~9 and ~18 ms at 7,371 and 3,761 rps: ~25 and ~45
+    // ms; 60 ms. A band that must cover one estimate's noise alone on both sides (3 standard
+    // errors, ÷/× 1.56) never moves here.
     for (double[] load : new double[][] {{7_371, 0}, {3_761, 1}}) {
       ThreadingModel from = load[1] == 0 ? IB : DB16;
       Loop even = new Loop(oneRunCrossover(), from);
