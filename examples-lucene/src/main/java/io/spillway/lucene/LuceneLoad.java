@@ -473,21 +473,48 @@ public final class LuceneLoad implements AutoCloseable {
     return b.toString();
   }
 
-  /** Appends {@code record} to DIR/records.jsonl and rewrites DIR/results.json from every line. */
+  /**
+   * Adds {@code record} to DIR/records.jsonl and rewrites DIR/results.json from every line. A record
+   * of the same scheme, mix and demand as an earlier one replaces it: a level run again is a new
+   * measurement of the same point, and two rows for one point are a report's error, not a series.
+   */
   static void append(Path dir, String record, double capacity, long targetNanos, String name)
       throws IOException {
     Files.createDirectories(dir);
     Path lines = dir.resolve("records.jsonl");
-    Files.writeString(lines, record + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-        StandardOpenOption.APPEND);
-    List<String> all = Files.readAllLines(lines, StandardCharsets.UTF_8).stream()
-        .filter(l -> !l.isBlank()).toList();
+    List<String> kept = new java.util.ArrayList<>();
+    if (Files.exists(lines)) {
+      String point = point(record);
+      for (String l : Files.readAllLines(lines, StandardCharsets.UTF_8)) {
+        if (!l.isBlank() && (point == null || !point.equals(point(l)))) {
+          kept.add(l);
+        }
+      }
+    }
+    kept.add(record);
+    Files.writeString(lines, String.join("\n", kept) + "\n", StandardCharsets.UTF_8);
+    List<String> all = kept;
     String json = String.format(Locale.ROOT, "{%n  \"scenario\": {\"name\": \"%s\", \"description\":"
             + " \"./spillway lucene on core 0, ./spillway lucene load on core 1 (sockets)\","
             + " \"slo_us\": \"%.1f\"},%n  \"capacity_rps\": %.1f,%n  \"capacity_measured\": true,%n"
             + "  \"records\": [%n    %s%n  ]%n}%n", name, targetNanos / 1e3, capacity,
         String.join(",\n    ", all));
     Files.writeString(dir.resolve("results.json"), json, StandardCharsets.UTF_8);
+  }
+
+  private static final java.util.regex.Pattern POINT = java.util.regex.Pattern.compile(
+      "^\\{\"scheme\": (\"(?:[^\"\\\\]|\\\\.)*\"), \"mix\": (\"(?:[^\"\\\\]|\\\\.)*\"), \"demand\": ([0-9.]+),");
+
+  /**
+   * The scheme, mix and demand of a record {@link Result#json} wrote, or null for a line of another
+   * form or a demand of 0 (no capacity given: levels cannot be told apart, so none is replaced).
+   */
+  static String point(String record) {
+    java.util.regex.Matcher m = POINT.matcher(record);
+    if (!m.find() || Double.parseDouble(m.group(3)) == 0) {
+      return null;
+    }
+    return m.group(1) + " " + m.group(2) + " " + m.group(3);
   }
 
   public static void main(String[] args) throws Exception {

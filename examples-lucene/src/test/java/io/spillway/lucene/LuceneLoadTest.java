@@ -105,4 +105,25 @@ class LuceneLoadTest {
     assertEquals(0.1, swept.config().adjI());
     assertEquals(1.3, swept.config().adjD());
   }
+
+  /**
+   * A level run again replaces its row, where two rows for one scheme and demand would be a
+   * report's error; other schemes' rows and other levels stay, and without a capacity (demand 0)
+   * nothing is replaced.
+   */
+  @Test
+  void aLevelRunAgainReplacesItsRecord(@TempDir Path dir) throws Exception {
+    String a1 = "{\"scheme\": \"a\", \"mix\": \"m\", \"demand\": 1.0000, \"goodput_rps\": 1.0}";
+    String b1 = "{\"scheme\": \"b\", \"mix\": \"m\", \"demand\": 1.0000, \"goodput_rps\": 2.0}";
+    String a2 = "{\"scheme\": \"a\", \"mix\": \"m\", \"demand\": 2.0000, \"goodput_rps\": 3.0}";
+    String a1Again = "{\"scheme\": \"a\", \"mix\": \"m\", \"demand\": 1.0000, \"goodput_rps\": 4.0}";
+    for (String r : List.of(a1, b1, a2, a1Again)) {
+      LuceneLoad.append(dir, r, 100, 1_000_000, "t");
+    }
+    assertEquals(List.of(b1, a2, a1Again), Files.readAllLines(dir.resolve("records.jsonl")));
+    String z = "{\"scheme\": \"a\", \"mix\": \"m\", \"demand\": 0.0000, \"goodput_rps\": 5.0}";
+    LuceneLoad.append(dir, z, 0, 1_000_000, "t");
+    LuceneLoad.append(dir, z, 0, 1_000_000, "t");
+    assertEquals(5, Files.readAllLines(dir.resolve("records.jsonl")).size());
+  }
 }
