@@ -31,6 +31,9 @@ import io.spillway.api.Status;
  *  64     …   payload
  * </pre>
  *
+ * <p>The header alone carries what a server decides on, its payload's length last, so a request
+ * can be admitted or refused before any of its payload has arrived ({@code ServerFrameHandler}).
+ *
  * <p>Decoding reads fields straight from the buffer into a caller-owned, reusable
  * {@link RequestMetadata} or {@link ResponseMetadata}: it allocates nothing. A header that is not
  * well-formed raises {@link FrameException}; the connection that sent it is then closed.

@@ -24,6 +24,35 @@ import java.util.concurrent.RejectedExecutionException;
  * answer a rejected request with a header-only reject, dispatch an admitted one to the dispatcher,
  * and write its response with the credits piggybacked, flushing once per batch of responses.
  *
+ * <p>A request is decided on as soon as its {@value Frame#HEADER_SIZE}-byte header has arrived and
+ * passed {@link Frame#validate}, however little of its payload has: the design drops "as early as
+ * possible: AQM drops right after the header is decoded, before any allocation for the payload"
+ * (docs/design.md, "A request's path on a server"). A drop costs the server whatever it spent on
+ * the request's bytes, and its client learns of it only when the reject goes out
+ * (breakwater-osdi20 §2.1, objectives 4, "low drop rate", and 5, "fast feedback"; the drop itself
+ * is §3.2.3's delay-based AQM).
+ * Deciding once the whole frame had arrived would make a refused request of up to {@link
+ * SpillwayServer.Builder#maxPayload} bytes (1 MiB by default) wait for its payload's transfer
+ * before its reject is sent, with all of that payload gathered in the decoder's buffer meanwhile.
+ * So a refused request is answered at once, and its payload is skipped as it arrives, none of it
+ * kept; the next frame is decoded only after the last of it. An admitted request's payload is
+ * gathered until it is whole, and the request is then dispatched with it. Its wait in the server
+ * counts from then: the run queue's stamp and its queueing budget start when it can first run,
+ * since the payload's transfer is network time, which its budget already leaves out (Protego
+ * §3.2: target − service − network).
+ *
+ * <p>An admitted request holds its permit while its payload is on its way: it is in the server,
+ * and a client that sends a header and stalls the rest keeps that permit. What bounds it: one such
+ * request per connection, since nothing after it is decoded until it is whole; at most {@link
+ * SpillwayServer.Builder#maxPayload} bytes held for it; under a credit scheme the credit is the
+ * session's own (Breakwater §3.2: a client sends only with a credit in hand), so a stall costs only
+ * its own window, while under a concurrency limit it takes one slot, counted as waiting to run
+ * ({@link ServerPermit#started} is called when it runs). The transport has no read timeout, and
+ * the timers of a credit hold do not reach it (a hold or a write pause starts only between frames,
+ * a hold only after a refusal, whose payload is skipped, not awaited): the wait ends with the
+ * payload or with the connection. A connection that closes, or this handler taken off it, ends the
+ * request as {@link Outcome#FAILED}, unrun and unanswered.
+ *
  * <p>Every request the gate decides on gets exactly one answer: a reject, a response, or, if the
  * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
  * then. When the connection closes, its sessions are deregistered and their credits return.
@@ -90,6 +119,18 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private int idleHolds;
   /** Counts holds, so a timeout ends only the hold it was set for. */
   private long holdCount;
+  /** Bytes still to come of the payload of a request refused at its header, skipped as they arrive. */
+  private int discarding;
+  /**
+   * The request admitted at its header whose payload has not all arrived, or {@code null}; with
+   * what it is dispatched with once the payload is whole. At most one: no later frame is decoded
+   * before its payload is whole. Never with a hold or a pause: both start only between frames.
+   */
+  private ServerPermit awaiting;
+  private long awaitingSession;
+  private long awaitingRequest;
+  private long awaitingBudget;
+  private int awaitingLength;
   static final long FIRST_IDLE_HOLD_NANOS = 50_000;
   static final long MAX_IDLE_HOLD_NANOS = 10_000_000;
   private final Runnable flush = this::flushNow;
@@ -135,8 +176,12 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
     if (!ctx.channel().isActive()) {
       // The decoder decodes what it holds once more as the channel goes inactive, after this
-      // handler has ended its hold and pause and deregistered its sessions: no answer can reach the
-      // client now, so the frames still undecided go, undecided, with the decoder's buffer.
+      // handler has ended its hold and pause, its request awaiting a payload and its sessions: no
+      // answer can reach the client now, so the frames still undecided go, undecided, with the
+      // decoder's buffer.
+      return;
+    }
+    if (!finishFrame(in)) {
       return;
     }
     while (in.readableBytes() >= Frame.HEADER_SIZE) {
@@ -156,11 +201,17 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       }
       int type = Frame.validate(in, server.maxPayload());
       int length = (int) Frame.payloadLength(in);
+      if (type == Frame.TYPE_REQUEST) {
+        onRequest(in, length);
+        if (!finishFrame(in)) {
+          return;
+        }
+        continue;
+      }
       if (!Frame.isWhole(in, length)) {
         return;
       }
       switch (type) {
-        case Frame.TYPE_REQUEST -> onRequest(in, length);
         case Frame.TYPE_DEMAND -> {
           Frame.readRequest(in, header);
           in.skipBytes(Frame.HEADER_SIZE);
@@ -184,8 +235,14 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
   }
 
+  /**
+   * Decides on the request whose header is at the reader index, however much of its payload has
+   * arrived, and consumes the header: a refused request's payload is then skipped ({@link
+   * #discarding}), an admitted one's awaited ({@link #awaiting}) and taken by {@link #finishFrame}.
+   */
   private void onRequest(ByteBuf in, int length) {
     Frame.readRequest(in, header).origin(origin);
+    in.skipBytes(Frame.HEADER_SIZE);
     long now = server.ticker().read();
     if (probe != null) {
       // The first frame of a batch stamps the loop's backlog probe with the reading the request
@@ -193,7 +250,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       probe.arrived(now);
     }
     if (!track(header.sessionId())) {
-      in.skipBytes(Frame.HEADER_SIZE + length);
+      discarding = length;
       refuseUnregistered(header.sessionId(), header.requestId());
       return;
     }
@@ -201,19 +258,62 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     long sessionId = header.sessionId();
     long requestId = header.requestId();
     if (!permit.isAdmitted()) {
-      in.skipBytes(Frame.HEADER_SIZE + length); // drop before touching the payload
+      discarding = length; // dropped before any of the payload is kept
       respond(permit, Outcome.DROPPED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
       return;
     }
-    in.skipBytes(Frame.HEADER_SIZE);
     answersOwed++;
     if (server.outlastsBudget(header.budgetNanos(), now)) {
-      in.skipBytes(length); // Protego §3.2 at the run queue: it would wait past its budget
+      discarding = length; // Protego §3.2 at the run queue: it would wait past its budget
       respond(permit, Outcome.ABORTED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
       return;
     }
-    ByteBuf payload = in.readRetainedSlice(length);
-    Dispatch task = new Dispatch(permit, sessionId, requestId, header.budgetNanos(), payload, now);
+    if (in.readableBytes() >= length) {
+      dispatch(permit, sessionId, requestId, header.budgetNanos(), in.readRetainedSlice(length), now);
+      return;
+    }
+    awaiting = permit;
+    awaitingSession = sessionId;
+    awaitingRequest = requestId;
+    awaitingBudget = header.budgetNanos();
+    awaitingLength = length;
+  }
+
+  /**
+   * Consumes what {@code in} holds of the frame decided at its header and not yet whole: skips
+   * what has come of a refused request's payload; dispatches the request {@link #awaiting} its
+   * payload once the payload is whole. Whether that frame is done, so the next may be decoded.
+   */
+  private boolean finishFrame(ByteBuf in) {
+    if (discarding > 0) {
+      int skipped = Math.min(discarding, in.readableBytes());
+      in.skipBytes(skipped);
+      discarding -= skipped;
+      return discarding == 0;
+    }
+    if (awaiting == null) {
+      return true;
+    }
+    if (in.readableBytes() < awaitingLength) {
+      return false;
+    }
+    ServerPermit permit = awaiting;
+    awaiting = null;
+    // A reading of its own: the request joins the run queue now, and a queue stamped with the
+    // time its header came would count the payload's transfer as queueing delay. The loop starts
+    // on a request here as it does at a header, so the backlog probe may take the reading too.
+    long now = server.ticker().read();
+    if (probe != null) {
+      probe.arrived(now);
+    }
+    dispatch(permit, awaitingSession, awaitingRequest, awaitingBudget, in.readRetainedSlice(awaitingLength), now);
+    return true;
+  }
+
+  /** Hands an admitted request, its payload whole, to where it runs; {@code now} starts its wait. */
+  private void dispatch(ServerPermit permit, long sessionId, long requestId, long budgetNanos, ByteBuf payload,
+      long now) {
+    Dispatch task = new Dispatch(permit, sessionId, requestId, budgetNanos, payload, now);
     if (threading != null) {
       threading.arrived(now);
       threading.submit(task, now); // a request the workers refuse ends there (abandon)
@@ -229,6 +329,25 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       payload.release();
       respond(permit, Outcome.FAILED, sessionId, requestId, Unpooled.EMPTY_BUFFER, now);
     }
+  }
+
+  /**
+   * Ends the request {@link #awaiting} its payload, if there is one, as the connection closes or
+   * this handler leaves it: the payload can no longer come, and its permit must still end once.
+   */
+  private void abandonAwaiting(long now) {
+    ServerPermit permit = awaiting;
+    if (permit == null) {
+      return;
+    }
+    awaiting = null;
+    answersOwed--;
+    // FAILED, as every request ended unrun ends here (Dispatch#abandon, a dispatcher that refuses
+    // it). Not DROPPED, which tells the gate it turned the request away for load: a concurrency
+    // limit samples it as a drop, Breakwater's gate as overload when it hands the credit on. A
+    // client that goes away mid-request says nothing about load, and FAILED carries no load sample.
+    permit.complete(Outcome.FAILED, now, new ResponseMetadata().sessionId(awaitingSession)
+        .requestId(awaitingRequest));
   }
 
   /**
@@ -398,16 +517,33 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
     try {
       long now = server.ticker().read();
-      for (LongObjectHashMap.PrimitiveEntry<Object> session : sessions.entries()) {
-        if (session.value() == OWNED) {
-          server.unbind(session.key(), ctx.channel());
-          server.gate().deregister(session.key(), now);
+      try {
+        abandonAwaiting(now); // while its session is still registered, as any answer would be
+      } finally {
+        for (LongObjectHashMap.PrimitiveEntry<Object> session : sessions.entries()) {
+          if (session.value() == OWNED) {
+            server.unbind(session.key(), ctx.channel());
+            server.gate().deregister(session.key(), now);
+          }
         }
+        sessions.clear();
       }
-      sessions.clear();
     } finally {
       super.channelInactive(ctx); // releases the decoder's buffer whatever the gate did
     }
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    if (awaiting != null) {
+      // Taken off a connection that stays open: the payload it awaited goes to whoever is next.
+      abandonAwaiting(server.ticker().read());
+    }
+  }
+
+  /** Bytes read from the connection and held here, not yet decoded or skipped (tests). */
+  int heldBytes() {
+    return actualReadableBytes();
   }
 
   @Override

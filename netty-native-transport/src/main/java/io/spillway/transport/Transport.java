@@ -37,6 +37,21 @@ public enum Transport {
   /** The system property that forces a transport. */
   public static final String PROPERTY = "spillway.transport";
   private static final System.Logger LOG = System.getLogger(Transport.class.getName());
+  /** Netty's switch for io_uring's multishot POLL_ADD, read once as its {@code IoUring} class initializes. */
+  static final String IO_URING_POLL_ADD_MULTISHOT = "io.netty.iouring.pollAddMultishotEnabled";
+
+  static {
+    // With multishot POLL_ADD, Netty 4.2's io_uring channels (4.2.18, Linux 6.18) miss most resets
+    // (RST) from the peer of a connection with no read in progress: the channel never goes inactive,
+    // so what the server holds for it (sessions, their credits, a request admitted at its header
+    // and awaiting its payload) is never released. Single-shot POLL_ADD, re-armed for each read,
+    // sees every one (ServerClientTest#aResetConnectionEndsTheRequestAwaitingItsPayload). Set
+    // before IoUring initializes, which nothing here triggers before this class; a value the
+    // application sets itself is kept.
+    if (System.getProperty(IO_URING_POLL_ADD_MULTISHOT) == null) {
+      System.setProperty(IO_URING_POLL_ADD_MULTISHOT, "false");
+    }
+  }
 
   private final String id;
   private final Class<? extends ServerChannel> serverChannel;

@@ -255,13 +255,108 @@ class ServerClientTest {
           assertArrayEquals(new byte[] {(byte) i}, good.session(0).call(new byte[] {(byte) i})
               .get(WAIT_SECONDS, TimeUnit.SECONDS), "other connections are served meanwhile");
         }
+        LeakCheckingServerGate checked = scheme.leakChecked.get();
+        long admitted = checked.admitted();
+        assertEquals(admitted, checked.issued(), "the good connection's calls, all admitted");
         raw.getOutputStream().write(frame, Frame.HEADER_SIZE / 2, Frame.HEADER_SIZE + 50 - Frame.HEADER_SIZE / 2);
-        raw.getOutputStream().flush(); // the header and half the payload: still nothing to admit
+        raw.getOutputStream().flush(); // the header and half the payload: decided, and waiting for the rest
+        waitUntil(() -> checked.issued() == admitted + 1);
+        assertEquals(admitted + 1, checked.admitted(), "the half-sent request, admitted at its header");
         assertArrayEquals(new byte[] {7}, good.session(0).call(new byte[] {7}).get(WAIT_SECONDS, TimeUnit.SECONDS));
       }
+      // Its connection closed before the rest of its payload came: its permit ends with it, before
+      // its session is deregistered.
       BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
       waitUntil(() -> gate.sessionCount() == 1);
-      assertEquals(0, scheme.leakChecked.get().outstanding(), "the partial frame was never admitted");
+      assertEquals(0, scheme.leakChecked.get().outstanding(), "the half-sent request's permit");
+      scheme.leakChecked.get().assertNoLeaks();
+    }
+  }
+
+  /**
+   * Over every transport, a connection reset (RST) while its request, admitted at its header,
+   * awaits the rest of its payload ends that request's permit and deregisters its session: the
+   * server notices every reset, whether or not it is reading the connection at the time. Many
+   * connections in a row, each answered once before it is cut, as a server that misses some
+   * resets (Netty's io_uring with multishot POLL_ADD, see Transport) keeps their permits for ever.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void aResetConnectionEndsTheRequestAwaitingItsPayload(Transport transport) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(transport.isAvailable(),
+        () -> transport + " unavailable: " + transport.unavailabilityCause());
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    int connections = 20;
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).transport(transport).parallelism(1)
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start()) {
+      for (int c = 0; c < connections; c++) {
+        try (Socket raw = new Socket("127.0.0.1", server.port())) {
+          raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+          assertEquals(Status.OK, callRaw(raw, 100 + c, 1, Long.MAX_VALUE), "a whole request, answered");
+          var head = Unpooled.buffer();
+          Frame.writeRequest(head, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(100 + c).requestId(2), 4096);
+          head.writeZero(2048); // half its payload
+          byte[] cut = new byte[head.readableBytes()];
+          head.readBytes(cut);
+          head.release();
+          raw.getOutputStream().write(cut);
+          raw.getOutputStream().flush();
+          raw.setSoLinger(true, 0); // closing sends a reset
+        }
+      }
+      LeakCheckingServerGate checked = scheme.leakChecked.get();
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      try {
+        waitUntil(() -> checked.outstanding() == 0 && server.boundSessions() == 0 && gate.sessionCount() == 0);
+      } catch (AssertionError e) {
+        throw new AssertionError("after " + connections + " resets: " + checked.outstanding()
+            + " permits outstanding, " + server.boundSessions() + " sessions bound, " + gate.sessionCount()
+            + " in the gate", e);
+      }
+      assertEquals(2L * connections, checked.admitted());
+      checked.assertNoLeaks();
+    }
+  }
+
+  /**
+   * Over every transport, a request the gate refuses is answered once its header has come, while
+   * its client still holds back its 1 MiB payload; the payload, sent afterwards in pieces, is
+   * skipped, and the request after it is served.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void aRefusedRequestIsAnsweredBeforeItsPayloadIsSent(Transport transport) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(transport.isAvailable(),
+        () -> transport + " unavailable: " + transport.unavailabilityCause());
+    Capturing scheme = new Capturing(serverOnly("refuses-session-9", request -> new AbstractServerPermit(
+        request.sessionId() == 9 ? Status.REJECTED_AQM : Status.OK) {
+      @Override
+      protected void onComplete(Outcome outcome, long now, ResponseMetadata response) { }
+    }));
+    try (SpillwayServer server = echoServer(scheme, transport);
+         Socket raw = new Socket("127.0.0.1", server.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS)); // a server waiting for the payload fails
+      var head = Unpooled.buffer();
+      Frame.writeRequest(head, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(9).requestId(1),
+          Frame.DEFAULT_MAX_PAYLOAD);
+      byte[] header = new byte[Frame.HEADER_SIZE];
+      head.readBytes(header);
+      head.release();
+      OutputStream out = raw.getOutputStream();
+      out.write(header);
+      out.flush();
+      byte[] answer = raw.getInputStream().readNBytes(Frame.HEADER_SIZE);
+      assertEquals(Frame.HEADER_SIZE, answer.length, "the server closed the connection");
+      ResponseMetadata refusal = Frame.readResponse(Unpooled.wrappedBuffer(answer), new ResponseMetadata());
+      assertEquals(1, refusal.requestId());
+      assertEquals(Status.REJECTED_AQM, refusal.status());
+      byte[] piece = new byte[64 * 1024];
+      for (int sent = 0; sent < Frame.DEFAULT_MAX_PAYLOAD; sent += piece.length) {
+        out.write(piece);
+      }
+      out.flush();
+      assertEquals(Status.OK, callRaw(raw, 2, Long.MAX_VALUE), "the request after the skipped payload");
+      assertEquals(2, scheme.leakChecked.get().issued());
       scheme.leakChecked.get().assertNoLeaks();
     }
   }
