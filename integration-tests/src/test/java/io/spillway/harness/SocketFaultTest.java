@@ -300,10 +300,13 @@ class SocketFaultTest {
         }
       }
       assertClean(scheme);
-      // the whole requests, and each request cut after its header (even rounds): a request is
-      // decided on at its header, and the cut ends its permit; one cut inside its header is not
-      assertEquals(75L * ROUNDS, scheme.checker().admitted(),
-          "the whole requests and those cut after their header were admitted");
+      // the whole requests, and each request cut after its header (even rounds) whose header the
+      // server read before the reset: a request is decided on at its header, and the cut ends its
+      // permit (assertClean); a reset may discard bytes the server had not read yet, and a request
+      // cut inside its header is never decided on
+      long admitted = scheme.checker().admitted();
+      assertTrue(admitted >= 50L * ROUNDS && admitted <= 75L * ROUNDS,
+          "the whole requests and at most those cut after their header were admitted: " + admitted);
       long heapDelta = heapAfterGc() - heapBefore;
       row("connection-cut-mid-frame", Map.of("cuts", cuts, "admitted", scheme.checker().admitted(),
           "lost", 0, "endedTwice", 0, "creditsAfter", scheme.issuedCredits(),
