@@ -32,8 +32,8 @@ import java.util.Objects;
  *       training's noise;
  *   <li>its slowest is no worse than the current model's fastest at every load from the estimate
  *       to the estimate × (1 + {@code h}): the move must hold should the true load be higher than
- *       the estimate (below, on why not lower). {@code h} is {@code headroom} for an estimate over the
- *       adaptation's {@code bufferSize × smoothing} arrivals and {@code (1 + headroom)^√(bufferSize
+ *       the estimate (below, on why not lower). {@code h} is {@code headroom} for an estimate over
+ *       the adaptation's {@code bufferSize × smoothing} arrivals and {@code (1 + headroom)^√(bufferSize
  *       × smoothing / n) − 1} for one over {@code n}: the same number of standard errors whatever
  *       the estimate counted (a window closes at a reading, so where more than {@code bufferSize}
  *       arrivals come between two readings the estimate counts more of them and errs less).
@@ -49,9 +49,8 @@ import java.util.Objects;
  *       one in 80,000;
  *   <li>or {@code confirmations} consecutive wins across the band raised to the power {@code
  *       confirmations} ({@code confirmations} times as wide in the logarithm), on both sides of
- *       the estimate: one estimate then
- *       carries the whole distance the independent ones would share, and the consecutive decisions
- *       guard against one outlying window. This is how a large step moves within a few windows:
+ *       the estimate: one estimate then carries the whole distance the independent ones would
+ *       share, and the consecutive decisions guard against one outlying window. This is how a large step moves within a few windows:
  *       disjoint estimates take {@code confirmations} estimates' worth of arrivals (at 200 rps, 45
  *       arrivals take 225 ms), and a load that stops brings no new arrivals at all.
  * </ul>
