@@ -3,8 +3,12 @@ package io.spillway.kv;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.Writer;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,24 +41,33 @@ class MemcachedDifferentialTest {
     try (ServerSocket s = new ServerSocket(0)) {
       memcachedPort = s.getLocalPort();
     }
+    // -vv: memcached says "server listening" once its socket is bound, so the test waits on that
+    // line instead of retrying a connection on a timer; it also logs every command, drained below.
     List<String> cmd = new ArrayList<>(List.of(binary.toString(), "-p", String.valueOf(memcachedPort),
-        "-U", "0", "-l", "127.0.0.1", "-t", "1", "-m", "64"));
+        "-U", "0", "-l", "127.0.0.1", "-t", "1", "-m", "64", "-vv"));
     if ("root".equals(System.getProperty("user.name"))) {
       cmd.addAll(List.of("-u", "root"));
     }
-    memcached = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    memcached = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     kv = KvServer.builder().host("127.0.0.1").port(0).protection(KvServer.Protection.NONE).build().start();
-    for (int i = 0; ; i++) { // memcached binds after it forks nothing (-d is not used): retry briefly
-      try (MemcacheConnection c = new MemcacheConnection(memcachedPort)) {
-        break;
-      } catch (IOException notYet) {
-        if (i == 200 || !memcached.isAlive()) {
-          throw notYet;
-        }
-        Thread.sleep(25);
+    BufferedReader log = new BufferedReader(new InputStreamReader(memcached.getInputStream(),
+        StandardCharsets.UTF_8));
+    String line;
+    do {
+      line = log.readLine();
+      if (line == null) {
+        throw new IOException("memcached exited before listening");
       }
-    }
+    } while (!line.contains("server listening"));
+    Thread drain = new Thread(() -> {
+      try {
+        log.transferTo(Writer.nullWriter());
+      } catch (IOException closed) {
+        // memcached stopped
+      }
+    }, "memcached-log");
+    drain.setDaemon(true);
+    drain.start();
   }
 
   @AfterAll
