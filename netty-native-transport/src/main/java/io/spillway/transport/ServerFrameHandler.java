@@ -47,11 +47,14 @@ import java.util.concurrent.RejectedExecutionException;
  * SpillwayServer.Builder#maxPayload} bytes held for it; under a credit scheme the credit is the
  * session's own (Breakwater §3.2: a client sends only with a credit in hand), so a stall costs only
  * its own window, while under a concurrency limit it takes one slot, counted as waiting to run
- * ({@link ServerPermit#started} is called when it runs). The transport has no read timeout, and
- * the timers of a credit hold do not reach it (a hold or a write pause starts only between frames,
- * a hold only after a refusal, whose payload is skipped, not awaited): the wait ends with the
- * payload or with the connection. A connection that closes, or this handler taken off it, ends the
- * request as {@link Outcome#FAILED}, unrun and unanswered.
+ * ({@link ServerPermit#started} is called when it runs). The timers of a credit hold do not reach
+ * it (a hold or a write pause starts only between frames, a hold only after a refusal, whose
+ * payload is skipped, not awaited); its own timer does: a payload not whole {@link
+ * SpillwayServer.Builder#payloadTimeoutNanos} after its header closes the connection, as servlet
+ * containers close a connection whose request body stalls past their connection timeout. Closing,
+ * rather than answering the request and skipping the rest, makes a client that stalls on purpose
+ * pay a new connection for every permit it holds so. A connection that closes, or this handler
+ * taken off it, ends the request as {@link Outcome#FAILED}, unrun and unanswered.
  *
  * <p>Every request the gate decides on gets exactly one answer: a reject, a response, or, if the
  * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
@@ -131,6 +134,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private long awaitingRequest;
   private long awaitingBudget;
   private int awaitingLength;
+  /** Closes the connection if {@link #awaiting}'s payload is not whole in time; see the class comment. */
+  private java.util.concurrent.ScheduledFuture<?> awaitingTimeout;
+  private final Runnable payloadTimedOut = this::payloadTimedOut;
   static final long FIRST_IDLE_HOLD_NANOS = 50_000;
   static final long MAX_IDLE_HOLD_NANOS = 10_000_000;
   private final Runnable flush = this::flushNow;
@@ -277,6 +283,28 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     awaitingRequest = requestId;
     awaitingBudget = header.budgetNanos();
     awaitingLength = length;
+    awaitingTimeout = ctx.executor().schedule(payloadTimedOut, server.payloadTimeoutNanos(),
+        java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  /** {@link #awaiting}'s payload did not arrive in time: the connection closes, which ends it. */
+  private void payloadTimedOut() {
+    awaitingTimeout = null;
+    if (awaiting == null || closing) {
+      return;
+    }
+    closing = true;
+    LOG.log(Level.WARNING, "closing {0}: {1} bytes of a request''s payload of {2} not received {3} ms after its"
+        + " header (SpillwayServer.Builder.payloadTimeoutNanos)", ctx.channel().remoteAddress(),
+        awaitingLength - actualReadableBytes(), awaitingLength, server.payloadTimeoutNanos() / 1_000_000);
+    ctx.close(); // channelInactive ends the request, FAILED
+  }
+
+  private void cancelPayloadTimeout() {
+    if (awaitingTimeout != null) {
+      awaitingTimeout.cancel(false);
+      awaitingTimeout = null;
+    }
   }
 
   /**
@@ -299,6 +327,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
     ServerPermit permit = awaiting;
     awaiting = null;
+    cancelPayloadTimeout();
     // A reading of its own: the request joins the run queue now, and a queue stamped with the
     // time its header came would count the payload's transfer as queueing delay. The loop starts
     // on a request here as it does at a header, so the backlog probe may take the reading too.
@@ -341,6 +370,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       return;
     }
     awaiting = null;
+    cancelPayloadTimeout();
     answersOwed--;
     // FAILED, as every request ended unrun ends here (Dispatch#abandon, a dispatcher that refuses
     // it). Not DROPPED, which tells the gate it turned the request away for load: a concurrency

@@ -56,6 +56,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class SpillwayServer implements AutoCloseable {
 
+  /** The default of {@link Builder#payloadTimeoutNanos}: one second. */
+  public static final long DEFAULT_PAYLOAD_TIMEOUT_NANOS = 1_000_000_000L;
+
   private final Builder config;
   private final Transport transport;
   private final ConcurrentHashMap<Long, ServerFrameHandler> sessions = new ConcurrentHashMap<>();
@@ -433,6 +436,10 @@ public final class SpillwayServer implements AutoCloseable {
     return config.handler;
   }
 
+  long payloadTimeoutNanos() {
+    return config.payloadTimeoutNanos;
+  }
+
   int maxPayload() {
     return config.maxPayload;
   }
@@ -543,6 +550,7 @@ public final class SpillwayServer implements AutoCloseable {
     private int maxPayload = Frame.DEFAULT_MAX_PAYLOAD;
     private int maxSessionsPerConnection = 16_384;
     private long queueingBudgetNanos = Long.MAX_VALUE;
+    private long payloadTimeoutNanos = DEFAULT_PAYLOAD_TIMEOUT_NANOS;
     private Threading threading = Threading.DISPATCH;
     private ThreadingModel threadingModel;
     private ThreadingAdaptation adaptation;
@@ -597,6 +605,18 @@ public final class SpillwayServer implements AutoCloseable {
      * grow the session table, or n_c and with it the credit pool's ceiling, without bound.
      */
     public Builder maxSessionsPerConnection(int value) { maxSessionsPerConnection = value; return this; }
+
+    /**
+     * How long a request admitted at its header may take for the rest of its payload to arrive
+     * ({@value SpillwayServer#DEFAULT_PAYLOAD_TIMEOUT_NANOS} ns by default) before its connection
+     * is closed and the request ends {@code FAILED}, unrun. An admitted request holds its permit
+     * while its payload is on its way, one slot of a concurrency limit or one credit of its
+     * session, so a client that sends a header and stalls the rest would otherwise hold that
+     * permit for as long as it keeps the connection open. The default is far past any SLO this
+     * transport serves (microseconds to tens of milliseconds): 1 MiB, the largest payload by
+     * default, arrives within it at 8 Mbit/s, and an answer that late is of no use to its caller.
+     */
+    public Builder payloadTimeoutNanos(long value) { payloadTimeoutNanos = value; return this; }
 
     /**
      * A queueing budget for every request (Protego §3.2: target − p99 service − p99 network); a
@@ -670,10 +690,12 @@ public final class SpillwayServer implements AutoCloseable {
         throw new IllegalArgumentException("a server needs a scheme and a handler");
       }
       if (ioThreads < 1 || parallelism < 1 || maxPayload < 0 || sliceNanos <= 0
-          || queueingBudgetNanos < 0 || port < 0 || port > 65_535 || maxSessionsPerConnection < 1) {
+          || queueingBudgetNanos < 0 || port < 0 || port > 65_535 || maxSessionsPerConnection < 1
+          || payloadTimeoutNanos <= 0) {
         throw new IllegalArgumentException("out of range: ioThreads=" + ioThreads + " parallelism="
             + parallelism + " maxPayload=" + maxPayload + " port=" + port
-            + " maxSessionsPerConnection=" + maxSessionsPerConnection);
+            + " maxSessionsPerConnection=" + maxSessionsPerConnection
+            + " payloadTimeoutNanos=" + payloadTimeoutNanos);
       }
       if (!models().isEmpty() && (dispatcher != null || threading != Threading.DISPATCH)) {
         String models = adaptation != null ? "adaptiveThreading" : "threadingModel(" + threadingModel + ")";

@@ -319,6 +319,40 @@ class ServerClientTest {
   }
 
   /**
+   * Over every transport, a client that sends a header and half its payload and then stalls, with
+   * its connection open, loses the connection at the payload timeout, and the request it holds
+   * ends once: the permit it held is back, its session gone.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void aStalledPayloadClosesItsConnectionAtTheTimeout(Transport transport) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(transport.isAvailable(),
+        () -> transport + " unavailable: " + transport.unavailabilityCause());
+    Capturing scheme = new Capturing(Breakwater.of(BW));
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).transport(transport).parallelism(1)
+        .payloadTimeoutNanos(TimeUnit.MILLISECONDS.toNanos(100))
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start();
+         Socket raw = new Socket("127.0.0.1", server.port())) {
+      raw.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      assertEquals(Status.OK, callRaw(raw, 100, 1, Long.MAX_VALUE), "a whole request, answered");
+      var head = Unpooled.buffer();
+      Frame.writeRequest(head, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(100).requestId(2), 4096);
+      head.writeZero(2048); // half its payload, and then nothing
+      byte[] cut = new byte[head.readableBytes()];
+      head.readBytes(cut);
+      head.release();
+      raw.getOutputStream().write(cut);
+      raw.getOutputStream().flush();
+      assertEquals(-1, raw.getInputStream().read(), "the server answered instead of closing");
+      LeakCheckingServerGate checked = scheme.leakChecked.get();
+      BreakwaterServerGate gate = (BreakwaterServerGate) scheme.raw.get();
+      waitUntil(() -> checked.outstanding() == 0 && server.boundSessions() == 0 && gate.sessionCount() == 0);
+      assertEquals(2, checked.admitted());
+      checked.assertNoLeaks();
+    }
+  }
+
+  /**
    * Over every transport, a request the gate refuses is answered once its header has come, while
    * its client still holds back its 1 MiB payload; the payload, sent afterwards in pieces, is
    * skipped, and the request after it is served.

@@ -11,6 +11,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.spillway.api.AbstractServerPermit;
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
@@ -279,6 +280,73 @@ class ServerFrameHandlerTest {
       assertEquals(0, server.pausedConnections.get(), "paused connections");
       assertFalse(ch.finishAndReleaseAll(), "answered on a closed connection");
     }
+  }
+
+  /**
+   * A request admitted at its header whose payload stalls holds its permit only until the payload
+   * timeout: then its connection closes and the permit ends once, {@link Outcome#FAILED}, unrun.
+   * Before the timeout nothing happens; the time is Netty's, frozen and moved by the test.
+   */
+  @Test
+  void aPayloadStalledPastItsTimeoutClosesItsConnectionAndEndsItsPermitOnce() throws Exception {
+    long timeout = 5_000_000;
+    try (SpillwayServer server = echoServer(b -> b.payloadTimeoutNanos(timeout))) {
+      EmbeddedChannel ch = connection(server);
+      ch.freezeTime();
+      ch.writeInbound(request(Unpooled.buffer(), 1, 1, 4_096, 1_000));
+      ch.runPendingTasks();
+      assertEquals(1, gate.get().outstanding(), "not decided on at its header");
+      ch.advanceTimeBy(timeout - 1, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      assertTrue(ch.isOpen(), "closed before its timeout");
+      assertEquals(1, gate.get().outstanding());
+      ch.writeInbound(Unpooled.buffer().writeZero(1_000)); // progress does not restart the timeout
+      ch.advanceTimeBy(1, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      ch.runPendingTasks();
+      assertFalse(ch.isOpen(), "a stalled payload kept its connection past the timeout");
+      gate.get().assertNoLeaks();
+      assertEquals(List.of(Outcome.FAILED), ended);
+      assertTrue(dispatched.isEmpty(), "dispatched a request whose payload never came");
+      assertFalse(ch.finishAndReleaseAll(), "answered on a closed connection");
+    }
+  }
+
+  /**
+   * A payload that is whole before its timeout runs, and the timer it set goes with it: the
+   * connection stays open past the timeout, and the request ends once, a success.
+   */
+  @Test
+  void aPayloadWholeInTimeCancelsItsTimeout() throws Exception {
+    long timeout = 5_000_000;
+    try (SpillwayServer server = echoServer(b -> b.payloadTimeoutNanos(timeout))) {
+      EmbeddedChannel ch = connection(server);
+      ch.freezeTime();
+      ch.writeInbound(request(Unpooled.buffer(), 1, 1, 4_096, 1_000));
+      ch.advanceTimeBy(timeout - 1, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.writeInbound(Unpooled.buffer().writeZero(3_096));
+      assertEquals(-1, ch.runScheduledPendingTasks(), "the payload's timer outlived it");
+      ch.advanceTimeBy(timeout, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      assertTrue(ch.isOpen(), "closed a connection whose payload came in time");
+      assertEquals(1, dispatched.size());
+      runDispatched();
+      ch.runPendingTasks();
+      gate.get().assertNoLeaks();
+      assertEquals(List.of(Outcome.SUCCESS), ended);
+      ByteBuf answer = ch.readOutbound();
+      assertNotNull(answer, "no answer");
+      ReferenceCountUtil.release(answer);
+      ch.finishAndReleaseAll();
+    }
+  }
+
+  @Test
+  void aPayloadTimeoutMustBePositive() {
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> SpillwayServer.builder().scheme(NoControl.INSTANCE).handler((req, alloc) -> req.retain())
+            .payloadTimeoutNanos(0).build());
+    assertTrue(e.getMessage().contains("payloadTimeoutNanos=0"), e.getMessage());
   }
 
   /** As when it closes, when the handler is taken off the connection: the permit ends once, FAILED. */
