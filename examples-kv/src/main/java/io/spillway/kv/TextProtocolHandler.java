@@ -43,6 +43,14 @@ import java.util.function.LongFunction;
  * is closed. Input buffered per connection is bounded by the line limit (values go straight to
  * their chunks), so a client that sends half a command and stalls holds at most that.
  *
+ * <p>An admitted command that waits for the rest of its input, a value or the rest of a long
+ * multi-get line, holds its permit (and a value its chunk) meanwhile. A client that stalls there
+ * loses its connection once the command has waited {@link KvServer.Builder#inputTimeout} for it,
+ * as a servlet container closes a connection whose request body stalls; the command then ends as
+ * the connection's end leaves it (its chunk freed, its permit {@code ABORTED}). memcached waits
+ * for as long as the connection stays open (its {@code idle_timeout} is off by default), but its
+ * workers hold no admission slot while they wait.
+ *
  * <p>A {@code get} or {@code gets} line is the exception: memcached answers a multi-get of any
  * length (its {@code try_read_command_ascii} keeps reading a long line that starts so, and closes
  * the connection on any other), and clients send one line for a whole bulk get. Such a line is
@@ -59,6 +67,8 @@ import java.util.function.LongFunction;
  * <p>Not thread-safe: one per channel, called on its event loop.
  */
 final class TextProtocolHandler extends ByteToMessageDecoder {
+
+  private static final System.Logger LOG = System.getLogger(TextProtocolHandler.class.getName());
 
   /**
    * The longest command line accepted, and the most of one buffered: a multi-get line past it is
@@ -108,6 +118,8 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private ServerPermit valuePermit;
   private RequestBudget valueBudget;
   private long valueStart;
+  /** Closes the connection if the input an admitted command waits for does not come in time. */
+  private java.util.concurrent.ScheduledFuture<?> inputTimer;
 
   /** A multi-get stopped for its client to read ({@link #serveGet}); null when none. */
   private byte[][] getKeys;
@@ -275,6 +287,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   @Override
   protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    inputDone();
     if (paused) {
       paused = false;
       server.connectionPaused(false);
@@ -544,6 +557,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     getBudget = null;
     if (getLineOpen) {
       getLineOpen = false;
+      inputDone();
       skipLine = true; // answered: what is left of its line is not a command
     }
   }
@@ -578,6 +592,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     beginGet(ctx, withCas, permit, now);
     getLineOpen = true;
     getLineWaiting = false;
+    awaitInput(ctx);
     return true;
   }
 
@@ -615,6 +630,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       to = eol > from && in.getByte(eol - 1) == '\r' ? eol - 1 : eol;
       in.readerIndex(eol + 1);
       getLineOpen = false;
+      inputDone();
     } else {
       int space = in.indexOf(window, from, (byte) ' '); // the last one in the window
       if (space < 0) {
@@ -723,6 +739,37 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     valuePermit = permit;
     valueBudget = budget;
     valueStart = now;
+    awaitInput(ctx);
+  }
+
+  /** An admitted command waits for the rest of its input: see the class comment. */
+  private void awaitInput(ChannelHandlerContext ctx) {
+    inputTimer = ctx.executor().schedule(() -> inputTimedOut(ctx), server.inputTimeoutNanos(),
+        java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  /** The input {@link #awaitInput} waited for has all come, or the command ended without it. */
+  private void inputDone() {
+    if (inputTimer != null) {
+      inputTimer.cancel(false);
+      inputTimer = null;
+    }
+  }
+
+  private void inputTimedOut(ChannelHandlerContext ctx) {
+    inputTimer = null;
+    if (valueChunk < 0 && !getLineOpen) {
+      return;
+    }
+    if (paused) {
+      awaitInput(ctx); // the server stopped reading, for its client to read: not the client's stall
+      return;
+    }
+    LOG.log(System.Logger.Level.WARNING, "closing {0}: an admitted command''s {1} not received {2} ms after its"
+        + " command line (KvServer.Builder.inputTimeout)", ctx.channel().remoteAddress(),
+        valueChunk >= 0 ? "value" : "multi-get line", server.inputTimeoutNanos() / 1_000_000);
+    closing = true;
+    ctx.close(); // removing this handler frees the chunk and ends the permit
   }
 
   /**
@@ -760,6 +807,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       return true;
     }
     in.skipBytes(2);
+    inputDone();
     int chunk = valueChunk;
     valueChunk = -1;
     ChannelHandlerContext ctx = currentCtx;
@@ -794,6 +842,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
    * where CRLF should be are consumed and parsing goes on after them.
    */
   private void badChunk(ByteBuf in) {
+    inputDone();
     store.release(valueChunk);
     valueChunk = -1;
     error(currentCtx, BAD_CHUNK, valueNoreply);
