@@ -64,6 +64,7 @@ public final class GraphExperiment {
   /**
    * One interface in one phase (or steady level) under one scheme. Shed shares are of the
    * requests offered in the phase; wasted is the share of compute spent on requests that failed.
+   * A share whose count is zero (nothing offered, no compute) is NaN, written as null.
    * {@code recoveryMillis}: for a surge level, and a schedule's every phase but the first, the time
    * from the step until goodput stays recovered ({@link RecoveryTime}, on {@link
    * RecoveryTime#WINDOW_NANOS} windows), -1 if it did not; NaN for other rows and for time windows.
@@ -73,7 +74,10 @@ public final class GraphExperiment {
       double p50Micros, double p95Micros, double p99Micros, double sloMicros,
       double shedClient, double shedFront, double shedInner, double wasted, double recoveryMillis) { }
 
-  /** One service in one phase under one scheme: where requests were shed, hop by hop. */
+  /**
+   * One service in one phase under one scheme: where requests were shed, hop by hop. {@code
+   * dropRate} is NaN when the service received nothing.
+   */
   public record ServiceRow(String scheme, double fromMillis, double toMillis, String service,
       double receivedRps, double dropRate, double shedOutboundRps, double utilization) { }
 
@@ -261,7 +265,7 @@ public final class GraphExperiment {
     for (CallGraph.Service s : graph.services()) {
       GraphRecorder.ServiceTally t = w.services[s.index()];
       services.add(new ServiceRow(name, from / 1e6, to / 1e6, s.name(), t.received / seconds,
-          t.received == 0 ? 0 : (double) t.dropped / t.received, t.shedOutbound / seconds,
+          Tally.ratio(t.dropped, t.received), t.shedOutbound / seconds,
           t.busyNanos / ((double) (to - from) * s.workers())));
     }
   }
@@ -276,12 +280,12 @@ public final class GraphExperiment {
       if (t.offered == 0 && recorder.demandAt(i.index(), from) == 0) {
         continue; // idle in this phase
       }
-      double offered = Math.max(1, t.offered);
       rows.add(new Row(name, i.name(), recorder.demandAt(i.index(), from), from / 1e6, to / 1e6,
           capacity[i.index()], t.offered / seconds, t.completed / seconds, t.good / seconds,
           t.percentileMicros(50), t.percentileMicros(95), t.percentileMicros(99),
-          i.sloNanos() / 1e3, t.shedClient / offered, t.shedFront / offered,
-          t.shedInner / offered, t.computeNanos == 0 ? 0 : (double) t.wastedNanos / t.computeNanos,
+          i.sloNanos() / 1e3, Tally.ratio(t.shedClient, t.offered),
+          Tally.ratio(t.shedFront, t.offered), Tally.ratio(t.shedInner, t.offered),
+          Tally.ratio(t.wastedNanos, t.computeNanos),
           recovery == null ? Double.NaN : recovery[i.index()]));
     }
   }

@@ -4,6 +4,8 @@ package io.spillway.sim;
  * One row of results.json: a scheme at a demand level (steady runs) or in one time window
  * (scheduled runs). Rates are per second of simulated time; latencies are end to end, client
  * queueing included, over the responses received (rejected and expired requests have none).
+ * A ratio whose count is zero (a drop rate with nothing received, the others with nothing issued)
+ * is NaN, written as null in results.json and shown as a dash.
  *
  * @param scheme the scheme's name
  * @param clients client sessions
@@ -37,9 +39,8 @@ public record ResultRecord(String scheme, int clients, double demand, double cap
         t.offered / seconds, t.completed / seconds, t.good / seconds,
         t.percentileMicros(50), t.percentileMicros(99), scenario.sloNanos() / 1000.0,
         t.dropRate(), t.meanRejectDelayMicros(),
-        t.offered == 0 ? 0 : (double) t.expired / t.offered,
-        t.offered == 0 ? 0 : (double) (t.messagesIn + t.messagesOut) / t.offered,
-        windowStartMillis, windowMillis, t.offered == 0 ? 0 : (double) t.retried / t.offered,
+        Tally.ratio(t.expired, t.offered), Tally.ratio(t.messagesIn + t.messagesOut, t.offered),
+        windowStartMillis, windowMillis, Tally.ratio(t.retried, t.offered),
         t.rejectDelayP99Micros());
   }
 }

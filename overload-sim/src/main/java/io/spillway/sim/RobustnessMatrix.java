@@ -407,7 +407,7 @@ public final class RobustnessMatrix {
     }
     return new CellResult(p.workload(), pattern, name, p.capacityRps(), slo, w / 1e6, goodputRatio,
         t.percentileMicros(99) / slo, convergence, t.meanRejectDelayMicros(),
-        t.offered == 0 ? 0 : (double) t.expired / t.offered, t.dropRate());
+        Tally.ratio(t.expired, t.offered), t.dropRate());
   }
 
   private List<String> list(String key) {

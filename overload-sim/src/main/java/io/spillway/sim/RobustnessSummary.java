@@ -169,11 +169,12 @@ public final class RobustnessSummary {
         + "cell_best,wins,trails\n");
     for (CellResult r : results) {
       var w = r.workload();
-      csv.append(String.format(Locale.ROOT, "%s,\"%s\",\"%s\",%s,%s,%s,%d,%s,%d,%.0f,%.1f,%.0f,%.4f,%.4f,%s,%.1f,%.5f,%.5f,%.4f,%b,%b%n",
+      csv.append(String.format(Locale.ROOT, "%s,\"%s\",\"%s\",%s,%s,%s,%d,%s,%d,%.0f,%.1f,%.0f,%.4f,%.4f,%s,%.1f,%s,%s,%.4f,%b,%b%n",
           w.origin(), w.label(), r.pattern().name(), r.scheme(), w.service(), RobustnessMatrix.trim(w.meanUs()),
           w.clients(), RobustnessMatrix.trim(w.rttUs()), w.seed(), r.capacityRps(), r.sloMicros(), r.windowMillis(),
           r.goodputRatio(), r.p99Ratio(), Double.isNaN(r.convergenceMillis()) ? "" : fmt(r.convergenceMillis()),
-          r.rejectDelayMicros(), r.expiredRate(), r.dropRate(), best(r.cell()), wins(r), trails(r)));
+          r.rejectDelayMicros(), share(r.expiredRate()), share(r.dropRate()), best(r.cell()), wins(r),
+          trails(r)));
     }
     Files.writeString(dir.resolve("cells.csv"), csv);
     StringBuilder sum = new StringBuilder("scheme,cells,worst_goodput,worst_cell,median_goodput,within_slo,wins,trails,"
@@ -243,6 +244,11 @@ public final class RobustnessSummary {
 
   private static String convergence(double millis) {
     return Double.isNaN(millis) ? "" : millis < 0 ? "never" : fmt(millis);
+  }
+
+  /** A share with five decimals; empty, as a convergence that has none, for a share over nothing. */
+  private static String share(double v) {
+    return Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%.5f", v);
   }
 
   private static String fmt(double v) {

@@ -70,8 +70,18 @@ public final class Tally {
     return latency.getTotalCount() == 0 ? 0 : latency.getValueAtPercentile(percentile) / 1000.0;
   }
 
+  /** Server rejects ÷ requests the server received; NaN when it received none. */
   double dropRate() {
-    return received == 0 ? 0 : (double) dropped / received;
+    return ratio(dropped, received);
+  }
+
+  /**
+   * {@code part ÷ whole}, or NaN when {@code whole} is 0: a ratio over nothing has no value, and
+   * 0 would read as a measured 0 % (a server that refused none of the requests it never saw).
+   * results.json writes NaN as null, which the report shows as a dash.
+   */
+  public static double ratio(long part, long whole) {
+    return whole == 0 ? Double.NaN : (double) part / whole;
   }
 
   double rejectDelayP99Micros() {
