@@ -171,6 +171,8 @@ public final class KvServer implements AutoCloseable {
   private Channel listener;
   private ServerGate gate;
   private SpillwayServer frameServer;
+  /** The transport the text port serves on, once started ({@code stats}: {@code spillway_transport}). */
+  private volatile Transport servingTransport;
   private volatile boolean closed;
 
   private KvServer(Config config) {
@@ -190,6 +192,7 @@ public final class KvServer implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     Transport transport = config.transport != null ? config.transport : defaultTransport();
+    servingTransport = transport;
     group = transport.newEventLoopGroup(config.cores);
     List<QueueDelaySignal> stages = new ArrayList<>();
     for (EventExecutor e : group) {
@@ -436,6 +439,7 @@ public final class KvServer implements AutoCloseable {
     stat(s, "threads", config.cores);
     stat(s, "spillway_protection", config.protection.name().toLowerCase(Locale.ROOT));
     stat(s, "spillway_target_us", config.targetNanos / 1000);
+    stat(s, "spillway_transport", servingTransport.name().toLowerCase(Locale.ROOT));
     stat(s, "spillway_rejected_gate", rejectedGate.sum());
     stat(s, "spillway_rejected_budget", rejectedBudget.sum());
     stat(s, "spillway_p99_service_ns", serviceTimes.p99Nanos());

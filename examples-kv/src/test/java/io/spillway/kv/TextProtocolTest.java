@@ -53,6 +53,24 @@ class TextProtocolTest {
     assertEquals(want, c.read(want));
   }
 
+  /** {@code stats} names the transport the text port serves on, as the server chose it. */
+  @Test
+  void statsNameTheTransport() throws Exception {
+    KvServer nio = KvServer.builder().host("127.0.0.1").port(0).memoryMegabytes(8)
+        .protection(KvServer.Protection.NONE).transport(io.spillway.transport.Transport.NIO).build().start();
+    try (MemcacheConnection c = new MemcacheConnection(nio.port())) {
+      c.send("stats\r\n");
+      assertTrue(c.readThrough("END\r\n").contains("\r\nSTAT spillway_transport nio\r\n"));
+    } finally {
+      nio.close();
+    }
+    try (MemcacheConnection c = connect()) {
+      c.send("stats\r\n");
+      String chosen = KvServer.defaultTransport().name().toLowerCase(java.util.Locale.ROOT);
+      assertTrue(c.readThrough("END\r\n").contains("\r\nSTAT spillway_transport " + chosen + "\r\n"));
+    }
+  }
+
   @Test
   void pipelinedCommandsAreAnsweredInOrder() throws Exception {
     try (MemcacheConnection c = connect()) {
