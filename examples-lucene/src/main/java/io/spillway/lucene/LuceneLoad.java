@@ -127,9 +127,9 @@ public final class LuceneLoad implements AutoCloseable {
       return ok / seconds;
     }
 
+    /** Server rejects ÷ calls the server answered; NaN when it answered none. */
     double dropRate() {
-      long answered = ok + serverRejects + errors;
-      return answered == 0 ? 0 : (double) serverRejects / answered;
+      return ratio(serverRejects, ok + serverRejects + errors);
     }
 
     String reasons() {
@@ -157,14 +157,27 @@ public final class LuceneLoad implements AutoCloseable {
       return String.format(Locale.ROOT, "{\"scheme\": \"%s\", \"mix\": \"%s\", \"demand\": %.4f,"
               + " \"capacity_rps\": %.1f, \"offered_rps\": %.1f, \"throughput_rps\": %.1f,"
               + " \"goodput_rps\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %.1f,"
-              + " \"drop_rate\": %.5f, \"reject_delay_us\": %.1f, \"expired_rate\": %.5f,"
+              + " \"drop_rate\": %s, \"reject_delay_us\": %.1f, \"expired_rate\": %s,"
               + " \"rejects\": \"%s\", \"deadline_exceeded\": %d, \"errors\": %d}",
           scheme, mix, capacity > 0 ? offeredRps / capacity : 0, capacity, offeredRps,
           throughputRps(), goodputRps(), pct(okLatency, 50) * 1e3, pct(okLatency, 99) * 1e3,
-          targetNanos / 1e3, dropRate(),
+          targetNanos / 1e3, share(dropRate()),
           rejectLatency.getTotalCount() == 0 ? 0 : rejectLatency.getMean() / 1e3,
-          issued == 0 ? 0 : (double) clientRejects / issued, reasons(), deadlines, errors);
+          share(ratio(clientRejects, issued)), reasons(), deadlines, errors);
     }
+  }
+
+  /**
+   * {@code part ÷ whole}, NaN when {@code whole} is 0: a ratio over nothing has no value, where 0
+   * would read as a measured 0 %.
+   */
+  static double ratio(long part, long whole) {
+    return whole == 0 ? Double.NaN : (double) part / whole;
+  }
+
+  /** {@code v} with five decimals, or JSON's null for NaN, which the report shows as a dash. */
+  static String share(double v) {
+    return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.5f", v);
   }
 
   private static double pct(Histogram h, double p) {

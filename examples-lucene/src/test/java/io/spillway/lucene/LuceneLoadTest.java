@@ -107,6 +107,32 @@ class LuceneLoadTest {
   }
 
   /**
+   * A level at which no call reached the server (the clients' gates refused all 30) has no drop
+   * rate, and one that issued nothing no expired rate: results.json writes null (the report's dash),
+   * not a 0 % that reads as measured, nor a bare NaN that is not JSON.
+   */
+  @Test
+  void ratiosOverNothingAreWrittenAsNull() {
+    LuceneLoad.Result refused = result(30, 0, 30);
+    assertTrue(Double.isNaN(refused.dropRate()), "drop rate with nothing answered: "
+        + refused.dropRate());
+    String json = refused.json("spillway", 100, "single");
+    assertTrue(json.contains("\"drop_rate\": null,"), json);
+    assertTrue(json.contains("\"expired_rate\": 1.00000,"), json);
+    String idle = result(0, 0, 0).json("spillway", 100, "single");
+    assertTrue(idle.contains("\"drop_rate\": null,") && idle.contains("\"expired_rate\": null,"),
+        idle);
+    assertTrue(!json.contains("NaN") && !idle.contains("NaN"), json + "\n" + idle);
+  }
+
+  private static LuceneLoad.Result result(long issued, long ok, long clientRejects) {
+    return new LuceneLoad.Result(100, 1, issued, ok, ok, 0, clientRejects, 0, 0,
+        new org.HdrHistogram.Histogram(3), new org.HdrHistogram.Histogram(3),
+        new long[io.spillway.api.Status.values().length], 12_000_000,
+        new org.HdrHistogram.Histogram(3));
+  }
+
+  /**
    * A level run again replaces its row, where two rows for one scheme and demand would be a
    * report's error; other schemes' rows and other levels stay, and without a capacity (demand 0)
    * nothing is replaced.

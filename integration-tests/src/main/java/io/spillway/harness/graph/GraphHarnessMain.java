@@ -256,6 +256,9 @@ public final class GraphHarnessMain {
    * One summary row: a scheme on an interface, at a steady level or over one phase of a schedule.
    *
    * @param phaseStartMillis for schedules, the phase's start; -1 for steady rows
+   * @param dropRate server rejects ÷ responses and rejects received; NaN (null in graph.json) when
+   *     none were
+   * @param expiredRate calls that never left the client ÷ calls offered; NaN when none were
    * @param workPerSuccess node computations at every service for this interface ÷ successful
    *     responses, over the whole run; NaN when nothing succeeded
    * @param recoveryMillis for a row that starts at a demand step (a surge level, a schedule's later
@@ -807,8 +810,8 @@ public final class GraphHarnessMain {
       double seconds = spanNanos / 1e9;
       return new Summary(scheme, i.name(), demand, fromMillis, toMillis, t.offered / seconds, t.good / seconds,
           pct(t, 50), pct(t, 95), pct(t, 99), i.sloNanos() / 1e3,
-          t.received == 0 ? 0 : (double) t.dropped / t.received,
-          t.offered == 0 ? 0 : (double) t.expired / t.offered, workPerSuccess, recoveryMillis);
+          Tally.ratio(t.dropped, t.received), Tally.ratio(t.expired, t.offered), workPerSuccess,
+          recoveryMillis);
     }
 
     /**

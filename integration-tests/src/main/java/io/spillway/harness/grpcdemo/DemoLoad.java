@@ -153,10 +153,9 @@ final class DemoLoad implements AutoCloseable {
       return ok / measuredSeconds;
     }
 
-    /** Rejected at the server ÷ received there (answered or rejected). */
+    /** Rejected at the server ÷ received there (answered or rejected); NaN when none arrived. */
     double dropRate() {
-      long received = ok + serverRejects + errors;
-      return received == 0 ? 0 : (double) serverRejects / received;
+      return io.spillway.sim.Tally.ratio(serverRejects, ok + serverRejects + errors);
     }
   }
 

@@ -104,22 +104,30 @@ public final class GrpcDemoMain {
    * ended in the client without reaching the server (expired in a session's queue, or refused
    * by its gate) ÷ calls issued, so that what aware clients shed in their own queues shows
    * beside what the server dropped. {@code reject_delay_us} is the mean reject delay and {@code
-   * reject_delay_p99_us} its 99th percentile, as the harness's records have them.
+   * reject_delay_p99_us} its 99th percentile, as the harness's records have them. A ratio over
+   * nothing ({@code dropRate} NaN when no call reached the server, {@code expired_rate} when none
+   * was issued) is written as null, which the report shows as a dash.
    */
   static String record(String mode, double level, double capacity, double offered,
       double throughput, double goodput, double p50, double p99, long sloMicros, double dropRate,
       double rejectMean, double rejectP99, long clientRejects, long errors, long issued,
       int warmSlices, String reasons) {
-    double expiredRate = issued == 0 ? 0 : (double) clientRejects / issued;
+    double expiredRate = io.spillway.sim.Tally.ratio(clientRejects, issued);
     return String.format(Locale.ROOT, "{\"scheme\": \"%s\", \"demand\": %.2f, "
         + "\"capacity_rps\": %.0f, \"offered_rps\": %.0f, \"throughput_rps\": %.0f, "
         + "\"goodput_rps\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %d, "
-        + "\"drop_rate\": %.4f, \"reject_delay_us\": %.1f, \"reject_delay_p99_us\": %.1f, "
-        + "\"expired_rate\": %.4f, "
+        + "\"drop_rate\": %s, \"reject_delay_us\": %.1f, \"reject_delay_p99_us\": %.1f, "
+        + "\"expired_rate\": %s, "
         + "\"client_rejects\": %d, \"errors\": %d, \"issued\": %d, \"warm_slices\": %d, "
         + "\"rejects_by_reason\": \"%s\"}", mode, level, capacity, offered, throughput,
-        goodput, p50, p99, sloMicros, dropRate, rejectMean, rejectP99, expiredRate, clientRejects, errors,
+        goodput, p50, p99, sloMicros, share(dropRate), rejectMean, rejectP99, share(expiredRate),
+        clientRejects, errors,
         issued, warmSlices, reasons);
+  }
+
+  /** {@code v} with four decimals, or JSON's null for NaN (a ratio over nothing). */
+  static String share(double v) {
+    return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.4f", v);
   }
 
   /** One run's row: its place, its goodput for the median, and its results.json record. */
@@ -519,7 +527,7 @@ public final class GrpcDemoMain {
       }
       long received = r.ok() + r.rejects() + r.errors();
       add(mode, level, r.startedRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
-          r.rejectLatency(), received == 0 ? 0 : (double) r.rejects() / received, 0, r.errors(),
+          r.rejectLatency(), io.spillway.sim.Tally.ratio(r.rejects(), received), 0, r.errors(),
           r.started(), "");
       System.out.println(mode + " " + level + "x: " + GhzReport.describe(r, rps));
     }

@@ -683,9 +683,10 @@ public final class SpringDemoMain {
       String json = String.format(Locale.ROOT, "{\"scheme\": \"%s\", \"endpoint\": \"%s\", "
           + "\"demand\": %.2f, \"capacity_rps\": %.0f, \"offered_rps\": %.0f, \"throughput_rps\": "
           + "%.0f, \"goodput_rps\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"slo_us\": %d, "
-          + "\"drop_rate\": %.4f, \"rejects\": %d, \"errors\": %d, \"client_rejects\": %d, "
+          + "\"drop_rate\": %s, \"rejects\": %d, \"errors\": %d, \"client_rejects\": %d, "
           + "\"note\": \"%s\"}", config, endpoint, level, capacity, offered, throughput, goodput,
-          p50, p99, need("slo_us").longValue(), received == 0 ? 0 : (double) rejects / received,
+          p50, p99, need("slo_us").longValue(),
+          GrpcDemoMain.share(io.spillway.sim.Tally.ratio(rejects, received)),
           rejects, errors, clientRejects, note);
       Files.writeString(records, json + "\n", StandardCharsets.UTF_8,
           java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);

@@ -70,6 +70,35 @@ class GrpcDemoTest {
     assertTrue(report.contains("| 9.82 | 1,210.3 | 7.69 |"), report);
   }
 
+  /**
+   * A run in which no call reached the server (the clients' gates refused all 50) has no drop
+   * rate, and one that issued nothing no expired rate: null in results.json (strict JSON, no bare
+   * NaN) and a dash in the report, not a 0 % that reads as measured.
+   */
+  @Test
+  void ratiosOverNothingAreNullAndShownAsADash(@TempDir Path out) throws Exception {
+    DemoLoad.Result refused = new DemoLoad.Result(100, 50, 0, 0, 0, 50, 0, 0.5,
+        new org.HdrHistogram.Histogram(3), new org.HdrHistogram.Histogram(3), "");
+    assertTrue(Double.isNaN(refused.dropRate()), "drop rate with nothing received: "
+        + refused.dropRate());
+    String record = GrpcDemoMain.record("spillway-aware", 3, 100, 100, 0, 0, 0, 0, 5000,
+        refused.dropRate(), 0, 0, 50, 0, 50, 6, "");
+    JsonNode row = new ObjectMapper().readTree(record);
+    assertTrue(row.get("drop_rate").isNull(), record);
+    assertEquals(1.0, row.path("expired_rate").asDouble(), 1e-9, record);
+    String idle = GrpcDemoMain.record("none", 0.5, 100, 0, 0, 0, 0, 0, 5000, Double.NaN, 0, 0, 0,
+        0, 0, 6, "");
+    assertTrue(new ObjectMapper().readTree(idle).get("expired_rate").isNull(), idle);
+    Files.writeString(out.resolve("results.json"), "{\"scenario\": {\"name\": \"grpc-demo\", "
+        + "\"slo_us\": \"5000\"}, \"capacity_rps\": 100, \"records\": [" + record + ", " + idle
+        + "]}");
+    io.spillway.report.ReportWriter.write(out.resolve("results.json"), out);
+    String report = Files.readString(out.resolve("report.md"));
+    // drop, reject delay, expired, messages per request
+    assertTrue(report.contains("| – | – | 100.00 | – |"), report);
+    assertTrue(report.contains("| – | – | – | – |"), report);
+  }
+
   @Test
   void theMedianRunOfEachModeAndLevelIsKept() {
     java.util.List<GrpcDemoMain.RunRow> rows = java.util.List.of(
