@@ -255,6 +255,9 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     if (pending != null) {
       completePending(server.ticker().read());
     }
+    if (inputTimer == null && (valueChunk >= 0 || getLineOpen) && !closing) {
+      awaitInput(ctx);
+    }
     flush(ctx);
     if (paused) {
       // not super's: with auto-read off and no message decoded it would ask for another read
@@ -592,7 +595,6 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     beginGet(ctx, withCas, permit, now);
     getLineOpen = true;
     getLineWaiting = false;
-    awaitInput(ctx);
     return true;
   }
 
@@ -739,10 +741,13 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     valuePermit = permit;
     valueBudget = budget;
     valueStart = now;
-    awaitInput(ctx);
   }
 
-  /** An admitted command waits for the rest of its input: see the class comment. */
+  /**
+   * An admitted command waits for the rest of its input: see the class comment. Set when a read
+   * has been decoded and left it waiting ({@link #channelReadComplete}), so a value that came with
+   * its command line, the common case, never sets a timer.
+   */
   private void awaitInput(ChannelHandlerContext ctx) {
     inputTimer = ctx.executor().schedule(() -> inputTimedOut(ctx), server.inputTimeoutNanos(),
         java.util.concurrent.TimeUnit.NANOSECONDS);

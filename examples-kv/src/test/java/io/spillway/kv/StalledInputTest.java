@@ -94,6 +94,27 @@ class StalledInputTest {
     assertEquals("VALUE k 0 4096\r\n" + "v".repeat(4096) + "\r\nEND\r\n", send("get k\r\n"));
   }
 
+  /**
+   * A value the server stops reading, because its client does not read its replies, is the
+   * server's wait, not the client's stall: the timeout passes without closing, and the value,
+   * read again once the client drains, is stored.
+   */
+  @Test
+  void aValueTheServerStoppedReadingIsNotCutOff() {
+    assertEquals("", send("set k 0 0 4096\r\n" + "v".repeat(1000)));
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // the client stops reading
+    channel.runPendingTasks();
+    assertEquals("", send("v".repeat(1000)));
+    assertFalse(channel.config().isAutoRead(), "not paused");
+    advance(3 * TIMEOUT);
+    assertTrue(channel.isOpen(), "closed on a wait the server made");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    channel.runPendingTasks();
+    assertEquals("STORED\r\n", send("v".repeat(2096) + "\r\n"));
+    advance(TIMEOUT);
+    assertTrue(channel.isOpen());
+  }
+
   @Test
   void aLongMultiGetLineStalledPastTheTimeoutClosesTheConnection() {
     StringBuilder keys = new StringBuilder("get");
