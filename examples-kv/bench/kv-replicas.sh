@@ -17,13 +17,7 @@ TARGET="${4:-110}"
 SCHEME="${5:-protego}"
 SLO=$((2 * TARGET))
 mkdir -p "$OUT"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-wait_port() {
-  for i in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done
-  echo "nothing listens on $1"; exit 1
-}
+source "$(dirname "$0")/servers.sh"
 A=21411; B=21412
 for p in $A $B; do
   "$ROOT/spillway" kv --port -1 --frame-port "$p" --cores 1 --memory 1024 --frame-scheme "$SCHEME" \

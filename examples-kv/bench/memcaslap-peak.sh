@@ -22,14 +22,7 @@ for tool in memcached memcaslap taskset; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install memcached libmemcached-tools)"; exit 2; }
 done
 user=(); [ "$(id -u)" -eq 0 ] && user=(-u root)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-
-wait_port() {
-  for i in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done
-  echo "nothing listens on $1"; exit 1
-}
+source "$(dirname "$0")/servers.sh"
 # one at a time: the first ./spillway may build the module
 taskset -c 0 memcached "${user[@]}" -l 127.0.0.1 -p 21211 -U 0 -t 1 -m 64 & PIDS+=($!)
 wait_port 21211

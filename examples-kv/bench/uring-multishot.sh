@@ -16,13 +16,7 @@ RATES="${2:?rates}"
 SECS="${3:-5}"
 WARM=2
 mkdir -p "$OUT"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-wait_port() {
-  for i in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done
-  echo "nothing listens on $1"; exit 1
-}
+source "$(dirname "$0")/servers.sh"
 declare -A PORT=([multishot]=21322 [single-shot]=21323) PID=()
 SPILLWAY_JAVA_OPTS="-Dspillway.transport=io_uring -Dio.netty.iouring.pollAddMultishotEnabled=true" \
   "$ROOT/spillway" kv --port 21322 --memory 1024 --scheme none > "$OUT/kv-multishot.log" 2>&1 &
