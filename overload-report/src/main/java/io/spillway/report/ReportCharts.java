@@ -232,6 +232,11 @@ final class ReportCharts {
     out.add(p99.build("99th-percentile latency of each window; dashed: the SLO; shaded: the "
         + "demand level (right axis)."));
 
+    // A file that records no reject delay in any window (the call-graph simulator keeps none) gets
+    // no chart: drawn empty, it would say every scheme "never rejected" beside their drop rates.
+    if (windows.stream().allMatch(r -> Double.isNaN(r.rejectDelayMicros()))) {
+      return out;
+    }
     // Rejects come in bursts, often single windows: markers keep those visible.
     LineChart rejects = new LineChart("reject-delay-time.png", "Mean reject delay over time",
         xLabel, "mean reject delay (µs)", true);

@@ -23,7 +23,8 @@ import org.jfree.chart.ChartUtils;
  * and demand level) give {@code goodput.png}, {@code goodput-normalized.png}, {@code p99.png} and
  * {@code drop-rate.png} against demand; rows with {@code t_ms} (a demand schedule, one per scheme
  * and time window) give {@code goodput-time.png}, {@code p99-time.png} and {@code
- * reject-delay-time.png} against time, with the demand level on a right-hand axis. A {@code
+ * reject-delay-time.png} (unless no window records a reject delay) against time, with the demand
+ * level on a right-hand axis. A {@code
  * surge-windows.csv} beside {@code results.json} (the graph harness writes one for steady runs
  * that surge) adds {@code surge-goodput-<level>x.png}, goodput against the time from each surge,
  * for each level. Charts are

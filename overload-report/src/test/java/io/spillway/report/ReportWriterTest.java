@@ -82,6 +82,31 @@ class ReportWriterTest {
     assertContains(md, "never rejected: \"none\"");
   }
 
+  /**
+   * Windows that record no reject delay at all (the call-graph simulator keeps none for an
+   * interface: null, or the field left out) get no reject-delay chart. Drawn empty, its note would
+   * say every scheme was "never rejected" beside a drop column full of rejects.
+   */
+  @Test
+  void windowsWithoutRejectDelaysGetNoRejectDelayChart() throws Exception {
+    StringBuilder rows = new StringBuilder();
+    for (int t = 0; t < 100; t += 20) {
+      rows.append(t == 0 ? "" : ", ").append(String.format(java.util.Locale.ROOT,
+          "{\"scheme\": \"dagor\", \"demand\": 2, \"capacity_rps\": 1000, "
+              + "\"goodput_rps\": 900, \"p99_us\": 50, \"drop_rate\": 0.4%s, \"t_ms\": %d, "
+              + "\"window_ms\": 20}", t < 40 ? ", \"reject_delay_us\": null" : "", t));
+    }
+    Path results = Fixtures.results(dir, "{\"scenario\": {\"name\": \"graph-q\", "
+        + "\"slo_us\": \"100\"}, \"capacity_rps\": 1000, \"records\": [" + rows + "]}");
+
+    List<Path> files = ReportWriter.write(results, dir);
+
+    assertEquals(List.of("goodput-time.png", "p99-time.png", "report.md"), names(files));
+    String md = Files.readString(dir.resolve("report.md"));
+    assertFalse(md.contains("never rejected"), md);
+    assertContains(md, "| 40.00 | – |");
+  }
+
   @Test
   void nonPositiveValuesOnALogAxisAreLeftOutAndSaidSo() throws Exception {
     String json = "{\"scenario\": {\"name\": \"zeros\", \"slo_us\": \"100\"}, "
