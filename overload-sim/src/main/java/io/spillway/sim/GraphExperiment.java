@@ -10,6 +10,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.stream.Collectors;
 
 /**
  * Runs a call-graph scenario ({@link CallGraph}): measures each interface's capacity alone, then
@@ -82,12 +83,30 @@ public final class GraphExperiment {
       double receivedRps, double dropRate, double shedOutboundRps, double utilization) { }
 
   /**
-   * The results of a scenario. {@code cpuSeconds}, the simulating threads' CPU time per scheme,
-   * is not part of the results proper (it is left out of results.json).
+   * The results of a scenario. {@code interfaces}: one per interface, in the graph's order, its
+   * rows as the socket graph harness writes an interface's results.json (steady rows, or windows,
+   * convergence and phases of a schedule; {@link #interfaceScenario}), with the reject delays and
+   * message counts this simulator does not keep absent. {@code cpuSeconds}, the simulating
+   * threads' CPU time per scheme, is not part of the results proper (it is left out of the files).
    */
   public record Results(Scenario scenario, CallGraph graph, double[] capacityRps,
       boolean capacityMeasured, List<Row> rows, List<ServiceRow> services, List<Row> series,
-      List<String> skipped, Map<String, Double> cpuSeconds) { }
+      List<Experiment.Results> interfaces, List<String> skipped, Map<String, Double> cpuSeconds) { }
+
+  /** Each interface's rows, convergence and phases for its own results.json, by interface index. */
+  private record Own(List<List<ResultRecord>> rows, List<List<StepConvergence>> convergence,
+      List<List<ResultRecord>> phases) {
+
+    static Own of(int interfaces) {
+      Own own = new Own(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+      for (int i = 0; i < interfaces; i++) {
+        own.rows.add(new ArrayList<>());
+        own.convergence.add(new ArrayList<>());
+        own.phases.add(new ArrayList<>());
+      }
+      return own;
+    }
+  }
 
   public Results run() throws InterruptedException {
     List<String> names = new ArrayList<>();
@@ -123,15 +142,54 @@ public final class GraphExperiment {
       List<ServiceRow> services = new ArrayList<>();
       List<Row> series = new ArrayList<>();
       Map<String, Double> cpu = new LinkedHashMap<>();
+      Own own = Own.of(n);
       if (scheduled()) {
-        runSchedule(pool, names, capacity, rows, services, series, cpu);
+        runSchedule(pool, names, capacity, rows, services, series, own, cpu);
       } else {
-        runSteady(pool, names, capacity, rows, services, cpu);
+        runSteady(pool, names, capacity, rows, services, own, cpu);
       }
-      return new Results(scenario, graph, capacity, measure, rows, services, series, skipped, cpu);
+      List<Experiment.Results> interfaces = new ArrayList<>();
+      for (CallGraph.Interface i : graph.interfaces()) {
+        interfaces.add(new Experiment.Results(interfaceScenario(scenario, i, scheduled()),
+            capacity[i.index()], measure, own.rows().get(i.index()),
+            own.convergence().get(i.index()), own.phases().get(i.index())));
+      }
+      return new Results(scenario, graph, capacity, measure, rows, services, series, interfaces,
+          skipped, cpu);
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /**
+   * The scenario as interface {@code i} sees it, for its own results.json, table and plots: its
+   * SLO, in a scheduled run its schedule (its own, else the scenario's; none in a steady run), and
+   * a name and description with the interface in them. The socket graph harness uses it too.
+   */
+  public static Scenario interfaceScenario(Scenario scenario, CallGraph.Interface i,
+      boolean scheduled) {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("name", scenario.name() + "-" + i.name());
+    m.put("description", i.name() + " of " + scenario.name()
+        + (scenario.description().isEmpty() ? "" : ": " + scenario.description()));
+    m.put("slo_us", JsonText.num(i.sloNanos() / 1e3));
+    List<Scenario.DemandStep> steps = !scheduled ? List.of()
+        : i.schedule().isEmpty() ? scenario.schedule() : i.schedule();
+    m.put("schedule", steps.stream()
+        .map(s -> JsonText.num(s.level()) + "@" + JsonText.num(s.startNanos() / 1e6))
+        .collect(Collectors.joining(", ")));
+    return scenario.with(m);
+  }
+
+  /**
+   * {@code r} with what this simulator does not keep for an interface, its reject delays and
+   * messages per request, absent (NaN, written as null) rather than a 0 that reads as measured.
+   */
+  private static ResultRecord uncounted(ResultRecord r) {
+    return new ResultRecord(r.scheme(), r.clients(), r.demand(), r.capacityRps(), r.offeredRps(),
+        r.throughputRps(), r.goodputRps(), r.p50Micros(), r.p99Micros(), r.sloMicros(),
+        r.dropRate(), Double.NaN, r.expiredRate(), Double.NaN, r.windowStartMillis(),
+        r.windowMillis(), r.retryRate(), Double.NaN);
   }
 
   /** Whether demand follows a schedule: the scenario's, or every interface has its own. */
@@ -174,8 +232,8 @@ public final class GraphExperiment {
   }
 
   private void runSchedule(ExecutorService pool, List<String> names, double[] capacity,
-      List<Row> rows, List<ServiceRow> services, List<Row> series, Map<String, Double> cpu)
-      throws InterruptedException {
+      List<Row> rows, List<ServiceRow> services, List<Row> series, Own own,
+      Map<String, Double> cpu) throws InterruptedException {
     List<List<Scenario.DemandStep>> steps = schedules();
     long end = scenario.durationNanos();
     List<Future<Run>> futures = new ArrayList<>();
@@ -212,11 +270,21 @@ public final class GraphExperiment {
       for (long from = 0; from + window <= end; from += window) {
         summariseInterfaces(name, recorder, capacity, from, from + window, null, series);
       }
+      // Each interface's windows, convergence and phases, as the graph harness has them.
+      for (CallGraph.Interface iface : graph.interfaces()) {
+        int i = iface.index();
+        List<ResultRecord> windows = new ArrayList<>();
+        List<ResultRecord> phases = new ArrayList<>();
+        Experiment.addSeries(interfaceScenario(scenario, iface, true), name,
+            recorder.interfaceRecorder(i), capacity[i], windows, own.convergence().get(i), phases);
+        windows.forEach(r -> own.rows().get(i).add(uncounted(r)));
+        phases.forEach(r -> own.phases().get(i).add(uncounted(r)));
+      }
     }
   }
 
   private void runSteady(ExecutorService pool, List<String> names, double[] capacity,
-      List<Row> rows, List<ServiceRow> services, Map<String, Double> cpu)
+      List<Row> rows, List<ServiceRow> services, Own own, Map<String, Double> cpu)
       throws InterruptedException {
     List<Double> levels = scenario.demandLevels();
     long warmup = scenario.warmupNanos();
@@ -246,6 +314,17 @@ public final class GraphExperiment {
         }
         summarise(name, recorder, capacity, Experiment.roundUp(warmup, window), end - end % window,
             recovery, rows, services);
+        // Each interface's row, as the graph harness has it: none for an interface left idle.
+        for (CallGraph.Interface iface : graph.interfaces()) {
+          Recorder alone = recorder.interfaceRecorder(iface.index());
+          double demand = alone.demandAt(end - 1);
+          if (demand == 0 && alone.total().offered == 0) {
+            continue;
+          }
+          own.rows().get(iface.index()).add(uncounted(Experiment.steadyRecord(
+              interfaceScenario(scenario, iface, false), name, demand, capacity[iface.index()],
+              alone, warmup, end)));
+        }
       }
       cpu.put(name, seconds);
     }

@@ -145,6 +145,32 @@ final class GraphRecorder {
     return windowNanos;
   }
 
+  /**
+   * Interface {@code iface}'s windows and demand as the socket graph harness records an interface,
+   * one {@link Recorder} of {@link Tally}s, for its own results.json: a response is received and
+   * completed, a reject from any hop received and dropped, a request shed in its client's queue
+   * expired. Reject delays and messages are not counted here.
+   */
+  Recorder interfaceRecorder(int iface) {
+    Recorder r = new Recorder(windowNanos);
+    for (double[] change : demandChanges.get(iface)) {
+      r.demandChanged((long) change[0], change[1]);
+    }
+    for (int w = 0; w < windows.size(); w++) {
+      InterfaceTally from = windows.get(w).interfaces[iface];
+      Tally to = r.at(w * windowNanos);
+      to.offered = from.offered;
+      to.sent = from.sent;
+      to.completed = from.completed;
+      to.good = from.good;
+      to.expired = from.shedClient;
+      to.dropped = from.shedFront + from.shedInner;
+      to.received = from.completed + to.dropped;
+      to.latency.add(from.latency);
+    }
+    return r;
+  }
+
   /** The sum of the windows that start at or after {@code fromNanos} and end by {@code toNanos}. */
   Window sum(long fromNanos, long toNanos) {
     Window total = new Window(interfaceCount, serviceCount);

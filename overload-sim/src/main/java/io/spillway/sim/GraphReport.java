@@ -12,8 +12,13 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Prints a call-graph scenario's table and writes {@code results.json} (phases per interface and
- * per service) and {@code timeseries.csv} (per window, per interface) for a schedule.
+ * Prints a call-graph scenario's table and writes its files as the socket graph harness ({@code
+ * GraphHarnessMain}) lays them out: {@code graph.json}, the graph's own record (each interface's
+ * phases or levels with p95, shed shares, wasted compute and recovery; each service's), with
+ * {@code timeseries.csv} (per window, per interface) for a schedule; and per interface {@code
+ * <iface>/results.json} with its report and plots ({@link Report#write}), one row per scheme and
+ * level or window, which {@code ./spillway report} renders. One results.json with a row per
+ * interface would repeat scheme and level, which the report refuses.
  */
 final class GraphReport {
 
@@ -27,8 +32,9 @@ final class GraphReport {
       GraphExperiment.Results results = new GraphExperiment(scenario, threads).run();
       printTable(results, System.out);
       write(results, out);
-      System.out.printf(Locale.ROOT, "%nwrote %s in %s (%.1f s wall clock, %d threads)%n",
-          out.resolve("results.json"), out, (System.nanoTime() - started) / 1e9, threads);
+      System.out.printf(Locale.ROOT, "%nwrote %s and a results.json per interface (%s) in %s "
+              + "(%.1f s wall clock, %d threads)%n", GRAPH_FILE,
+          String.join(", ", written(results)), out, (System.nanoTime() - started) / 1e9, threads);
       return 0;
     }
     for (Map<String, String> variant : variants) {
@@ -95,9 +101,25 @@ final class GraphReport {
     return millis < 0 ? "never" : String.format(Locale.ROOT, "%.0f", millis);
   }
 
+  /** The graph's own record, beside the per-interface directories; the graph harness's name. */
+  static final String GRAPH_FILE = "graph.json";
+
+  /** The interfaces that get a directory: those with a row (an idle one has none). */
+  static List<String> written(GraphExperiment.Results results) {
+    return results.graph().interfaces().stream()
+        .filter(i -> !results.interfaces().get(i.index()).rows().isEmpty())
+        .map(CallGraph.Interface::name).toList();
+  }
+
   static void write(GraphExperiment.Results results, Path dir) throws IOException {
     Files.createDirectories(dir);
-    Files.writeString(dir.resolve("results.json"), toJson(results));
+    Files.writeString(dir.resolve(GRAPH_FILE), toJson(results));
+    for (CallGraph.Interface i : results.graph().interfaces()) {
+      Experiment.Results own = results.interfaces().get(i.index());
+      if (!own.rows().isEmpty()) {
+        Report.write(own, dir.resolve(i.name()));
+      }
+    }
     if (!results.series().isEmpty()) {
       StringBuilder csv = new StringBuilder("scheme,interface,t_ms,demand,offered_rps,"
           + "throughput_rps,goodput_rps,p50_us,p95_us,p99_us,shed_client,shed_front,shed_inner,wasted\n");
@@ -111,7 +133,7 @@ final class GraphReport {
     }
   }
 
-  /** The results as JSON; wall-clock times are left out, so that equal seeds give equal files. */
+  /** The graph's record ({@value #GRAPH_FILE}); wall-clock times are left out, so that equal seeds give equal files. */
   static String toJson(GraphExperiment.Results results) {
     StringBuilder b = new StringBuilder("{\n  \"scenario\": {");
     boolean first = true;

@@ -8,7 +8,8 @@ import java.util.Map;
 /**
  * {@code ./spillway sim SCENARIO [--out DIR] [--set key=value ...] [--threads N]}: runs a scenario
  * in the simulator, prints the table, and writes DIR/results.json (default DIR:
- * results/SCENARIO). SCENARIO is a path, or a name under {@code scenarios/}. A scenario with
+ * results/SCENARIO); a call-graph scenario writes DIR/graph.json and DIR/INTERFACE/results.json
+ * ({@link GraphReport}). SCENARIO is a path, or a name under {@code scenarios/}. A scenario with
  * {@code matrix.*} keys ({@code scenarios/robustness.conf}) is a {@link RobustnessMatrix} instead.
  */
 public final class SimulatorMain {

@@ -3,6 +3,7 @@ package io.spillway.harness.graph;
 import io.spillway.harness.SteadyCapacity;
 import io.spillway.sim.CallGraph;
 import io.spillway.sim.Experiment;
+import io.spillway.sim.GraphExperiment;
 import io.spillway.sim.Recorder;
 import io.spillway.sim.RecoveryTime;
 import io.spillway.sim.Report;
@@ -946,21 +947,9 @@ public final class GraphHarnessMain {
       return b.toString();
     }
 
-    /**
-     * The scenario as one interface sees it, for the shared table and plots: its SLO, its
-     * schedule (schedule runs), and a name with the interface in it.
-     */
+    /** The scenario as one interface sees it ({@link GraphExperiment#interfaceScenario}, the simulator's). */
     private Scenario interfaceScenario(CallGraph.Interface i) {
-      Map<String, String> m = new LinkedHashMap<>();
-      m.put("name", scenario.name() + "-" + i.name());
-      m.put("description", i.name() + " of " + scenario.name() + (scenario.description().isEmpty() ? ""
-          : ": " + scenario.description()));
-      m.put("slo_us", num(i.sloNanos() / 1e3));
-      List<Scenario.DemandStep> own = series ? (i.schedule().isEmpty() ? scenario.schedule() : i.schedule())
-          : List.of();
-      m.put("schedule", own.stream().map(s -> num(s.level()) + "@" + num(s.startNanos() / 1e6))
-          .collect(Collectors.joining(", ")));
-      return scenario.with(m);
+      return GraphExperiment.interfaceScenario(scenario, i, series);
     }
 
     /** Waits for {@code g}'s run ({@code what}, for the warnings) and its recorders. */
