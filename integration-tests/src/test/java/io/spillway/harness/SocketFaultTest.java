@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.ResourceLeakDetector;
+import io.spillway.api.NoControl;
 import io.spillway.api.RequestMetadata;
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Status;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import io.spillway.transport.Frame;
@@ -19,10 +22,14 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -39,7 +46,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Faults on real sockets: a client process killed with SIGKILL mid-flight, the server process
  * killed and restarted under load, a connection cut mid-frame, the server process stopped with
- * SIGSTOP for a second, and ten thousand connections on the native transport. For each: every
+ * SIGSTOP for a second, ten thousand connections on the native transport, a client that never
+ * reads, and clients that send half a frame and stall. For each: every
  * admitted request ends exactly once (a {@link io.spillway.api.testing.LeakCheckingServerGate}),
  * the credits issued return to 0 once the clients are gone, Netty's leak detector (PARANOID, set in
  * this module's surefire configuration) reports nothing, and the server's heap after a full
@@ -312,6 +320,130 @@ class SocketFaultTest {
           "lost", 0, "endedTwice", 0, "creditsAfter", scheme.issuedCredits(),
           "nettyLeaks", NettyLeaks.reports().size(), "heapDeltaKiB", heapDelta / 1024));
       assertTrue(heapDelta < 64L << 20);
+    }
+  }
+
+  /**
+   * Clients that send a request's header and half its payload and then stall, connections open.
+   * Each request is admitted at its header; the server closes each connection at its payload
+   * timeout ({@code SpillwayServer.Builder.payloadTimeoutNanos}, the default), which ends the
+   * request. Every admitted request ends once and nothing is left held.
+   */
+  @Test
+  void halfAFrameThenAStallIsEndedByThePayloadTimeout() throws Exception {
+    LeakCheckingScheme scheme = scheme();
+    try (SpillwayServer server = server(scheme)) {
+      long heapBefore = heapAfterGc();
+      int stalls = 25 * ROUNDS;
+      int wholeServed = 0;
+      int closedByServer = 0;
+      int refusedAtHeader = 0;
+      List<Socket> sockets = new ArrayList<>();
+      try {
+        for (int c = 0; c < stalls; c++) {
+          Socket raw = new Socket("127.0.0.1", server.port());
+          sockets.add(raw);
+          raw.setSoTimeout(20_000); // far past the payload timeout: a server that never closes fails
+          OutputStream out = raw.getOutputStream();
+          out.write(frame(2000 + c, 1, true, payload(0))); // one whole request, answered
+          out.flush();
+          if (status(raw.getInputStream()) == Status.OK) {
+            wholeServed++;
+          }
+          byte[] next = frame(2000 + c, 2, false, new byte[4096]);
+          out.write(next, 0, Frame.HEADER_SIZE + 2048); // its header and half its payload, then nothing
+          out.flush();
+        }
+        for (Socket raw : sockets) {
+          // the server's close, or, for a request the gate refused at its header, its answer
+          byte[] answer = raw.getInputStream().readNBytes(Frame.HEADER_SIZE);
+          if (answer.length == 0) {
+            closedByServer++;
+          } else {
+            refusedAtHeader++;
+          }
+        }
+      } finally {
+        for (Socket raw : sockets) {
+          raw.close();
+        }
+      }
+      assertClean(scheme);
+      assertEquals(wholeServed + closedByServer, scheme.checker().admitted(),
+          "admitted: the whole requests served, and the stalled ones, each ended by its connection's close");
+      assertTrue(closedByServer >= stalls - 2, "stalled requests admitted and cut off: " + closedByServer
+          + " of " + stalls + " (" + refusedAtHeader + " refused at their header)");
+      long heapDelta = heapAfterGc() - heapBefore;
+      row("half-frame-then-stall", Map.of("connections", stalls, "admitted", scheme.checker().admitted(),
+          "closedByServer", closedByServer, "refusedAtHeader", refusedAtHeader,
+          "outstanding", scheme.checker().outstanding(), "creditsAfter", scheme.issuedCredits(),
+          "sessionsAfter", scheme.sessions(), "nettyLeaks", NettyLeaks.reports().size(),
+          "heapDeltaKiB", heapDelta / 1024));
+      assertTrue(heapDelta < 64L << 20);
+    }
+  }
+
+  /** The status of the answer at the head of {@code in}, a header-only answer. */
+  private static Status status(InputStream in) throws IOException {
+    byte[] head = in.readNBytes(Frame.HEADER_SIZE);
+    assertEquals(Frame.HEADER_SIZE, head.length, "no answer");
+    ByteBuf b = Unpooled.wrappedBuffer(head);
+    return Frame.readResponse(b, new ResponseMetadata()).status();
+  }
+
+  /**
+   * A client that sends 20 MB of requests, each asking for a 1 KiB answer, and never reads. The
+   * server stops reading it once its answers pass the write-buffer water marks, so it holds a
+   * bounded amount for the client while the client keeps its connection, and the client cannot
+   * send the rest; when the client resets, every admitted request has ended once and nothing is
+   * left held. No credit scheme (every request admitted): what bounds the server is the transport.
+   */
+  @Test
+  void aClientThatNeverReadsIsHeldToABound() throws Exception {
+    LeakCheckingScheme scheme = new LeakCheckingScheme(NoControl.INSTANCE);
+    try (SpillwayServer server = SpillwayServer.builder().scheme(scheme).parallelism(1)
+        .handler((req, alloc) -> req.retainedDuplicate()).build().start()) {
+      int frames = 20_000;
+      int size = 1024;
+      ByteBuf buf = Unpooled.buffer();
+      for (int i = 0; i < frames; i++) {
+        Frame.writeRequest(buf, Frame.TYPE_REQUEST, new RequestMetadata().sessionId(7).requestId(i), size);
+        buf.writeZero(size);
+      }
+      ByteBuffer flood = buf.nioBuffer();
+      long heapBefore = heapAfterGc(); // the flood, the client's, already counted
+      long heapStalled;
+      try (SocketChannel raw = SocketChannel.open()) {
+        raw.setOption(StandardSocketOptions.SO_RCVBUF, 4096);
+        raw.connect(new InetSocketAddress("127.0.0.1", server.port()));
+        raw.configureBlocking(false);
+        long lastProgress = System.nanoTime();
+        while (flood.hasRemaining() && System.nanoTime() - lastProgress < TimeUnit.SECONDS.toNanos(1)) {
+          if (raw.write(flood) > 0) {
+            lastProgress = System.nanoTime();
+          } else {
+            LockSupport.parkNanos(1_000_000);
+          }
+        }
+        assertTrue(flood.hasRemaining(), "the server read the whole flood of a client that reads nothing");
+        await("the requests admitted before the server stopped reading end", 20,
+            () -> scheme.checker().outstanding() == 0);
+        heapStalled = heapAfterGc() - heapBefore;
+        raw.setOption(StandardSocketOptions.SO_LINGER, 0); // RST
+      }
+      long sentKiB = flood.position() / 1024;
+      long floodKiB = flood.limit() / 1024;
+      buf.release();
+      await("every permit completed", 20, () -> scheme.checker().outstanding() == 0);
+      scheme.checker().assertNoLeaks();
+      NettyLeaks.collect();
+      assertEquals(List.of(), NettyLeaks.reports(), "Netty's leak detector");
+      long heapDelta = heapAfterGc() - heapBefore;
+      row("client-never-reads", Map.of("floodKiB", floodKiB, "sentKiB", sentKiB,
+          "admitted", scheme.checker().admitted(), "outstanding", scheme.checker().outstanding(),
+          "nettyLeaks", NettyLeaks.reports().size(), "heapWhileConnectedKiB", heapStalled / 1024,
+          "heapDeltaKiB", heapDelta / 1024));
+      assertTrue(heapStalled < 64L << 20, "heap held for a client that reads nothing: " + heapStalled);
     }
   }
 
