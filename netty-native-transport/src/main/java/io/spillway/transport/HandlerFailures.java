@@ -13,20 +13,28 @@ import java.util.concurrent.atomic.AtomicLong;
 final class HandlerFailures {
 
   private static final long INTERVAL_NANOS = 1_000_000_000L;
-  private static final AtomicLong LAST_WARNING = new AtomicLong(System.nanoTime() - INTERVAL_NANOS);
-  private static final AtomicLong SUPPRESSED = new AtomicLong();
+  private static final HandlerFailures JVM = new HandlerFailures(System.nanoTime());
 
-  private HandlerFailures() { }
+  private final AtomicLong lastWarning;
+  private final AtomicLong suppressed = new AtomicLong();
+
+  /** @param nowNanos the time of creation: the first failure after it is warned of */
+  HandlerFailures(long nowNanos) {
+    this.lastWarning = new AtomicLong(nowNanos - INTERVAL_NANOS);
+  }
 
   static void report(Logger log, Throwable failure) {
-    long now = System.nanoTime(); // failure path only
-    long last = LAST_WARNING.get();
-    if (now - last >= INTERVAL_NANOS && LAST_WARNING.compareAndSet(last, now)) {
-      long more = SUPPRESSED.getAndSet(0);
+    JVM.report(log, failure, System.nanoTime()); // failure path only
+  }
+
+  void report(Logger log, Throwable failure, long nowNanos) {
+    long last = lastWarning.get();
+    if (nowNanos - last >= INTERVAL_NANOS && lastWarning.compareAndSet(last, nowNanos)) {
+      long more = suppressed.getAndSet(0);
       log.log(Level.WARNING, more == 0 ? "handler failed"
           : "handler failed (and " + more + " more failures in the last interval, at DEBUG)", failure);
     } else {
-      SUPPRESSED.incrementAndGet();
+      suppressed.incrementAndGet();
       log.log(Level.DEBUG, "handler failed", failure);
     }
   }
