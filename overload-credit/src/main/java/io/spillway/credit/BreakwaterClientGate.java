@@ -113,8 +113,11 @@ public final class BreakwaterClientGate<R> implements ClientGate<R> {
   /** A restatement was asked for while {@link #inDoubt} and has not come. */
   private boolean restateAsked;
 
-  /** A client gate for the session in {@code environment}. */
-  public BreakwaterClientGate(BreakwaterConfig config, ClientEnvironment environment) {
+  /**
+   * A client gate for the session in {@code environment}. Users get one from the scheme's {@code
+   * newClientGate}.
+   */
+  BreakwaterClientGate(BreakwaterConfig config, ClientEnvironment environment) {
     this(config, environment, new ServiceTimeTracker());
   }
 

@@ -203,8 +203,12 @@ public final class BreakwaterServerGate implements ServerGate {
   private volatile long total;
   private volatile Cancellable controlLoop;
 
-  /** A gate with the given parameters; call {@link #start()} to begin the control loop. */
-  public BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment) {
+  /**
+   * A gate with the given parameters; call {@link #start()} to begin the control loop. Users get
+   * one from {@link Breakwater#newServerGate}; package-private so that the scheme stays the only
+   * way in, and its options the only options.
+   */
+  BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment) {
     this(config, environment, false);
   }
 
@@ -603,9 +607,10 @@ public final class BreakwaterServerGate implements ServerGate {
 
   /**
    * One control period: resize the pool from the queueing delay (eq. 1–3) and hand open credits to
-   * drained sessions. Runs on the scheduler; public so a driver may tick the gate itself.
+   * drained sessions. Runs on the environment's scheduler, which is how a driver that keeps its
+   * own time (the simulator, a benchmark) ticks the gate; tests in this package call it directly.
    */
-  public void updatePool(long nowNanos) {
+  void updatePool(long nowNanos) {
     evictIdleSessions(nowNanos);
     updatePoolSize(nowNanos);
   }

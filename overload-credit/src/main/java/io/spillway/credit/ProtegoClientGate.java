@@ -36,8 +36,11 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
   private long creditId;
   private long creditArrivedAt;
 
-  /** A client gate for the session in {@code environment}. */
-  public ProtegoClientGate(ProtegoConfig config, ClientEnvironment environment) {
+  /**
+   * A client gate for the session in {@code environment}. Users get one from {@link
+   * Protego#newClientGate}.
+   */
+  ProtegoClientGate(ProtegoConfig config, ClientEnvironment environment) {
     this.credits = new BreakwaterClientGate<>(config.creditMachinery(), environment);
   }
 
@@ -115,7 +118,7 @@ public final class ProtegoClientGate<R> implements ClientGate<R> {
    * The credit id a request sent at {@code nowNanos} echoes: the latest response's id advanced by
    * the time since it arrived; 0 when there is none. Never 0 otherwise, since ids are positive.
    */
-  public long creditId(long nowNanos) {
+  long creditId(long nowNanos) {
     return creditId == 0 ? 0 : creditId + Math.max(0, nowNanos - creditArrivedAt);
   }
 }

@@ -104,8 +104,11 @@ public final class ProtegoServerGate implements ServerGate {
   private boolean started;
   private boolean closed;
 
-  /** A gate with the given parameters; call {@link #start()} to begin the control loop. */
-  public ProtegoServerGate(ProtegoConfig config, ServerEnvironment environment) {
+  /**
+   * A gate with the given parameters; call {@link #start()} to begin the control loop. Users get
+   * one from {@link Protego#newServerGate}.
+   */
+  ProtegoServerGate(ProtegoConfig config, ServerEnvironment environment) {
     if (config == null || environment == null) {
       throw new NullPointerException(config == null ? "config" : "environment");
     }
