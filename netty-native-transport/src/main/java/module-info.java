@@ -11,4 +11,5 @@ module io.spillway.transport {
   requires io.netty.transport.classes.io_uring;
 
   exports io.spillway.transport;
+  // io.spillway.transport.internal, the frame codec, is exported to no module.
 }

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The KV operations as payloads of Spillway's native frame (the frame's 64-byte header carries
- * the overload metadata; see {@code io.spillway.transport.Frame}). Big-endian, as the header.
+ * the overload metadata; see {@code io.spillway.transport.internal.Frame}). Big-endian, as the header.
  *
  * <pre>
  * request

@@ -5,7 +5,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
-import io.spillway.transport.Frame;
+import io.spillway.transport.internal.Frame;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -14,6 +14,8 @@ import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
+import io.spillway.transport.internal.Frame;
+import io.spillway.transport.internal.FrameException;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;

@@ -18,6 +18,8 @@ import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
+import io.spillway.transport.internal.Frame;
+import io.spillway.transport.internal.FrameException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -482,7 +484,7 @@ public final class SpillwayClient implements AutoCloseable {
 
     /**
      * The largest payload a frame may carry, each way: a longer response closes the connection, a
-     * longer call is refused. Keep it at the server's ({@link Frame#DEFAULT_MAX_PAYLOAD} by default).
+     * longer call is refused. Keep it at the server's (1 MiB by default).
      */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 

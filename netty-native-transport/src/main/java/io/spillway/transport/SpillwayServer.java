@@ -22,6 +22,7 @@ import io.spillway.threading.ArrivalRateEstimator;
 import io.spillway.threading.ThreadingAdaptation;
 import io.spillway.threading.ThreadingAdapter;
 import io.spillway.threading.ThreadingModel;
+import io.spillway.transport.internal.Frame;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -591,10 +592,10 @@ public final class SpillwayServer implements AutoCloseable {
     public Builder metrics(OverloadMetrics value) { metrics = Objects.requireNonNull(value); return this; }
 
     /**
-     * The largest request payload accepted ({@link Frame#DEFAULT_MAX_PAYLOAD} by default): a longer
-     * request closes its connection. A response may carry as much, or {@link
-     * Frame#DEFAULT_MAX_PAYLOAD} if that is more (what a client accepts unless set otherwise); a
-     * longer one fails its request ({@code FAILED}), as the client would close the connection on it.
+     * The largest request payload accepted (1 MiB by default): a longer request closes its
+     * connection. A response may carry as much, or 1 MiB if that is more (what a client accepts
+     * unless set otherwise); a longer one fails its request ({@code FAILED}), as the client would
+     * close the connection on it.
      */
     public Builder maxPayload(int value) { maxPayload = value; return this; }
 

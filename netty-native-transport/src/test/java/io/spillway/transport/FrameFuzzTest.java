@@ -5,6 +5,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
+import io.spillway.transport.internal.Frame;
+import io.spillway.transport.internal.FrameException;
 
 /**
  * The frame decoder against arbitrary bytes, as the server's and the client's decoders walk a

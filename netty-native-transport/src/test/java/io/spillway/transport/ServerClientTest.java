@@ -24,6 +24,7 @@ import io.spillway.api.testing.LeakCheckingServerGate;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
 import io.spillway.credit.BreakwaterServerGate;
+import io.spillway.transport.internal.Frame;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;

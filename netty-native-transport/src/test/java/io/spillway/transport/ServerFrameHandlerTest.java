@@ -27,6 +27,7 @@ import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import io.spillway.api.testing.LeakCheckingServerGate;
 import io.spillway.api.testing.VirtualClock;
+import io.spillway.transport.internal.Frame;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.transport.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.spillway.api.RequestMetadata;
@@ -124,7 +124,7 @@ public final class Frame {
    * readable. Compared without adding the header's size to the length: under a limit near {@link
    * Integer#MAX_VALUE} that sum overflows, and a header alone would pass for a whole frame.
    */
-  static boolean isWhole(ByteBuf in, int payloadLength) {
+  public static boolean isWhole(ByteBuf in, int payloadLength) {
     return in.readableBytes() - HEADER_SIZE >= payloadLength;
   }
 

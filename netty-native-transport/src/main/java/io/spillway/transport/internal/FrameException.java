@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.transport.internal;
 
 /**
  * A frame that is not well-formed: bad magic, unknown version or type, a payload over the limit.

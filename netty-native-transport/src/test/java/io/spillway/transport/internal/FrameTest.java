@@ -1,4 +1,4 @@
-package io.spillway.transport;
+package io.spillway.transport.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
