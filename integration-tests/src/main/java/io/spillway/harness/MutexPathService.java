@@ -3,7 +3,7 @@ package io.spillway.harness;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.spillway.api.LockWaitEstimator;
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.BudgetedLock;
 import io.spillway.sim.Scenario;
@@ -51,7 +51,7 @@ final class MutexPathService implements RequestHandler {
    * @param ticker the clock the server measures budgets with; the mutexes stamp waiters with it
    * @param rule how the mutexes estimate a newcomer's wait ({@code asqm.wait_estimate})
    */
-  MutexPathService(double[] paths, boolean budgeted, Ticker ticker, LockWaitEstimator.Rule rule) {
+  MutexPathService(double[] paths, boolean budgeted, Ticker ticker, LockWaitRule rule) {
     if (paths.length == 0) {
       throw new IllegalArgumentException("the mutex-path service needs at least one path");
     }

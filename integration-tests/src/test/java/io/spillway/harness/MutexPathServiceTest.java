@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.Status;
-import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.BudgetedLock;
 import io.spillway.asqm.CarrierDispatcher;
@@ -169,13 +169,13 @@ class MutexPathServiceTest {
   @Test
   void aDrawPicksItsPathByTheScenariosProbabilities() {
     MutexPathService two = new MutexPathService(new double[] {0.5, 0.5}, false, Ticker.system(),
-        LockWaitEstimator.Rule.QUEUE_AWARE);
+        LockWaitRule.QUEUE_AWARE);
     assertEquals(0, two.path(PATH_0));
     assertEquals(0, two.path(Long.MAX_VALUE)); // top bit 0: u just below 1/2
     assertEquals(1, two.path(Long.MIN_VALUE)); // top bit 1: u = 1/2
     assertEquals(1, two.path(PATH_1));
     MutexPathService skewed = new MutexPathService(new double[] {0.2, 0.8}, false, Ticker.system(),
-        LockWaitEstimator.Rule.QUEUE_AWARE);
+        LockWaitRule.QUEUE_AWARE);
     int[] counts = new int[2];
     java.util.SplittableRandom draws = new java.util.SplittableRandom(42);
     for (int i = 0; i < 10_000; i++) {

@@ -38,6 +38,6 @@ public final class NoControl implements OverloadScheme {
 
   @Override
   public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-    return new SendAtOnceClientGate<>(environment);
+    return ClientGate.sendAtOnce(environment);
   }
 }

@@ -8,18 +8,19 @@ import java.util.function.Consumer;
  * and the driver's next {@link #poll}; one that somehow waits a whole SLO expires, since it can no
  * longer be good.
  *
- * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}.
+ * <p>Not thread-safe: confined to the session's thread, per {@link ClientGate}. Package-private:
+ * schemes get one from {@link ClientGate#sendAtOnce}.
  *
  * @param <R> the driver's request type
  */
-public final class SendAtOnceClientGate<R> implements ClientGate<R> {
+final class SendAtOnceClientGate<R> implements ClientGate<R> {
 
   private final long sessionId;
   private final long timeoutNanos;
   private final TimestampedQueue<R> queue = new TimestampedQueue<>();
 
   /** A gate for the session in {@code environment}, expiring requests after its SLO. */
-  public SendAtOnceClientGate(ClientEnvironment environment) {
+  SendAtOnceClientGate(ClientEnvironment environment) {
     this.sessionId = environment.sessionId();
     this.timeoutNanos = environment.sloNanos();
   }

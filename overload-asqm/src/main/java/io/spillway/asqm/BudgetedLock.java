@@ -1,10 +1,11 @@
 package io.spillway.asqm;
 
 import io.spillway.api.BudgetExceededException;
-import io.spillway.api.LockWaitEstimator;
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
+import io.spillway.api.internal.LockWaitEstimator;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
@@ -30,8 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *       {@code true}. With no budget in scope it is {@link #lock()}. The expected wait is never
  *       less than the paper's queueing delay ({@code now − enqueue time of its oldest waiter},
  *       zero when nobody waits), so every request the paper refuses is refused; by default it
- *       also counts the queue's length ({@link LockWaitEstimator}, which says why), and {@link
- *       #BudgetedLock(Ticker, boolean, LockWaitEstimator.Rule)} with {@code OLDEST_WAITER} makes
+ *       also counts the queue's length ({@link LockWaitRule#QUEUE_AWARE}, which says why), and {@link
+ *       #BudgetedLock(Ticker, boolean, LockWaitRule)} with {@code OLDEST_WAITER} makes
  *       it the paper's alone.
  *   <li>{@link #acquireWithinBudget()}: the same decision for try-with-resources; throws a cheap
  *       {@link BudgetExceededException} instead of returning {@code false}.
@@ -113,12 +114,12 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
    * ({@code io.spillway.BudgetedLockWait}) carry so a recording says which lock requests waited for.
    */
   public BudgetedLock(String name) {
-    this(name, Ticker.system(), false, LockWaitEstimator.Rule.QUEUE_AWARE);
+    this(name, Ticker.system(), false, LockWaitRule.QUEUE_AWARE);
   }
 
   /** As {@link #BudgetedLock(String)}, its waiters stamped with {@code ticker}. */
   public BudgetedLock(String name, Ticker ticker) {
-    this(name, ticker, false, LockWaitEstimator.Rule.QUEUE_AWARE);
+    this(name, ticker, false, LockWaitRule.QUEUE_AWARE);
   }
 
   /** A lock with the given fairness policy (see {@link ReentrantLock#ReentrantLock(boolean)}). */
@@ -136,20 +137,20 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
    * clock the requests' budgets are measured with.
    */
   public BudgetedLock(Ticker ticker, boolean fair) {
-    this(ticker, fair, LockWaitEstimator.Rule.QUEUE_AWARE);
+    this(ticker, fair, LockWaitRule.QUEUE_AWARE);
   }
 
   /**
    * As {@link #BudgetedLock(Ticker, boolean)}, deciding with {@code rule}: {@link
-   * LockWaitEstimator.Rule#OLDEST_WAITER} reproduces the paper's check exactly (for experiments);
-   * the default, {@link LockWaitEstimator.Rule#QUEUE_AWARE}, also counts the queue's length.
+   * LockWaitRule#OLDEST_WAITER} reproduces the paper's check exactly (for experiments);
+   * the default, {@link LockWaitRule#QUEUE_AWARE}, also counts the queue's length.
    */
-  public BudgetedLock(Ticker ticker, boolean fair, LockWaitEstimator.Rule rule) {
+  public BudgetedLock(Ticker ticker, boolean fair, LockWaitRule rule) {
     this(null, ticker, fair, rule);
   }
 
   /** The fullest form: {@code name} may be {@code null} (events then name the lock by identity). */
-  public BudgetedLock(String name, Ticker ticker, boolean fair, LockWaitEstimator.Rule rule) {
+  public BudgetedLock(String name, Ticker ticker, boolean fair, LockWaitRule rule) {
     this.name = name;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.fair = fair;
@@ -281,8 +282,8 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
   }
 
   /**
-   * The wait ASQM expects for a request that queues now, with this lock held: {@link
-   * LockWaitEstimator#waitNanos} of the current queueing delay and line length. Lock-free.
+   * The wait ASQM expects for a request that queues now, with this lock held: the lock's {@link
+   * LockWaitRule} applied to the current queueing delay and line length. Lock-free.
    */
   public long expectedWaitNanos(long nowNanos) {
     WaiterLine.Head head = line.head();

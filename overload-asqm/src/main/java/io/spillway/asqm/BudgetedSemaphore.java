@@ -1,10 +1,11 @@
 package io.spillway.asqm;
 
 import io.spillway.api.BudgetExceededException;
-import io.spillway.api.LockWaitEstimator;
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
+import io.spillway.api.internal.LockWaitEstimator;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -45,9 +46,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>A newcomer's expected wait with N permits</h2>
  *
- * <p>The estimate is {@link LockWaitEstimator}'s, unchanged: the larger of the queueing delay
- * ({@code now − stamp of the oldest waiter}, Protego §4) and {@code n·h + 2σ·(sqrt(n + 1) − 1)}
- * for {@code n} waiters, {@code h} and {@code σ} the mean and spread of the measured hand-off
+ * <p>The estimate is {@link BudgetedLock}'s ({@link LockWaitRule#QUEUE_AWARE}), unchanged: the
+ * larger of the queueing delay ({@code now − stamp of the oldest waiter}, Protego §4) and {@code
+ * n·h + 2σ·(sqrt(n + 1) − 1)} for {@code n} waiters, {@code h} and {@code σ} the mean and spread of the measured hand-off
  * interval. What changes with N is what that interval is, and the estimator measures it directly:
  * it is the time between two successive acquisitions by waiters, taken only when the second was
  * already queued at the first, so that all N permits were in use throughout (a waiter queues only
@@ -108,16 +109,16 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
 
   /** A semaphore of {@code permits} whose waiters are stamped with {@code ticker}. */
   public BudgetedSemaphore(int permits, Ticker ticker) {
-    this(permits, ticker, LockWaitEstimator.Rule.QUEUE_AWARE);
+    this(permits, ticker, LockWaitRule.QUEUE_AWARE);
   }
 
   /**
    * As {@link #BudgetedSemaphore(int, Ticker)}, deciding with {@code rule}: {@link
-   * LockWaitEstimator.Rule#OLDEST_WAITER} is the paper's check alone (for experiments).
+   * LockWaitRule#OLDEST_WAITER} is the paper's check alone (for experiments).
    *
    * @throws IllegalArgumentException if {@code permits < 1}
    */
-  public BudgetedSemaphore(int permits, Ticker ticker, LockWaitEstimator.Rule rule) {
+  public BudgetedSemaphore(int permits, Ticker ticker, LockWaitRule rule) {
     if (permits < 1) {
       throw new IllegalArgumentException("permits must be at least 1: " + permits);
     }
@@ -256,8 +257,8 @@ public final class BudgetedSemaphore implements QueueDelaySignal {
   }
 
   /**
-   * The wait a request that queues now should expect (class comment): {@link
-   * LockWaitEstimator#waitNanos} of the queueing delay and the number of waiters. Lock-free.
+   * The wait a request that queues now should expect (class comment): the semaphore's {@link
+   * LockWaitRule} applied to the queueing delay and the number of waiters. Lock-free.
    */
   public long expectedWaitNanos(long nowNanos) {
     WaiterLine.Head head = line.head();

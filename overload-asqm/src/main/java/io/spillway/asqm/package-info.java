@@ -7,7 +7,7 @@
  *       java.util.concurrent.locks.Condition} implementations that measure their oldest waiter's
  *       queueing delay and refuse a request whose remaining {@link io.spillway.api.RequestBudget}
  *       the expected wait exceeds (protego-nsdi23 §3.2, §4; for locks the wait also counts the
- *       queue's length, {@link io.spillway.api.LockWaitEstimator}), throwing {@link
+ *       queue's length, {@link io.spillway.api.LockWaitRule#QUEUE_AWARE}), throwing {@link
  *       io.spillway.api.BudgetExceededException} in the try-with-resources form.
  *   <li>{@link io.spillway.asqm.CarrierDispatcher}: one virtual thread per request on carriers
  *       whose run queue is stamped, so the carrier-queue delay (breakwater-osdi20 §3.1, §4)

@@ -8,9 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.spillway.api.LockWaitEstimator;
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
+import io.spillway.api.internal.LockWaitEstimator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -179,7 +180,7 @@ class BudgetedLockTest {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"QUEUE_AWARE", "OLDEST_WAITER"})
   void queueAwareEstimateRefusesWhatALongYoungQueueCannotServeInTime(String ruleName) {
-    LockWaitEstimator.Rule rule = LockWaitEstimator.Rule.valueOf(ruleName);
+    LockWaitRule rule = LockWaitRule.valueOf(ruleName);
     BudgetedLock lock = new BudgetedLock(ticker, false, rule);
     lock.lock();
     long t = now.get();
@@ -200,7 +201,7 @@ class BudgetedLockTest {
     Worker<Void> d = queuedLocker(lock);
     now.set(t + 3_100);
     assertEquals(100, lock.queueingDelayNanos(now.get()));
-    long expected = rule == LockWaitEstimator.Rule.QUEUE_AWARE ? 6_700 : 100;
+    long expected = rule == LockWaitRule.QUEUE_AWARE ? 6_700 : 100;
     assertEquals(expected, lock.expectedWaitNanos(now.get()));
 
     RequestBudget budget = RequestBudget.of(5_000);
@@ -211,7 +212,7 @@ class BudgetedLockTest {
       }
       return got;
     }));
-    if (rule == LockWaitEstimator.Rule.QUEUE_AWARE) {
+    if (rule == LockWaitRule.QUEUE_AWARE) {
       assertFalse(asker.join(), "6,700 ns expected > 5,000 ns budget: refused at once");
       assertEquals(5_000, budget.remainingNanos(), "nothing charged");
     } else {
@@ -221,7 +222,7 @@ class BudgetedLockTest {
     b.join();
     c.join();
     d.join();
-    if (rule == LockWaitEstimator.Rule.OLDEST_WAITER) {
+    if (rule == LockWaitRule.OLDEST_WAITER) {
       assertTrue(asker.join(), "the paper's rule: 100 ns delay fits the budget");
     }
     assertFalse(lock.isLocked());

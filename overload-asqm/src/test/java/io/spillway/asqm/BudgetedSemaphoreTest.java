@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.BudgetExceededException;
-import io.spillway.api.LockWaitEstimator;
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.Ticker;
 import io.spillway.asqm.BudgetedLockTest.Worker;
@@ -244,7 +244,7 @@ class BudgetedSemaphoreTest {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"QUEUE_AWARE", "OLDEST_WAITER"})
   void threePermitsHandOffEveryThirdOfAHoldAndTheQueueIsPricedSo(String ruleName) {
-    LockWaitEstimator.Rule rule = LockWaitEstimator.Rule.valueOf(ruleName);
+    LockWaitRule rule = LockWaitRule.valueOf(ruleName);
     BudgetedSemaphore semaphore = new BudgetedSemaphore(3, ticker, rule);
     long t = now.get();
     BudgetedSemaphore.Permit p1 = semaphore.acquire();
@@ -267,7 +267,7 @@ class BudgetedSemaphoreTest {
     now.set(t + 4_100);
     assertEquals(3, semaphore.waiters());
     assertEquals(4_100, semaphore.queueingDelayNanos(now.get()));
-    boolean queueAware = rule == LockWaitEstimator.Rule.QUEUE_AWARE;
+    boolean queueAware = rule == LockWaitRule.QUEUE_AWARE;
     assertEquals(queueAware ? 9_688 : 4_100, semaphore.expectedWaitNanos(now.get()));
 
     RequestBudget budget = RequestBudget.of(9_000);

@@ -2,7 +2,6 @@ package io.spillway.baselines;
 
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
-import io.spillway.api.SendAtOnceClientGate;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
@@ -47,7 +46,7 @@ public final class CoDel implements OverloadScheme {
 
   @Override
   public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-    return new SendAtOnceClientGate<>(environment);
+    return ClientGate.sendAtOnce(environment);
   }
 
   @Override

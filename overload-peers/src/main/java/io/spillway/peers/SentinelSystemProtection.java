@@ -3,7 +3,6 @@ package io.spillway.peers;
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
 import io.spillway.api.OverloadScheme;
-import io.spillway.api.SendAtOnceClientGate;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import java.util.Objects;
@@ -89,7 +88,7 @@ public final class SentinelSystemProtection implements OverloadScheme {
 
   @Override
   public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-    return new SendAtOnceClientGate<>(environment);
+    return ClientGate.sendAtOnce(environment);
   }
 
   @Override

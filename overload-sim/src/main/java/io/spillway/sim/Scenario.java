@@ -1,6 +1,6 @@
 package io.spillway.sim;
 
-import io.spillway.api.LockWaitEstimator;
+import io.spillway.api.LockWaitRule;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -796,16 +796,16 @@ public final class Scenario {
 
   /**
    * How ASQM estimates a mutex's wait (key {@code asqm.wait_estimate}): {@code queue} (default,
-   * {@link LockWaitEstimator.Rule#QUEUE_AWARE}) or {@code oldest} (the paper's, {@link
-   * LockWaitEstimator.Rule#OLDEST_WAITER}).
+   * {@link LockWaitRule#QUEUE_AWARE}) or {@code oldest} (the paper's, {@link
+   * LockWaitRule#OLDEST_WAITER}).
    */
-  public LockWaitEstimator.Rule lockWaitRule() {
+  public LockWaitRule lockWaitRule() {
     String v = get("asqm.wait_estimate");
     if (v == null || v.isBlank() || v.strip().equals("queue")) {
-      return LockWaitEstimator.Rule.QUEUE_AWARE;
+      return LockWaitRule.QUEUE_AWARE;
     }
     if (v.strip().equals("oldest")) {
-      return LockWaitEstimator.Rule.OLDEST_WAITER;
+      return LockWaitRule.OLDEST_WAITER;
     }
     throw invalid("asqm.wait_estimate", "expected queue or oldest, got '" + v + "'");
   }

@@ -4,11 +4,11 @@ import io.spillway.api.Cancellable;
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
 import io.spillway.api.ControlChannel;
+import io.spillway.api.LockWaitRule;
 import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
-import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.RequestBudget;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
@@ -20,6 +20,7 @@ import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
 import io.spillway.api.Ticker;
 import io.spillway.api.TimestampedQueue;
+import io.spillway.api.internal.LockWaitEstimator;
 import io.spillway.sim.EventQueue.Event;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -1048,7 +1049,7 @@ final class Simulation {
     /** One of the shared locks (its holder is known by {@link #holder} alone). */
     final boolean shared;
 
-    Mutex(LockWaitEstimator.Rule rule, boolean barging, boolean shared) {
+    Mutex(LockWaitRule rule, boolean barging, boolean shared) {
       this.waits = new LockWaitEstimator(rule);
       this.barging = barging;
       this.shared = shared;

@@ -17,7 +17,6 @@ import io.spillway.api.OverloadScheme;
 import io.spillway.api.Outcome;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
-import io.spillway.api.SendAtOnceClientGate;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
@@ -478,7 +477,7 @@ class GraphSimulationTest {
 
     @Override
     public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
-      SendAtOnceClientGate<R> plain = new SendAtOnceClientGate<>(environment);
+      ClientGate<R> plain = ClientGate.sendAtOnce(environment);
       return new ClientGate<>() {
         private long sent;
 

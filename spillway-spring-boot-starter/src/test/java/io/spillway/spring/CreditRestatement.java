@@ -27,7 +27,7 @@ final class CreditRestatement {
 
   /** @param path a path the server's default gate decides on, answered with a {@code 200} */
   static void aDemandReportRestatesTheWindowOnTheStream(int port, String path) throws Exception {
-    long session = io.spillway.api.SessionIds.next();
+    long session = io.spillway.api.internal.SessionIds.next();
     URI credits = LocalHttp.uri(port, HttpCreditStreams.PATH);
     SpillwayHttpSession.CreditStreams jdk = SpillwayHttpSession.CreditStreams.jdk();
     CompletableFuture<String> opened = new CompletableFuture<>();

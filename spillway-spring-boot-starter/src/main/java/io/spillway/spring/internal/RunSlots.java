@@ -1,8 +1,8 @@
 package io.spillway.spring.internal;
 
-import io.spillway.api.LockWaitEstimator;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.Ticker;
+import io.spillway.api.internal.LockWaitEstimator;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;

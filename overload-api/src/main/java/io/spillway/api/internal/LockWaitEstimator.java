@@ -1,4 +1,6 @@
-package io.spillway.api;
+package io.spillway.api.internal;
+
+import io.spillway.api.LockWaitRule;
 
 /**
  * How long a request that joins a lock's wait queue now would wait: the delay ASQM compares with
@@ -7,13 +9,13 @@ package io.spillway.api;
  * <p>Two rules:
  *
  * <ul>
- *   <li>{@link Rule#OLDEST_WAITER}, the paper's (§4 "Queueing delay measurement"): the lock's
- *       queueing delay, {@code now − enqueue time of the oldest waiter}.
- *   <li>{@link Rule#QUEUE_AWARE}, the default: the larger of that delay and an estimate from the
- *       queue's length, {@code n·h + 2·σ·(sqrt(n + 1) − 1)} for {@code n} waiters, {@code h} and
- *       {@code σ} the mean and standard deviation of the lock's measured hand-off interval. With
- *       nobody waiting it is zero, as the paper's. It refuses every request the paper's rule
- *       refuses, and more.
+ *   <li>{@link LockWaitRule#OLDEST_WAITER}, the paper's (§4 "Queueing delay measurement"): the
+ *       lock's queueing delay, {@code now − enqueue time of the oldest waiter}.
+ *   <li>{@link LockWaitRule#QUEUE_AWARE}, the default: the larger of that delay and an estimate
+ *       from the queue's length, {@code n·h + 2·σ·(sqrt(n + 1) − 1)} for {@code n} waiters,
+ *       {@code h} and {@code σ} the mean and standard deviation of the lock's measured hand-off
+ *       interval. With nobody waiting it is zero, as the paper's. It refuses every request the
+ *       paper's rule refuses, and more.
  * </ul>
  *
  * <p>Why the default differs from the paper. The oldest waiter's age tells how long the head has
@@ -49,14 +51,6 @@ package io.spillway.api;
  */
 public final class LockWaitEstimator {
 
-  /** Which delay ASQM compares with the remaining budget. */
-  public enum Rule {
-    /** Protego §4: {@code now − enqueue time of the oldest waiter}. */
-    OLDEST_WAITER,
-    /** The larger of the above and {@code n·h + 2·σ·(sqrt(n + 1) − 1)} (this class's javadoc). */
-    QUEUE_AWARE
-  }
-
   /** Standard deviations of the queue's total hold time added to its mean. */
   public static final double SIGMAS = 2.0;
 
@@ -69,7 +63,7 @@ public final class LockWaitEstimator {
   /** Weight of a new hand-off sample in the moving averages. */
   static final double WEIGHT = 1.0 / 16;
 
-  private final Rule rule;
+  private final LockWaitRule rule;
 
   // Written by the lock holder only; read lock-free by would-be waiters. A reader may see a new
   // deviation with the old mean (two volatile writes): off by one sample's weight at most.
@@ -79,13 +73,13 @@ public final class LockWaitEstimator {
   private boolean granted; // holder only
   private long lastGrantNanos; // holder only: previous acquisition by a waiter
 
-  /** An estimator with the {@link Rule#QUEUE_AWARE} rule. */
+  /** An estimator with the {@link LockWaitRule#QUEUE_AWARE} rule. */
   public LockWaitEstimator() {
-    this(Rule.QUEUE_AWARE);
+    this(LockWaitRule.QUEUE_AWARE);
   }
 
   /** An estimator with the given rule. */
-  public LockWaitEstimator(Rule rule) {
+  public LockWaitEstimator(LockWaitRule rule) {
     if (rule == null) {
       throw new NullPointerException("rule");
     }
@@ -93,7 +87,7 @@ public final class LockWaitEstimator {
   }
 
   /** The rule this estimator applies. */
-  public Rule rule() {
+  public LockWaitRule rule() {
     return rule;
   }
 
@@ -122,7 +116,7 @@ public final class LockWaitEstimator {
    * waiters} threads queued and {@code oldestWaiterDelayNanos} its queueing delay.
    */
   public long waitNanos(long oldestWaiterDelayNanos, int waiters) {
-    if (rule == Rule.OLDEST_WAITER) {
+    if (rule == LockWaitRule.OLDEST_WAITER) {
       return oldestWaiterDelayNanos;
     }
     double ahead = Math.max(0, waiters);

@@ -1,4 +1,4 @@
-package io.spillway.api;
+package io.spillway.api.internal;
 
 import java.security.SecureRandom;
 import java.util.concurrent.atomic.AtomicLong;

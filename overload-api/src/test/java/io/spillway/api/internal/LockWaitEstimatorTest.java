@@ -1,9 +1,9 @@
-package io.spillway.api;
+package io.spillway.api.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.spillway.api.LockWaitEstimator.Rule;
+import io.spillway.api.LockWaitRule;
 import org.junit.jupiter.api.Test;
 
 class LockWaitEstimatorTest {
@@ -59,7 +59,7 @@ class LockWaitEstimatorTest {
 
   @Test
   void oldestWaiterRuleIsThePapers() {
-    LockWaitEstimator e = new LockWaitEstimator(Rule.OLDEST_WAITER);
+    LockWaitEstimator e = new LockWaitEstimator(LockWaitRule.OLDEST_WAITER);
     e.onQueuedAcquire(0, 0);
     e.onQueuedAcquire(0, 10_000);
     assertEquals(20_000, e.waitNanos(20_000, 3));

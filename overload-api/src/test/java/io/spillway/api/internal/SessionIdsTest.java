@@ -1,4 +1,4 @@
-package io.spillway.api;
+package io.spillway.api.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
