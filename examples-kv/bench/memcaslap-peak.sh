@@ -9,8 +9,11 @@
 #     (mc, none, spillway, mc, ...), so drift on the machine hits all three alike; peak = median;
 #  3. reads the protected server's reject count: memcaslap counts a fast SERVER_ERROR reply as an
 #     operation, so kv-spillway's ops/s are not served requests.
-# Latency at a fixed rate is measured open-loop by kv-sweep.sh (memcaslap -P does not hold a
-# rate here, and its latency histogram has power-of-two buckets).
+#  4. for memcached and kv-none, the latency at 0.8 x each one's own peak, open loop: ./spillway
+#     kv-load on core 1 at that rate (Poisson arrivals over 64 connections, latency from each
+#     request's due time, 10 % SET; VAR's keys and ETC's value sizes, not memcaslap's), two
+#     interleaved rounds (memcaslap -P does not hold a rate here, and its latency histogram has
+#     power-of-two buckets).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${1:?usage: memcaslap-peak.sh OUT_DIR [ROUNDS] [SECONDS] [CONCURRENCY]}"
@@ -69,4 +72,27 @@ rej=$(printf 'stats\r\nquit\r\n' | timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1
   | awk '/spillway_rejected_gate/ {g=$3} /spillway_rejected_budget/ {b=$3} END {printf "%d at the gate, %d at locks", g, b}' | tr -d '\r')
 echo >> "$OUT/summary.md"
 echo "kv-spillway refused $rej over its warm-up and rounds (fast SERVER_ERROR replies, counted as ops by memcaslap)." >> "$OUT/summary.md"
+{
+  echo
+  echo "Latency at 0.8 x each server's own peak (./spillway kv-load, open loop, ${SECS} s after 2 s warm-up):"
+  echo
+  echo "| server | rate (0.8 x peak) | round | ok/s | p50 us | p99 us | p99.9 us |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+} >> "$OUT/summary.md"
+preload=()
+for r in 1 2; do
+  for s in memcached kv-none; do
+    rate=$(( PEAK[$s] * 8 / 10 ))
+    line=$("$ROOT/spillway" kv-load --port "${PORT[$s]}" ${preload[@]+"${preload[@]}"} --set-share 0.1 \
+      --rate "$rate" --seconds "$SECS" --warmup 2 2>&1 | tail -1)
+    echo "$s $r $line" >> "$OUT/latency-raw.txt"
+    echo "$line" | python3 -c "
+import re, sys
+line = sys.stdin.read()
+g = lambda p: re.search(p, line).group(1)
+print(f'| $s | $rate | $r | {g(r\" ok ([0-9]+)\")} | {g(r\"p50 ([0-9.]+)\")} | {g(r\" p99 ([0-9.]+)\")} | {g(r\"p99.9 ([0-9.]+)\")} |')
+" >> "$OUT/summary.md"
+  done
+  preload=(--no-preload) # the first round loaded every key into both
+done
 cat "$OUT/summary.md"
