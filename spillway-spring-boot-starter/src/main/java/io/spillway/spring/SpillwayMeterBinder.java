@@ -14,16 +14,17 @@ import java.util.Objects;
 /**
  * Spillway's meters, per endpoint group ({@code endpoint} tag: {@code default} or the name of a
  * {@code spillway.endpoints[i]} override for HTTP, {@code grpc} for the gRPC servers, so the
- * cardinality is the number of overrides plus two):
+ * cardinality is the number of overrides plus two), and for the gRPC servers per method:
  *
  * <table>
  *   <caption>Meters</caption>
  *   <tr><th>name</th><th>type</th><th>tags</th></tr>
- *   <tr><td>{@code spillway.requests.admitted}</td><td>counter</td><td>endpoint</td></tr>
- *   <tr><td>{@code spillway.requests.rejected}</td><td>counter</td><td>endpoint, reason (aqm,
- *       limit, no_credit, price, budget)</td></tr>
- *   <tr><td>{@code spillway.requests.completed}</td><td>counter</td><td>endpoint, outcome</td></tr>
- *   <tr><td>{@code spillway.budget.aborts}</td><td>counter</td><td>endpoint</td></tr>
+ *   <tr><td>{@code spillway.requests.admitted}</td><td>counter</td><td>endpoint, method</td></tr>
+ *   <tr><td>{@code spillway.requests.rejected}</td><td>counter</td><td>endpoint, method, reason
+ *       (aqm, limit, no_credit, price, budget)</td></tr>
+ *   <tr><td>{@code spillway.requests.completed}</td><td>counter</td><td>endpoint, method, outcome
+ *       (success, dropped, failed, timed_out, aborted; every refusal ends as dropped)</td></tr>
+ *   <tr><td>{@code spillway.budget.aborts}</td><td>counter</td><td>endpoint, method</td></tr>
  *   <tr><td>{@code spillway.credits.pool}, {@code spillway.credits.issued}</td><td>gauge</td>
  *       <td>endpoint: the credit pool and the credits its sessions hold, at the last report</td></tr>
  *   <tr><td>{@code spillway.limit}, {@code spillway.limit.waiting}</td><td>gauge</td>
@@ -31,22 +32,44 @@ import java.util.Objects;
  *       those not yet started, at the last report (the default scheme runs both)</td></tr>
  *   <tr><td>{@code spillway.price}</td><td>gauge</td><td>endpoint: the local price a price
  *       scheme (Rajomon) last set, once per update interval; 0 for schemes without prices</td></tr>
- *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>none: the HTTP
- *       server's measured queueing delay (the gRPC servers' is in the Actuator endpoint)</td></tr>
+ *   <tr><td>{@code spillway.queue.delay}</td><td>gauge, seconds</td><td>endpoint: the queueing
+ *       delay its gate reads (an HTTP endpoint's is the HTTP server's, the same for all of them;
+ *       {@code grpc}'s the longest of the gRPC servers', as the Actuator endpoint shows it)</td></tr>
  * </table>
  *
+ * <p>{@code method}: on {@code grpc}, the full gRPC method name ({@code package.Service/Method}),
+ * bounded by the methods the servers serve ({@link GrpcServerStats}); {@value #NO_METHOD} on HTTP
+ * endpoints, which are not counted by method. Every meter of one name carries the same tag keys,
+ * because Prometheus refuses a meter whose name another meter holds with other keys (Micrometer's
+ * Prometheus registry drops it with a warning): so the HTTP counters carry {@code method} too, and
+ * the queueing delay {@code endpoint}. A total is the sum over {@code method}: {@code sum by
+ * (endpoint) (spillway_requests_admitted_total)}.
+ *
+ * <p>The gRPC counters are counted by method where each call ends, by an interceptor around
+ * Spillway's: a call is admitted once Spillway hands it to its handler (the gate counts it as it
+ * arrives, before it waits for a worker), refused as Spillway answers it, and completed as it
+ * closes or its client cancels it. A call the gate admitted whose client cancelled it while it
+ * waited for a worker never reaches an interceptor: it is in the Actuator endpoint's totals and in
+ * no method's counters.
+ *
  * <p>Counters and gauges read the gates' {@link GateStats} when the registry polls them: counting
- * a request costs one {@code LongAdder} increment and allocates nothing, whatever the registry.
+ * a request costs one {@code LongAdder} increment (on gRPC, a lookup of the method's counters by
+ * the name gRPC holds, and their increments) and allocates no meter or tag, whatever the
+ * registry. A gRPC method's counters are registered with its first call, or at binding if it came
+ * first.
  *
  * <p>Thread-safe.
  */
 public final class SpillwayMeterBinder implements MeterBinder {
 
+  /** The {@code method} tag of the HTTP endpoints' counters. */
+  public static final String NO_METHOD = "none";
+
   private static final Status[] REJECTIONS = {Status.REJECTED_AQM, Status.REJECTED_LIMIT,
       Status.REJECTED_NO_CREDIT, Status.REJECTED_PRICE, Status.REJECTED_BUDGET};
 
   private final SpillwayHttpGate gate;
-  private final List<GateStats> others;
+  private final List<GrpcServerStats> grpc;
 
   /** The meters of {@code gate}'s endpoints. */
   public SpillwayMeterBinder(SpillwayHttpGate gate) {
@@ -55,32 +78,39 @@ public final class SpillwayMeterBinder implements MeterBinder {
 
   /**
    * The meters of {@code gate}'s endpoints, if there is an HTTP gate ({@code null} if not), and
-   * of {@code others} (the gRPC servers' gates), with the same names, tagged with each one's
-   * {@link GateStats#endpoint()}.
+   * of {@code grpc} (the gRPC servers'), with the same names, tagged with each one's {@link
+   * GrpcServerStats#endpoint()} and method.
    */
-  public SpillwayMeterBinder(SpillwayHttpGate gate, List<GateStats> others) {
+  public SpillwayMeterBinder(SpillwayHttpGate gate, List<GrpcServerStats> grpc) {
     this.gate = gate;
-    this.others = List.copyOf(others);
+    this.grpc = List.copyOf(grpc);
   }
 
   @Override
   public void bindTo(MeterRegistry registry) {
     if (gate != null) {
       for (SpillwayHttpGate.Endpoint e : gate.endpoints()) {
-        bind(registry, e.stats(), e.name());
+        counters(registry, e.stats(), e.name(), NO_METHOD);
+        gauges(registry, e.stats(), e.name());
+        Gauge.builder("spillway.queue.delay", gate,
+                g -> g.queueDelay().queueingDelayNanos(g.ticker().read()) / 1e9)
+            .description("The server's queueing delay, as the gates read it").baseUnit("seconds")
+            .tags("endpoint", e.name()).register(registry);
       }
-      Gauge.builder("spillway.queue.delay", gate,
-              g -> g.queueDelay().queueingDelayNanos(g.ticker().read()) / 1e9)
-          .description("The server's queueing delay, as the gates read it").baseUnit("seconds")
-          .register(registry);
     }
-    for (GateStats stats : others) {
-      bind(registry, stats, stats.endpoint());
+    for (GrpcServerStats servers : grpc) {
+      String endpoint = servers.endpoint();
+      gauges(registry, servers.gate(), endpoint);
+      Gauge.builder("spillway.queue.delay", servers, s -> s.queueDelayNanos() / 1e9)
+          .description("The server's queueing delay, as the gates read it").baseUnit("seconds")
+          .tags("endpoint", endpoint).register(registry);
+      servers.forEachMethod(m -> counters(registry, m, endpoint, m.endpoint()));
     }
   }
 
-  private static void bind(MeterRegistry registry, GateStats stats, String endpoint) {
-    Tags tags = Tags.of("endpoint", endpoint);
+  private static void counters(MeterRegistry registry, GateStats stats, String endpoint,
+      String method) {
+    Tags tags = Tags.of("endpoint", endpoint, "method", method);
     FunctionCounter.builder("spillway.requests.admitted", stats, GateStats::admitted)
         .description("Requests a Spillway gate admitted").tags(tags).register(registry);
     for (Status s : REJECTIONS) {
@@ -96,6 +126,10 @@ public final class SpillwayMeterBinder implements MeterBinder {
     FunctionCounter.builder("spillway.budget.aborts", stats, GateStats::budgetAborts)
         .description("Admitted requests aborted because a queue would outlast their budget")
         .tags(tags).register(registry);
+  }
+
+  private static void gauges(MeterRegistry registry, GateStats stats, String endpoint) {
+    Tags tags = Tags.of("endpoint", endpoint);
     Gauge.builder("spillway.credits.pool", stats, GateStats::creditPool)
         .description("The gate's credit pool").tags(tags).register(registry);
     Gauge.builder("spillway.credits.issued", stats, GateStats::creditsIssued)

@@ -1,10 +1,6 @@
 package io.spillway.spring.internal;
 
-import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
 import io.spillway.api.BudgetExceededException;
 import io.spillway.api.QueueDelaySignal;
 import io.spillway.api.RequestMetadata;
@@ -20,19 +16,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * BudgetAbortEvent} for an admitted call a budget aborted, as the HTTP gate emits them (endpoint
  * {@code grpc}).
  *
- * <p>Installed outside Spillway's own interceptor, it reads each call's decision from how the call
- * closes: the {@code spillway-status} trailer Spillway writes on every call it answers, and for
- * an abort the {@link BudgetExceededException} the status carries on the server. An admitted call
- * is reported when it closes, not when it was admitted; a refusal closes as it is decided. The
- * queueing delay is the server's at that moment; the budget is the one the call's header carried
- * ({@code Long.MAX_VALUE} without one: a budget Spillway derived from a deadline is not in the
- * call's headers).
+ * <p>{@link GrpcCallOutcomes}, installed outside Spillway's own interceptor, hands it each call's
+ * close, from which it reads the call's decision: the {@code spillway-status} trailer Spillway
+ * writes on every call it answers, and for an abort the {@link BudgetExceededException} the status
+ * carries on the server. An admitted call is reported when it closes, not when it was admitted; a
+ * refusal closes as it is decided. The queueing delay is the server's at that moment; the budget
+ * is the one the call's header carried ({@code Long.MAX_VALUE} without one: a budget Spillway
+ * derived from a deadline is not in the call's headers).
  *
- * <p>Thread-safe. While no recording enables the events a call costs a forwarding wrapper, a
- * counter increment and one trailer read at close; the headers are parsed only for an event that
- * is recorded.
+ * <p>Thread-safe. While no recording enables the events a call costs a counter increment and one
+ * trailer read at close; the headers are parsed only for an event that is recorded.
  */
-final class GrpcJfrEvents implements ServerInterceptor {
+final class GrpcJfrEvents {
 
   private final Ticker ticker;
   private final QueueDelaySignal queueDelay;
@@ -45,19 +40,8 @@ final class GrpcJfrEvents implements ServerInterceptor {
     this.admittedSampleEvery = admittedSampleEvery;
   }
 
-  @Override
-  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-      ServerCallHandler<Q, R> next) {
-    return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-      @Override
-      public void close(io.grpc.Status status, Metadata trailers) {
-        report(status, trailers, headers);
-        super.close(status, trailers);
-      }
-    }, headers);
-  }
-
-  private void report(io.grpc.Status status, Metadata trailers, Metadata headers) {
+  /** Reports the call that closes with {@code status} and {@code trailers}, if Spillway answered it. */
+  void report(io.grpc.Status status, Metadata trailers, Metadata headers) {
     String code = trailers.get(SpillwayMetadata.STATUS);
     if (code == null) {
       return; // not a call Spillway answered (the control service, another interceptor's close)

@@ -10,6 +10,7 @@ import io.spillway.grpc.SpillwayClientInterceptor;
 import io.spillway.grpc.SpillwayGrpc;
 import io.spillway.grpc.SpillwayGrpcServer;
 import io.spillway.spring.GateStats;
+import io.spillway.spring.GrpcServerStats;
 import io.spillway.spring.SpillwayProperties;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
@@ -156,13 +157,18 @@ public class SpillwayGrpcAutoConfiguration {
      */
     private final io.spillway.grpc.InterfaceRegistry callees = new io.spillway.grpc.InterfaceRegistry();
     private volatile boolean running;
-    /** What the gRPC servers' gates do, for the meters and the Actuator endpoint. */
-    private final GateStats stats = new GateStats("grpc");
+    /**
+     * What the gRPC servers' gates do, in all and by method, for the meters and the Actuator
+     * endpoint (endpoint {@code grpc}: an application runs one gRPC server, so a tag per server
+     * would only add cardinality).
+     */
+    private final GrpcServerStats stats;
 
     GrpcWiring(SpillwayProperties properties, Ticker ticker, Scheduler scheduler,
         OverloadScheme scheme) {
       this.properties = properties;
       this.ticker = ticker;
+      this.stats = new GrpcServerStats(new GateStats("grpc"), () -> queueDelayNanos(ticker.read()));
       this.scheduler = scheduler;
       this.scheme = scheme;
     }
@@ -180,12 +186,11 @@ public class SpillwayGrpcAutoConfiguration {
     void install(ServerBuilder<?> builder) {
       SpillwayGrpcServer.Builder b = SpillwayGrpc.server(scheme());
       SpillwayGrpcServer server = b.slo(properties.getSlo()).ticker(ticker).scheduler(scheduler)
-          .parallelism(properties.getParallelism()).metrics(stats).install(builder);
-      if (properties.getJfr().isEnabled()) {
-        // added after Spillway's interceptor, so outside it: it sees every call Spillway closes
-        builder.intercept(new GrpcJfrEvents(ticker, server.queueDelay(),
-            properties.getJfr().getAdmittedSampleEvery()));
-      }
+          .parallelism(properties.getParallelism()).metrics(stats.gate()).install(builder);
+      // added after Spillway's interceptor, so outside it: it sees every call Spillway closes
+      builder.intercept(new GrpcCallOutcomes(stats, properties.getJfr().isEnabled()
+          ? new GrpcJfrEvents(ticker, server.queueDelay(), properties.getJfr().getAdmittedSampleEvery())
+          : null));
       servers.add(server);
       created.add(server);
     }
@@ -268,12 +273,18 @@ public class SpillwayGrpcAutoConfiguration {
       return Integer.MIN_VALUE;
     }
 
-    /**
-     * The gRPC servers' gate counters, one set for all of them (endpoint tag {@code grpc}: an
-     * application runs one gRPC server, so a tag per server would only add cardinality).
-     */
-    public GateStats stats() {
+    /** The gRPC servers' counters, one set for all of them, and by method. */
+    public GrpcServerStats stats() {
       return stats;
+    }
+
+    /** The longest queueing delay of the gRPC servers' gates at {@code now}; 0 without a server. */
+    long queueDelayNanos(long now) {
+      long delay = 0;
+      for (SpillwayGrpcServer server : servers) {
+        delay = Math.max(delay, server.queueDelay().queueingDelayNanos(now));
+      }
+      return delay;
     }
 
     /**
@@ -290,17 +301,14 @@ public class SpillwayGrpcAutoConfiguration {
       }
       m.put("name", stats.endpoint());
       m.put("servers", servers.size());
-      long now = ticker.read();
-      long delay = 0;
       long p99 = 0;
       for (SpillwayGrpcServer server : servers) {
-        delay = Math.max(delay, server.queueDelay().queueingDelayNanos(now));
         p99 = Math.max(p99, server.interceptor().p99ServiceNanos());
       }
-      m.put("queueDelayNanos", delay);
+      m.put("queueDelayNanos", queueDelayNanos(ticker.read()));
       m.put("p99ServiceNanos", p99);
       m.put("workers", servers.get(0).workers());
-      m.putAll(stats.snapshot());
+      m.putAll(stats.gate().snapshot());
       return m;
     }
 
