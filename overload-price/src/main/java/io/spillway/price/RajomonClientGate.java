@@ -116,7 +116,7 @@ public final class RajomonClientGate<R> implements ClientGate<R> {
    * @param random the source of the wallet's refills and of token spending; seed it for
    *     reproducible runs ({@link Rajomon} seeds it from the config's seed and the session id)
    */
-  public RajomonClientGate(RajomonConfig config, ClientEnvironment environment,
+  RajomonClientGate(RajomonConfig config, ClientEnvironment environment,
       RandomGenerator random) {
     Objects.requireNonNull(config, "config");
     this.sessionId = environment.sessionId();

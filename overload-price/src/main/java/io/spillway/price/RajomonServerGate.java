@@ -135,7 +135,7 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
    * @param random used only for {@link PriceAttachment#withProbability}; seed it for reproducible
    *     runs
    */
-  public RajomonServerGate(RajomonConfig config, ServerEnvironment environment,
+  RajomonServerGate(RajomonConfig config, ServerEnvironment environment,
       RandomGenerator random) {
     this.config = Objects.requireNonNull(config, "config");
     this.ticker = environment.ticker();

@@ -27,7 +27,7 @@ import java.util.random.RandomGenerator;
  *
  * <p>Not thread-safe: a wallet belongs to one client session, confined to its thread.
  */
-public final class TokenWallet {
+final class TokenWallet {
 
   /**
    * Past this many refill events in one accrual, the rest are added at their mean instead of one

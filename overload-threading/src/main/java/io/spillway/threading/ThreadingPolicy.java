@@ -78,7 +78,7 @@ import java.util.Objects;
  *
  * <p>Not thread-safe: one adaptation loop calls it.
  */
-public final class ThreadingPolicy {
+final class ThreadingPolicy {
 
   private final ThreadingProfile profile;
   private final double margin;

@@ -92,6 +92,25 @@ class ModuleExportsTest {
         "updatePool is public");
   }
 
+  /** Every scheme's gates come from the scheme ({@code OverloadScheme.newServerGate/newClientGate}). */
+  @Test
+  void everySchemesGatesAreMadeByTheScheme() throws Exception {
+    for (String gate : List.of("io.spillway.credit.ProtegoServerGate", "io.spillway.credit.BreakwaterClientGate",
+        "io.spillway.credit.ProtegoClientGate", "io.spillway.price.RajomonServerGate",
+        "io.spillway.price.RajomonClientGate")) {
+      Class<?> type = Class.forName(gate);
+      assertEquals(0, type.getConstructors().length, gate + ": " + Arrays.toString(type.getConstructors()));
+    }
+  }
+
+  /** A policy's working parts that a scheme or an adaptation owns are not public. */
+  @Test
+  void ownedWorkingPartsAreNotPublic() throws Exception {
+    for (String part : List.of("io.spillway.price.TokenWallet", "io.spillway.threading.ThreadingPolicy")) {
+      assertFalse(Modifier.isPublic(Class.forName(part).getModifiers()), part + " is public");
+    }
+  }
+
   /**
    * Helpers only Spillway's own modules use are not public in the SPI package: they live in {@code
    * io.spillway.api.internal}, or are package-private behind a factory ({@code
