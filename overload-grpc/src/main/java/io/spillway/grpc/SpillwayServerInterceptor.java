@@ -387,7 +387,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
         if (deadlineBudget <= 0) { // the deadline cannot be met: refuse before the call queues
           serviceTimes.refused(now);
           metrics.onAdmission(Status.REJECTED_BUDGET);
-          return rejected(new Refused(Status.REJECTED_BUDGET), request, now);
+          return rejected(new Refused(Status.REJECTED_BUDGET, metrics), request, now);
         }
         budget = Math.min(budget, deadlineBudget);
       }
@@ -600,12 +600,21 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
   }
 
   /** A call refused before the gate was asked (its deadline cannot be met): nothing to return. */
+  /**
+   * A call this interceptor refuses before any gate decides; it ends, as a gate's refused permit
+   * does, with its completion counted ({@code onCompletion}, {@code DROPPED}).
+   */
   private static final class Refused extends AbstractServerPermit {
-    Refused(Status status) {
+    private final OverloadMetrics metrics;
+
+    Refused(Status status, OverloadMetrics metrics) {
       super(status);
+      this.metrics = metrics;
     }
 
     @Override
-    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) { }
+    protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
+      metrics.onCompletion(outcome);
+    }
   }
 }

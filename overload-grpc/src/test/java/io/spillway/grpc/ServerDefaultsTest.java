@@ -310,14 +310,23 @@ class ServerDefaultsTest {
         "a 60 s deadline can be met; its budget is the SLO's, used up by the p99; no lock asks");
   }
 
-  /** A call refused for a deadline it cannot meet is counted as the gate counts its own refusals. */
+  /**
+   * A call refused for a deadline it cannot meet is counted as the gate counts its own refusals:
+   * a refusal by reason, and a completion as dropped, as every refused permit ends.
+   */
   @Test
   void aRefusalForAnUnmeetableDeadlineReachesTheMetrics() throws Exception {
     java.util.List<io.spillway.api.Status> decisions = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.List<io.spillway.api.Outcome> completions = new java.util.concurrent.CopyOnWriteArrayList<>();
     io.spillway.api.OverloadMetrics recording = new io.spillway.api.OverloadMetrics() {
       @Override
       public void onAdmission(io.spillway.api.Status decision) {
         decisions.add(decision);
+      }
+
+      @Override
+      public void onCompletion(io.spillway.api.Outcome outcome) {
+        completions.add(outcome);
       }
     };
     Channel ch = start((method, request, out) -> {
@@ -329,6 +338,10 @@ class ServerDefaultsTest {
     Calls.Reply refused = Calls.unary(withDeadline(ch, 2_000), Echo.UNARY, "0").await();
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode(), refused.toString());
     assertTrue(decisions.contains(io.spillway.api.Status.REJECTED_BUDGET), decisions.toString());
+    assertEquals(java.util.List.of(io.spillway.api.Status.OK, io.spillway.api.Status.REJECTED_BUDGET),
+        decisions);
+    assertEquals(java.util.List.of(io.spillway.api.Outcome.SUCCESS, io.spillway.api.Outcome.DROPPED),
+        completions, "every decision ends in one completion");
   }
 
   /**
