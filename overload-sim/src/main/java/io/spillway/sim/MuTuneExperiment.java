@@ -16,8 +16,8 @@ import java.util.Set;
 /**
  * µTune's experiments in the simulator ({@code ./spillway sim mutune-*}; mutune-osdi18 §4, §7): train
  * each static model across loads into a {@link ThreadingProfile} as µTune's offline phase does, then
- * sweep other loads with every static model and the adaptive mid-tier, and, if the scenario has a
- * schedule, run the load steps. The mid-tier is {@link MuTuneSimulation}'s.
+ * sweep other loads with every static model and the adaptive mid-tier, and run the load patterns the
+ * scenario gives: steps ({@code mutune.schedule}) and spikes ({@code mutune.spikes}). The mid-tier is {@link MuTuneSimulation}'s.
  *
  * <p>With {@code mutune.admission} (schemes, e.g. {@code breakwater, spillway}), the same mid-tier
  * then runs behind each scheme's real gates ({@link MuTuneSimulation.Admission}; the scenario's
@@ -40,7 +40,7 @@ import java.util.Set;
  */
 public final class MuTuneExperiment {
 
-  private static final Set<String> KEYS = Set.of("models", "train_loads", "loads", "schedule", "fanout", "leaf_us",
+  private static final Set<String> KEYS = Set.of("models", "train_loads", "loads", "schedule", "spikes", "fanout", "leaf_us",
       "leaf_service",
       "leaf_cores", "handoff_us", "wake_fast_us", "wake_slow_us", "preempt_us", "admission", "admission_demands",
       "admission_schedule", "capacity_loads");
@@ -73,6 +73,7 @@ public final class MuTuneExperiment {
     loads("loads", "");
     loads("train_loads", keys.getOrDefault("loads", ""));
     schedule();
+    spikes();
     if (keys.containsKey("admission")) {
       for (String scheme : admissionSchemes()) {
         SchemeRegistry.create(scheme, scenario); // names the known schemes if not one
@@ -135,6 +136,14 @@ public final class MuTuneExperiment {
   /** {@code rps@ms, ...}, first at 0; empty if the scenario has none. */
   List<Scenario.DemandStep> schedule() {
     return steps("schedule", "rps@ms");
+  }
+
+  /**
+   * Short bursts of load over a light base, µTune's third load pattern beside steps up and down
+   * (mutune-osdi18 §6.2): {@code rps@ms, ...} as {@link #schedule()}; empty if the scenario has none.
+   */
+  List<Scenario.DemandStep> spikes() {
+    return steps("spikes", "rps@ms");
   }
 
   List<String> admissionSchemes() {
@@ -224,12 +233,14 @@ public final class MuTuneExperiment {
     for (double load : loads("loads", "")) {
       rows.add(steady("sweep", null, adaptation, load));
     }
-    List<Scenario.DemandStep> schedule = schedule();
-    if (!schedule.isEmpty()) {
-      for (ThreadingModel m : models()) {
-        rows.add(stepped(m, null, schedule));
+    for (Map.Entry<String, List<Scenario.DemandStep>> pattern : List.of(Map.entry("steps", schedule()),
+        Map.entry("spikes", spikes()))) {
+      if (!pattern.getValue().isEmpty()) {
+        for (ThreadingModel m : models()) {
+          rows.add(patterned(pattern.getKey(), m, null, pattern.getValue()));
+        }
+        rows.add(patterned(pattern.getKey(), null, adaptation, pattern.getValue()));
       }
-      rows.add(stepped(null, adaptation, schedule));
     }
     if (keys.containsKey("admission")) {
       admission(rows, adaptation);
@@ -311,10 +322,12 @@ public final class MuTuneExperiment {
     return row(phase, model, o, load, List.of());
   }
 
-  private Row stepped(ThreadingModel model, ThreadingAdaptation adaptation, List<Scenario.DemandStep> schedule) {
+  /** One run through a load pattern, {@code phase} "steps" or "spikes", measured over the whole run. */
+  private Row patterned(String phase, ThreadingModel model, ThreadingAdaptation adaptation,
+      List<Scenario.DemandStep> schedule) {
     MuTuneSimulation sim = new MuTuneSimulation(costs, scenario.seed());
     MuTuneSimulation.Run o = sim.run(schedule, 0, scenario.durationNanos(), model, adaptation);
-    return row("steps", model, o, -1, List.of());
+    return row(phase, model, o, -1, List.of());
   }
 
   /** {@code relative}: the run's schedule in multiples of capacity, to find its high steps; or empty. */
@@ -440,13 +453,15 @@ public final class MuTuneExperiment {
       Row mu = l.getValue().get("mutune");
       md.append(' ').append(mu == null ? "-" : mu.finalModel() + ", " + mu.switches() + " switches").append(" |\n");
     }
-    List<Row> steps = rows.stream().filter(r -> r.phase().equals("steps")).toList();
-    if (!steps.isEmpty()) {
-      md.append("\nLoad steps (").append(e.keys.get("schedule")).append("), whole run:\n\n");
-      md.append("| config | p50 us | p99 us | p999 us | switches |\n|---|---|---|---|---|\n");
-      for (Row r : steps) {
-        md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %d |%n", r.config(), r.p50us(), r.p99us(),
-            r.p999us(), r.switches()));
+    for (String[] pattern : new String[][] {{"steps", "schedule", "Load steps"}, {"spikes", "spikes", "Load spikes"}}) {
+      List<Row> patterned = rows.stream().filter(r -> r.phase().equals(pattern[0])).toList();
+      if (!patterned.isEmpty()) {
+        md.append("\n").append(pattern[2]).append(" (").append(e.keys.get(pattern[1])).append("), whole run:\n\n");
+        md.append("| config | p50 us | p99 us | p999 us | switches |\n|---|---|---|---|---|\n");
+        for (Row r : patterned) {
+          md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %d |%n", r.config(), r.p50us(),
+              r.p99us(), r.p999us(), r.switches()));
+        }
       }
     }
     admissionReport(scenario, e, rows, md);

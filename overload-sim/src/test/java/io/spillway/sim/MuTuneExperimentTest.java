@@ -18,6 +18,26 @@ class MuTuneExperimentTest {
     return Scenario.of(keys);
   }
 
+  /**
+   * A scenario with spikes runs every static model and µTune through them, each its own row of the
+   * "spikes" phase and a table of the report; a spike schedule not starting at 0 is named.
+   */
+  @Test
+  void spikesAreRunForEveryConfigurationAndReported() {
+    Scenario s = scenario(Map.of("duration_ms", "400", "warmup_ms", "0", "mutune.train_loads", "100, 1000",
+        "mutune.spikes", "100@0, 2000@100, 100@150, 2000@300, 100@350"));
+    MuTuneExperiment e = new MuTuneExperiment(s);
+    List<MuTuneExperiment.Row> rows = e.run();
+    assertEquals(List.of("IB", "DB4", "mutune"),
+        rows.stream().filter(r -> r.phase().equals("spikes")).map(MuTuneExperiment.Row::config).toList());
+    assertTrue(rows.stream().noneMatch(r -> r.phase().equals("steps")), "no steps were asked for");
+    String report = MuTuneExperiment.report(s, e, rows);
+    assertTrue(report.contains("Load spikes (100@0, 2000@100, 100@150, 2000@300, 100@350), whole run:"), report);
+    IllegalArgumentException late = assertThrows(IllegalArgumentException.class,
+        () -> new MuTuneExperiment(scenario(Map.of("mutune.spikes", "2000@100"))));
+    assertTrue(late.getMessage().startsWith("mutune.spikes"), late.getMessage());
+  }
+
   @Test
   void admissionKeysAreReadAndBadOnesNamed() {
     MuTuneExperiment e = new MuTuneExperiment(scenario(Map.of("mutune.admission", "breakwater, spillway",
