@@ -297,24 +297,7 @@ class GrpcAndClientsTest {
 
   /** As above; a request "slow" takes 5 s of {@code ticker}'s time to answer. */
   private static ServerServiceDefinition pingService(ManualTicker ticker) {
-    io.grpc.MethodDescriptor.Marshaller<String> utf8 = new io.grpc.MethodDescriptor.Marshaller<>() {
-      @Override
-      public java.io.InputStream stream(String value) {
-        return new java.io.ByteArrayInputStream(value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      }
-
-      @Override
-      public String parse(java.io.InputStream stream) {
-        try {
-          return new String(stream.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      }
-    };
-    io.grpc.MethodDescriptor<String, String> ping = io.grpc.MethodDescriptor.<String, String>newBuilder()
-        .setType(io.grpc.MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Ping/Ping")
-        .setRequestMarshaller(utf8).setResponseMarshaller(utf8).build();
+    io.grpc.MethodDescriptor<String, String> ping = StringMethods.unary("test.Ping/Ping");
     io.grpc.ServerCallHandler<String, String> handler = (call, headers) -> {
       call.request(1);
       return new io.grpc.ServerCall.Listener<>() {

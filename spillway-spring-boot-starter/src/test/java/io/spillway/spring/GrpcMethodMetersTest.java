@@ -23,11 +23,7 @@ import io.spillway.spring.app.ManualTicker;
 import io.spillway.spring.internal.SpillwayAutoConfiguration;
 import io.spillway.spring.internal.SpillwayGrpcAutoConfiguration;
 import io.spillway.spring.internal.SpillwayObservabilityAutoConfiguration;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -214,25 +210,8 @@ class GrpcMethodMetersTest {
     return new Served(builder.build().start(), InProcessChannelBuilder.forName(name).build());
   }
 
-  private static final MethodDescriptor.Marshaller<String> UTF8 = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(String value) {
-      return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-    }
-
-    @Override
-    public String parse(InputStream stream) {
-      try {
-        return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
-
   private static MethodDescriptor<String, String> method(String fullName) {
-    return MethodDescriptor.<String, String>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-        .setFullMethodName(fullName).setRequestMarshaller(UTF8).setResponseMarshaller(UTF8).build();
+    return StringMethods.unary(fullName);
   }
 
   /**

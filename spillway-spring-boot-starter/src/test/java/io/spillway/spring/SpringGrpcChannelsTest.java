@@ -22,13 +22,9 @@ import io.grpc.StatusOr;
 import io.spillway.grpc.SpillwayMetadata;
 import io.spillway.spring.internal.SpillwayAutoConfiguration;
 import io.spillway.spring.internal.SpillwayGrpcAutoConfiguration;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -61,24 +57,7 @@ class SpringGrpcChannelsTest {
     NameResolverRegistry.getDefaultRegistry().register(new FixedAddresses());
   }
 
-  private static final MethodDescriptor.Marshaller<String> UTF8 = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(String value) {
-      return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-    }
-
-    @Override
-    public String parse(InputStream stream) {
-      try {
-        return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (java.io.IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
-  private static final MethodDescriptor<String, String> PING = MethodDescriptor.<String, String>newBuilder()
-      .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Ping/Ping")
-      .setRequestMarshaller(UTF8).setResponseMarshaller(UTF8).build();
+  private static final MethodDescriptor<String, String> PING = StringMethods.unary("test.Ping/Ping");
 
   @Test
   void aSpringGrpcChannelOverTwoServersKeepsASessionPerServer() {
