@@ -5,7 +5,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The KV operations as payloads of Spillway's native frame (the frame's 64-byte header carries
- * the overload metadata; see {@code io.spillway.transport.internal.Frame}). Big-endian, as the header.
+ * the overload metadata; see {@code io.spillway.transport.internal.Frame}). Big-endian, as the
+ * header.
  *
  * <pre>
  * request
@@ -31,9 +32,9 @@ import java.nio.charset.StandardCharsets;
  * connection is unaffected. {@code SERVER_ERROR} is memcached's: a value too large for a page, or
  * no memory after eviction.
  *
- * <p>The client encodes into one array per request (the frame client sends {@code byte[]}); the server decodes straight from the frame's payload
- * buffer, copying only the key (the store keys its items by {@code byte[]}) and the value into its
- * slab chunk.
+ * <p>The client encodes into one array per request (the frame client sends {@code byte[]}); the
+ * server decodes straight from the frame's payload buffer, copying only the key (the store keys
+ * its items by {@code byte[]}) and the value into its slab chunk.
  *
  * <p>Stateless and thread-safe.
  */

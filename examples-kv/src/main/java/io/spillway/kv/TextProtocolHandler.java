@@ -770,8 +770,8 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       awaitInput(ctx); // the server stopped reading, for its client to read: not the client's stall
       return;
     }
-    LOG.log(System.Logger.Level.WARNING, "closing {0}: an admitted command''s {1} not received {2} ms after its"
-        + " command line (KvServer.Builder.inputTimeout)", ctx.channel().remoteAddress(),
+    LOG.log(System.Logger.Level.WARNING, "closing {0}: an admitted command''s {1} not received {2} ms"
+        + " after its command line (KvServer.Builder.inputTimeout)", ctx.channel().remoteAddress(),
         valueChunk >= 0 ? "value" : "multi-get line", server.inputTimeoutNanos() / 1_000_000);
     closing = true;
     ctx.close(); // removing this handler frees the chunk and ends the permit

@@ -54,8 +54,9 @@ public interface ClientGate<R> {
    * The client side of a purely server-side scheme (no control, CoDel, a server concurrency limit,
    * a peer library's limiter): a plain FIFO that releases every request at the driver's next
    * {@link #poll}, with the session's id and the queue's length as its demand, and expires a
-   * request only if it somehow waits a whole SLO ({@link ClientEnvironment#sloNanos}). A custom scheme whose decisions are all made
-   * on the server returns this from {@link OverloadScheme#newClientGate}, or wraps it.
+   * request only if it somehow waits a whole SLO ({@link ClientEnvironment#sloNanos}). A custom
+   * scheme whose decisions are all made on the server returns this from {@link
+   * OverloadScheme#newClientGate}, or wraps it.
    *
    * @param <R> the driver's request type
    */
