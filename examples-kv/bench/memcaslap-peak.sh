@@ -68,8 +68,7 @@ for s in "${SERVERS[@]}"; do
   ratio=$(awk -v a="${PEAK[$s]}" -v b="${PEAK[memcached]}" 'BEGIN {printf "%.2f", a/b}')
   echo "| $s | ${PEAK[$s]} (${TPS[$s]# }) | $ratio |" >> "$OUT/summary.md"
 done
-rej=$(printf 'stats\r\nquit\r\n' | timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/${PORT[kv-spillway]}; cat >&3; cat <&3" \
-  | awk '/spillway_rejected_gate/ {g=$3} /spillway_rejected_budget/ {b=$3} END {printf "%d at the gate, %d at locks", g, b}' | tr -d '\r')
+rej="$(kv_stat "${PORT[kv-spillway]}" spillway_rejected_gate) at the gate, $(kv_stat "${PORT[kv-spillway]}" spillway_rejected_budget) at locks"
 echo >> "$OUT/summary.md"
 echo "kv-spillway refused $rej over its warm-up and rounds (fast SERVER_ERROR replies, counted as ops by memcaslap)." >> "$OUT/summary.md"
 {

@@ -58,6 +58,5 @@ PY
     done
   done
 done
-stat() { exec 3<>/dev/tcp/127.0.0.1/$1; printf 'stats\r\nquit\r\n' >&3; tr -d '\r' <&3 | awk -v k="$2" '$2 == k {print $3}'; exec 3>&-; }
-{ echo; for s in "${SERVERS[@]}"; do echo "- $s: \`stats\` spillway_transport = $(stat "${PORT[$s]}" spillway_transport)"; done; } >> "$OUT/summary.md"
+{ echo; for s in "${SERVERS[@]}"; do echo "- $s: \`stats\` spillway_transport = $(kv_stat "${PORT[$s]}" spillway_transport)"; done; } >> "$OUT/summary.md"
 cat "$OUT/summary.md"
