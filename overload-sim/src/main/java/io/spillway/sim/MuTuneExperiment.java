@@ -72,8 +72,9 @@ public final class MuTuneExperiment {
     models();
     loads("loads", "");
     loads("train_loads", keys.getOrDefault("loads", ""));
-    schedule();
-    spikes();
+    for (LoadPattern pattern : LOAD_PATTERNS) {
+      steps(pattern.key(), "rps@ms");
+    }
     if (keys.containsKey("admission")) {
       for (String scheme : admissionSchemes()) {
         SchemeRegistry.create(scheme, scenario); // names the known schemes if not one
@@ -133,18 +134,17 @@ public final class MuTuneExperiment {
     return loads;
   }
 
-  /** {@code rps@ms, ...}, first at 0; empty if the scenario has none. */
-  List<Scenario.DemandStep> schedule() {
-    return steps("schedule", "rps@ms");
-  }
+  /**
+   * A load pattern the scenario may give, {@code mutune.KEY = rps@ms, ...} (first at 0), run by
+   * every configuration as rows of {@code phase} and reported under {@code title}.
+   */
+  private record LoadPattern(String phase, String key, String title) { }
 
   /**
-   * Short bursts of load over a light base, µTune's third load pattern beside steps up and down
-   * (mutune-osdi18 §6.2): {@code rps@ms, ...} as {@link #schedule()}; empty if the scenario has none.
+   * Steps up and down, and short bursts over a light base: mutune-osdi18 §6.2's load patterns.
    */
-  List<Scenario.DemandStep> spikes() {
-    return steps("spikes", "rps@ms");
-  }
+  private static final List<LoadPattern> LOAD_PATTERNS = List.of(
+      new LoadPattern("steps", "schedule", "Load steps"), new LoadPattern("spikes", "spikes", "Load spikes"));
 
   List<String> admissionSchemes() {
     List<String> schemes = new ArrayList<>();
@@ -233,13 +233,13 @@ public final class MuTuneExperiment {
     for (double load : loads("loads", "")) {
       rows.add(steady("sweep", null, adaptation, load));
     }
-    for (Map.Entry<String, List<Scenario.DemandStep>> pattern : List.of(Map.entry("steps", schedule()),
-        Map.entry("spikes", spikes()))) {
-      if (!pattern.getValue().isEmpty()) {
+    for (LoadPattern pattern : LOAD_PATTERNS) {
+      List<Scenario.DemandStep> steps = steps(pattern.key(), "rps@ms");
+      if (!steps.isEmpty()) {
         for (ThreadingModel m : models()) {
-          rows.add(patterned(pattern.getKey(), m, null, pattern.getValue()));
+          rows.add(patterned(pattern.phase(), m, null, steps));
         }
-        rows.add(patterned(pattern.getKey(), null, adaptation, pattern.getValue()));
+        rows.add(patterned(pattern.phase(), null, adaptation, steps));
       }
     }
     if (keys.containsKey("admission")) {
@@ -453,10 +453,11 @@ public final class MuTuneExperiment {
       Row mu = l.getValue().get("mutune");
       md.append(' ').append(mu == null ? "-" : mu.finalModel() + ", " + mu.switches() + " switches").append(" |\n");
     }
-    for (String[] pattern : new String[][] {{"steps", "schedule", "Load steps"}, {"spikes", "spikes", "Load spikes"}}) {
-      List<Row> patterned = rows.stream().filter(r -> r.phase().equals(pattern[0])).toList();
+    for (LoadPattern pattern : LOAD_PATTERNS) {
+      List<Row> patterned = rows.stream().filter(r -> r.phase().equals(pattern.phase())).toList();
       if (!patterned.isEmpty()) {
-        md.append("\n").append(pattern[2]).append(" (").append(e.keys.get(pattern[1])).append("), whole run:\n\n");
+        md.append("\n").append(pattern.title()).append(" (").append(e.keys.get(pattern.key()))
+            .append("), whole run:\n\n");
         md.append("| config | p50 us | p99 us | p999 us | switches |\n|---|---|---|---|---|\n");
         for (Row r : patterned) {
           md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %d |%n", r.config(), r.p50us(),
