@@ -93,7 +93,8 @@ import java.util.concurrent.TimeUnit;
  * interceptor outside this one that hands the call on with a copy of its headers is followed by
  * the executor the decision chose, which is the decision itself and marks the call's start
  * with it, so a call is admitted once whatever its outer interceptors do. A call that is
- * cancelled between the two has its permit completed by a cancellation listener.
+ * cancelled between the two has its permit completed by a cancellation listener; gRPC still
+ * starts it, and it is not decided on again then.
  * Used as a plain interceptor, the decision is made in {@link #interceptCall}.
  *
  * <p>Cost per call: one ticker reading at admission and one at completion (one more at the first
@@ -313,7 +314,10 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     Decision d = decided.remove(headers);
     if (d == null) { // an outer interceptor may have copied the headers: this call's decision
       Decision starting = STARTING.isBound() ? STARTING.get() : null;
-      if (starting != null && decided.remove(starting.headers, starting)) {
+      if (starting != null && !starting.claimed) {
+        if (!decided.remove(starting.headers, starting)) { // its cancellation took it back
+          return ended(call, starting);
+        }
         d = starting;
       }
     }
@@ -352,6 +356,21 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       context.detach(previous);
     }
     return gated.listener(listener);
+  }
+
+  /**
+   * A call whose decision its cancellation took back ({@link Decision#cancelled}) while its start
+   * waited for a worker: gRPC starts it all the same, and only then tells the interceptors of the
+   * cancel. It has ended, and was counted as it ended; decided on again, it would be counted
+   * twice, and an interceptor outside this one would count the second decision in place of the
+   * first (a refusal, if its deadline has passed meanwhile, for a call the gate admitted). So a
+   * refused call is answered with its own refusal, and an admitted one is left to the cancel.
+   */
+  private <ReqT> ServerCall.Listener<ReqT> ended(ServerCall<ReqT, ?> call, Decision d) {
+    if (!d.admitted()) {
+      reject(call, d);
+    }
+    return new ServerCall.Listener<>() { };
   }
 
   /**

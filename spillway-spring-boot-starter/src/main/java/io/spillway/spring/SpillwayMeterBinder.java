@@ -46,11 +46,11 @@ import java.util.Objects;
  * (endpoint) (spillway_requests_admitted_total)}.
  *
  * <p>The gRPC counters are counted by method where each call ends, by an interceptor around
- * Spillway's: a call is admitted once Spillway hands it to its handler (the gate counts it as it
- * arrives, before it waits for a worker), refused as Spillway answers it, and completed as it
- * closes or its client cancels it. A call the gate admitted whose client cancelled it while it
- * waited for a worker never reaches an interceptor: it is in the Actuator endpoint's totals and in
- * no method's counters.
+ * Spillway's: a call is admitted once Spillway lets it through (the gate counts it as it arrives,
+ * before it waits for a worker), refused as Spillway answers it, and completed as it closes or
+ * its client cancels it. A call whose client cancelled it while it waited for a worker is let
+ * through too, as gRPC starts it all the same, and completed by that cancel. So the sums over
+ * methods are the Actuator endpoint's totals, less the calls still waiting for a worker.
  *
  * <p>Counters and gauges read the gates' {@link GateStats} when the registry polls them: counting
  * a request costs one {@code LongAdder} increment (on gRPC, a lookup of the method's counters by

@@ -8,7 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
 /** Unary gRPC methods whose messages are UTF-8 strings, for tests that need no generated stubs. */
-final class StringMethods {
+public final class StringMethods {
 
   private static final MethodDescriptor.Marshaller<String> UTF8 = new MethodDescriptor.Marshaller<>() {
     @Override
@@ -29,7 +29,7 @@ final class StringMethods {
   private StringMethods() { }
 
   /** A unary method named {@code fullName} ({@code service/method}) of strings. */
-  static MethodDescriptor<String, String> unary(String fullName) {
+  public static MethodDescriptor<String, String> unary(String fullName) {
     return MethodDescriptor.<String, String>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
         .setFullMethodName(fullName).setRequestMarshaller(UTF8).setResponseMarshaller(UTF8).build();
   }

@@ -34,9 +34,11 @@ import java.lang.invoke.VarHandle;
  * {@code DEADLINE_EXCEEDED} timed out, the rest failed).
  *
  * <p>Why not the gate's own counters: the gate reports to one {@link io.spillway.api.OverloadMetrics}
- * per server, without the call's method. The interceptor sees every call the gate decides on but
- * one the gate admitted whose client cancelled it while it waited for a worker, which gRPC never
- * starts: such a call is in the gate's counters only.
+ * per server, without the call's method. The interceptor sees every call the gate decides on,
+ * also one that ended while its start waited for a worker (its client cancelled it, or its
+ * deadline passed): gRPC starts it all the same, and Spillway, which has ended its permit, lets
+ * it through unclosed if it admitted it, so it is counted admitted and then ended by the cancel
+ * gRPC delivers next, as the gate counted it.
  *
  * <p>Cost per call: a forwarding call (shared with the JFR events) and, for an admitted call, a
  * forwarding listener; a map lookup of the method's counters by the name gRPC's descriptor holds
