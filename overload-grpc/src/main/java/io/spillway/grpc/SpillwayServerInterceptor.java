@@ -618,7 +618,6 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     }
   }
 
-  /** A call refused before the gate was asked (its deadline cannot be met): nothing to return. */
   /**
    * A call this interceptor refuses before any gate decides; it ends, as a gate's refused permit
    * does, with its completion counted ({@code onCompletion}, {@code DROPPED}).
