@@ -15,7 +15,8 @@ package io.spillway.credit;
  * @param targetDelayNanos d_t, the queueing delay the pool steers to
  * @param dropThresholdNanos AQM drops requests arriving when queueing delay is at or above this
  * @param controlPeriodNanos how often C_total is updated (the paper: every RTT)
- * @param perSessionCap the largest window one session may hold (the authors' implementation: 64)
+ * @param perSessionCap the largest window one session may hold (the authors' implementation: 64);
+ *     for {@link Spillway}'s defaults a share, not a ceiling (see {@link BreakwaterServerGate})
  * @param clientQueueTimeoutNanos how long a request may wait in the client queue before it expires
  * @param demandSpeculation speculate on demand and overcommit (§3.2.2); {@code false} is demand
  *     synchronisation: explicit demand messages and no overcommit

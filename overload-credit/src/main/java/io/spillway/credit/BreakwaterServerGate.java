@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   difference rides on the response.
  *   A session left with no window and nothing pending joins the drained queue.
  * Per control period (one RTT, on the injected scheduler): C_total by eq. 1–3, clamped to
- *   [parallelism, 64·n_c]; while credits are open, pop drained sessions and send each one credit
+ *   [parallelism, 64·n_c] (with the elastic cap below, to [parallelism, ∞)); while credits are open, pop drained sessions and send each one credit
  *   in an explicit message (§3.2.1: "explicit credit messages are only generated when piggybacking
  *   is not possible"). The authors wake drained sessions in FIFO order per core; one FIFO here.
  * </pre>
@@ -83,6 +83,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * that hold calls"). It costs the admission path a few arithmetic operations under the session's
  * monitor, already held (the gap since the session's last request, into its mean).
  *
+ * <p><b>The per-session cap.</b> The paper's equations bound a session's window by its demand and
+ * the open credits (eq. 5) only; the authors' implementation also caps it at 64 (SRPC_MAX_WINDOW),
+ * and so does this gate, which also holds C_total to 64·n_c. With {@code growOnlyIfUsed} (the
+ * default scheme, whose pool cannot outgrow the credits in use) the cap is a share instead of a
+ * ceiling: a session may hold more than 64 while no session within 64 has lately (within d_t) been
+ * left short of credits the pool could not give (an answer whose eq. 5 found none open, or a
+ * drained session waiting while the pool is full); while one has, each answer to a session above
+ * the cap gives one credit back, eq. 6's step, down to the cap. What a session asks beyond the cap
+ * and eq. 5 cannot grant grows the pool as a residence window's shortfall does (below). A fixed 64
+ * is no bound where a few sessions carry all the load: two gRPC channels, each multiplexing the
+ * calls of a busy front end, to handlers that hold each call 30 ms for a downstream answer need
+ * about 235 calls in flight each at capacity; capped at 64 they were served at 0.26 of capacity
+ * (scenarios/blocking-handlers.conf with two sessions, docs/results/robustness.md, "Few sessions").
+ * The check costs an answer a comparison and, for a session left short, a volatile write.
+ *
  * <p><b>Newcomers.</b> Breakwater's first request of a session rides on its register message with a
  * credit of its own (§3): an overcommit that eq. 6 takes back later. That is harmless while
  * sessions are few and long-lived, but the session id is the client's to choose, so a client that
@@ -130,8 +145,18 @@ public final class BreakwaterServerGate implements ServerGate {
   private final boolean keepLastCredit;
   /** The pool's update interval when updates ride on admissions, or 0 (timer only). */
   private final long admissionUpdateNanos;
-  /** Eq. 1 grows the pool only while it is in use ({@link CreditPolicy#growOnlyIfUsed}). */
+  /**
+   * Eq. 1 grows the pool only while it is in use ({@link CreditPolicy#growOnlyIfUsed}); and with
+   * it the per-session cap is a share, not a ceiling (class comment, "The per-session cap").
+   */
   private final boolean growOnlyIfUsed;
+  /**
+   * The last time a session within the per-session cap was left short of credits the pool could
+   * not give (an answer whose eq. 5 found no open credit, or a drained session waiting while the
+   * pool was full), and whether that has happened; for the elastic cap ({@link #sessionCap}).
+   */
+  private volatile long shortAt;
+  private volatile boolean shortSeen;
   /**
    * Whether the pool follows the credits out (for {@link Spillway}): a decrease is measured from
    * them ({@link CreditPolicy#nextPoolSizeFromIssued}), and the pool starts by doubling while all
@@ -346,7 +371,8 @@ public final class BreakwaterServerGate implements ServerGate {
         session.lastActive = nowNanos;
         session.demand = request.demand();
         session.drained = false; // lazily removed from the drained queue
-        if (session.pending >= Math.min(session.ceiling(), config.perSessionCap())) {
+        if (session.pending >= (growOnlyIfUsed ? session.ceiling()
+            : Math.min(session.ceiling(), config.perSessionCap()))) {
           decision = Status.REJECTED_NO_CREDIT;
           if (issued.get() >= total) { // credits are scarce: what it takes, another waits for
             session.refused(config.perSessionCap());
@@ -655,7 +681,9 @@ public final class BreakwaterServerGate implements ServerGate {
     if (growOnlyIfUsed) {
       next = CreditPolicy.growOnlyIfUsed(total, next, issued.get(), n);
     }
-    next = CreditPolicy.clampPoolSize(next, minimumPool, config.perSessionCap(), n);
+    // With the elastic cap no session's window stops the pool: it is bounded by its use instead.
+    next = CreditPolicy.clampPoolSize(next, minimumPool,
+        growOnlyIfUsed ? Integer.MAX_VALUE : config.perSessionCap(), n);
     resizePool(next, n);
   }
 
@@ -768,8 +796,34 @@ public final class BreakwaterServerGate implements ServerGate {
         control.sendCredit(session.id, 1, 1, seq);
       }
     }
+    if (growOnlyIfUsed && open <= 0 && drainedEntries.get() > closedInDrained.get()) {
+      markShort(environment.ticker().read()); // drained sessions wait for a credit the pool lacks
+    }
     pruneDrained();
     metrics.onCreditPool(next, issued.get(), n);
+  }
+
+  private void markShort(long nowNanos) {
+    shortAt = nowNanos;
+    shortSeen = true;
+  }
+
+  /**
+   * The largest window {@code session} may have after its next answer. The paper's gate: the
+   * per-session cap. With the elastic cap: no limit but eq. 5's open credits while no session
+   * within the cap has lately been short of credits (within d_t), else the larger of the cap and
+   * the session's window less one, so that a window above the cap gives back one credit an answer,
+   * the step of eq. 6, until the short sessions have theirs. Caller holds the session's monitor.
+   */
+  private int sessionCap(Session session, long nowNanos) {
+    int cap = config.perSessionCap();
+    if (!growOnlyIfUsed) {
+      return cap;
+    }
+    if (shortSeen && nowNanos - shortAt <= targetDelayNanos()) {
+      return Math.max(cap, session.window - 1);
+    }
+    return Integer.MAX_VALUE;
   }
 
   /**
@@ -820,8 +874,18 @@ public final class BreakwaterServerGate implements ServerGate {
         overcommit = Math.max(overcommit, residenceWindow - session.pending - session.demand);
       }
     }
+    int cap = sessionCap(session, nowNanos);
     int next = CreditPolicy.nextWindow(session.window, session.pending, session.demand, poolTotal,
-        poolIssued, overcommit, config.perSessionCap());
+        poolIssued, overcommit, cap);
+    long wanted = (long) session.pending + session.demand + overcommit;
+    if (growOnlyIfUsed && next < wanted) {
+      if (poolIssued >= poolTotal && next < config.perSessionCap()) {
+        markShort(nowNanos); // within the cap and short of credits: windows above it give back
+      } else if (wanted > config.perSessionCap() && mayGrow && share != null) {
+        // Beyond the cap, what eq. 5 could not grant grows the pool as a residence window does.
+        residenceShortfall.addAndGet(wanted - Math.max(next, config.perSessionCap()));
+      }
+    }
     if (keepLastCredit && next == 0 && session.window > 0 && !dropped) {
       // "if (old_credit > 0 && s->credit == 0 && !req_dropped) s->credit = max_overprovision"
       next = (int) Math.min(overcommit, config.perSessionCap());

@@ -89,6 +89,15 @@ import java.util.Objects;
  * eq. 1's A an update took seconds to reach a pool that size. Where handlers are fast neither
  * applies, and docs/results/robustness.md's 150 cells are as they were.
  *
+ * <p><b>Few sessions.</b> The authors' per-session cap of 64 credits bounds the pool at 64·n_c,
+ * too few where a handful of sessions carry the whole load (a few front ends, each one channel,
+ * calling handlers that block on a downstream call). Spillway lets a session's window pass the cap
+ * while no session within it is short of credits, takes it back a credit an answer while one is,
+ * and grows the pool by what sessions ask beyond the cap and cannot get (BreakwaterServerGate's
+ * class comment, "The per-session cap"). In the simulator (scenarios/blocking-handlers.conf, 2
+ * cores, 30 ms blocks) two sessions were served at 0.26 of capacity with the fixed cap and 0.96
+ * with this, at 1× to 2× demand; at 100 sessions, where 64 a session is no bound, nothing changes.
+ *
  * <p><b>Budget.</b> Each request a session sends carries a queueing budget ({@link
  * BreakwaterConfig#adaptiveRequestBudget}): the SLO less the p99 of what its client measured a
  * request to need beyond the queues, less its own wait in the client queue; the server aborts it
@@ -98,8 +107,8 @@ import java.util.Objects;
  * the SLO in 12 of 150 cells, with it in none.
  *
  * <p>{@link #of(BreakwaterConfig)} keeps the paper's values (timer only, every period, eq. 1–3 on
- * C_total from the server's parallelism, growth on delay alone, fixed client queue timeout)
- * reachable.
+ * C_total from the server's parallelism, growth on delay alone, fixed client queue timeout, the
+ * per-session cap as a ceiling) reachable.
  *
  * <p>Immutable and thread-safe.
  */

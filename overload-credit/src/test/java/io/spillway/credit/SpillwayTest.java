@@ -319,6 +319,116 @@ class SpillwayTest {
     assertArrayEquals(new long[] {2, 3, 4, 5, 6, 7, 8, 8}, pools[1], "the paper's: eq. 1 from the start");
   }
 
+  /**
+   * One session asking for 500 credits of a pool of 1,000 that no one else wants: the paper's cap
+   * (64) stops it there, Spillway's elastic cap lets eq. 5 grant it every open credit.
+   */
+  @Test
+  void aSessionMayHoldMoreThanTheCapWhileNoOneWithinItIsShort() {
+    int[] windows = new int[2];
+    int k = 0;
+    for (Spillway s : new Spillway[] {Spillway.forSlo(Duration.ofMillis(50)),
+        Spillway.of(Spillway.forSlo(Duration.ofMillis(50)).config())}) {
+      VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000_000L);
+      BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(
+          clock, clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 1000))).credits();
+      ServerPermit p = gate.admit(new RequestMetadata().sessionId(1).demand(500)
+          .flags(RequestMetadata.FLAG_REGISTER), clock.read());
+      clock.advance(2_000_000); // past the wrap
+      p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+      windows[k++] = gate.windowOf(1);
+    }
+    assertEquals(1000, windows[0], "its credit and the 999 open ones (demand 500 + C_oc 999 asks more)");
+    assertEquals(64, windows[1], "the paper's per-session cap");
+  }
+
+  /**
+   * Session 1 holds the whole pool of 100 when session 2, within the cap, registers and asks for
+   * 5. Once session 2 has found no credit open, each of session 1's answers gives one back (eq. 6's
+   * step, where eq. 6 itself, with C_issued = C_total, would keep its window), and session 2's next
+   * answer takes what came back; once nobody within the cap has been short for d_t, session 1 may
+   * grow again.
+   */
+  @Test
+  void aWindowAboveTheCapGivesBackWhileASessionWithinItIsShort() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000_000L);
+    BreakwaterServerGate gate = ((Spillway.MixedGate) Spillway.forSlo(Duration.ofMillis(50))
+        .newServerGate(new ServerEnvironment(clock, clock, now -> 0, ControlChannel.DISCARD,
+            OverloadMetrics.NONE, 100))).credits();
+    gate.admit(new RequestMetadata().sessionId(1).demand(94).flags(RequestMetadata.FLAG_REGISTER),
+        clock.read()).complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(100, gate.windowOf(1), "eq. 5: its credit and the 99 open ones");
+    ServerPermit[] held = new ServerPermit[20];
+    for (int i = 0; i < held.length; i++) {
+      held[i] = gate.admit(new RequestMetadata().sessionId(1).demand(200), clock.read());
+      assertTrue(held[i].isAdmitted());
+    }
+    ServerPermit newcomer = gate.admit(new RequestMetadata().sessionId(2).demand(5)
+        .flags(RequestMetadata.FLAG_REGISTER), clock.read());
+    held[0].complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(99, gate.windowOf(1), "eq. 6 for the newcomer's registration credit");
+    newcomer.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(1, gate.windowOf(2), "no credit open: it keeps the one it registered with");
+    assertEquals(100, gate.issuedCredits());
+    for (int i = 1; i <= 10; i++) {
+      held[i].complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    }
+    assertEquals(89, gate.windowOf(1), "one credit back an answer");
+    gate.admit(new RequestMetadata().sessionId(2).demand(5), clock.read())
+        .complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(10, gate.windowOf(2), "demand 5 + C_oc (100 - 90) / 2, from what session 1 gave back");
+    clock.advance(20_000_000 + 1); // d_t (40 % of the SLO) with no one short
+    held[11].complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(90, gate.windowOf(1), "eq. 5 takes the one open credit: the cap no longer cuts");
+    assertEquals(100, gate.issuedCredits());
+  }
+
+  /**
+   * Two sessions, each asking for 1,000 credits, with handlers holding every call 10 ms and an
+   * idle queue: the paper's pool stops at 64 · n_c = 128; Spillway's grows by what the sessions ask
+   * beyond the cap and cannot get, at most a doubling a residence ({@link
+   * CreditPolicy#coverResidenceShortfall}).
+   */
+  @Test
+  void thePoolGrowsPastTheCapTimesTheSessionsForCreditsAskedBeyondIt() {
+    long[] pools = new long[2];
+    int k = 0;
+    for (Spillway s : new Spillway[] {Spillway.forSlo(Duration.ofMillis(50)),
+        Spillway.of(Spillway.forSlo(Duration.ofMillis(50)).config())}) {
+      VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100_000_000L);
+      BreakwaterServerGate gate = ((Spillway.MixedGate) s.newServerGate(new ServerEnvironment(
+          clock, clock, now -> 0, ControlChannel.DISCARD, OverloadMetrics.NONE, 2))).credits();
+      for (long id = 1; id <= 2; id++) {
+        gate.admit(new RequestMetadata().sessionId(id).demand(1000)
+            .flags(RequestMetadata.FLAG_REGISTER), clock.read())
+            .complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+      }
+      java.util.List<ServerPermit> inFlight = new java.util.ArrayList<>();
+      for (int round = 0; round < 200; round++) { // 2 s: each round fills both windows, holds 10 ms
+        for (long id = 1; id <= 2; id++) {
+          while (true) {
+            ServerPermit p = gate.admit(new RequestMetadata().sessionId(id).demand(1000), clock.read());
+            if (!p.isAdmitted()) {
+              p.complete(Outcome.DROPPED, clock.read(), new ResponseMetadata());
+              break;
+            }
+            p.started(clock.read());
+            inFlight.add(p);
+          }
+        }
+        clock.advance(10_000_000);
+        for (ServerPermit p : inFlight) {
+          p.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+        }
+        inFlight.clear();
+        gate.updatePool(clock.read());
+      }
+      pools[k++] = gate.poolSize();
+    }
+    assertTrue(pools[0] > 1000, "Spillway's pool: " + pools[0]);
+    assertEquals(128, pools[1], "the paper's: 64 credits a session");
+  }
+
   /** Spillway-aware clients: the contract every scheme passes. */
   @Nested
   class Contract extends AdmissionContract {
