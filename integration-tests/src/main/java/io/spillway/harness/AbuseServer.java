@@ -28,10 +28,12 @@ import java.util.concurrent.atomic.LongAdder;
  *       sessions at the last update, and how many updates there were
  *       ({@link OverloadMetrics#onCreditPool}; the plain clients' limit reports elsewhere and is
  *       not counted); and the gate's decisions on every session's requests
- *       so far, admitted, refused for credit and dropped by AQM ({@link OverloadMetrics#onAdmission}).
- *       Space-separated {@code key=value}.
+ *       so far, admitted, refused for credit and dropped by AQM ({@link OverloadMetrics#onAdmission});
+ *       and the sessions the gate was told to deregister so far, any session ({@code
+ *       sessionsEnded}). Space-separated {@code key=value}.
  *   <li>{@code ledger SESSION}: the ledger's account of SESSION as {@link GrantLedger.Account}
  *       prints it, or {@code none}.
+ *   <li>{@code ended SESSION}: how many times the gate was told to deregister SESSION so far.
  * </ul>
  *
  * <p>Usage: {@code AbuseServer [jdk]}: requests run on the server's default dispatcher, one Loom
@@ -61,8 +63,10 @@ public final class AbuseServer {
         }
         long session = Long.parseLong(words[1]);
         return switch (words[0]) {
-          case "abuse-stats" -> cpu() + " " + account(ledger, session) + " " + gate.drain();
+          case "abuse-stats" -> cpu() + " " + account(ledger, session) + " " + gate.drain()
+              + " sessionsEnded=" + ledger.deregistrations();
           case "ledger" -> String.valueOf(ledger.account(session));
+          case "ended" -> String.valueOf(ledger.deregistrations(session));
           default -> null;
         };
       });

@@ -41,7 +41,8 @@ import java.util.concurrent.locks.LockSupport;
  * is a raw connection whose one session keeps {@value #GREEDY_OUTSTANDING} requests in flight
  * whatever it is granted: it sends them in one write (the first registers the session, which
  * holds one credit then) and resends at once on each answer, served or refused, reporting no
- * demand.
+ * demand. The forger ({@link Forger}) is an honest session of the same appetite on a connection
+ * of its own that also sends deregister frames for the honest sessions' ids.
  */
 final class AbuseWorkload {
 
@@ -115,6 +116,7 @@ final class AbuseWorkload {
     private final long planned;
     private final AtomicBoolean stop = new AtomicBoolean();
     private final CountDownLatch done = new CountDownLatch(1);
+    private final CountDownLatch everyServed;
     private final byte[] payload = payload();
     private final long[] sessionIds;
 
@@ -124,19 +126,28 @@ final class AbuseWorkload {
      * @param callsPerSession calls each session issues in all, or {@link #UNTIL_STOPPED}
      */
     Honest(SpillwayClient client, long callsPerSession) {
-      int n = client.sessionCount();
+      this(client, 0, callsPerSession);
+    }
+
+    /**
+     * Starts the calls of the sessions of {@code client} from index {@code firstSession} on; the
+     * ones before it are left alone (the {@link Forger}'s, which it only names).
+     */
+    Honest(SpillwayClient client, int firstSession, long callsPerSession) {
+      int n = client.sessionCount() - firstSession;
       this.callsPerSession = callsPerSession;
       this.planned = callsPerSession == UNTIL_STOPPED ? UNTIL_STOPPED : callsPerSession * n;
       served = new AtomicLongArray(n);
       good = new AtomicLongArray(n);
       issuedBySession = new AtomicLongArray(n);
+      everyServed = new CountDownLatch(n);
       sessionIds = new long[n];
       for (int s = 0; s < n; s++) {
-        sessionIds[s] = client.session(s).id();
+        sessionIds[s] = client.session(firstSession + s).id();
       }
       for (int s = 0; s < n; s++) {
         for (int i = 0; i < HONEST_OUTSTANDING; i++) {
-          next(client.session(s), s);
+          next(client.session(firstSession + s), s);
         }
       }
     }
@@ -162,7 +173,9 @@ final class AbuseWorkload {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         boolean failedNow = false;
         if (cause == null) {
-          served.incrementAndGet(index);
+          if (served.incrementAndGet(index) == 1) {
+            everyServed.countDown();
+          }
           if (System.nanoTime() - start <= SLO_NANOS) {
             good.incrementAndGet(index);
           }
@@ -211,9 +224,136 @@ final class AbuseWorkload {
       return done.await(timeout, unit);
     }
 
+    /**
+     * Waits until every session has been served once: each is then registered at the server and
+     * bound to its connection. False if {@code timeout} passed first.
+     */
+    boolean awaitEveryServed(long timeout, TimeUnit unit) throws InterruptedException {
+      return everyServed.await(timeout, unit);
+    }
+
     /** {@link #awaitEnded(long, TimeUnit)} without a bound. */
     void awaitEnded() throws InterruptedException {
       done.await();
+    }
+  }
+
+  /**
+   * A client that ends other clients' sessions, or tries to: on a connection of its own, one
+   * session of the same appetite as an honest one, driven through its gate by an {@link Honest}
+   * ({@link #own}), and, every period, a deregister frame (Breakwater §3: the message by which a
+   * client leaves and returns its credits) for each honest session's id. It is given the real ids,
+   * the worst case, as if it had read them off the wire. It never sends a request on them, so the
+   * frames are all the attack: the server ends a session only on the connection that owns it
+   * ({@code ServerFrameHandler}), and a frame from any other one must change nothing.
+   *
+   * <p>The client is a plain {@link SpillwayClient} with one connection whose sessions are the
+   * victims' ids followed by its own; the victims' sessions are only ever asked to {@link
+   * SpillwayClient.Session#deregister()}, which writes the frame on the forger's connection. The
+   * forging runs on that connection's event loop, so its frames and its own requests leave in the
+   * order they were made.
+   */
+  static final class Forger implements AutoCloseable {
+    /** Its own session's calls. */
+    final Honest own;
+    private final SpillwayClient client;
+    private final int victims;
+    private final AtomicLong forged = new AtomicLong();
+    private final CountDownLatch reached = new CountDownLatch(1);
+    private volatile long reachAt = Long.MAX_VALUE;
+    private final byte[] payload = payload();
+    private volatile java.util.concurrent.ScheduledFuture<?> forging;
+
+    /**
+     * Connects and starts its own session's calls; forges nothing until {@link #forgeEvery}.
+     *
+     * @param firstVictim the first of the honest sessions' ids, which run consecutively (a {@link
+     *     SpillwayClient} numbers its sessions so); its own session takes the id after the last
+     * @param victims how many honest sessions there are
+     */
+    Forger(int port, long firstVictim, int victims) throws InterruptedException {
+      this.victims = victims;
+      client = SpillwayClient.builder().scheme(scheme()).port(port).connections(1).sessions(victims + 1)
+          .firstSessionId(firstVictim).sloNanos(SLO_NANOS).build().start();
+      own = new Honest(client, victims, UNTIL_STOPPED);
+    }
+
+    /** Its own session's id, the one after the victims'. */
+    long ownId() {
+      return client.session(victims).id();
+    }
+
+    /** From now, every {@code periodNanos}, one deregister frame for each victim. */
+    void forgeEvery(long periodNanos) {
+      forging = client.eventLoop(0).scheduleAtFixedRate(this::forgeRound, periodNanos, periodNanos,
+          TimeUnit.NANOSECONDS);
+    }
+
+    private void forgeRound() {
+      for (int i = 0; i < victims; i++) {
+        client.session(i).deregister(); // on this loop: written at once, flushed with the round
+      }
+      if (forged.addAndGet(victims) >= reachAt) {
+        reached.countDown();
+      }
+    }
+
+    /** Deregister frames written so far. */
+    long forged() {
+      return forged.get();
+    }
+
+    /**
+     * Waits until it has written at least {@code frames} (one wait per instance); false if
+     * {@code timeout} passed first.
+     */
+    boolean awaitForged(long frames, long timeout, TimeUnit unit) throws InterruptedException {
+      reachAt = frames;
+      return forged.get() >= frames || reached.await(timeout, unit);
+    }
+
+    /**
+     * Stops forging and returns how many frames it wrote in all. The timer is cancelled on the
+     * loop it runs on, so no round runs after this returns.
+     */
+    long stopForging() throws Exception {
+      java.util.concurrent.ScheduledFuture<?> f = forging;
+      if (f != null) {
+        client.eventLoop(0).submit(() -> f.cancel(false)).get();
+      }
+      return forged.get();
+    }
+
+    /**
+     * After {@link #stopForging()}: stops its own session's calls, waits for them to end, then calls
+     * once more until a call is served. That call was written after every forged frame, on the same
+     * connection, and the server decodes a connection's frames in order, so once it is answered the
+     * server has read every forged frame. Returns how many calls it took.
+     */
+    int confirmDecoded() throws Exception {
+      own.stop();
+      if (!own.awaitEnded(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the forger's own calls did not end in 30 s");
+      }
+      for (int attempt = 1; attempt <= 1_000; attempt++) {
+        try {
+          client.session(victims).callBlocking(payload);
+          return attempt;
+        } catch (OverloadRejectedException refused) {
+          // dropped or expired: another, until one is served
+        }
+      }
+      throw new IllegalStateException("the forger's session was not served in 1,000 calls");
+    }
+
+    /** Deregisters its own session, on its own connection: the one deregistration the server honours. */
+    void deregisterOwn() {
+      client.session(victims).deregister();
+    }
+
+    @Override
+    public void close() {
+      client.close();
     }
   }
 

@@ -14,6 +14,7 @@ import io.spillway.api.Status;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A credit scheme whose server gate keeps, per session, what the gate granted and what it holds:
@@ -30,7 +31,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * the gate's own decision inside, so the ledger never sees a window the gate has not applied yet;
  * explicit credits (the gate's control loop) are recorded as they are sent, after the gate has
  * applied them, so they can only make an admission look more legitimate for a moment, never a
- * refusal less. One server per instance; thread-safe.
+ * refusal less.
+ *
+ * <p>It also counts, per session, the deregistrations that reached the gate: the sessions the
+ * transport ended, by a deregister frame on the connection that owns the session or by that
+ * connection closing. A session ended so loses its account, and its credits return to the pool.
+ * One server per instance; thread-safe.
  */
 public final class GrantLedger implements OverloadScheme {
 
@@ -97,6 +103,8 @@ public final class GrantLedger implements OverloadScheme {
 
   private final OverloadScheme delegate;
   private final ConcurrentHashMap<Long, Account> accounts = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Long, LongAdder> deregistered = new ConcurrentHashMap<>();
+  private final LongAdder deregistrations = new LongAdder();
   private final List<String> violations = new ArrayList<>();
 
   /** Keeps the ledger of {@code delegate}'s server gate; its client gates are the delegate's. */
@@ -107,6 +115,17 @@ public final class GrantLedger implements OverloadScheme {
   /** The account of a session, or null if it never sent a request (or deregistered). */
   public Account account(long sessionId) {
     return accounts.get(sessionId);
+  }
+
+  /** How many times the gate was told to deregister {@code sessionId}. */
+  public long deregistrations(long sessionId) {
+    LongAdder n = deregistered.get(sessionId);
+    return n == null ? 0 : n.sum();
+  }
+
+  /** How many times the gate was told to deregister a session, any session. */
+  public long deregistrations() {
+    return deregistrations.sum();
   }
 
   /** The first arrivals that broke the window rule, described (empty when it held). */
@@ -219,6 +238,8 @@ public final class GrantLedger implements OverloadScheme {
 
     @Override
     public void deregister(long sessionId, long nowNanos) {
+      deregistered.computeIfAbsent(sessionId, k -> new LongAdder()).increment();
+      deregistrations.increment();
       Account a = accounts.get(sessionId);
       if (a == null) {
         inner.deregister(sessionId, nowNanos);

@@ -33,12 +33,17 @@ import java.util.stream.LongStream;
  * These are measurements, not checks; {@code SocketAbuseTest} asserts the behaviour.
  *
  * <p>{@code ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]
- * [--honest-sessions N] [--jdk-scheduler] [--flood-sessions] [--out DIR]}: each window N seconds
- * (default 3); with {@code --flood-sessions} the ninth client floods sessions instead of ignoring
- * its window (each request registers a new session id);
- * the greedy session waits that many microseconds before each resend (default 0), to weigh what
- * answering its refusals costs the server; the warm-up (default 6 s, then one-second slices until
- * both JVMs' JITs are quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle;
+ * [--honest-sessions N] [--jdk-scheduler] [--flood-sessions | --forge-deregistrations] [--out DIR]}:
+ * each window N seconds (default 3); with {@code --flood-sessions} the ninth client floods sessions
+ * instead of ignoring its window (each request registers a new session id); with {@code
+ * --forge-deregistrations} it is an honest session of the same appetite, through its gate on a
+ * connection of its own, that also sends a deregister frame for every honest session's id (the
+ * real ids) once a millisecond ({@link AbuseWorkload.Forger}), and the row adds how many it sent,
+ * all read by the server before the forger's last call was answered, and how many sessions the
+ * server ended meanwhile, the honest ones among them; with {@code --resend-micros N} the greedy
+ * session waits N microseconds before each resend (default 0), to weigh what answering its
+ * refusals costs the server; the warm-up (default 6 s, then one-second slices until both JVMs'
+ * JITs are quiet, {@link SteadyCapacity#warm}) lets the JITs and the credit pool settle;
  * N honest sessions (default {@value AbuseWorkload#HONEST_SESSIONS}: on a saturated server a
  * session added to N takes a fair 1/(N+1) of what is served from them, so the more sessions, the
  * less a fair one costs the others); the server runs its requests on its default dispatcher, one
@@ -51,6 +56,27 @@ public final class SocketAbuseMain {
 
   /** The most one-second slices the warm-up adds after its fixed part, waiting for the JITs. */
   private static final int MAX_WARM_SLICES = 30;
+
+  /**
+   * How often the forger sends a deregister frame for each honest session: with 8 of them, 8,000
+   * frames a second, of the order of the requests the server serves (12,000-15,000 a second), so
+   * the frames' own cost to the server's event loop shows, and each window holds thousands of
+   * them whatever the scheduling.
+   */
+  private static final long FORGE_PERIOD_NANOS = 1_000_000;
+
+  /** What the ninth client does beside the honest sessions. */
+  private enum Abuse {
+    IGNORES_WINDOW("ignores-window"),
+    FLOOD_SESSIONS("flood-sessions"),
+    FORGE_DEREGISTRATIONS("forge-deregistrations");
+
+    final String label;
+
+    Abuse(String label) {
+      this.label = label;
+    }
+  }
 
   private SocketAbuseMain() { }
 
@@ -84,7 +110,7 @@ public final class SocketAbuseMain {
     long warmupSeconds = 6;
     int honestSessions = AbuseWorkload.HONEST_SESSIONS;
     boolean jdkScheduler = false;
-    boolean floodSessions = false;
+    Abuse abuse = Abuse.IGNORES_WINDOW;
     Path out = Path.of("results", "harness-abuse");
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -97,8 +123,11 @@ public final class SocketAbuseMain {
           jdkScheduler = true;
           i--; // a flag: no value
         }
-        case "--flood-sessions" -> {
-          floodSessions = true;
+        case "--flood-sessions", "--forge-deregistrations" -> {
+          if (abuse != Abuse.IGNORES_WINDOW) {
+            usage("--flood-sessions and --forge-deregistrations are two abuses: one at a time");
+          }
+          abuse = args[i].equals("--flood-sessions") ? Abuse.FLOOD_SESSIONS : Abuse.FORGE_DEREGISTRATIONS;
           i--; // a flag: no value
         }
         case "--out" -> {
@@ -116,7 +145,7 @@ public final class SocketAbuseMain {
     }
     Files.createDirectories(out);
     run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.MICROSECONDS.toNanos(resendMicros),
-        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, jdkScheduler, floodSessions, out);
+        TimeUnit.SECONDS.toMillis(warmupSeconds), honestSessions, jdkScheduler, abuse, out);
   }
 
   private static long positive(String name, String value) {
@@ -129,25 +158,27 @@ public final class SocketAbuseMain {
   private static void usage(String problem) {
     System.err.println("harness-abuse: " + problem);
     System.err.println("usage: ./spillway harness-abuse [--seconds N] [--resend-micros N] [--warmup-seconds N]"
-        + " [--honest-sessions N] [--jdk-scheduler] [--flood-sessions] [--out DIR]");
+        + " [--honest-sessions N] [--jdk-scheduler] [--flood-sessions | --forge-deregistrations] [--out DIR]");
     System.exit(2);
   }
 
   private static void run(long windowNanos, long resendNanos, long warmupMillis, int honestSessions,
-      boolean jdkScheduler, boolean floodSessions, Path out) throws Exception {
+      boolean jdkScheduler, Abuse abuse, Path out) throws Exception {
     Window alone;
     Window beside;
     Window besideHonest;
     Window aloneAgain;
-    AbuseWorkload.Greedy greedy;
     AbuseWorkload.Honest honest;
     AbuseWorkload.Honest heavy;
-    long greedyCpu;
+    AbuseWorkload.Honest forgerCalls = null;
+    // what only one abuse has: filled in its branch, printed after the served counts
+    Map<String, Object> abuseColumns = new LinkedHashMap<>();
     String greedyLedger;
     String heavyLedger;
     Map<String, String> last;
     boolean pin = HarnessMain.ServerProcess.mayPin();
-    long greedyId = AbuseWorkload.GREEDY_SESSION;
+    // the honest sessions are 1..N, so the forger's own session, named after them, is N + 1
+    long besideId = abuse == Abuse.FORGE_DEREGISTRATIONS ? honestSessions + 1 : AbuseWorkload.GREEDY_SESSION;
     long heavyId = AbuseWorkload.GREEDY_SESSION + 1;
     try (HarnessMain.ServerProcess server = HarnessMain.ServerProcess.launch(List.of(),
             AbuseServer.class.getName(), jdkScheduler ? List.of("jdk") : List.of(), "abuse", pin, out);
@@ -158,19 +189,50 @@ public final class SocketAbuseMain {
       honest = new AbuseWorkload.Honest(client, AbuseWorkload.UNTIL_STOPPED);
       AbuseWorkload.Honest load = honest;
       settle(server, "the honest sessions alone", () -> LongStream.of(load.servedNow()).sum(), warmupMillis);
-      alone = measure(server, greedyId, honest, () -> 0, windowNanos);
-      try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos, floodSessions)) {
-        greedy = g;
-        // each window's own paths (refusals, holds) compile before it, not inside it
-        settle(server, "beside the greedy session", () -> LongStream.of(load.servedNow()).sum() + g.answered(), 0);
-        long cpuBefore = g.cpuNanos();
-        beside = measure(server, greedyId, honest, g.served::get, windowNanos);
-        greedyCpu = g.cpuNanos() - cpuBefore;
-        g.stop();
-        if (!g.awaitDrained(30, TimeUnit.SECONDS)) {
-          System.err.println("harness-abuse: the greedy session's requests were not all answered in 30 s");
+      alone = measure(server, besideId, honest, () -> 0, windowNanos);
+      if (abuse == Abuse.FORGE_DEREGISTRATIONS) {
+        try (AbuseWorkload.Forger f = new AbuseWorkload.Forger(server.port(), 1, honestSessions)) {
+          forgerCalls = f.own;
+          Map<String, String> beforeForging = stats(server, besideId);
+          f.forgeEvery(FORGE_PERIOD_NANOS);
+          settle(server, "beside the forger", () -> LongStream.of(load.servedNow()).sum() + f.own.served.get(0), 0);
+          long forgedBefore = f.forged();
+          beside = measure(server, besideId, honest, () -> f.own.served.get(0), windowNanos);
+          long forgedInWindow = f.forged() - forgedBefore;
+          long forged = f.stopForging();
+          f.confirmDecoded();
+          // read before any connection closes: closing one ends its sessions, as it should
+          long ended = Long.parseLong(stats(server, besideId).get("sessionsEnded"))
+              - Long.parseLong(beforeForging.get("sessionsEnded"));
+          long honestEnded = 0;
+          for (long id = 1; id <= honestSessions; id++) {
+            honestEnded += Long.parseLong(server.command("ended " + id).strip());
+          }
+          abuseColumns.put("greedyRefused", refusals(f.own));
+          abuseColumns.put("forgePeriodMicros", FORGE_PERIOD_NANOS / 1_000);
+          abuseColumns.put("forgedDeregistrations", forged);
+          abuseColumns.put("forgedPerSecondInWindow", Math.round(forgedInWindow / (windowNanos / 1e9)));
+          abuseColumns.put("sessionsEndedWhileForging", ended);
+          abuseColumns.put("honestSessionsEnded", honestEnded);
+          greedyLedger = server.command("ledger " + besideId);
         }
-        greedyLedger = server.command("ledger " + greedyId);
+      } else {
+        try (AbuseWorkload.Greedy g = new AbuseWorkload.Greedy(server.port(), resendNanos,
+            abuse == Abuse.FLOOD_SESSIONS)) {
+          // each window's own paths (refusals, holds) compile before it, not inside it
+          settle(server, "beside the greedy session", () -> LongStream.of(load.servedNow()).sum() + g.answered(), 0);
+          long cpuBefore = g.cpuNanos();
+          beside = measure(server, besideId, honest, g.served::get, windowNanos);
+          long greedyCpu = g.cpuNanos() - cpuBefore;
+          g.stop();
+          if (!g.awaitDrained(30, TimeUnit.SECONDS)) {
+            System.err.println("harness-abuse: the greedy session's requests were not all answered in 30 s");
+          }
+          abuseColumns.put("greedyRefusedForCredit", g.refusedForCredit.get());
+          abuseColumns.put("greedyRefusedOther", g.refusedOther.get());
+          abuseColumns.put("greedyThreadCpuCores", String.format(Locale.ROOT, "%.2f", greedyCpu / 1e9 / (windowNanos / 1e9)));
+          greedyLedger = server.command("ledger " + besideId);
+        }
       }
       // the yardstick: the same appetite through an honest client's gate, on its own connection
       try (SpillwayClient one = AbuseWorkload.client(server.port(), 1, heavyId)) {
@@ -183,10 +245,10 @@ public final class SocketAbuseMain {
         heavy.awaitEnded(30, TimeUnit.SECONDS);
         heavyLedger = server.command("ledger " + heavyId);
       }
-      aloneAgain = measure(server, greedyId, honest, () -> 0, windowNanos);
+      aloneAgain = measure(server, besideId, honest, () -> 0, windowNanos);
       honest.stop();
       honest.awaitEnded(30, TimeUnit.SECONDS);
-      last = stats(server, greedyId);
+      last = stats(server, besideId);
     }
     double seconds = windowNanos / 1e9;
     Map<String, Object> row = new LinkedHashMap<>();
@@ -195,11 +257,11 @@ public final class SocketAbuseMain {
     row.put("resendMicros", resendNanos / 1_000);
     row.put("honestSessions", honestSessions);
     row.put("dispatcher", jdkScheduler ? "jdk-scheduler" : "default");
-    row.put("abuse", floodSessions ? "flood-sessions" : "ignores-window");
+    row.put("abuse", abuse.label);
     row.put("layout", pin && System.getenv("SPILLWAY_PINNED") != null ? "server:core0,clients:core1" : "unpinned");
     row.put("greedyServed", beside.besideServed());
-    row.put("greedyRefusedForCredit", greedy.refusedForCredit.get());
-    row.put("greedyRefusedOther", greedy.refusedOther.get());
+    abuseColumns.entrySet().stream().filter(e -> e.getKey().startsWith("greedyRefused"))
+        .forEach(e -> row.put(e.getKey(), e.getValue()));
     row.put("sameAppetiteHonestServed", besideHonest.besideServed());
     row.put("honestBest", beside.best());
     row.put("honestMedian", beside.median());
@@ -226,18 +288,26 @@ public final class SocketAbuseMain {
     row.put("poolMean", perWindow(three, w -> Double.parseDouble(w.server("poolMean"))));
     row.put("poolMin", perWindow(three, w -> Double.parseDouble(w.server("poolMin"))));
     row.put("issuedMean", perWindow(three, w -> Double.parseDouble(w.server("issuedMean"))));
-    row.put("greedyThreadCpuCores", String.format(Locale.ROOT, "%.2f", greedyCpu / 1e9 / seconds));
-    row.put("honestRefused", honest.refused.entrySet().stream()
-        .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",", "{", "}")));
+    abuseColumns.entrySet().stream().filter(e -> !e.getKey().startsWith("greedyRefused"))
+        .forEach(e -> row.put(e.getKey(), e.getValue()));
+    row.put("honestRefused", refusals(honest));
     row.put("sameAppetiteHonestRefusedForCredit", besideHonest.serverDelta("refusedForCredit"));
-    row.put("honestFailed", honest.failed.get() + heavy.failed.get());
-    row.put("lost", honest.issued.get() - honest.ended.get() + heavy.issued.get() - heavy.ended.get());
-    row.put("endedTwice", honest.endedTwice.get() + heavy.endedTwice.get());
+    List<AbuseWorkload.Honest> callers = forgerCalls == null ? List.of(honest, heavy) : List.of(honest, heavy, forgerCalls);
+    row.put("honestFailed", callers.stream().mapToLong(h -> h.failed.get()).sum());
+    row.put("lost", callers.stream().mapToLong(h -> h.issued.get() - h.ended.get()).sum());
+    row.put("endedTwice", callers.stream().mapToLong(h -> h.endedTwice.get()).sum());
     row.put("windowRuleViolations", last.get("violations"));
     System.out.println("ABUSE-ROW greedy-socket " + row.entrySet().stream()
         .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
-    System.out.println("ABUSE-LEDGER greedy session " + greedyLedger);
+    System.out.println("ABUSE-LEDGER " + (abuse == Abuse.FORGE_DEREGISTRATIONS ? "forger's own session " : "greedy session ")
+        + greedyLedger);
     System.out.println("ABUSE-LEDGER same-appetite honest session " + heavyLedger);
+  }
+
+  /** An {@link AbuseWorkload.Honest}'s refused calls by status, as {@code {STATUS:count,...}}. */
+  private static String refusals(AbuseWorkload.Honest calls) {
+    return calls.refused.entrySet().stream()
+        .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",", "{", "}"));
   }
 
   /**
