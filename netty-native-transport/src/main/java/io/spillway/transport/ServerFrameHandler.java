@@ -58,6 +58,17 @@ import java.util.concurrent.RejectedExecutionException;
  * pay a new connection for every permit it holds so. A connection that closes, or this handler
  * taken off it, ends the request as {@link Outcome#FAILED}, unrun and unanswered.
  *
+ * <p>The same timeout bounds a header: a read that leaves part of one buffered gives the
+ * connection {@link SpillwayServer.Builder#payloadTimeoutNanos} from then to complete it, or it
+ * is closed, as servlet containers close a connection whose request headers stall. Nothing was
+ * decided on such a header, so there is no permit to end; but without the timeout a client could
+ * hold its connection and the buffer under its bytes for as long as it liked by trickling headers
+ * (the slow-loris attack). A connection with no part of a frame read is idle between requests,
+ * not stalled, and has no timer: only a read that leaves a frame incomplete sets one, and a frame
+ * read whole, the common case, schedules nothing. A timeout that passes while this handler has
+ * stopped reading the connection (a hold or a pause, below) is set again instead of closing it:
+ * that wait is the server's, not the client's.
+ *
  * <p>Every request the gate decides on gets exactly one answer: a reject, a response, or, if the
  * handler fails, a failure; its permit is completed exactly once even if the connection is gone by
  * then. When the connection closes, its sessions are deregistered and their credits return.
@@ -136,9 +147,12 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
   private long awaitingRequest;
   private long awaitingBudget;
   private int awaitingLength;
-  /** Closes the connection if {@link #awaiting}'s payload is not whole in time; see the class comment. */
-  private java.util.concurrent.ScheduledFuture<?> awaitingTimeout;
-  private final Runnable payloadTimedOut = this::payloadTimedOut;
+  /**
+   * Closes the connection if the frame begun and not yet whole is not whole in time: {@link
+   * #awaiting}'s payload, or else the header partly read; see the class comment.
+   */
+  private java.util.concurrent.ScheduledFuture<?> frameTimeout;
+  private final Runnable frameTimedOut = this::frameTimedOut;
   static final long FIRST_IDLE_HOLD_NANOS = 50_000;
   static final long MAX_IDLE_HOLD_NANOS = 10_000_000;
   private final Runnable flush = this::flushNow;
@@ -193,6 +207,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       return;
     }
     while (in.readableBytes() >= Frame.HEADER_SIZE) {
+      cancelFrameTimeout(); // a header begun in an earlier read is whole
       if (heldForCredit) {
         return;
       }
@@ -241,6 +256,9 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
         default -> throw new FrameException("a client may not send frames of type " + type);
       }
     }
+    if (in.isReadable() && frameTimeout == null) {
+      armFrameTimeout(); // part of a header, its timer set at the read that left it so
+    }
   }
 
   /**
@@ -285,27 +303,47 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     awaitingRequest = requestId;
     awaitingBudget = header.budgetNanos();
     awaitingLength = length;
-    awaitingTimeout = ctx.executor().schedule(payloadTimedOut, server.payloadTimeoutNanos(),
+    armFrameTimeout();
+  }
+
+  private void armFrameTimeout() {
+    frameTimeout = ctx.executor().schedule(frameTimedOut, server.payloadTimeoutNanos(),
         java.util.concurrent.TimeUnit.NANOSECONDS);
   }
 
-  /** {@link #awaiting}'s payload did not arrive in time: the connection closes, which ends it. */
-  private void payloadTimedOut() {
-    awaitingTimeout = null;
-    if (awaiting == null || closing) {
+  /**
+   * The frame begun was not whole in time: the connection closes, which ends {@link #awaiting} if
+   * it was the payload that stalled. Set again instead while this handler is not reading.
+   */
+  private void frameTimedOut() {
+    frameTimeout = null;
+    int held = actualReadableBytes();
+    boolean headerBegun = discarding == 0 && held > 0 && held < Frame.HEADER_SIZE;
+    if (closing || !ctx.channel().isActive() || (awaiting == null && !headerBegun)) {
+      return;
+    }
+    if (heldForCredit || paused) {
+      armFrameTimeout(); // the server stopped reading: not the client's stall
       return;
     }
     closing = true;
-    LOG.log(Level.WARNING, "closing {0}: {1} bytes of a request''s payload of {2} not received {3} ms after its"
-        + " header (SpillwayServer.Builder.payloadTimeoutNanos)", ctx.channel().remoteAddress(),
-        awaitingLength - actualReadableBytes(), awaitingLength, server.payloadTimeoutNanos() / 1_000_000);
-    ctx.close(); // channelInactive ends the request, FAILED
+    long millis = server.payloadTimeoutNanos() / 1_000_000;
+    if (awaiting != null) {
+      LOG.log(Level.WARNING, "closing {0}: {1} bytes of a request''s payload of {2} not received {3} ms after"
+          + " its header (SpillwayServer.Builder.payloadTimeoutNanos)", ctx.channel().remoteAddress(),
+          awaitingLength - held, awaitingLength, millis);
+    } else {
+      LOG.log(Level.WARNING, "closing {0}: {1} bytes of a frame''s header of {2} not received {3} ms after"
+          + " its first (SpillwayServer.Builder.payloadTimeoutNanos)", ctx.channel().remoteAddress(),
+          Frame.HEADER_SIZE - held, Frame.HEADER_SIZE, millis);
+    }
+    ctx.close(); // channelInactive ends the request awaited, FAILED, and releases what is held
   }
 
-  private void cancelPayloadTimeout() {
-    if (awaitingTimeout != null) {
-      awaitingTimeout.cancel(false);
-      awaitingTimeout = null;
+  private void cancelFrameTimeout() {
+    if (frameTimeout != null) {
+      frameTimeout.cancel(false);
+      frameTimeout = null;
     }
   }
 
@@ -329,7 +367,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
     }
     ServerPermit permit = awaiting;
     awaiting = null;
-    cancelPayloadTimeout();
+    cancelFrameTimeout();
     // A reading of its own: the request joins the run queue now, and a queue stamped with the
     // time its header came would count the payload's transfer as queueing delay. The loop starts
     // on a request here as it does at a header, so the backlog probe may take the reading too.
@@ -372,7 +410,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
       return;
     }
     awaiting = null;
-    cancelPayloadTimeout();
+    cancelFrameTimeout();
     answersOwed--;
     // FAILED, as every request ended unrun ends here (Dispatch#abandon, a dispatcher that refuses
     // it). Not DROPPED, which tells the gate it turned the request away for load: a concurrency
@@ -539,6 +577,7 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    cancelFrameTimeout();
     if (heldForCredit) {
       heldForCredit = false;
       server.heldConnections.decrementAndGet();
@@ -567,8 +606,10 @@ final class ServerFrameHandler extends ByteToMessageDecoder {
 
   @Override
   protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    // Taken off a connection that stays open: what it holds of a frame goes to whoever is next,
+    // and so does the time to complete it.
+    cancelFrameTimeout();
     if (awaiting != null) {
-      // Taken off a connection that stays open: the payload it awaited goes to whoever is next.
       abandonAwaiting(server.ticker().read());
     }
   }

@@ -616,6 +616,10 @@ public final class SpillwayServer implements AutoCloseable {
      * permit for as long as it keeps the connection open. The default is far past any SLO this
      * transport serves (microseconds to tens of milliseconds): 1 MiB, the largest payload by
      * default, arrives within it at 8 Mbit/s, and an answer that late is of no use to its caller.
+     * A frame's header has as long, from the read that left part of it buffered, before its
+     * connection is closed: nothing is admitted yet, but a client could otherwise keep a connection
+     * and its buffered bytes for ever by sending headers a byte at a time. A connection with no
+     * part of a frame read is idle, and is not timed.
      */
     public Builder payloadTimeoutNanos(long value) { payloadTimeoutNanos = value; return this; }
 

@@ -342,6 +342,130 @@ class ServerFrameHandlerTest {
     }
   }
 
+  /**
+   * A header that has begun to arrive and stalls keeps its connection only until the payload
+   * timeout, counted from its first bytes: nothing was decided on, so nothing ends but the
+   * connection, and the bytes held for it go with the decoder's buffer. More of the header before
+   * the timeout does not restart it, as more of a payload does not.
+   */
+  @Test
+  void aHeaderStalledPastTheTimeoutClosesItsConnection() throws Exception {
+    long timeout = 5_000_000;
+    try (SpillwayServer server = echoServer(b -> b.payloadTimeoutNanos(timeout))) {
+      EmbeddedChannel ch = connection(server);
+      ch.freezeTime();
+      ByteBuf frame = request(Unpooled.buffer(), 1, 1, 8, 8);
+      ch.writeInbound(frame.readRetainedSlice(Frame.HEADER_SIZE / 2));
+      ch.advanceTimeBy(timeout - 1, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      assertTrue(ch.isOpen(), "closed before its timeout");
+      ch.writeInbound(frame.readRetainedSlice(Frame.HEADER_SIZE / 4)); // progress does not restart it
+      frame.release();
+      assertEquals(Frame.HEADER_SIZE * 3 / 4, handler(ch).heldBytes());
+      ch.advanceTimeBy(1, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      ch.runPendingTasks();
+      assertFalse(ch.isOpen(), "a stalled header kept its connection past the timeout");
+      assertEquals(0, gate.get().issued(), "decided on part of a header");
+      assertTrue(ended.isEmpty());
+      assertFalse(ch.finishAndReleaseAll(), "answered on a closed connection");
+    }
+  }
+
+  /**
+   * A header that is whole before the timeout takes its timer with it; the request it starts, its
+   * payload in the same read, runs and is answered, and the connection stays open past the timeout.
+   */
+  @Test
+  void aHeaderWholeInTimeCancelsItsTimeout() throws Exception {
+    long timeout = 5_000_000;
+    try (SpillwayServer server = echoServer(b -> b.payloadTimeoutNanos(timeout))) {
+      EmbeddedChannel ch = connection(server);
+      ch.freezeTime();
+      ByteBuf frame = request(Unpooled.buffer(), 1, 1, 8, 8);
+      ch.writeInbound(frame.readRetainedSlice(Frame.HEADER_SIZE / 2));
+      ch.advanceTimeBy(timeout - 1, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.writeInbound(frame);
+      assertEquals(-1, ch.runScheduledPendingTasks(), "the header's timer outlived it");
+      ch.advanceTimeBy(timeout, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      assertTrue(ch.isOpen(), "closed a connection whose header came in time");
+      runDispatched();
+      ch.runPendingTasks();
+      assertEquals(Status.OK, readAnswer(ch).status());
+      readPayload(ch);
+      gate.get().assertNoLeaks();
+      assertEquals(List.of(Outcome.SUCCESS), ended);
+      ch.finishAndReleaseAll();
+    }
+  }
+
+  /**
+   * A connection between requests, nothing of a next frame read, is idle, not stalled: whole
+   * frames read whole set no timer, and the connection stays open however long it waits.
+   */
+  @Test
+  void anIdleConnectionBetweenRequestsHasNoTimeout() throws Exception {
+    long timeout = 5_000_000;
+    try (SpillwayServer server = echoServer(b -> b.payloadTimeoutNanos(timeout))) {
+      EmbeddedChannel ch = connection(server);
+      ch.freezeTime();
+      for (int id = 1; id <= 2; id++) {
+        ch.writeInbound(request(request(Unpooled.buffer(), 1, id, 8, 8), REFUSED, 100 + id, 8, 8));
+        runDispatched();
+        ch.runPendingTasks();
+        assertEquals(-1, ch.runScheduledPendingTasks(), "a timer set for frames read whole");
+        assertEquals(0, handler(ch).heldBytes());
+        ch.advanceTimeBy(100 * timeout, java.util.concurrent.TimeUnit.NANOSECONDS);
+        ch.runScheduledPendingTasks();
+        assertTrue(ch.isOpen(), "an idle connection closed");
+      }
+      gate.get().assertNoLeaks();
+      assertEquals(List.of(Outcome.SUCCESS, Outcome.SUCCESS), ended);
+      ch.finishAndReleaseAll();
+    }
+  }
+
+  /**
+   * Part of a header read just before the server stops reading its connection (held for credit,
+   * an answer owed) waits on the server, not on its client: the timeout passes without closing,
+   * and once the hold ends and the rest comes, the request is served.
+   */
+  @Test
+  void aHeaderTheServerStoppedReadingIsNotCutOff() throws Exception {
+    long timeout = 5_000_000;
+    try (SpillwayServer server = echoServer(b -> b.payloadTimeoutNanos(timeout).maxSessionsPerConnection(1))) {
+      EmbeddedChannel ch = connection(server);
+      ch.freezeTime();
+      ByteBuf frames = Unpooled.buffer();
+      request(frames, 1, 1, 1, 1); // admitted, and waits in the dispatcher: an answer is owed
+      request(frames, 2, 2, 0, 0); // a session over the cap: refused, and the connection held
+      ByteBuf next = request(Unpooled.buffer(), 1, 3, 1, 1);
+      frames.writeBytes(next, Frame.HEADER_SIZE / 2);
+      ch.writeInbound(frames);
+      ch.runPendingTasks();
+      assertEquals(1, server.heldConnections.get(), "not held");
+      assertEquals(Status.REJECTED_NO_CREDIT, readAnswer(ch).status());
+      ch.advanceTimeBy(3 * timeout, java.util.concurrent.TimeUnit.NANOSECONDS);
+      ch.runScheduledPendingTasks();
+      assertTrue(ch.isOpen(), "closed on a wait the server made");
+
+      runDispatched(); // the owed answer ends the hold
+      ch.runPendingTasks();
+      assertEquals(1, readAnswer(ch).requestId());
+      readPayload(ch);
+      ch.writeInbound(next);
+      runDispatched();
+      ch.runPendingTasks();
+      assertEquals(3, readAnswer(ch, "no answer once the header was whole").requestId());
+      readPayload(ch);
+      assertEquals(-1, ch.runScheduledPendingTasks(), "the header's timer outlived it");
+      gate.get().assertNoLeaks();
+      assertEquals(List.of(Outcome.SUCCESS, Outcome.SUCCESS), ended);
+      ch.finishAndReleaseAll();
+    }
+  }
+
   @Test
   void aPayloadTimeoutMustBePositive() {
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
