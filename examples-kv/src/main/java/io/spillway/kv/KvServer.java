@@ -604,7 +604,10 @@ public final class KvServer implements AutoCloseable {
      * the frame port's payloads too. The command holds its admission permit while it waits, so a
      * client that stalls would otherwise hold it for as long as it keeps the connection open. One
      * second is four orders of magnitude past the target, and a 1 MiB value arrives within it at
-     * 8 Mbit/s.
+     * 8 Mbit/s. A command line (a frame's header, on the frame port) begun and not whole has as
+     * long from the read that left it so: nothing is admitted yet, but a client could otherwise
+     * keep its connection and the bytes buffered for it for ever by sending a byte at a time. A
+     * connection between commands is idle, and is not timed.
      */
     public Builder inputTimeout(Duration value) {
       if (value.isNegative() || value.isZero()) {

@@ -51,6 +51,17 @@ import java.util.function.LongFunction;
  * for as long as the connection stays open (its {@code idle_timeout} is off by default), but its
  * workers hold no admission slot while they wait.
  *
+ * <p>A command line begun and left without its newline has as long, from the read that left it
+ * so, before the connection is closed, as servlet containers close a connection whose request
+ * headers stall. Nothing is admitted yet, but a client could otherwise keep its connection and up
+ * to {@link #MAX_LINE} buffered bytes for as long as it liked by trickling lines (the slow-loris
+ * attack). A connection between commands, nothing of the next one read, is idle, not stalled, and
+ * is not timed; nor is input that is skipped, not kept (a refused value, the rest of a line
+ * already answered). Only a read that leaves input incomplete sets the timer, so commands read
+ * whole, the common case, schedule nothing; and a timeout that passes while the server has
+ * stopped reading the connection, for its client to read, is set again, the wait being the
+ * server's.
+ *
  * <p>A {@code get} or {@code gets} line is the exception: memcached answers a multi-get of any
  * length (its {@code try_read_command_ascii} keeps reading a long line that starts so, and closes
  * the connection on any other), and clients send one line for a whole bulk get. Such a line is
@@ -118,8 +129,13 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   private ServerPermit valuePermit;
   private RequestBudget valueBudget;
   private long valueStart;
-  /** Closes the connection if the input an admitted command waits for does not come in time. */
+  /**
+   * Closes the connection if the input awaited does not come in time: what an admitted command
+   * waits for, or the rest of a command line begun.
+   */
   private java.util.concurrent.ScheduledFuture<?> inputTimer;
+  /** A command line has begun and its newline has not come; nothing of it is decided yet. */
+  private boolean lineBegun;
 
   /** A multi-get stopped for its client to read ({@link #serveGet}); null when none. */
   private byte[][] getKeys;
@@ -223,15 +239,21 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
       }
       int eol = in.indexOf(in.readerIndex(), in.readerIndex() + Math.min(in.readableBytes(), MAX_LINE + 2),
           (byte) '\n');
+      if (eol < 0 && in.readableBytes() <= MAX_LINE) {
+        lineBegun = true; // channelReadComplete sets its timer
+        return;
+      }
+      if (lineBegun) {
+        lineBegun = false;
+        inputDone();
+      }
       if (eol < 0) {
-        if (in.readableBytes() > MAX_LINE) {
-          if (startGetLine(ctx, in)) {
-            continue;
-          }
-          out(ctx).writeBytes(TOO_LONG);
-          closing = true;
-          in.skipBytes(in.readableBytes());
+        if (startGetLine(ctx, in)) {
+          continue;
         }
+        out(ctx).writeBytes(TOO_LONG);
+        closing = true;
+        in.skipBytes(in.readableBytes());
         return;
       }
       int end = eol > in.readerIndex() && in.getByte(eol - 1) == '\r' ? eol - 1 : eol;
@@ -255,7 +277,7 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
     if (pending != null) {
       completePending(server.ticker().read());
     }
-    if (inputTimer == null && (valueChunk >= 0 || getLineOpen) && !closing) {
+    if (inputTimer == null && (valueChunk >= 0 || getLineOpen || lineBegun) && !closing) {
       awaitInput(ctx);
     }
     flush(ctx);
@@ -744,9 +766,10 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
   }
 
   /**
-   * An admitted command waits for the rest of its input: see the class comment. Set when a read
-   * has been decoded and left it waiting ({@link #channelReadComplete}), so a value that came with
-   * its command line, the common case, never sets a timer.
+   * An admitted command waits for the rest of its input, or a command line for its newline: see
+   * the class comment. Set when a read has been decoded and left it waiting ({@link
+   * #channelReadComplete}), so a value that came with its command line, the common case, never
+   * sets a timer.
    */
   private void awaitInput(ChannelHandlerContext ctx) {
     inputTimer = ctx.executor().schedule(() -> inputTimedOut(ctx), server.inputTimeoutNanos(),
@@ -763,18 +786,25 @@ final class TextProtocolHandler extends ByteToMessageDecoder {
 
   private void inputTimedOut(ChannelHandlerContext ctx) {
     inputTimer = null;
-    if (valueChunk < 0 && !getLineOpen) {
+    if (valueChunk < 0 && !getLineOpen && !lineBegun) {
       return;
     }
     if (paused) {
       awaitInput(ctx); // the server stopped reading, for its client to read: not the client's stall
       return;
     }
-    LOG.log(System.Logger.Level.WARNING, "closing {0}: an admitted command''s {1} not received {2} ms"
-        + " after its command line (KvServer.Builder.inputTimeout)", ctx.channel().remoteAddress(),
-        valueChunk >= 0 ? "value" : "multi-get line", server.inputTimeoutNanos() / 1_000_000);
+    long millis = server.inputTimeoutNanos() / 1_000_000;
+    if (lineBegun) {
+      LOG.log(System.Logger.Level.WARNING, "closing {0}: a command line begun {1} ms ago has no newline"
+          + " after {2} bytes (KvServer.Builder.inputTimeout)", ctx.channel().remoteAddress(), millis,
+          actualReadableBytes());
+    } else {
+      LOG.log(System.Logger.Level.WARNING, "closing {0}: an admitted command''s {1} not received {2} ms"
+          + " after its command line (KvServer.Builder.inputTimeout)", ctx.channel().remoteAddress(),
+          valueChunk >= 0 ? "value" : "multi-get line", millis);
+    }
     closing = true;
-    ctx.close(); // removing this handler frees the chunk and ends the permit
+    ctx.close(); // removing this handler frees the chunk, ends the permit and releases what is held
   }
 
   /**

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * An admitted command whose input stalls, a value or the rest of a long multi-get line, holds its
  * permit (and a value its chunk) only until {@link KvServer.Builder#inputTimeout}: then the
- * connection closes, the chunk is freed and the permit ends once. The handler runs in an {@link
+ * connection closes, the chunk is freed and the permit ends once. A command line left without its
+ * newline has as long. A connection between commands is not timed. The handler runs in an {@link
  * EmbeddedChannel} whose time is frozen and moved by the test.
  */
 @Timeout(60)
@@ -126,6 +127,70 @@ class StalledInputTest {
     assertTrue(channel.isOpen());
     advance(1);
     assertFalse(channel.isOpen(), "a stalled multi-get line kept its connection past the timeout");
+  }
+
+  /**
+   * A command line begun and left without its newline keeps its connection only until the timeout,
+   * counted from the read that left it so; more of the line meanwhile does not restart it. Nothing
+   * was admitted, so nothing ends but the connection, which takes the buffered bytes with it.
+   */
+  @Test
+  void aCommandLineStalledPastTheTimeoutClosesTheConnection() {
+    assertEquals("", send("set k 0 0"));
+    advance(TIMEOUT - 1);
+    assertTrue(channel.isOpen(), "closed before the timeout");
+    assertEquals("", send(" 4")); // progress does not restart it
+    advance(1);
+    assertFalse(channel.isOpen(), "a command line left without its newline kept its connection past the timeout");
+    assertEquals(0, server.store().slabs().usage().usedChunks());
+  }
+
+  @Test
+  void aCommandLineThatCompletesInTimeRunsAndItsTimerGoes() {
+    assertEquals("", send("get k"));
+    advance(TIMEOUT - 1);
+    assertEquals("END\r\n", send("\r\n"));
+    assertEquals(-1, channel.runScheduledPendingTasks(), "the line's timer outlived it");
+    advance(TIMEOUT);
+    assertTrue(channel.isOpen());
+  }
+
+  /**
+   * A connection between commands, no part of a next one read, is idle, not stalled: whole
+   * commands read whole set no timer, and the connection stays open however long it waits.
+   */
+  @Test
+  void anIdleConnectionBetweenCommandsHasNoTimer() {
+    assertEquals("STORED\r\n", send("set k 0 0 1\r\nv\r\n"));
+    assertEquals(-1, channel.runScheduledPendingTasks(), "a timer set for a command read whole");
+    advance(100 * TIMEOUT);
+    assertTrue(channel.isOpen(), "an idle connection closed");
+    assertEquals("VALUE k 0 1\r\nv\r\nEND\r\n", send("get k\r\n"));
+    assertEquals(-1, channel.runScheduledPendingTasks(), "a timer set for a command read whole");
+    advance(100 * TIMEOUT);
+    assertTrue(channel.isOpen(), "an idle connection closed");
+  }
+
+  /**
+   * Part of a command line read while the server stops reading, because its client does not read
+   * its replies, waits on the server: the timeout passes without closing, and the line, completed
+   * once the client drains, is answered.
+   */
+  @Test
+  void aCommandLineTheServerStoppedReadingIsNotCutOff() {
+    assertEquals("", send("get "));
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // the client stops reading
+    channel.runPendingTasks();
+    assertEquals("", send("k"));
+    assertFalse(channel.config().isAutoRead(), "not paused");
+    advance(3 * TIMEOUT);
+    assertTrue(channel.isOpen(), "closed on a wait the server made");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    channel.runPendingTasks();
+    assertEquals("END\r\n", send("\r\n"));
+    assertEquals(-1, channel.runScheduledPendingTasks(), "the line's timer outlived it");
+    advance(TIMEOUT);
+    assertTrue(channel.isOpen());
   }
 
   @Test
