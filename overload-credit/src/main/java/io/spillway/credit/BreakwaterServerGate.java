@@ -96,7 +96,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * calls of a busy front end, to handlers that hold each call 30 ms for a downstream answer need
  * about 235 calls in flight each at capacity; capped at 64 they were served at 0.26 of capacity
  * (scenarios/blocking-handlers.conf with two sessions, docs/results/robustness.md, "Few sessions").
- * The check costs an answer a comparison and, for a session left short, a volatile write.
+ * The check costs an answer a comparison and, for a session left short, a volatile read (and a
+ * write at most once a quarter of d_t).
  *
  * <p><b>Newcomers.</b> Breakwater's first request of a session rides on its register message with a
  * credit of its own (§3): an overcommit that eq. 6 takes back later. That is harmless while
@@ -803,9 +804,17 @@ public final class BreakwaterServerGate implements ServerGate {
     metrics.onCreditPool(next, issued.get(), n);
   }
 
+  /**
+   * Notes that a session within the cap was left short ({@link #sessionCap}). Under overload nearly
+   * every answer finds one, on every core, so the shared fields are written at most once a quarter
+   * of d_t (a read of a line no one writes is cheap; a write on each answer would bounce it between
+   * cores); the mark then never lapses while sessions stay short.
+   */
   private void markShort(long nowNanos) {
-    shortAt = nowNanos;
-    shortSeen = true;
+    if (!shortSeen || nowNanos - shortAt >= targetDelayNanos() / 4) {
+      shortAt = nowNanos;
+      shortSeen = true;
+    }
   }
 
   /**
