@@ -384,6 +384,42 @@ class SpillwayTest {
   }
 
   /**
+   * A session drained to no window waits for an explicit credit, which the control loop sends only
+   * while credits are open; it sends no answers that could say it is short. While the pool is full
+   * the control loop says so for it, and a window above the cap keeps giving credits back after
+   * the drained session's own last answer is more than d_t old.
+   */
+  @Test
+  void aDrainedSessionWaitingOnAFullPoolKeepsWindowsAboveTheCapGivingBack() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000_000L);
+    long[] delay = {0};
+    BreakwaterServerGate gate = ((Spillway.MixedGate) Spillway.forSlo(Duration.ofMillis(50))
+        .newServerGate(new ServerEnvironment(clock, clock, now -> delay[0], ControlChannel.DISCARD,
+            OverloadMetrics.NONE, 100))).credits();
+    gate.admit(new RequestMetadata().sessionId(1).demand(94).flags(RequestMetadata.FLAG_REGISTER),
+        clock.read()).complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    ServerPermit[] held = new ServerPermit[3];
+    for (int i = 0; i < held.length; i++) {
+      held[i] = gate.admit(new RequestMetadata().sessionId(1).demand(200), clock.read());
+    }
+    gate.admit(new RequestMetadata().sessionId(2).demand(5).flags(RequestMetadata.FLAG_REGISTER),
+        clock.read()).complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(0, gate.windowOf(2), "eq. 6 took its registration credit back: drained");
+    assertEquals(100, gate.issuedCredits());
+    clock.advance(25_000_000); // past d_t (20 ms): its answer's mark has lapsed
+    delay[0] = 20_000_000;     // the queue at d_t: eq. 2 holds the pool at 100, no credit opens
+    gate.updatePool(clock.read());
+    assertEquals(100, gate.poolSize());
+    assertEquals(0, gate.windowOf(2), "no credit open for it");
+    held[0].complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(99, gate.windowOf(1), "one credit back: the drained session is short");
+    held[1].complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+    assertEquals(98, gate.windowOf(1));
+    gate.updatePool(clock.read());
+    assertEquals(1, gate.windowOf(2), "the two credits open: the drained session gets one");
+  }
+
+  /**
    * Two sessions, each asking for 1,000 credits, with handlers holding every call 10 ms and an
    * idle queue: the paper's pool stops at 64 · n_c = 128; Spillway's grows by what the sessions ask
    * beyond the cap and cannot get, at most a doubling a residence ({@link
