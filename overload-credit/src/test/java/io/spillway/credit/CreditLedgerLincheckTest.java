@@ -36,11 +36,28 @@ class CreditLedgerLincheckTest {
   public static class Ledger {
     private final AtomicLong now = new AtomicLong(Long.MAX_VALUE - 20 * SECOND);
     private final AtomicLong explicitCredits = new AtomicLong();
-    private final BreakwaterServerGate gate = new BreakwaterServerGate(
-        BreakwaterConfig.forSlo(200_000, 10_000), new ServerEnvironment(now::get,
-            (task, delay) -> () -> { }, t -> 0, (session, delta) -> explicitCredits.addAndGet(delta),
-            OverloadMetrics.NONE, 4));
+    private final BreakwaterServerGate gate;
     private final OpenPermits open = new OpenPermits();
+
+    public Ledger() {
+      this(false);
+    }
+
+    /**
+     * With {@code spillwayRules}, the default scheme's pool rules (follows the credits out, grows
+     * only while used, the queue's share of the SLO) and a per-session cap of 2, so that windows
+     * pass the cap as a share and give credits back while a session within it is short.
+     */
+    protected Ledger(boolean spillwayRules) {
+      ServerEnvironment environment = new ServerEnvironment(now::get, (task, delay) -> () -> { },
+          t -> 0, (session, delta) -> explicitCredits.addAndGet(delta), OverloadMetrics.NONE, 4);
+      BreakwaterConfig config = BreakwaterConfig.forSlo(200_000, 10_000);
+      gate = spillwayRules
+          ? new BreakwaterServerGate(config.toBuilder().perSessionCap(2).build(), environment,
+              false, 10_000, true, true, new QueueShare(200_000, config.targetDelayNanos(),
+                  config.dropThresholdNanos()))
+          : new BreakwaterServerGate(config, environment);
+    }
 
     @Operation
     public void request(@Param(name = "session") int session, @Param(name = "demand") int demand) {
@@ -95,6 +112,27 @@ class CreditLedgerLincheckTest {
             + gate.sessionCount());
       }
     }
+  }
+
+  /** The same operations on the default scheme's rules, the per-session cap a share of 2. */
+  @Param(name = "session", gen = IntGen.class, conf = "1:3")
+  @Param(name = "demand", gen = IntGen.class, conf = "0:6")
+  public static class SpillwayLedger extends Ledger {
+    public SpillwayLedger() {
+      super(true);
+    }
+  }
+
+  @Test
+  void theLedgerBalancesUnderTheDefaultSchemesRules() {
+    new StressOptions()
+        .iterations(40)
+        .invocationsPerIteration(2_000)
+        .threads(3)
+        .actorsPerThread(4)
+        .actorsBefore(2)
+        .actorsAfter(2)
+        .check(SpillwayLedger.class);
   }
 
   @Test
