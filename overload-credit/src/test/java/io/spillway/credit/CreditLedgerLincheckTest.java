@@ -125,25 +125,21 @@ class CreditLedgerLincheckTest {
 
   @Test
   void theLedgerBalancesUnderTheDefaultSchemesRules() {
-    new StressOptions()
-        .iterations(40)
-        .invocationsPerIteration(2_000)
-        .threads(3)
-        .actorsPerThread(4)
-        .actorsBefore(2)
-        .actorsAfter(2)
-        .check(SpillwayLedger.class);
+    stress().check(SpillwayLedger.class);
   }
 
   @Test
   void theLedgerBalancesInEveryScenario() {
-    new StressOptions()
+    stress().check(Ledger.class);
+  }
+
+  private static StressOptions stress() {
+    return new StressOptions()
         .iterations(40)
         .invocationsPerIteration(2_000)
         .threads(3)
         .actorsPerThread(4)
         .actorsBefore(2)
-        .actorsAfter(2)
-        .check(Ledger.class);
+        .actorsAfter(2);
   }
 }
