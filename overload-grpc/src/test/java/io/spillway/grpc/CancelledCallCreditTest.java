@@ -10,13 +10,9 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.spillway.api.ClientEnvironment;
-import io.spillway.api.ClientGate;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.Outcome;
 import io.spillway.api.QueueDelaySignal;
-import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerGate;
 import io.spillway.api.testing.VirtualClock;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,22 +35,7 @@ class CancelledCallCreditTest {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000_000_000L);
     ScriptedGate scripted = new ScriptedGate();
     scripted.fill = (request, response) -> response.creditDelta(3);
-    OverloadScheme scheme = new OverloadScheme() {
-      @Override
-      public String name() {
-        return "scripted";
-      }
-
-      @Override
-      public ServerGate newServerGate(ServerEnvironment e) {
-        return scripted;
-      }
-
-      @Override
-      public <R> ClientGate<R> newClientGate(ClientEnvironment e) {
-        throw new UnsupportedOperationException();
-      }
-    };
+    OverloadScheme scheme = scripted.scheme();
     CountDownLatch running = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch handled = new CountDownLatch(1);

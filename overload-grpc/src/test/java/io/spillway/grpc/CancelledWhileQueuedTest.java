@@ -19,14 +19,10 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.spillway.api.ClientEnvironment;
-import io.spillway.api.ClientGate;
 import io.spillway.api.Outcome;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
-import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerGate;
 import io.spillway.api.Status;
 import io.spillway.api.testing.VirtualClock;
 import java.util.ArrayDeque;
@@ -72,22 +68,7 @@ class CancelledWhileQueuedTest {
 
   @BeforeEach
   void start() throws Exception {
-    OverloadScheme scheme = new OverloadScheme() {
-      @Override
-      public String name() {
-        return "scripted";
-      }
-
-      @Override
-      public ServerGate newServerGate(ServerEnvironment e) {
-        return gate;
-      }
-
-      @Override
-      public <R> ClientGate<R> newClientGate(ClientEnvironment e) {
-        throw new UnsupportedOperationException();
-      }
-    };
+    OverloadScheme scheme = gate.scheme();
     OverloadMetrics metrics = new OverloadMetrics() { // only the interceptor's own refusals report
       @Override
       public void onAdmission(Status decision) {

@@ -29,6 +29,27 @@ final class ScriptedGate implements ServerGate, CallGraphGate {
   volatile Function<RequestMetadata, Status> decide = r -> Status.OK;
   volatile BiConsumer<RequestMetadata, ResponseMetadata> fill = (req, resp) -> { };
 
+  /** A scheme whose server gate is this one; it makes no client gates. */
+  io.spillway.api.OverloadScheme scheme() {
+    ScriptedGate gate = this;
+    return new io.spillway.api.OverloadScheme() {
+      @Override
+      public String name() {
+        return "scripted";
+      }
+
+      @Override
+      public ServerGate newServerGate(io.spillway.api.ServerEnvironment e) {
+        return gate;
+      }
+
+      @Override
+      public <R> io.spillway.api.ClientGate<R> newClientGate(io.spillway.api.ClientEnvironment e) {
+        throw new UnsupportedOperationException();
+      }
+    };
+  }
+
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
     RequestMetadata copy = copy(request);
