@@ -240,12 +240,25 @@ public final class KvServer implements AutoCloseable {
   }
 
   /**
-   * epoll where available, else {@link Transport#select()}'s choice. Not io_uring first: the
-   * event-loop delay signal ({@link ExecutorBacklogProbe}) needs a task submitted while a read is
-   * handled to run when that iteration ends, and Netty's io_uring loop ran such tasks only at
-   * its next completion (a ping-pong on this machine: mean lag 113 µs with io_uring, 9 µs with
-   * epoll), so an idle server read stale delays of milliseconds and its AQM dropped requests. A
-   * forced {@code -Dspillway.transport} is still obeyed.
+   * epoll where available, else {@link Transport#select()}'s choice; a forced {@code
+   * -Dspillway.transport} is obeyed. Not io_uring first, as {@link Transport#select()} would: the
+   * event-loop delay signal ({@link ExecutorBacklogProbe}) is stamped when a read starts a command
+   * and cleared by a task, so it holds only if the loop runs its tasks before it reads a later
+   * request. A command's reply is written while its read is handled. With epoll and NIO the reply
+   * leaves in that write, and the next request is read in a later iteration, after the tasks.
+   * Netty's io_uring loop (4.2.18) submits the write and goes on reaping completions and
+   * submitting what they queue, up to 128 rounds, before it runs tasks; a client's next request,
+   * sent on that reply, can be read in one of those rounds, and then reads the earlier stamp (the
+   * earlier request's service plus any stall of the loop) as its queueing delay. The task itself
+   * waits as long on either transport.
+   *
+   * <p>Measured with {@code examples-kv/bench/probe-readings.sh OUT ROUND}, rounds 1–3 (2 cores,
+   * JDK 25.0.3, Netty 4.2.18). One connection, one GET at a time, 20,000 a round: the task ran a
+   * mean 27–31 µs after it was submitted on io_uring, 26–30 µs on epoll, 14–15 µs on NIO; every
+   * delay read at admission was 0 on epoll and NIO, while on io_uring 0.23–0.34 % were not (up to
+   * 5.8 ms) and the {@code spillway} gate's AQM refused 40–61 GETs a round. Open loop at 300
+   * requests/s ({@code ./spillway kv-load}, 10 % SET) that gate refused 11.0–13.2 % on io_uring,
+   * 2.8–4.3 % on epoll and 2.5–4.3 % on NIO; at 1,000/s 9.1–13.3 %, 2.9–5.0 % and 2.7–6.7 %.
    */
   static Transport defaultTransport() {
     String forced = System.getProperty(Transport.PROPERTY);
