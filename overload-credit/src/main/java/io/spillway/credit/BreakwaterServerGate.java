@@ -34,9 +34,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   difference rides on the response.
  *   A session left with no window and nothing pending joins the drained queue.
  * Per control period (one RTT, on the injected scheduler): C_total by eq. 1–3, clamped to
- *   [parallelism, 64·n_c] (with the elastic cap below, to [parallelism, ∞)); while credits are open, pop drained sessions and send each one credit
- *   in an explicit message (§3.2.1: "explicit credit messages are only generated when piggybacking
- *   is not possible"). The authors wake drained sessions in FIFO order per core; one FIFO here.
+ *   [parallelism, 64·n_c] (with the per-session cap as a share, below: [parallelism, ∞)); while
+ *   credits are open, pop drained sessions and send each one credit in an explicit message
+ *   (§3.2.1: "explicit credit messages are only generated when piggybacking is not possible").
+ *   The authors wake drained sessions in FIFO order per core; one FIFO here.
  * </pre>
  *
  * <p>A session's window already holds its overcommitted credits (eq. 5 and 6 grant up to
