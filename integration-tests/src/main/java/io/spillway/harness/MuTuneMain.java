@@ -14,6 +14,7 @@ import io.spillway.sim.Tally;
 import io.spillway.threading.ThreadingModel;
 import io.spillway.threading.ThreadingProfile;
 import io.spillway.transport.SpillwayClient;
+import io.spillway.transport.Transport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -42,9 +43,11 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  *
  * <p>Usage: {@code MuTuneMain train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]
- * [--loads 50,500,...] [--seconds S] [--reps R] [--breakwater SLO_US] [--slo-us US]}: with {@code
- * --breakwater}, the generator's client and the mid-tier run Breakwater for that SLO (µTune under
- * admission control); {@code --slo-us} sets the SLO goodput is counted against (10 ms by default).
+ * [--loads 50,500,...] [--seconds S] [--reps R] [--breakwater SLO_US] [--slo-us US] [--transport
+ * io_uring|epoll|nio]}: with {@code --breakwater}, the generator's client and the mid-tier run
+ * Breakwater for that SLO (µTune under admission control); {@code --slo-us} sets the SLO goodput is
+ * counted against (10 ms by default); {@code --transport} the mid-tier's and the generator's I/O
+ * transport, the same for every model (by default {@link Transport#select()}'s).
  *
  * <p>{@code --reps R} (3 by default) measures each load, or each run of the load steps, R times in a
  * row, each with its own Poisson arrivals (the scenario's seed + the repetition), and every CSV row
@@ -69,9 +72,11 @@ public final class MuTuneMain {
   private final Path out;
   private final Scenario scenario;
   private final boolean pin;
+  private final Transport transport;
 
   private MuTuneMain(Map<String, String> options) throws IOException {
     this.options = options;
+    this.transport = Transport.select(options.get("transport"));
     this.out = Path.of(options.getOrDefault("out", "results/mutune"));
     Files.createDirectories(out);
     this.scenario = Scenario.load(Path.of("scenarios/mutune-midtier.conf"),
@@ -107,7 +112,8 @@ public final class MuTuneMain {
     }
     if (args.length < 1 || !List.of("train", "sweep", "steps").contains(args[0])) {
       System.err.println("usage: mutune train|sweep|steps [--out DIR] [--profile FILE] [--models IP,IB,DP16,DB16]"
-          + " [--loads a,b,..] [--seconds S] [--reps R] [--breakwater SLO_US] [--slo-us US]");
+          + " [--loads a,b,..] [--seconds S] [--reps R] [--breakwater SLO_US] [--slo-us US]"
+          + " [--transport io_uring|epoll|nio]");
       System.exit(2);
     }
     Map<String, String> options = new LinkedHashMap<>();
@@ -351,6 +357,7 @@ public final class MuTuneMain {
       cmd.add(ProcessHandle.current().info().command().orElse("java"));
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch",
           "-XX:MetaspaceSize=256m", "--enable-native-access=ALL-UNNAMED",
+          "-D" + Transport.PROPERTY + "=" + transport.id(),
           "-cp", System.getProperty("java.class.path"), MidTierServer.class.getName()));
       // The leaves listen on the generator client's loop, which needs the mid-tier's port, and the
       // mid-tier needs theirs: so the leaves take a free port found first.
@@ -374,7 +381,7 @@ public final class MuTuneMain {
         throw new IOException("mid-tier " + config + " did not start (" + line + "); see " + log);
       }
       int port = Integer.parseInt(line.substring(HarnessServer.PORT_LINE.length()).strip());
-      client = SpillwayClient.builder().scheme(scheme).port(port).connections(1)
+      client = SpillwayClient.builder().scheme(scheme).transport(transport).port(port).connections(1)
           .sessions(scenario.clients()).sloNanos(scenario.sloNanos()).build().start();
       leaves = new ServerBootstrap().group(client.eventLoop(0)).channel(client.transport().serverChannelClass())
           .childOption(ChannelOption.TCP_NODELAY, true)

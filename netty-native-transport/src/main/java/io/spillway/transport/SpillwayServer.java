@@ -100,24 +100,9 @@ public final class SpillwayServer implements AutoCloseable {
     this.transport = transportFor(b);
   }
 
-  /**
-   * The transport: the one forced, else the first available; a server with a threading model that
-   * polls needs a loop that takes a select strategy, so it passes over io_uring for epoll (or NIO).
-   * Models that all block wait as any loop does and run on every transport.
-   */
+  /** The transport: the one forced, else the first available. Each can run every threading model. */
   private static Transport transportFor(Builder b) {
-    Transport t = b.transport != null ? b.transport : Transport.select();
-    if (!anyPolls(b.models()) || t.canPoll()) {
-      return t;
-    }
-    if (b.transport != null) {
-      throw new IllegalStateException("threading models " + b.models() + " need event loops that can poll;"
-          + " transport " + t.id() + " cannot: use epoll or nio");
-    }
-    Transport fallback = Transport.EPOLL.isAvailable() ? Transport.EPOLL : Transport.NIO;
-    LOG.log(System.Logger.Level.INFO,
-        "threading models poll: using transport {0} instead of {1}", fallback.id(), t.id());
-    return fallback;
+    return b.transport != null ? b.transport : Transport.select();
   }
 
   private static boolean anyPolls(java.util.Set<ThreadingModel> models) {
@@ -153,7 +138,7 @@ public final class SpillwayServer implements AutoCloseable {
       int max = ThreadingSwitch.maxWorkers(models);
       workers = max == 0 ? null : new WorkerPool(max, 0, config.ticker);
       threadingSwitch = new ThreadingSwitch(config.initialModel(), models, workers);
-      group = anyPolls(models) ? transport.newEventLoopGroup(config.ioThreads, threadingSwitch.selectStrategy())
+      group = anyPolls(models) ? transport.newEventLoopGroup(config.ioThreads, threadingSwitch::polls)
           : transport.newEventLoopGroup(config.ioThreads); // never polls: the loops' own waiting
     } else {
       group = transport.newEventLoopGroup(config.ioThreads);
@@ -640,8 +625,8 @@ public final class SpillwayServer implements AutoCloseable {
      * with {@link SpillwayServer#switchThreading}; takes the place of {@link #threading} and {@link
      * #dispatcher}, which may not be set with it ({@link #build} refuses). Dispatch models run on a
      * pool of platform threads started up front, parked or woken to each model's size (§3.2), which
-     * an executor given from outside cannot be; models that poll make the server pass over io_uring
-     * for epoll.
+     * an executor given from outside cannot be. Every transport runs every model: a polling model's
+     * loops ask the kernel for I/O without waiting (see {@link Transport}).
      */
     public Builder threadingModel(ThreadingModel value) {
       threadingModel = Objects.requireNonNull(value);
@@ -687,8 +672,7 @@ public final class SpillwayServer implements AutoCloseable {
      * @throws IllegalArgumentException if something required is missing or out of range
      * @throws IllegalStateException if settings conflict: {@link #dispatcher} or {@link
      *     Threading#LOOP_QUEUE} with {@link #threadingModel} or {@link #adaptiveThreading} (the
-     *     models decide where requests run, and the other setting would go unused), or a model
-     *     that polls on a forced transport that cannot
+     *     models decide where requests run, and the other setting would go unused)
      */
     public SpillwayServer build() {
       if (scheme == null || handler == null) {

@@ -1,7 +1,5 @@
 package io.spillway.transport;
 
-import io.netty.channel.SelectStrategy;
-import io.netty.channel.SelectStrategyFactory;
 import io.spillway.threading.ArrivalRateEstimator;
 import io.spillway.threading.ThreadingModel;
 import java.util.List;
@@ -19,10 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * before an operator's switch cannot land after it and undo it.
  *
  * <ul>
- *   <li><b>Reception</b> is read by the network threads' select strategy on every loop iteration:
- *       under {@code POLL} the loop asks for ready sockets without waiting ({@code epoll_wait} with
- *       a zero timeout) and comes straight back, so an arrival never waits for a wake-up; under
- *       {@code BLOCK} it waits in the kernel as Netty's default does.
+ *   <li><b>Reception</b> is read by the network threads' I/O handlers on every loop iteration
+ *       ({@link ReceptionIoHandlerFactory}): under {@code POLL} the loop asks for ready sockets
+ *       without waiting ({@code epoll_wait} with a zero timeout, {@code io_uring_enter} without
+ *       waiting for a completion, {@code selectNow}) and comes straight back, so an arrival never
+ *       waits for a wake-up; under {@code BLOCK} it waits in the kernel as Netty's default does.
  *   <li><b>Execution</b> changes per network thread ({@link Loop}), at the next request it reads,
  *       and only in a way that keeps the start order of its requests: going to dispatch, the
  *       requests still queued on the loop move to the workers first, in order, with their stamps;
@@ -124,11 +123,9 @@ final class ThreadingSwitch {
     switches.incrementAndGet();
   }
 
-  /** The network threads' select strategy: non-blocking selects while the model polls. */
-  SelectStrategyFactory selectStrategy() {
-    SelectStrategy strategy = (selectNow, hasTasks) -> target.polls() || hasTasks
-        ? selectNow.get() : SelectStrategy.SELECT;
-    return () -> strategy;
+  /** Whether the network threads poll now: read by their loops once per iteration. */
+  boolean polls() {
+    return target.polls();
   }
 
   /** One network thread's side of the switch. Confined to that thread's event loop. */

@@ -16,10 +16,8 @@ import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
-import io.spillway.threading.ThreadingModel;
 import java.lang.System.Logger.Level;
 import java.util.Locale;
-import java.util.function.Supplier;
 
 /**
  * The I/O transport: io_uring, then epoll, then NIO, the first available one, or the one named by
@@ -88,31 +86,24 @@ public enum Transport {
 
   /** A new event-loop group of {@code threads} threads for this transport. */
   public EventLoopGroup newEventLoopGroup(int threads) {
-    Supplier<IoHandlerFactory> factory = switch (this) {
-      case IO_URING -> IoUringIoHandler::newFactory;
-      case EPOLL -> EpollIoHandler::newFactory;
-      case NIO -> NioIoHandler::newFactory;
-    };
-    return new MultiThreadIoEventLoopGroup(threads, factory.get());
-  }
-
-  /** Whether its event loops can poll ({@link ThreadingModel.Reception#POLL}): epoll and NIO can. */
-  public boolean canPoll() {
-    return this != IO_URING;
+    return new MultiThreadIoEventLoopGroup(threads, ioHandlerFactory());
   }
 
   /**
-   * A new event-loop group whose loops wait for I/O as {@code strategy} says, for the threading
-   * models' polling reception (mutune-osdi18 §3.1).
-   *
-   * @throws IllegalStateException for io_uring, whose loops take no select strategy
+   * A new event-loop group whose loops busy-poll for I/O while {@code polls} is true and wait in the
+   * kernel otherwise, for the threading models' polling reception (mutune-osdi18 §3.1). Every
+   * transport can: the loops' handlers are this transport's, told not to block while polling
+   * ({@link ReceptionIoHandlerFactory}).
    */
-  EventLoopGroup newEventLoopGroup(int threads, io.netty.channel.SelectStrategyFactory strategy) {
+  EventLoopGroup newEventLoopGroup(int threads, java.util.function.BooleanSupplier polls) {
+    return new MultiThreadIoEventLoopGroup(threads, new ReceptionIoHandlerFactory(ioHandlerFactory(), polls));
+  }
+
+  private IoHandlerFactory ioHandlerFactory() {
     return switch (this) {
-      case IO_URING -> throw new IllegalStateException("io_uring event loops cannot poll; use epoll or nio");
-      case EPOLL -> new MultiThreadIoEventLoopGroup(threads, EpollIoHandler.newFactory(0, strategy));
-      case NIO -> new MultiThreadIoEventLoopGroup(threads,
-          NioIoHandler.newFactory(java.nio.channels.spi.SelectorProvider.provider(), strategy));
+      case IO_URING -> IoUringIoHandler.newFactory();
+      case EPOLL -> EpollIoHandler.newFactory();
+      case NIO -> NioIoHandler.newFactory();
     };
   }
 

@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Threading models switched live on real sockets (mutune-osdi18 §4: "in-flight requests during
@@ -82,14 +84,17 @@ class ThreadingSwitchTest {
     }
   }
 
-  @Test
-  void switchingUnderLoadLosesNothingAndKeepsEachConnectionsOrder() throws Exception {
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void switchingUnderLoadLosesNothingAndKeepsEachConnectionsOrder(Transport transport) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(transport.isAvailable(),
+        () -> transport + " unavailable: " + transport.unavailabilityCause());
     StartOrder order = new StartOrder();
     LeakChecked scheme = new LeakChecked();
     AtomicReference<SpillwayServer> running = new AtomicReference<>();
     SplittableRandom serverSide = new SplittableRandom(SEED + 1);
-    SpillwayServer.Builder b = SpillwayServer.builder().scheme(scheme).threadingModel(MODELS.get(0))
-        .handler((req, alloc) -> {
+    SpillwayServer.Builder b = SpillwayServer.builder().scheme(scheme).transport(transport)
+        .threadingModel(MODELS.get(0)).handler((req, alloc) -> {
           int session = req.getInt(req.readerIndex());
           int started = order.started(session, req.getLong(req.readerIndex() + 4));
           if (started % 23 == 0) { // switch where the server is, with its queues full
@@ -115,7 +120,7 @@ class ThreadingSwitchTest {
          SpillwayClient client = SpillwayClient.builder().scheme(scheme).transport(server.transport())
              .port(server.port()).connections(2).sessions(4).sloNanos(60_000_000_000L).build().start()) {
       running.set(server);
-      assertTrue(server.transport().canPoll(), "a polling server runs on " + server.transport());
+      assertEquals(transport, server.transport());
       List<CompletableFuture<byte[]>> calls = new ArrayList<>();
       List<byte[]> sent = new ArrayList<>();
       long[] sequence = new long[4];
@@ -132,7 +137,8 @@ class ThreadingSwitchTest {
         }
       }
       for (int i = 0; i < requests; i++) {
-        assertArrayEquals(sent.get(i), calls.get(i).get(20, TimeUnit.SECONDS), "request " + i + ", seed " + SEED);
+        assertArrayEquals(sent.get(i), calls.get(i).get(20, TimeUnit.SECONDS),
+            "request " + i + ", seed " + SEED + ", " + transport);
       }
       assertTrue(server.threadingSwitches() >= 100, "switches: " + server.threadingSwitches());
       assertEquals(0, order.outOfOrder.get(), "requests started out of order, seed " + SEED);
@@ -290,24 +296,21 @@ class ThreadingSwitchTest {
   }
 
   @Test
-  void aPollingModelOnAForcedIoUringTransportIsAClearError() {
-    IllegalStateException e = assertThrows(IllegalStateException.class, () -> SpillwayServer.builder()
-        .scheme(NoControl.INSTANCE).transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IP"))
-        .handler((req, alloc) -> Unpooled.EMPTY_BUFFER).build());
-    assertTrue(e.getMessage().contains("use epoll or nio"), e.getMessage());
-    // Models that never poll need no select strategy: io_uring, forced or selected, is kept.
+  void everyTransportIsKeptForEveryModel() {
     ThreadingAdaptation blocking = ThreadingAdaptation.of(ThreadingProfile.builder()
         .add(ThreadingModel.parse("IB"), 0, 10_000).add(ThreadingModel.parse("DB2"), 0, 20_000).build());
-    assertEquals(Transport.IO_URING, base().transport(Transport.IO_URING).threadingModel(ThreadingModel.parse("IB"))
-        .build().transport());
-    assertEquals(Transport.IO_URING, base().transport(Transport.IO_URING).adaptiveThreading(blocking)
-        .build().transport());
-    assertEquals(Transport.select(), base().adaptiveThreading(blocking).build().transport());
+    for (Transport t : Transport.values()) {
+      for (String model : List.of("IP", "IB", "DP2", "DB2")) {
+        assertEquals(t, base().transport(t).threadingModel(ThreadingModel.parse(model)).build().transport());
+      }
+      assertEquals(t, base().transport(t).adaptiveThreading(blocking).build().transport());
+    }
+    assertEquals(Transport.select(), base().threadingModel(ThreadingModel.parse("IP")).build().transport());
   }
 
   @Test
   void modelsThatOnlyBlockServeAndSwitchOnTheSelectedTransport() throws Exception {
-    // On io_uring where the kernel has it: the loops are built without the switch's select strategy.
+    // On io_uring where the kernel has it: the loops are built without the reception wrapper.
     try (SpillwayServer server = SpillwayServer.builder().scheme(NoControl.INSTANCE)
              .threadingModel(ThreadingModel.parse("IB")).handler((req, alloc) -> req.retainedDuplicate())
              .build().start();
