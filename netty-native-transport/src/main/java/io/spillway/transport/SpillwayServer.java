@@ -213,7 +213,11 @@ public final class SpillwayServer implements AutoCloseable {
       adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch::current,
           threadingSwitch::adaptTo);
       adaptationLoop = controlLoop;
-      adapting = Scheduler.of(controlLoop).every(config.adaptation.periodNanos(), adapter);
+      threadingSwitch.adaptOnArrivals(adapter); // decisions ride on arrivals (ThreadingAdapter)
+      ThreadingAdapter quiet = adapter;
+      adapting = Scheduler.of(controlLoop).every(
+          config.adaptation.periodNanos() * ThreadingAdapter.SILENCE_PERIODS,
+          () -> quiet.runIfDue(config.ticker.read()));
     }
     ServerBootstrap b = new ServerBootstrap()
         .group(group)

@@ -40,6 +40,8 @@ final class ThreadingSwitch {
   private final WorkerPool pool; // null if no allowed model dispatches
   private final AtomicLong switches = new AtomicLong();
   private volatile ThreadingModel target;
+  /** Run by the network threads as they record arrivals; null until the server adapts. */
+  private volatile io.spillway.threading.ThreadingAdapter adapter;
   /** Set by an operator's switch: the adaptation may not move the model until {@link #resume}. */
   private boolean pinned;
 
@@ -123,6 +125,14 @@ final class ThreadingSwitch {
     switches.incrementAndGet();
   }
 
+  /**
+   * Has the network threads run {@code adaptation} as they record arrivals, when a period has
+   * passed since its last run ({@link io.spillway.threading.ThreadingAdapter#runIfDue}).
+   */
+  void adaptOnArrivals(io.spillway.threading.ThreadingAdapter adaptation) {
+    this.adapter = adaptation;
+  }
+
   /** Whether the network threads poll now: read by their loops once per iteration. */
   boolean polls() {
     return target.polls();
@@ -147,10 +157,17 @@ final class ThreadingSwitch {
       return arrivals;
     }
 
-    /** Records the arrival of an admitted request (µTune's load detector). */
+    /**
+     * Records the arrival of an admitted request (µTune's load detector) and, when it is due, runs
+     * the adaptation here, on the reading the request already took.
+     */
     void arrived(long nowNanos) {
       if (arrivals != null) {
         arrivals.record(nowNanos);
+        io.spillway.threading.ThreadingAdapter a = adapter;
+        if (a != null) {
+          a.runIfDue(nowNanos);
+        }
       }
     }
 

@@ -21,7 +21,8 @@ import java.util.List;
  * models differing only in reception are the same choice, and the worker pool's size is the
  * executor's.
  *
- * <p>Thread-safe: transport threads record arrivals, the scheduler's thread adapts.
+ * <p>Thread-safe: transport threads record arrivals and adapt as they do; the scheduler's thread
+ * adapts a server that has gone quiet.
  */
 final class CallThreading implements AutoCloseable {
 
@@ -35,20 +36,26 @@ final class CallThreading implements AutoCloseable {
     this.arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
     this.current = adaptation.profile().best(0);
     this.adapter = new ThreadingAdapter(ticker, List.of(arrivals), adaptation, () -> current, this::switchTo);
-    this.adapting = scheduler.every(adaptation.periodNanos(), this::adapt);
+    // Decisions ride on arrivals (ThreadingAdapter); the timer only lets a quiet server's estimate fall.
+    this.adapting = scheduler.every(adaptation.periodNanos() * ThreadingAdapter.SILENCE_PERIODS,
+        () -> adapt(ticker.read()));
   }
 
-  /** Records an arrival at {@code nowNanos} and says whether this call runs in-line. */
+  /**
+   * Records an arrival at {@code nowNanos}, runs the adaptation if it is due, and says whether this
+   * call runs in-line.
+   */
   boolean arrivedInline(long nowNanos) {
     synchronized (arrivals) { // gRPC may read calls on several transport threads
       arrivals.record(nowNanos);
+      adapter.runIfDue(nowNanos);
     }
     return current.inline();
   }
 
-  private void adapt() {
+  private void adapt(long nowNanos) {
     synchronized (arrivals) {
-      adapter.run();
+      adapter.runIfDue(nowNanos);
     }
   }
 

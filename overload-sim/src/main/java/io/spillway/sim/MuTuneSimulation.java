@@ -143,6 +143,7 @@ public final class MuTuneSimulation {
   private ServerGate gate;
   private Session[] sessions;
   private ArrivalRateEstimator serverArrivals;
+  private ThreadingAdapter adapter; // null under a fixed model
   private final RequestMetadata outgoing = new RequestMetadata();
 
   // measurement
@@ -197,21 +198,23 @@ public final class MuTuneSimulation {
     if (adaptation != null) {
       arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
       Ticker clock = () -> now;
-      ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> model,
-          this::switchTo);
+      adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> model, this::switchTo);
       model = adaptation.profile().best(0);
       if (admission != null) {
         serverArrivals = arrivals;
         arrivals = null; // counted as they reach the mid-tier, not as clients issue them
       }
-      long period = adaptation.periodNanos();
+      // As on the real server: decisions ride on arrivals (ThreadingAdapter#runIfDue); a slow
+      // timer lets a quiet server's estimate fall.
+      long quietPeriod = adaptation.periodNanos() * ThreadingAdapter.SILENCE_PERIODS;
       Runnable[] tick = new Runnable[1];
       tick[0] = () -> {
-        adapter.run();
-        at(now + period, tick[0]);
+        adapter.runIfDue(now);
+        at(now + quietPeriod, tick[0]);
       };
-      at(period, tick[0]);
+      at(quietPeriod, tick[0]);
     } else {
+      adapter = null;
       model = fixed;
     }
     if (admission != null) {
@@ -411,6 +414,7 @@ public final class MuTuneSimulation {
       Request r = new Request(nextId++, now);
       if (rec != null) {
         rec.record(now);
+        adapter.runIfDue(now);
       }
       if (admission != null) {
         issue(r);
@@ -446,6 +450,7 @@ public final class MuTuneSimulation {
   private void arrive(Request r) {
     if (serverArrivals != null && r.demandReport < 0) {
       serverArrivals.record(now);
+      adapter.runIfDue(now);
     }
     socket.offer(r, now);
     network.poke();

@@ -10,8 +10,17 @@ import java.util.function.Supplier;
 /**
  * µTune's adaptation loop (mutune-osdi18 §4, Fig. 5(b)): each run estimates the arrival rate from
  * every network thread's timestamp buffer, asks the {@link ThreadingPolicy} which trained model is
- * predicted fastest at that load, and moves whatever runs the requests there. Schedule it every
- * {@link ThreadingAdaptation#periodNanos()} on an injected scheduler.
+ * predicted fastest at that load, and moves whatever runs the requests there.
+ *
+ * <p>Driven by the arrivals, as µTune's load detector is event-based (§4): the thread that records
+ * an arrival calls {@link #runIfDue} with the clock reading the arrival already took, and a run
+ * happens when {@link ThreadingAdaptation#periodNanos()} has passed since the last one; otherwise
+ * the call is one volatile read. A timer that fires every period on the network thread costs that
+ * thread far more than the decisions do: each firing is a wake-up, or a timeout armed on its
+ * kernel wait, and on this project's µTune mid-tier on sockets (docs/results/mutune.md) a 1 ms
+ * timer took 0.06–0.16 of the server's core and raised the median at 11,000 rps from 271 to 434 µs.
+ * A server that goes quiet still needs its estimate to fall (a polling model burns its core while
+ * idle), so a slower timer calls {@link #runIfDue} too ({@link #SILENCE_PERIODS}).
  *
  * <p>A run decides only when an estimate has changed since the last decision: the estimators
  * update once per window of arrivals, and the same estimate read twice must not count twice toward
@@ -25,9 +34,10 @@ import java.util.function.Supplier;
  * is called lands before it returns, so a server that holds the model while it calls it (an
  * operator's pin) sees that decision ignored, never applied after the hold is lifted.
  *
- * <p>Run by one thread at a time (a scheduler's, or a test's in virtual time); {@link #lastRate}
- * and {@link #restart} may be used from any thread, {@link #restart} not while holding a lock that
- * {@code switchTo} takes.
+ * <p>Thread-safe: runs are serialized by a lock, so any thread may call {@link #runIfDue} and
+ * {@link #run} (the estimators are read only under it, and each estimator's arrivals are recorded
+ * by one thread, as {@link ArrivalRateEstimator} requires); {@code switchTo} is called with the
+ * lock held. {@link #restart} not while holding a lock that {@code switchTo} takes.
  */
 public final class ThreadingAdapter implements Runnable {
 
@@ -39,10 +49,13 @@ public final class ThreadingAdapter implements Runnable {
   private volatile double lastRate;
   private long updates;
   /**
-   * Held by a run from its reading of the model to its move, and by {@link #restart}: without it a
-   * decision counted before a restart could reach {@code switchTo} after the restart returned.
+   * Held by a run, which it serializes, and by {@link #restart}: without it a decision counted
+   * before a restart could reach {@code switchTo} after the restart returned.
    */
   private final ReentrantLock deciding = new ReentrantLock();
+  private final long periodNanos;
+  /** When {@link #runIfDue} may run again: a period after the last run began. */
+  private volatile long nextRunNanos;
   /** Incremented by {@link #restart}; {@link #run} resets the policy when it differs from {@link #restarted}. */
   private long restarts;
   private long restarted;
@@ -59,11 +72,49 @@ public final class ThreadingAdapter implements Runnable {
     this.policy = new ThreadingPolicy(adaptation);
     this.current = Objects.requireNonNull(current, "current");
     this.switchTo = Objects.requireNonNull(switchTo, "switchTo");
+    this.periodNanos = adaptation.periodNanos();
+    this.nextRunNanos = ticker.read() + periodNanos; // relative to the ticker: wrap-around is safe
   }
 
+  /**
+   * How many periods the timer for a quiet server waits between its calls of {@link #runIfDue}:
+   * with the paper's 1 ms period, a server whose arrivals have stopped decides again within 100 ms.
+   */
+  public static final int SILENCE_PERIODS = 100;
+
+  /**
+   * Runs the adaptation if a period has passed since its last run began, on the calling thread;
+   * returns at once if not, or if another thread is running it. For the thread that has just
+   * recorded an arrival at {@code nowNanos} (its own reading, so no clock is read here), and for a
+   * timer every {@link #SILENCE_PERIODS} periods.
+   */
+  public void runIfDue(long nowNanos) {
+    if (nowNanos - nextRunNanos < 0 || !deciding.tryLock()) {
+      return;
+    }
+    try {
+      if (nowNanos - nextRunNanos >= 0) {
+        decide(nowNanos);
+      }
+    } finally {
+      deciding.unlock();
+    }
+  }
+
+  /** Runs the adaptation now, due or not (a test's step, an operator's request). */
   @Override
   public void run() {
-    long now = ticker.read();
+    deciding.lock();
+    try {
+      decide(ticker.read());
+    } finally {
+      deciding.unlock();
+    }
+  }
+
+  /** One run, holding {@link #deciding}. */
+  private void decide(long now) {
+    nextRunNanos = now + periodNanos;
     double rate = 0;
     double variance = 0; // of the summed rate: Σ rate² / counted (an estimate's relative variance is 1/counted)
     long updated = 0;
@@ -86,16 +137,11 @@ public final class ThreadingAdapter implements Runnable {
     // The arrivals the summed estimate rests on: as many as one estimate of that rate would need for
     // the same relative error. Each estimator's counts; a silent one, its rate near 0, adds little.
     double counted = variance > 0 ? rate * rate / variance : 0;
-    deciding.lock();
-    try {
-      if (restarts != restarted) {
-        restarted = restarts;
-        policy.reset();
-      }
-      switchTo.accept(policy.decide(rate, counted, recorded, current.get()));
-    } finally {
-      deciding.unlock();
+    if (restarts != restarted) {
+      restarted = restarts;
+      policy.reset();
     }
+    switchTo.accept(policy.decide(rate, counted, recorded, current.get()));
   }
 
   /**

@@ -159,6 +159,51 @@ class ThreadingAdaptationTest {
     assertEquals(IP, policy.decide(100, DB4));
   }
 
+  /**
+   * Decisions ride on arrivals: {@code runIfDue} with each arrival's own reading runs the adaptation
+   * at most once a period, the first a period after the adapter was made, across the clock's
+   * wrap-around; {@code run} decides at once and starts the period over.
+   */
+  @Test
+  void arrivalsRunTheAdaptationAtMostOncePerPeriodAcrossTheClocksWrapAround() {
+    long period = 1_000_000;
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 2_500_000L); // wraps 2.5 periods in
+    ThreadingAdaptation adaptation = new ThreadingAdaptation(crossover(), 5, 9, period, 0.10, 0, 1);
+    ArrivalRateEstimator arrivals = new ArrivalRateEstimator(adaptation.bufferSize(), adaptation.smoothing());
+    Switch threading = new Switch(IP);
+    int[] runs = {0};
+    ThreadingAdapter adapter = new ThreadingAdapter(clock, List.of(arrivals), adaptation, () -> {
+      runs[0]++; // read once by each run that decides
+      return threading.current();
+    }, threading::switchTo);
+    // 6,000 arrivals a second (DB4 is predicted faster there; one win moves), one every 166,666 ns.
+    // Arrival k comes k gaps in; the first run is due a period in, at arrival 7, and each next a
+    // period after the last, 6 gaps (999,996 ns) being short of one: arrivals 7, 14, ..., 70. Each
+    // run has 7 new arrivals, more than a window of 5, so each decides (reads the model once).
+    for (int i = 0; i < 70; i++) {
+      clock.advance(166_666);
+      arrivals.record(clock.read());
+      adapter.runIfDue(clock.read());
+    }
+    assertEquals(10, runs[0], "decisions");
+    assertEquals(DB4, threading.current(), "the arrivals alone moved the server");
+    assertTrue(clock.read() < 0, "the clock wrapped during the test");
+
+    // Not due: within a period of the last run nothing happens, however many arrivals.
+    adapter.run(); // forced, though not due: the period starts again from here
+    int decided = runs[0];
+    clock.advance(period / 2);
+    for (int i = 0; i < 5; i++) {
+      arrivals.record(clock.read());
+      adapter.runIfDue(clock.read());
+    }
+    assertEquals(decided, runs[0], "decided within a period of the forced run");
+    clock.advance(period / 2);
+    arrivals.record(clock.read());
+    adapter.runIfDue(clock.read());
+    assertEquals(decided + 1, runs[0], "due a period after the forced run, with a new window closed");
+  }
+
   @Test
   void aRestartedAdapterNeedsItsFullCountOfNewDecisions() {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000_000L);
