@@ -7,13 +7,14 @@ import java.util.Objects;
  * the adaptation loop's settings. {@link #of} gives the paper's: a 5-entry arrival buffer (§5), the
  * estimate spanning the last 9 windows of 5 arrivals (about 45 arrivals; a window closes at the
  * first reading after its 5th arrival, so at 2,000 rps, a window per 3 ms, a step is read in
- * full after ~30 ms; {@link ArrivalRateEstimator}), a decision every millisecond when the estimate
- * has changed; and the hysteresis the paper leaves to tuning, made explicit ({@link
- * ThreadingPolicy}): a move only when the candidate's slowest trained run, raised by 10 %, still
- * beats the current model's fastest, it is no worse from the estimate up to where the load
- * estimate's noise reaches ({@link #noiseHeadroom}: the estimate × 1.35 for 45 arrivals, less for
- * an estimate that counted more), and it has won 3 decisions on estimates that share no arrivals,
- * or 3 in a row within a band 3 times as wide in the logarithm on both sides (÷/× 1.35³ = 2.45).
+ * full after ~30 ms; {@link ArrivalRateEstimator}), a decision at most every millisecond, at an
+ * arrival, when the estimate has changed ({@link ThreadingAdapter#runIfDue}); and the hysteresis
+ * the paper leaves to tuning, made explicit ({@link ThreadingPolicy}): a move only when the
+ * candidate's slowest trained run, raised by 10 %, still beats the current model's fastest, it is
+ * no worse from the estimate up to where the load estimate's noise reaches ({@link
+ * #noiseHeadroom}: the estimate × 1.35 for 45 arrivals, less for an estimate that counted more),
+ * and it has won 3 decisions on estimates that share no arrivals, or 3 in a row within a band 3
+ * times as wide in the logarithm on both sides (÷/× 1.35³ = 2.45).
  *
  * <p>Immutable and thread-safe.
  *

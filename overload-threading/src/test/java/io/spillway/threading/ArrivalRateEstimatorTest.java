@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * µTune's load detector (mutune-osdi18 §4, "Runtime adaptation", steps 2–3) against known arrival
- * rates, read as the server reads it: by the adaptation's 1 ms tick ({@link ThreadingAdaptation#of}),
+ * rates, read every millisecond, as the adaptation reads it under load ({@link ThreadingAdaptation#of}),
  * in virtual time near {@link Long#MAX_VALUE}. The rates are the socket sweep's range: 100/s, 1,000/s
  * and the 22,000/s offered under Breakwater.
  */
