@@ -341,6 +341,7 @@ public final class SpillwayClient implements AutoCloseable {
     final ResponseMetadata response = new ResponseMetadata();
     long nextRequestId;
     boolean flushScheduled;
+    boolean failed; // a failure has closed this connection: later ones are its echo
 
     Connection(int index) {
       this.index = index;
@@ -433,9 +434,21 @@ public final class SpillwayClient implements AutoCloseable {
       super.channelInactive(ctx);
     }
 
+    /**
+     * Closes the connection on its first failure, logged once. Writes go out with the void promise
+     * (no future per frame), so each frame still buffered when the connection closes fails into this
+     * method: closing a client with thousands of calls queued would otherwise log a warning for each
+     * of them. Those calls are failed by {@link #channelInactive}; a write refused because the
+     * connection is already closed says nothing new.
+     */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.log(Level.WARNING, "closing connection " + index + ": " + cause.getMessage());
+      if (failed || (!ctx.channel().isActive() && cause instanceof java.nio.channels.ClosedChannelException)) {
+        LOG.log(Level.DEBUG, "connection " + index + ", already closing: " + cause);
+        return;
+      }
+      failed = true;
+      LOG.log(Level.WARNING, "closing connection " + index + ": " + cause);
       ctx.close();
     }
   }
