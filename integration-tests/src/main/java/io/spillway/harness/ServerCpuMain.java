@@ -32,8 +32,10 @@ import java.util.Locale;
  *
  * <p>{@code ./spillway server-cpu [--schemes none,spillway:10000,tick:1000] [--rates 100,5000]
  * [--reps 2] [--warmup 10] [--seconds 10]}. Schemes: {@code none}; {@code spillway:SLO_US}, the
- * default scheme for that SLO ({@link Spillway#forSloNanos}); {@code tick:PERIOD_US}, no control
- * plus a no-op task every period on the server's control loop (the scheduler gates are given).
+ * default scheme for that SLO ({@link Spillway#forSloNanos}); {@code spillway-own-timer:SLO_US}, the
+ * same with its gate ticking on a timer thread of its own, not on the server's control loop; {@code
+ * tick:PERIOD_US}, no control plus a no-op task every period on the server's control loop (the
+ * scheduler gates are given).
  * Prints one row per run: scheme, rate, repetition, the server's CPU in cores.
  */
 public final class ServerCpuMain {
@@ -142,6 +144,9 @@ public final class ServerCpuMain {
     if (s.startsWith("spillway:")) {
       return Spillway.forSloNanos(Long.parseLong(s.substring("spillway:".length())) * 1_000);
     }
+    if (s.startsWith("spillway-own-timer:")) {
+      return new OwnTimer(Spillway.forSloNanos(Long.parseLong(s.substring("spillway-own-timer:".length())) * 1_000));
+    }
     if (s.startsWith("tick:")) {
       long period = Long.parseLong(s.substring("tick:".length())) * 1_000;
       if (period <= 0) {
@@ -149,7 +154,38 @@ public final class ServerCpuMain {
       }
       return new Ticking(period);
     }
-    throw new IllegalArgumentException("unknown scheme '" + spec + "': none, spillway:SLO_US or tick:PERIOD_US");
+    throw new IllegalArgumentException("unknown scheme '" + spec
+        + "': none, spillway:SLO_US, spillway-own-timer:SLO_US or tick:PERIOD_US");
+  }
+
+  /**
+   * A scheme whose server gate ticks on a timer thread of its own instead of the scheduler the
+   * server gives it (the server's control loop, a network event loop): to tell what the loop pays
+   * for the timer from what the gate's work costs.
+   */
+  private record OwnTimer(OverloadScheme inner) implements OverloadScheme {
+    private static final io.spillway.api.Scheduler TIMER = io.spillway.api.Scheduler.of(
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "gate-timer");
+          t.setDaemon(true);
+          return t;
+        }));
+
+    @Override
+    public String name() {
+      return inner.name() + "-own-timer";
+    }
+
+    @Override
+    public ServerGate newServerGate(ServerEnvironment e) {
+      return inner.newServerGate(new ServerEnvironment(e.ticker(), TIMER, e.queueDelay(), e.control(),
+          e.metrics(), e.parallelism()));
+    }
+
+    @Override
+    public <R> ClientGate<R> newClientGate(ClientEnvironment environment) {
+      return inner.newClientGate(environment);
+    }
   }
 
   /** No control, plus a no-op task every period on the scheduler the server gives its gate. */
