@@ -18,8 +18,8 @@ import java.util.function.Supplier;
  * the call is one volatile read. A timer that fires every period on the network thread costs that
  * thread far more than the decisions do: each firing is a wake-up, or a timeout armed on its
  * kernel wait, and on this project's µTune mid-tier on sockets (docs/results/mutune.md) a 1 ms
- * timer took 0.06–0.16 of the server's core and raised the median at 11,000 rps from 271 to 434 µs.
- * A server that goes quiet still needs its estimate to fall (a polling model burns its core while
+ * timer took 0.035–0.16 more of the server's core and raised the median at 11,000 rps from
+ * 271–277 to 403–434 µs. A server that goes quiet still needs its estimate to fall (a polling model burns its core while
  * idle), so a slower timer calls {@link #runIfDue} too ({@link #SILENCE_PERIODS}).
  *
  * <p>A run decides only when an estimate has changed since the last decision: the estimators
