@@ -229,6 +229,12 @@ public final class BreakwaterServerGate implements ServerGate {
   static final int NEWCOMERS_PER_ORIGIN = 4 * BreakwaterConfig.DEFAULT_PER_SESSION_CAP;
   private volatile long total;
   private volatile Cancellable controlLoop;
+  /**
+   * The timer where admissions update the pool ({@code admissionUpdateNanos > 0}): it runs every
+   * period only while a drained session waits for an explicit credit, which no admission brings,
+   * and is woken when one drains; null for the paper's timer, which runs every period.
+   */
+  private volatile QuietTimer quietTimer;
 
   /**
    * A gate with the given parameters; call {@link #start()} to begin the control loop. Users get
@@ -256,7 +262,9 @@ public final class BreakwaterServerGate implements ServerGate {
    * that long has passed since its last update, so that it follows the queue at that pace while
    * the timer ({@link BreakwaterConfig#controlPeriodNanos}) wakes up far less often. The timer's
    * runs then only update the pool when no admission has for that long (an idle or drained
-   * server). For {@link Spillway}, whose timer period has a floor for the JVM's sake.
+   * server), and the timer runs every period only while a drained session waits for an explicit
+   * credit, otherwise every hundred ({@link QuietTimer#QUIET_PERIODS}). For {@link Spillway},
+   * whose timer period has a floor for the JVM's sake.
    */
   BreakwaterServerGate(BreakwaterConfig config, ServerEnvironment environment,
       boolean keepLastCredit, long admissionUpdateNanos) {
@@ -310,9 +318,43 @@ public final class BreakwaterServerGate implements ServerGate {
   public synchronized void start() {
     if (controlLoop == null) {
       lastUpdate.set(environment.ticker().read());
-      controlLoop = environment.scheduler().every(config.controlPeriodNanos(),
-          () -> timerUpdate(environment.ticker().read()));
+      if (admissionUpdateNanos == 0) {
+        controlLoop = environment.scheduler().every(config.controlPeriodNanos(),
+            () -> timerUpdate(environment.ticker().read()));
+      } else {
+        QuietTimer timer = new QuietTimer(environment.scheduler(),
+            environment.ticker(), config.controlPeriodNanos(),
+            quietPeriodNanos(config.controlPeriodNanos()), () -> {
+              timerUpdate(environment.ticker().read());
+              return drainedWaiting();
+            }, this::drainedWaiting);
+        quietTimer = timer;
+        controlLoop = timer;
+        timer.start();
+      }
     }
+  }
+
+  /**
+   * How often the timer runs while no drained session waits, where admissions update the pool:
+   * every {@link QuietTimer#QUIET_PERIODS} periods, and no more whole periods than fit in a
+   * quarter of {@link #SESSION_IDLE_TIMEOUT_NANOS}, so that idle sessions are still swept on time.
+   */
+  static long quietPeriodNanos(long periodNanos) {
+    long periods = Math.min(QuietTimer.QUIET_PERIODS,
+        SESSION_IDLE_TIMEOUT_NANOS / 4 / periodNanos);
+    return Math.max(1, periods) * periodNanos;
+  }
+
+  /** Whether the control loop sleeps its quiet period ({@link QuietTimer}); false for the paper's. */
+  boolean controlLoopQuiet() {
+    QuietTimer timer = quietTimer;
+    return timer != null && timer.isQuiet();
+  }
+
+  /** Whether a drained session may wait for an explicit credit: a live entry in the queue. */
+  private boolean drainedWaiting() {
+    return drainedEntries.get() > closedInDrained.get();
   }
 
   @Override
@@ -927,6 +969,10 @@ public final class BreakwaterServerGate implements ServerGate {
         session.queued = true; // at most one queue entry per session, however often it drains
         drainedEntries.incrementAndGet();
         drained.add(session);
+        QuietTimer timer = quietTimer;
+        if (timer != null) {
+          timer.wake(); // after the entry is counted: see QuietTimer
+        }
       }
     }
     return delta;

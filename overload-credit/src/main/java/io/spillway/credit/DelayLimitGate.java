@@ -1,7 +1,6 @@
 package io.spillway.credit;
 
 import io.spillway.api.AbstractServerPermit;
-import io.spillway.api.Cancellable;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.Outcome;
 import io.spillway.api.QueueDelaySignal;
@@ -107,9 +106,14 @@ final class DelayLimitGate implements ServerGate {
   /** Positions and waits of the last FLOOR_PERIODS periods; control loop only. */
   private final long[] recentPositions = new long[FLOOR_PERIODS];
   private final long[] recentWaits = new long[FLOOR_PERIODS];
-  /** Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. */
+  /** Completions of the last FLOOR_PERIODS periods; control loop only. */
   private final long[] recentCompleted = new long[FLOOR_PERIODS];
-  private final long[] recentStart = new long[FLOOR_PERIODS];
+  /**
+   * How long each of those periods was; a period that began idle counts as one period however long
+   * the loop slept in it, so that the window measures the last FLOOR_PERIODS periods of activity,
+   * not the lulls between them.
+   */
+  private final long[] recentSpan = new long[FLOOR_PERIODS];
   private int recentIndex;
   /**
    * When the current period began, once {@link #windowStarted}: a flag, not a reserved reading,
@@ -120,7 +124,9 @@ final class DelayLimitGate implements ServerGate {
   /** Most requests waiting since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
-  private Cancellable controlLoop;
+  private QuietTimer controlLoop;
+  /** Whether the last run found the period idle: the current one may span a quiet time. */
+  private boolean slotQuiet;
 
   /**
    * @param targetDelayNanos d_t, the queueing delay the limit steers to
@@ -155,8 +161,15 @@ final class DelayLimitGate implements ServerGate {
   @Override
   public synchronized void start() {
     if (controlLoop == null) {
-      controlLoop = environment.scheduler().every(periodNanos,
-          () -> updateLimit(environment.ticker().read()));
+      // Asleep once a period passes with none of this gate's requests waiting, admitted or
+      // completed and no queue at d_t: the limit matters only to the next admission, which wakes
+      // the loop itself, before it counts. A server whose clients all speak Spillway then pays
+      // this gate a wake-up every QuietTimer.QUIET_PERIODS periods, not every period.
+      QuietTimer timer = new QuietTimer(environment.scheduler(), environment.ticker(),
+          periodNanos, QuietTimer.QUIET_PERIODS * periodNanos,
+          () -> updateLimit(environment.ticker().read()), () -> false);
+      controlLoop = timer;
+      timer.start();
     }
   }
 
@@ -169,6 +182,13 @@ final class DelayLimitGate implements ServerGate {
 
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
+    QuietTimer timer = controlLoop;
+    if (timer != null && timer.isQuiet()) {
+      // The first request after a lull: the targets as of now, not as of the loop's last run, and
+      // the loop back at its period (its next run sees this request's count or completion).
+      share.retarget(nowNanos);
+      timer.wake();
+    }
     Status decision;
     if (queueDelay.queueingDelayNanos(nowNanos) >= targets.dropThresholdNanos()) {
       decision = Status.REJECTED_AQM;
@@ -195,21 +215,30 @@ final class DelayLimitGate implements ServerGate {
     // no sessions
   }
 
-  /** One control period: the limit follows the queueing delay. Runs on the scheduler. */
-  void updateLimit(long nowNanos) {
+  /**
+   * One control period: the limit follows the queueing delay. Runs on the scheduler. Returns
+   * whether the period was busy: a request of this gate waited, was admitted or completed in it,
+   * or the queue was at d_t; an idle one lets the loop turn quiet.
+   */
+  boolean updateLimit(long nowNanos) {
     share.retarget(nowNanos);
     long targetDelayNanos = targets.targetDelayNanos();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long current = limit;
-    int used = peak.getAndSet(waiting.get());
+    int waitingNow = waiting.get();
+    int used = peak.getAndSet(waitingNow);
     long next;
     if (delay < targetDelayNanos && 2L * used < current) {
       next = current; // application-limited: the limit was not what held requests back
     } else {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
+    long completed = periodCompleted.sum();
     limit = Math.min(Math.max(floor(nowNanos, targetDelayNanos), next), Integer.MAX_VALUE);
     metrics.onConcurrencyLimit(limit, waiting.get());
+    boolean busy = waitingNow > 0 || used > 0 || completed > 0 || delay >= targetDelayNanos;
+    slotQuiet = !busy;
+    return busy;
   }
 
   /** d_t now (class comment). */
@@ -231,15 +260,15 @@ final class DelayLimitGate implements ServerGate {
     if (!windowStarted) {
       windowStarted = true;
       periodStart = nowNanos - periodNanos;
-      java.util.Arrays.fill(recentStart, periodStart);
     }
     recentCompleted[recentIndex] = periodCompleted.sumThenReset();
     recentPositions[recentIndex] = periodPositions.sumThenReset();
     recentWaits[recentIndex] = periodWaits.sumThenReset();
-    recentStart[recentIndex] = periodStart;
+    long length = nowNanos - periodStart;
+    recentSpan[recentIndex] = slotQuiet ? Math.min(length, periodNanos) : length;
     periodStart = nowNanos;
     recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
-    long oldest = recentStart[recentIndex]; // the window's first period began here
+    long span = 0;
     long completed = 0;
     long positions = 0;
     long waits = 0;
@@ -247,8 +276,8 @@ final class DelayLimitGate implements ServerGate {
       completed += recentCompleted[i];
       positions += recentPositions[i];
       waits += recentWaits[i];
+      span += recentSpan[i];
     }
-    long span = nowNanos - oldest;
     double perNano = span > 0 ? (double) completed / span : 0; // X
     if (waits > 0) {
       perNano = Math.max(perNano, (double) positions / waits); // the drain rate

@@ -31,11 +31,15 @@ import java.util.Objects;
  * SLO (the paper's RTT where the SLO is set by its rule, 10 × (service + RTT), and the service time
  * is no longer than the RTT; longer when the service time is, which the Fig. 5 reproduction found
  * better at 100 µs: docs/results/simulation.md), and these updates ride on admissions: the request
- * that finds the interval passed updates the pool, so an update costs no wake-up. A timer thread
- * runs only every {@link #defaultPeriodNanos}, a twentieth of the SLO within [1 ms, 10 ms], to
- * update a pool that no admission has updated (an idle server, drained sessions waiting for an
- * explicit credit). The floor departs from the paper, whose servers poll on dedicated cores: on
- * the JVM each timer run is a wake-up that takes the CPU from the requests of a busy server;
+ * that finds the interval passed updates the pool, so an update costs no wake-up. A timer runs
+ * every {@link #defaultPeriodNanos}, a twentieth of the SLO within [1 ms, 10 ms], only while a
+ * drained session waits for an explicit credit, which no admission brings; otherwise every hundred
+ * periods, and a session that drains wakes it ({@code QuietTimer}). The plain half's loop sleeps
+ * the same way while no plain request comes. Each run is a wake-up of the thread it runs on, and
+ * at a light load the runs, not the requests, were most of what the scheme cost a server: a run
+ * every millisecond cost about a tenth of a core at 100 requests a second
+ * (docs/results/server-cpu.md). The floor departs from the paper, whose servers poll on dedicated
+ * cores: on the JVM each timer run is a wake-up that takes the CPU from the requests of a busy server;
  * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
  * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
  * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
