@@ -1,6 +1,7 @@
 package io.spillway.credit;
 
 import io.spillway.api.AbstractServerPermit;
+import io.spillway.api.Cancellable;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.Outcome;
 import io.spillway.api.QueueDelaySignal;
@@ -13,7 +14,9 @@ import io.spillway.api.Status;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Server-only protection for clients that carry no session, credit or token
@@ -26,7 +29,7 @@ import java.util.concurrent.atomic.LongAdder;
  *   AQM: drop at once if the queueing delay is at or above the drop threshold
  *        (breakwater-osdi20 §3.2.3, the same threshold Breakwater uses, 2·d_t);
  *   limit: admit only while fewer than L admitted requests wait to run, else REJECTED_LIMIT.
- * Per control period, on the injected scheduler:
+ * Per control period, on the first admission a period after the last update:
  *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
  *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
  *   L clamped to [floor, ∞), floor = μ · d_t (at least 1) where the host reports starts,
@@ -76,8 +79,18 @@ import java.util.concurrent.atomic.LongAdder;
  * these requests carry no budget of their own), which this gate's permits measure from their start
  * to their completion.
  *
- * <p>Thread-safe: the waiting count and its peak are atomics, L and the targets are written only by
- * the control loop.
+ * <p><b>Updates ride on admissions.</b> The limit matters only to the next admission, so the
+ * admission that finds a period passed since the last update makes it (one volatile read on every
+ * admission, the update once a period), and a timer runs only every {@link
+ * QuietTimer#QUIET_PERIODS} periods to keep an idle gate's limit and metrics current. A timer
+ * that ran every period was a wake-up of the server every millisecond under the default period:
+ * about a tenth of a core at a light load (docs/results/server-cpu.md), and on a one-core gRPC
+ * server under overload, capacity taken from the requests (docs/results/grpc.md, "What the
+ * defaults cost"). Under load an admission comes every period, so the limit is updated as often
+ * as the timer updated it.
+ *
+ * <p>Thread-safe: the waiting count and its peak are atomics; L and the targets are written only
+ * by the one thread updating them.
  */
 final class DelayLimitGate implements ServerGate {
 
@@ -106,14 +119,12 @@ final class DelayLimitGate implements ServerGate {
   /** Positions and waits of the last FLOOR_PERIODS periods; control loop only. */
   private final long[] recentPositions = new long[FLOOR_PERIODS];
   private final long[] recentWaits = new long[FLOOR_PERIODS];
-  /** Completions of the last FLOOR_PERIODS periods; control loop only. */
-  private final long[] recentCompleted = new long[FLOOR_PERIODS];
   /**
-   * How long each of those periods was; a period that began idle counts as one period however long
-   * the loop slept in it, so that the window measures the last FLOOR_PERIODS periods of activity,
-   * not the lulls between them.
+   * Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. A
+   * period lasts from one update to the next: a control period, or longer where no admission came.
    */
-  private final long[] recentSpan = new long[FLOOR_PERIODS];
+  private final long[] recentCompleted = new long[FLOOR_PERIODS];
+  private final long[] recentStart = new long[FLOOR_PERIODS];
   private int recentIndex;
   /**
    * When the current period began, once {@link #windowStarted}: a flag, not a reserved reading,
@@ -124,9 +135,11 @@ final class DelayLimitGate implements ServerGate {
   /** Most requests waiting since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
-  private QuietTimer controlLoop;
-  /** Whether the last run found the period idle: the current one may span a quiet time. */
-  private boolean slotQuiet;
+  /** When the limit was last updated: the first admission a period later updates it again. */
+  private final AtomicLong lastUpdate;
+  /** Held by the one thread updating the limit; the window's arrays are written only under it. */
+  private final ReentrantLock updating = new ReentrantLock();
+  private Cancellable controlLoop;
 
   /**
    * @param targetDelayNanos d_t, the queueing delay the limit steers to
@@ -156,20 +169,16 @@ final class DelayLimitGate implements ServerGate {
     this.metrics = environment.metrics();
     this.minimum = environment.parallelism();
     this.limit = minimum;
+    this.lastUpdate = new AtomicLong(environment.ticker().read());
   }
 
   @Override
   public synchronized void start() {
     if (controlLoop == null) {
-      // Asleep once a period passes with none of this gate's requests waiting, admitted or
-      // completed and no queue at d_t: the limit matters only to the next admission, which wakes
-      // the loop itself, before it counts. A server whose clients all speak Spillway then pays
-      // this gate a wake-up every QuietTimer.QUIET_PERIODS periods, not every period.
-      QuietTimer timer = new QuietTimer(environment.scheduler(), environment.ticker(),
-          periodNanos, QuietTimer.QUIET_PERIODS * periodNanos,
-          () -> updateLimit(environment.ticker().read()), () -> false);
-      controlLoop = timer;
-      timer.start();
+      // The admissions update the limit; this timer only keeps an idle gate's limit and metrics
+      // current, so it runs every QuietTimer.QUIET_PERIODS periods (class comment).
+      controlLoop = environment.scheduler().every(QuietTimer.QUIET_PERIODS * periodNanos,
+          () -> updateIfDue(environment.ticker().read()));
     }
   }
 
@@ -182,13 +191,7 @@ final class DelayLimitGate implements ServerGate {
 
   @Override
   public ServerPermit admit(RequestMetadata request, long nowNanos) {
-    QuietTimer timer = controlLoop;
-    if (timer != null && timer.isQuiet()) {
-      // The first request after a lull: the targets as of now, not as of the loop's last run, and
-      // the loop back at its period (its next run sees this request's count or completion).
-      share.retarget(nowNanos);
-      timer.wake();
-    }
+    updateIfDue(nowNanos);
     Status decision;
     if (queueDelay.queueingDelayNanos(nowNanos) >= targets.dropThresholdNanos()) {
       decision = Status.REJECTED_AQM;
@@ -216,29 +219,38 @@ final class DelayLimitGate implements ServerGate {
   }
 
   /**
-   * One control period: the limit follows the queueing delay. Runs on the scheduler. Returns
-   * whether the period was busy: a request of this gate waited, was admitted or completed in it,
-   * or the queue was at d_t; an idle one lets the loop turn quiet.
+   * Updates the limit if a period has passed since its last update and no other thread is
+   * updating it: on an admission, or on the idle timer's run.
    */
-  boolean updateLimit(long nowNanos) {
+  void updateIfDue(long nowNanos) {
+    long last = lastUpdate.get();
+    if (nowNanos - last < periodNanos || !lastUpdate.compareAndSet(last, nowNanos)) {
+      return;
+    }
+    if (updating.tryLock()) {
+      try {
+        updateLimit(nowNanos);
+      } finally {
+        updating.unlock();
+      }
+    }
+  }
+
+  /** One control period: the limit follows the queueing delay. Under {@link #updating}, or in tests. */
+  void updateLimit(long nowNanos) {
     share.retarget(nowNanos);
     long targetDelayNanos = targets.targetDelayNanos();
     long delay = queueDelay.queueingDelayNanos(nowNanos);
     long current = limit;
-    int waitingNow = waiting.get();
-    int used = peak.getAndSet(waitingNow);
+    int used = peak.getAndSet(waiting.get());
     long next;
     if (delay < targetDelayNanos && 2L * used < current) {
       next = current; // application-limited: the limit was not what held requests back
     } else {
       next = CreditPolicy.nextPoolSize(current, delay, targetDelayNanos, 0, beta, 1);
     }
-    long completed = periodCompleted.sum();
     limit = Math.min(Math.max(floor(nowNanos, targetDelayNanos), next), Integer.MAX_VALUE);
     metrics.onConcurrencyLimit(limit, waiting.get());
-    boolean busy = waitingNow > 0 || used > 0 || completed > 0 || delay >= targetDelayNanos;
-    slotQuiet = !busy;
-    return busy;
   }
 
   /** d_t now (class comment). */
@@ -260,15 +272,15 @@ final class DelayLimitGate implements ServerGate {
     if (!windowStarted) {
       windowStarted = true;
       periodStart = nowNanos - periodNanos;
+      java.util.Arrays.fill(recentStart, periodStart);
     }
     recentCompleted[recentIndex] = periodCompleted.sumThenReset();
     recentPositions[recentIndex] = periodPositions.sumThenReset();
     recentWaits[recentIndex] = periodWaits.sumThenReset();
-    long length = nowNanos - periodStart;
-    recentSpan[recentIndex] = slotQuiet ? Math.min(length, periodNanos) : length;
+    recentStart[recentIndex] = periodStart;
     periodStart = nowNanos;
     recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
-    long span = 0;
+    long oldest = recentStart[recentIndex]; // the window's first period began here
     long completed = 0;
     long positions = 0;
     long waits = 0;
@@ -276,8 +288,8 @@ final class DelayLimitGate implements ServerGate {
       completed += recentCompleted[i];
       positions += recentPositions[i];
       waits += recentWaits[i];
-      span += recentSpan[i];
     }
+    long span = nowNanos - oldest;
     double perNano = span > 0 ? (double) completed / span : 0; // X
     if (waits > 0) {
       perNano = Math.max(perNano, (double) positions / waits); // the drain rate

@@ -8,10 +8,10 @@ import java.util.function.BooleanSupplier;
 
 /**
  * A control loop that runs every period while it has work, and every quiet period once a run
- * finds none, until {@link #wake} brings it back. For the default scheme's gates, whose timer
- * only stands in for admissions: the pool and the limit follow the queue on admissions, and the
- * timer's runs matter while requests wait for something that no admission brings (a drained
- * session's explicit credit, a queue of plain clients' requests). Each run of a timer is a
+ * finds none, until {@link #wake} brings it back. For the default scheme's credit gate, whose
+ * timer only stands in for admissions: the pool follows the queue on admissions, and the timer's
+ * runs matter while a drained session waits for an explicit credit, which no admission brings.
+ * Each run of a timer is a
  * wake-up of the thread it runs on, and on a lightly loaded server those wake-ups, not the
  * requests, were most of what overload control cost it: a run every millisecond cost a native
  * server about a tenth of a core at 100 requests a second (docs/results/server-cpu.md).

@@ -34,8 +34,9 @@ import java.util.Objects;
  * that finds the interval passed updates the pool, so an update costs no wake-up. A timer runs
  * every {@link #defaultPeriodNanos}, a twentieth of the SLO within [1 ms, 10 ms], only while a
  * drained session waits for an explicit credit, which no admission brings; otherwise every hundred
- * periods, and a session that drains wakes it ({@code QuietTimer}). The plain half's loop sleeps
- * the same way while no plain request comes. Each run is a wake-up of the thread it runs on, and
+ * periods, and a session that drains wakes it ({@code QuietTimer}). The plain half's limit is
+ * updated by its admissions too, and its timer runs every hundred periods ({@code
+ * DelayLimitGate}). Each run is a wake-up of the thread it runs on, and
  * at a light load the runs, not the requests, were most of what the scheme cost a server: a run
  * every millisecond cost about a tenth of a core at 100 requests a second
  * (docs/results/server-cpu.md). The floor departs from the paper, whose servers poll on dedicated

@@ -114,14 +114,14 @@ class DelayLimitGateTest {
     clock.advance(15 * US);
     b.started(clock.read()); // waited 20 us
     clock.advance(PERIOD - 20 * US);
+    List<ServerPermit> burst = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      burst.add(admit()); // the first, a period after the last update, updates the limit
+    }
     // drain rate 2 / 20 us = 100,000/s (a's sample would have made it 3 / 25 us); a 2 ms target's
     // queue at that rate is 200 (the completion rate, 0 here, is the smaller); no parallelism
     // term: started requests no longer count
     assertEquals(200, gate.limit());
-    List<ServerPermit> burst = new ArrayList<>();
-    for (int i = 0; i < 200; i++) {
-      burst.add(admit());
-    }
     assertTrue(burst.stream().allMatch(ServerPermit::isAdmitted), "a burst of 200 waits at once");
     assertEquals(Status.REJECTED_LIMIT, probe());
     finish(a, clock.read());
@@ -134,10 +134,49 @@ class DelayLimitGateTest {
     gate.start();
     ServerPermit a = admit();
     a.started(clock.read()); // no wait: no sample
-    clock.advance(PERIOD);
+    periodsWithProbes(1);
     // one waiting of a limit of 2 was half of it in use: eq. 1 added one; the floor did not move
     assertEquals(3, gate.limit());
     finish(a, clock.read());
+  }
+
+  /**
+   * The first admission a period after the last update updates the limit, once; a gate with no
+   * admissions is updated by a timer every hundred periods, not every period.
+   */
+  @Test
+  void admissionsUpdateTheLimitOnceAPeriodAndAnIdleGatesTimerRunsEveryHundred() {
+    int[] runs = {0};
+    int[] updates = {0};
+    io.spillway.api.Scheduler counting = (task, d) -> clock.schedule(() -> {
+      runs[0]++;
+      task.run();
+    }, d);
+    OverloadMetrics metrics = new OverloadMetrics() {
+      @Override
+      public void onConcurrencyLimit(long limit, long counted) {
+        updates[0]++;
+      }
+    };
+    DelayLimitGate g = new DelayLimitGate(TARGET, DROP, PERIOD, 0.02, new ServerEnvironment(clock,
+        counting, now -> delay, ControlChannel.DISCARD, metrics, 2));
+    g.start();
+    clock.advance(PERIOD - 1);
+    finish(g.admit(new RequestMetadata(), clock.read()), clock.read());
+    assertEquals(0, updates[0], "within the first period");
+    clock.advance(1);
+    for (int i = 0; i < 10; i++) {
+      finish(g.admit(new RequestMetadata(), clock.read()), clock.read());
+    }
+    assertEquals(1, updates[0], "ten admissions a period after the start: one update");
+    clock.advance(PERIOD);
+    finish(g.admit(new RequestMetadata(), clock.read()), clock.read());
+    assertEquals(2, updates[0]);
+    assertEquals(0, runs[0], "no timer run yet");
+    clock.advance(1_000_000_000L - 2 * PERIOD); // one second from the start, no admissions
+    assertEquals(40, runs[0], "one second of 250 us periods, a run every hundred");
+    assertEquals(42, updates[0], "each run updates an idle gate");
+    g.close();
   }
 
   @Test
@@ -155,6 +194,14 @@ class DelayLimitGateTest {
     return p.status();
   }
 
+  /** {@code n} control periods, each opened by a request: the admission that updates the limit. */
+  private void periodsWithProbes(int n) {
+    for (int i = 0; i < n; i++) {
+      clock.advance(PERIOD);
+      probe();
+    }
+  }
+
   @Test
   void growsByOnePerPeriodWhileUsedAndUnderTarget() {
     gate.start();
@@ -170,6 +217,7 @@ class DelayLimitGateTest {
       }
       clock.advance(PERIOD);
     }
+    probe(); // the request that opens the next period updates the limit for the last one
     assertEquals(12, gate.limit(), "2 + one per period for 10 periods");
     held.forEach(p -> finish(p, clock.read()));
   }
@@ -184,7 +232,7 @@ class DelayLimitGateTest {
       clock.advance(PERIOD);
     }
     delay = 1_000 * TARGET; // a spike: the limit halves every period...
-    clock.advance(20 * PERIOD);
+    periodsWithProbes(20); // each probe dropped by AQM, after it updated the limit
     // ...but not below 2 + 20,000/s × 2 ms = 42 (the window now holds 20 empty periods of 100)
     assertEquals(2 + 40 * 80 / 100, gate.limit());
   }
@@ -203,7 +251,10 @@ class DelayLimitGateTest {
       wrapping.advance(PERIOD);
     }
     delay = 1_000 * TARGET;
-    wrapping.advance(20 * PERIOD);
+    for (int period = 0; period < 20; period++) { // each request dropped by AQM, after the update
+      wrapping.advance(PERIOD);
+      finish(g.admit(new RequestMetadata(), wrapping.read()), wrapping.read());
+    }
     // as without the wrap: 80 periods of 5 completions over the window's 100 periods, × 2 ms
     assertEquals(2 + 40 * 80 / 100, g.limit());
   }
@@ -233,14 +284,15 @@ class DelayLimitGateTest {
       finish(p, clock.read());
       clock.advance(PERIOD);
     }
+    probe(); // opens the next period: the limit is updated for the last one
     assertEquals(102, gate.limit());
     delay = 3 * TARGET; // eq. 2: 1 − 0.02·(3 − 1) = 0.96 per period
-    clock.advance(PERIOD);
+    periodsWithProbes(1);
     assertEquals((long) (102 * 0.96), gate.limit());
     delay = 1_000 * TARGET; // at most halved per period
-    clock.advance(PERIOD);
+    periodsWithProbes(1);
     assertEquals((long) (97 * 0.5), gate.limit());
-    clock.advance(20 * PERIOD);
+    periodsWithProbes(20);
     assertEquals(2, gate.limit(), "never below the parallelism");
     assertFalse(admit().isAdmitted(), "and the 100 in flight still hold it");
     held.forEach(p -> finish(p, clock.read()));

@@ -471,8 +471,8 @@ class SpillwayTest {
   /**
    * A hundred aware and a hundred plain requests a second, each answered at once: the two control
    * loops, one run a period each (2,000 in the second), sleep while no one waits for them. The
-   * credit half's runs every 100 periods; the plain half's is woken by each plain request and
-   * runs twice for it (the period it came in, then an idle one).
+   * credit half's runs every 100 periods while no session is drained; the plain half's every 100
+   * periods, its limit updated by the requests themselves.
    */
   @Test
   void theControlLoopsSleepOnALightlyLoadedServer() {
@@ -500,8 +500,7 @@ class SpillwayTest {
       clock.advance(5_000_000);
     }
     assertTrue(gate.credits().controlLoopQuiet());
-    assertTrue(runs[0] >= 200 && runs[0] <= 230, "two runs a plain request, ten for the credits: "
-        + runs[0]);
+    assertTrue(runs[0] >= 20 && runs[0] <= 22, "about ten runs each: " + runs[0]);
     gate.close();
   }
 
