@@ -59,12 +59,16 @@ class GateStatsTest {
     ServerPermit session = gate.admit(new RequestMetadata().sessionId(7), clock.read());
     session.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
     ServerPermit plain = gate.admit(new RequestMetadata(), clock.read()); // admitted, never started: it waits
-    for (int i = 0; i < 50; i++) {
+    // 150 ms: the pool is reported from the first control period (1 ms) on; the limit, which plain
+    // admissions update, by its idle timer every hundred periods
+    for (int i = 0; i < 1_500; i++) {
       clock.advance(100 * US);
-      if (stats.creditPool() > 0) { // reported since the first control period
+      if (stats.creditPool() > 0) {
         assertEquals(1, stats.sessions(), "the limit's reports never count as the pool's");
-        assertTrue(stats.limitWaiting() == 1 && stats.creditsIssued() >= 2,
-            "issued " + stats.creditsIssued() + ", waiting under the limit " + stats.limitWaiting());
+        assertTrue(stats.creditsIssued() >= 2, "issued " + stats.creditsIssued());
+      }
+      if (stats.concurrencyLimit() > 0) {
+        assertEquals(1, stats.limitWaiting(), "the pool's reports never count as the limit's");
       }
     }
     assertTrue(stats.creditPool() >= 4, "pool " + stats.creditPool());
