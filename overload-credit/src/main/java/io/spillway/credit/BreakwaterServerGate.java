@@ -494,10 +494,24 @@ public final class BreakwaterServerGate implements ServerGate {
     if (updating.tryLock()) {
       try {
         updatePoolSize(nowNanos);
+      } catch (RuntimeException e) {
+        // A metrics callback that throws must not fail the admission that ran the update (whose
+        // request is already counted) any more than it may stop a timer (Scheduler#every).
+        logUpdateFailure(e);
       } finally {
         updating.unlock();
       }
     }
+  }
+
+  /** Whether an update on an admission has failed before; written under {@link #updating}. */
+  private boolean updateFailedBefore;
+
+  private void logUpdateFailure(RuntimeException e) {
+    System.getLogger(BreakwaterServerGate.class.getName()).log(updateFailedBefore
+        ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+        "the credit pool's update on an admission failed; admissions go on", e);
+    updateFailedBefore = true;
   }
 
   /** The timer's run: everything, unless an admission updated the pool within the interval. */

@@ -552,6 +552,47 @@ class SpillwayTest {
     gate.close();
   }
 
+  /**
+   * A metrics callback that throws on every report: the admissions that run the two halves'
+   * updates are still decided, and their requests end once; the updates still happen.
+   */
+  @Test
+  void aThrowingMetricsCallbackFailsNoAdmissionThatRunsAnUpdate() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 100_000_000L);
+    int[] reports = {0};
+    OverloadMetrics broken = new OverloadMetrics() {
+      @Override
+      public void onCreditPool(long total, long issued, int sessions) {
+        reports[0]++;
+        throw new IllegalStateException("a broken meter");
+      }
+
+      @Override
+      public void onConcurrencyLimit(long limit, long counted) {
+        reports[0]++;
+        throw new IllegalStateException("a broken meter");
+      }
+    };
+    Spillway.MixedGate gate = (Spillway.MixedGate) Spillway.forSlo(Duration.ofMillis(5))
+        .newServerGate(new ServerEnvironment(clock, clock, now -> 0, ControlChannel.DISCARD,
+            broken, 1));
+    for (int i = 0; i < 10; i++) {
+      ServerPermit aware = gate.admit(new RequestMetadata().sessionId(1)
+          .flags(i == 0 ? RequestMetadata.FLAG_REGISTER : 0), clock.read());
+      ServerPermit plain = gate.admit(new RequestMetadata(), clock.read());
+      assertTrue(aware.isAdmitted() && plain.isAdmitted(), "round " + i);
+      aware.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+      plain.complete(Outcome.SUCCESS, clock.read(), new ResponseMetadata());
+      clock.advance(1_000_000); // past both halves' update intervals: the next admissions update
+    }
+    // the credit half on all ten admissions (the first finds no earlier update), the plain half on
+    // the nine a period after its construction; every report threw
+    assertEquals(19, reports[0]);
+    assertEquals(0, gate.plain().waiting());
+    assertEquals(gate.credits().windowOf(1), gate.credits().issuedCredits(),
+        "the credits out are the session's window: nothing leaked");
+  }
+
   /** Spillway-aware clients: the contract every scheme passes. */
   @Nested
   class Contract extends AdmissionContract {
