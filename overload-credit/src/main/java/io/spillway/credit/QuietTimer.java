@@ -11,10 +11,10 @@ import java.util.function.BooleanSupplier;
  * finds none, until {@link #wake} brings it back. For the default scheme's credit gate, whose
  * timer only stands in for admissions: the pool follows the queue on admissions, and the timer's
  * runs matter while a drained session waits for an explicit credit, which no admission brings.
- * Each run of a timer is a
- * wake-up of the thread it runs on, and on a lightly loaded server those wake-ups, not the
- * requests, were most of what overload control cost it: a run every millisecond cost a native
- * server about a tenth of a core at 100 requests a second (docs/results/server-cpu.md).
+ * Each run of a timer is a wake-up of the thread it runs on, and on a lightly loaded server those
+ * wake-ups, not the requests, were most of what overload control cost it: a run every millisecond
+ * cost a native server about a tenth of a core at 100 requests a second
+ * (docs/results/server-cpu.md).
  *
  * <p>A run reports whether it wants the next run within a period. When it does not, the loop
  * turns quiet, then asks {@code pending} once more: a caller that publishes work and then calls
