@@ -15,7 +15,10 @@ import io.grpc.Status;
 final class CreditSubscription extends ClientCall.Listener<ControlMarshallers.CreditMessage> {
 
   private final SpillwayClientInterceptor session;
+  /** The call, published once started: gRPC refuses a cancel that overtakes a call's start. */
   private volatile ClientCall<byte[], ControlMarshallers.CreditMessage> call;
+  /** Set by {@link #cancel}; a start that finishes after it cancels its own call. */
+  private volatile boolean cancelled;
 
   CreditSubscription(SpillwayClientInterceptor session) {
     this.session = session;
@@ -29,8 +32,12 @@ final class CreditSubscription extends ClientCall.Listener<ControlMarshallers.Cr
     Context previous = Context.ROOT.attach();
     try {
       ClientCall<byte[], ControlMarshallers.CreditMessage> c = channel.newCall(SpillwayControlService.CREDITS, options);
-      call = c;
       c.start(this, headers);
+      call = c; // before any message: onMessage asks the call for the next
+      if (cancelled) { // the session closed while the call started (both sides write, then read)
+        c.cancel("spillway: client session closed", null);
+        return;
+      }
       c.request(1);
       c.sendMessage(ControlMarshallers.EMPTY);
       c.halfClose();
@@ -40,6 +47,7 @@ final class CreditSubscription extends ClientCall.Listener<ControlMarshallers.Cr
   }
 
   void cancel() {
+    cancelled = true;
     ClientCall<byte[], ControlMarshallers.CreditMessage> c = call;
     if (c != null) {
       c.cancel("spillway: client session closed", null);
