@@ -329,7 +329,7 @@ public final class SearchEngine {
    * accept state before it to that too: a run of n such parts counts about n²/2 ({@code
    * /(a*){1000}/}, 11 bytes, half a million transitions and 0.6 s to build). Building the
    * automaton, and then its UTF-8 form, which a regular expression query compiles as the query is
-   * parsed, before the budget is first checked, costs about 1 to 2 µs a unit on this service's
+   * parsed, before the budget is first checked, costs about 1 µs a transition on this service's
    * machine (docs/results/lucene.md §5): the state cap ({@link
    * #MAX_REGEXP_STATES}) alone admits {@code /[acegikmoqsuwy]{4999}/}, 13 ranges 4,999 times, at
    * 60 ms, and {@code /.{4999}/} at 16 ms. At the cap, {@code /[a-z]{1000}/} or {@code
@@ -360,7 +360,7 @@ public final class SearchEngine {
    * unit costly: {@code /[acegikmoqsuwy]*a[acegikmoqsuwy]{20}/}, 27 boundaries, takes 3 to 5 ms to
    * reach 250 units, and a class of 30 ranges 9 ms, against 0.4 ms for {@code [a-z]*a[a-z]{10}},
    * 4 boundaries (docs/results/lucene.md §5). Scaled down past 8 boundaries, the first is refused
-   * after 74 units and about 1.2 ms, the second after 32 and about 1.5 ms; the most costly
+   * after 74 units and 2.2 ms at best, the second after 32 and 3.1 ms at best; the most costly
    * expression of that class accepted, {@code {5}} in place of {@code {20}}, takes about 2 ms,
    * most of it compiling the automaton it determinized to.
    */
@@ -381,14 +381,14 @@ public final class SearchEngine {
    * The longest term, in characters, a fuzzy query may have. A fuzzy query builds its Levenshtein
    * automata (one per edit distance up to its own) before it enumerates a single term, so before
    * the budget's {@link org.apache.lucene.index.QueryTimeout} is first checked, and their cost
-   * grows with the term: about 0.02 ms a character at one edit and 0.2 to 0.3 ms at two on this
-   * service's machine, up to a third of a second for the 1,000 characters a query may hold
+   * grows with the term: about 0.02 ms a character at one edit and 0.2 ms at two on this
+   * service's machine, 197 ms (median) for the 1,000 characters a query may hold
    * (docs/results/lucene.md §5). The cap is the longest term whose automata take under 1 ms at one
-   * edit (0.5 to 0.7 ms at 32 characters), and it is above the longest term indexed (31
+   * edit (a median of 0.52 ms at 32 characters), and it is above the longest term indexed (31
    * characters): a term more edits longer than any indexed one matches nothing, so it refuses no
    * query that could find a document at one edit. At two edits the automata take more than 1 ms
-   * from 8 characters on, ordinary words, and 7 to 10 ms at 32: {@link #MAX_TWO_EDIT_FUZZY_BYTES}
-   * bounds them.
+   * from 8 characters on, ordinary words, and 6.6 ms (median) at 32: {@link
+   * #MAX_TWO_EDIT_FUZZY_BYTES} bounds them.
    */
   static final int MAX_FUZZY_CHARS = 32;
 
@@ -397,9 +397,9 @@ public final class SearchEngine {
    * Levenshtein automaton, and its UTF-8 form, which a fuzzy query builds before the budget is
    * first checked, cost about 0.2 ms a byte of the term on this service's machine, whatever its
    * script (most of it Lucene removing the automaton's dead states and sorting its transitions):
-   * 32 ASCII letters 7 to 8 ms and 32 CJK characters (96 bytes) 20 ms, against under 0.8 ms for
+   * 32 ASCII letters 6.8 ms and 32 CJK characters (96 bytes) 20 ms, against under 0.8 ms for
    * 32 ASCII letters at one edit (docs/results/lucene.md §5). Fifteen bytes keep two edits for
-   * English words of up to 15 letters ({@code internationaliz~}, 2.5 to 3.5 ms, the costliest
+   * English words of up to 15 letters ({@code internationaliz~}, 2.6–4 ms, the costliest
    * fuzzy term accepted); a longer term asked for two edits ({@code ~2}) is refused, and one that
    * asked for no number ({@code ~}, the parser's default of two) gets one, as Elasticsearch's
    * {@code AUTO} fuzziness picks the edits from the term's length.
@@ -410,7 +410,7 @@ public final class SearchEngine {
    * The most {@code *} wildcards a wildcard term may have. A wildcard query determinizes its
    * automaton as it is parsed, before the budget's timeout is first checked, and each {@code *}
    * multiplies the work: about 0.9 ms for three with letters between them on this service's
-   * machine, 1.7 ms for four, 70 ms for 32, and 60 to 85 ms for a term of 64 or more, which
+   * machine, 1.7 ms for four, 71 ms for 32, and 61–78 ms for a term of 64 or more, which
    * Lucene refuses only once the determinization has used up its work limit
    * (docs/results/lucene.md §5), against a few microseconds for a prefix. A {@code ?} matches one character and costs little: 500 of them, a whole query's
    * worth, about 3 ms.

@@ -63,7 +63,7 @@ import java.util.function.Consumer;
  *       SLO − p99 puts the p99 of the sum at the SLO, and over it whenever the estimate dithers
  *       low. Of the ten steady-overload cells at 10 and 100 clients whose p99 was 1.00–1.02 ×
  *       the SLO in docs/results/robustness.md's matrix, nine are within it with the margin
- *       (0.96–0.99 ×), and their goodput rose (bimodal 1 µs, 10 clients, 3×: 0.969 to 0.995).
+ *       (0.96–0.99 ×).
  *   <li>With an {@linkplain BreakwaterConfig#adaptiveRequestBudget adaptive request budget} (and
  *       no fixed one), the budget a request starts with is the SLO less the p99 of what it needs
  *       beyond the queues, and less the estimate's step; what is left after its wait in this queue

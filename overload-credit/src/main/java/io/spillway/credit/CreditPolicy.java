@@ -165,10 +165,10 @@ final class CreditPolicy {
    * the mean and the one credit of eq. 4 leave a call waiting in about one residence of fifty.
    *
    * <p>Not where the wait is short: a session with many calls in flight gets a credit back every
-   * {@code residence ÷ m}, and spare credits would only let its bursts through at once. Measured
-   * on sockets (the gRPC demo's 8 sessions and 30 ms handlers, docs/results/grpc.md, "Handlers
-   * that block"), a window at every interval cost a third of the goodput at 1.5× and 2× capacity
-   * and took p99 past the SLO.
+   * {@code residence ÷ m}, and spare credits would only let its bursts through at once, costing
+   * goodput at overload and taking p99 past the SLO. The gRPC demo's 8 sessions and 30 ms handlers
+   * on sockets are such sessions: a credit comes back every few milliseconds, and the window does
+   * not apply (docs/results/grpc.md, "Handlers that block").
    *
    * @param residenceNanos how long a handler typically holds a call, start to completion
    * @param intervalNanos the session's mean time between calls; 0 or less when not yet known

@@ -22,9 +22,9 @@ import io.spillway.api.ServiceTimeTracker;
  * its answers (the handlers' tail included), and the server aborts them once it is spent: for
  * them the gate steers to the <em>median</em> residence, every request's typical share, and leaves
  * the tail to the budgets and to Breakwater's fifth. A p99 there shrinks the queue for service-time
- * tails that the fifth already covers: on docs/results/robustness.md's matrix it cost 4–5 points of
- * goodput in the exponential 1 ms cells, whose p99 was already within the SLO, where the median
- * leaves all 150 cells as they were. Plain clients' requests carry no budget, so the AQM threshold
+ * tails that the fifth already covers: on docs/results/robustness.md's matrix it cost goodput in
+ * the exponential 1 ms cells, whose p99 was already within the SLO, where the median leaves all
+ * 150 cells as they were. Plain clients' requests carry no budget, so the AQM threshold
  * is the only bound on them and takes the <em>p99</em>, as protego-nsdi23 §3.2 subtracts the p99
  * service time from a request's budget; it also holds the waits the signal may not see, such as a
  * virtual thread's wait for a carrier after it blocked where the carriers are not measured. A

@@ -44,7 +44,7 @@ import java.util.Objects;
  * measured on the gRPC demo's one-core server (docs/results/grpc.md), a 250 µs period cost about a
  * fifth of its capacity, a 1 ms one no more than the run-to-run spread. Updated by that timer
  * alone, the pool would trail the queue of a 200 µs SLO by five SLOs (docs/results/robustness.md
- * measures the cost: about a third of capacity at 1.2× demand).
+ * measures the cost: the pool kept 0.32 × capacity at 1.2×).
  *
  * <p>The pool follows the credits out (C_issued), which the server counts, in two places where the
  * paper's rules assume that a change of C_total takes effect within a period.
@@ -56,19 +56,19 @@ import java.util.Objects;
  * clients at 850 k requests/s: 12 ms, about 1,200 periods). Compounded over those periods, eq. 2
  * halves the pool before its first cut has landed; the queue then empties and the pool regrows by
  * A = α·n_c a period (eq. 1 and 3): a saw-tooth in which the server idles while requests expire in
- * client queues (exponential 10 µs, 10,000 clients, 1.2×: 0.885 of capacity with p99 at 0.91 of
- * the SLO, 25 % of requests expired where 17 % must). Spillway measures each decrease from the
+ * client queues (exponential 10 µs, 10,000 clients, 1.2×: 0.885 of capacity, more requests
+ * expired than the demand's excess). Spillway measures each decrease from the
  * larger of C_total and C_issued instead ({@link CreditPolicy#nextPoolSizeFromIssued}): while
  * earlier cuts are being taken back it cuts for the load actually out, once; where they land within
- * a period, it is eq. 2. On docs/results/robustness.md's matrix this raised that cell to 0.96.
+ * a period, it is eq. 2. On docs/results/robustness.md's matrix this raised that cell to 0.957.
  * Scaling α down instead (eq. 3 gives 10 credits an update at 10,000 clients) made it worse: 0.856
  * with α ten times smaller; the increase was not the fault.
  *
  * <p><b>Start.</b> The paper does not say where C_total starts (it measures from two seconds into
  * a run, §5.1); here it starts at the server's parallelism, growing by A = max(α·n_c, 1) an
  * update, which is one credit every SLO/20 at 1,000 clients, so that where the credits must cover
- * a long RTT (RTT 500 µs: about 1,000 of them) the pool took 250 ms to reach them and the ramp
- * cell kept 0.87 of what could be served. Spillway starts the
+ * a long RTT (500 µs) the pool took 250 ms to reach them and the ramp cell kept 0.869 of what
+ * could be served. Spillway starts the
  * way TCP does: the pool doubles each update while every credit is out and the queue is below
  * d_t/2, and never again once the queue reaches d_t/2 or a doubling leaves credits unused ({@link
  * CreditPolicy#startUp}); eq. 1–3 from then on. Doubling without the second exit (while the queue

@@ -72,11 +72,10 @@ package io.spillway.price;
  *       lately; a higher price sheds nothing more, but it is what callers hear, and a client
  *       that heard it cannot send again until its wallet holds that much (§3.3: a client pays the
  *       price it knows). During a stall the delay grows at every update while nothing drains it,
- *       so a pure integrator climbs far above any wallet. In the real harness's hotel graph
- *       (hotspot subtree on its own core, surge to 2×) a stall of about 100 ms at the surge was
- *       followed by 1.6 s in which clients refused 64–87 % of their requests (half is what 2×
- *       needs) while the end-to-end p50 was 2–15 ms, and by a second at 0.8× load in which they
- *       still refused 61–74 % (docs/results/rajomon.md, "Anti-windup").
+ *       so a pure integrator climbs far above any wallet: in {@code RajomonControlLoopTest}
+ *       without a ceiling, a 5 ms stall at 2× drove the price about a hundred times above its
+ *       level before and had the clients refuse 99 % of their requests 15–45 ms after it
+ *       (docs/results/rajomon.md, "Anti-windup").
  *   <li><b>The unwinding</b> is ours as well, and finishes what the ceiling starts. The ceiling
  *       is the richest request of late, and at 2× the spread of tokens (§3.3) puts it an order
  *       of magnitude above the price that sheds half: in the control-loop test, 29,261 against

@@ -42,17 +42,15 @@ import java.util.random.RandomGenerator;
  *       until something confirms it again.
  *       The response's own price is applied last, as the fresher figure for its interface.
  *       Without the list, a price heard during a spike stays until the wallet covers it, since a
- *       refused request hears nothing. After a 20 ms stall of every service in the simulator's
- *       isolation run, sessions then refused 6.7–10.9 % of reserve in every 250 ms window until
- *       the run ended 2.5 s later; with the list, 0–1.7 % after the stall's window. On real
- *       sockets, after a 100 ms stall, 15–31 % until the run ended 3.5 s later, against under 6 %
- *       from 1.5–1.75 s after it (docs/results/rajomon.md, "Stale prices after a stall"). Why a
- *       listed price lowers only a stale one: when every listed price was taken, sessions that
- *       also called the other interface paid lower prices more often, the front-end rejected
- *       twice as much (about 15 % of what was offered, against 7 % without the list), and in the
- *       simulator's surge of both interfaces reserve lost 1–5 points; lowering only prices
- *       unconfirmed for 100 intervals cuts those rejects by about 40 % and keeps the stall's fix,
- *       on real sockets too (docs/results/rajomon.md, "A listed price lowers only a stale
+ *       refused request hears nothing. On real sockets, after a 100 ms stall of every service,
+ *       sessions without the list refused 15–31 % of reserve in every 250 ms window until the
+ *       run ended 3.5 s later; with it, below 6 % from 1.25–1.75 s after the stall
+ *       (docs/results/rajomon.md, "Stale prices after a stall"). Why a listed price lowers only
+ *       a stale one: when every listed price was taken, a search response could lower the
+ *       reserve price a session had just heard from reserve, so more requests arrived below the
+ *       front-end's price; in the simulator's surge of both interfaces the front-end rejected
+ *       12.9–16.7 % of what was offered, against 7.8–9.8 % when only prices unconfirmed for 100
+ *       intervals are lowered (docs/results/rajomon.md, "A listed price lowers only a stale
  *       one").
  * </ul>
  *

@@ -31,10 +31,10 @@ import java.util.function.LongBinaryOperator;
  * <p>Why spans of two: with single windows, one window below the floor
  * anywhere in the step's later part read as "never recovered". On real sockets (the graph
  * harness, {@code docs/results/rajomon.md}, section "Recovery read on 200 ms spans")
- * Rajomon's goodput held 105–156 per window from the step on, but for two single windows of 92
- * and 88 (floor 94, from the mean level the rule then used), the second of them the step's last:
- * a tenth of a second of a run on a shared core, read as no recovery at all. Read on spans, the level is
- * 129, the span floor 210, and the spans holding those windows 226–234 and 217. A dip that lasts
+ * Rajomon's goodput held its level (129 per window) from the step on, but for two single windows
+ * of 92 and 88, below the single-window floor, the second of them the step's last: a tenth of a
+ * second of a run on a shared core, read as no recovery at all. Read on spans, the span floor is
+ * 210, and the spans holding those windows 226, 234 and 217. A dip that lasts
  * two windows, or one deep enough to pull its pair below the span floor (below about 58 % of the
  * level at a hundred per window, when its neighbours are at the level), still counts.
  *

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
  * order than the server computed their credit deltas in. Each client's window must still come back
  * to the server's ledger, so no well-behaved session is ever refused for credit, and at 1× nothing
  * else refuses (the 88 µs AQM threshold is not reached). With the client's window clamped at zero
- * a revocation read before the grant it followed was lost in part, two sessions held a credit more
- * than the server granted, and 1.5 × 10⁻⁵ of this run's requests were refused for credit
+ * a revocation read before the grant it followed was lost in part, a session held 2 credits
+ * against the server's 1, and 3.7 × 10⁻⁵ of the requests at 1× were refused for credit
  * (docs/results/reliability.md, "Credit windows at the server").
  */
 class ReorderedAnswersSimulationTest {

@@ -62,8 +62,8 @@ import java.util.stream.Collectors;
  *       without this step a scheme measured early ran on code the later ones found compiled
  *       (most likely the paths every scheme's rejects take through gRPC, which first compile
  *       under overload: the warm-up at 0.8 × rejects almost nothing). On the hotel graph at 2×,
- *       Rajomon measured alone served 0.76–0.79 × capacity without the pre-warm
- *       (two runs), and 0.94–1.21 measured after DAGOR (four); docs/results/rajomon.md. With
+ *       Rajomon measured alone served 0.76 and 0.79 × capacity without the pre-warm,
+ *       and 0.94 and 1.21 measured after DAGOR (docs/results/rajomon.md, "What runs"). With
  *       {@code --remeasure-capacity}, a measured capacity is then measured again under {@code
  *       none} and the higher reading kept: a check that the first reading was not taken on
  *       code still compiling. The same happens without the flag when a capacity's warm-up never
@@ -129,9 +129,9 @@ public final class GraphHarnessMain {
   /**
    * The default niceness of the core-1 services process in a split placement, which shares core 1
    * with the load generator: the same as the generator's. Measured (
-   * docs/results/rajomon.md "The load generator's share of core 1"): in the isolation scenario at
-   * the same priority the generator issued arrivals late by a p99 of 2.5–4.3 ms; at niceness 10
-   * that fell to 1.4–2.5 ms, but search's throughput fell by 18–44 % (DAGOR and Rajomon), since
+   * docs/results/rajomon.md "The load generator's share of core 1"): at the same priority the
+   * generator issued arrivals late by a p99 of 1.5–4.7 ms; niceness 10 about halves that, but
+   * search's throughput fell by 18–44 % (DAGOR and Rajomon), since
    * the services then yield whenever the generator runs. Equal priority keeps the services'
    * capacity what was measured; niceness 10 is there for runs where the generator's own lag
    * matters more.
@@ -533,9 +533,9 @@ public final class GraphHarnessMain {
      * With {@code --remeasure-capacity}: measures every capacity again after the pre-warm, under
      * {@code none}, and keeps the higher of the two readings, capacity being the highest
      * throughput the graph reaches with no control (docs/design.md "Capacity"). Without the wait
-     * for the JIT ({@link #steady}), the first reading under-reads: search's ranged from 630 to
-     * 934 rps over a day's runs, and after the pre-warm it read
-     * 1,192–1,282; docs/results/rajomon.md. Kept as a check on the first reading.
+     * for the JIT ({@link #steady}), the first reading under-reads: it is taken on code that
+     * only the overload of the pre-warm compiles (docs/results/rajomon.md, "What runs"). Kept as a
+     * check on the first reading.
      */
     private void remeasureCapacities(GraphServers server) throws Exception {
       double[] first = capacity.clone();

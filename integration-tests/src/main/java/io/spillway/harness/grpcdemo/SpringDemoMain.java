@@ -573,7 +573,7 @@ public final class SpringDemoMain {
      * compilers are quiet ({@link SteadyCapacity#warm}). Each ghz run is a new process on new
      * connections, and the server's first calls on them deoptimize the read and write paths it
      * compiled without them; on the one server core that recompilation took up to half of a
-     * level's time in the gRPC demo (docs/results/grpc.md, after its main table). The Java
+     * level's time in the gRPC demo (docs/results/grpc.md, "ghz as the plain client"). The Java
      * generator's warm-up, on connections it keeps, does not compile for them; these runs do, as
      * each level will.
      */

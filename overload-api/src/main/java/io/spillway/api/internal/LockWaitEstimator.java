@@ -22,17 +22,17 @@ import io.spillway.api.LockWaitRule;
  * waited, not how many requests queue behind it: while the age is under the budget every arrival
  * is let in, so when arrivals outpace the lock by λ/μ the queue holds about λ/μ times the budget's
  * worth of work, and the requests at its tail wait that long (the simulator's two-path experiment
- * at 1.4× demand: lock waits of 210 µs on a 144 µs budget). The authors' later runtime names the
- * same weakness ("can suffer if a burst of requests are queued at the same time") and adds a
- * queue-length policy, hold time × waiters (Svalinn's {@code cong_aware_mutex}, {@code
- * CONG_AWARE_MUTEX_POLICY_QLEN}): {@code n·h} here. That is the mean wait, and a request admitted
- * at the edge of its budget overruns it half the time. The budget already sets aside the p99 of
- * the request's own service (§3.2), about {@code h + 2σ} in a normal approximation; waiting
- * behind {@code n} holds and then being served is a sum of {@code n + 1} holds, whose spread is
- * {@code 2σ·sqrt(n + 1)}. The second term adds what the set-aside lacks, so the request's whole
- * time in the lock, wait and hold, stays within the budget plus set-aside about as often as its
- * own service alone would. The simulator's two-path experiment measured the alternatives
- * (docs/results/simulation.md).
+ * at 1.4× demand, a 144 µs budget: Protego's p99 264.2 µs against its 200 µs target). The
+ * authors' later runtime names the same weakness ("can suffer if a burst of requests are queued
+ * at the same time") and adds a queue-length policy, hold time × waiters (Svalinn's {@code
+ * cong_aware_mutex}, {@code CONG_AWARE_MUTEX_POLICY_QLEN}): {@code n·h} here. That is the mean
+ * wait, and a request admitted at the edge of its budget overruns it half the time. The budget
+ * already sets aside the p99 of the request's own service (§3.2), about {@code h + 2σ} in a
+ * normal approximation; waiting behind {@code n} holds and then being served is a sum of {@code
+ * n + 1} holds, whose spread is {@code 2σ·sqrt(n + 1)}. The second term adds what the set-aside
+ * lacks, so the request's whole time in the lock, wait and hold, stays within the budget plus
+ * set-aside about as often as its own service alone would. The simulator's two-path experiment
+ * measured the alternatives (docs/results/simulation.md).
  *
  * <p>Hand-off interval: when a thread that waited acquires the lock, the time since the previous
  * waiter's acquisition is one sample if this thread was already waiting then. Between the two
