@@ -161,9 +161,10 @@ public final class HarnessMain {
      * The experiment, with capacity a run can trust (docs/design.md "Measures": capacity is the
      * highest throughput the server reaches with no control). A measured capacity is read once the
      * server's JIT is quiet ({@link SteadyCapacity}) and read again after the run. The run is made
-     * again, at the higher reading, if the second reading exceeds the first by more than the
-     * first's spread or if any row's goodput does (either shows the first read low, and the run's
-     * demand levels, which are multiples of it, with it); at most {@value #RUN_ATTEMPTS} times,
+     * again, at the higher reading, if the second reading less its spread exceeds the first plus
+     * its spread, or if any row's goodput exceeds the first by more than its spread (either shows
+     * the first read low, and the run's demand levels, which are multiples of it, with it); at
+     * most {@value #RUN_ATTEMPTS} times,
      * after which rows still over capacity are marked in the table ({@link
      * Experiment.Results#overCapacity}).
      */
@@ -183,8 +184,9 @@ public final class HarnessMain {
         List<ResultRecord> judged = scenario.schedule().isEmpty() ? results.rows() : results.phases();
         long over = judged.stream().filter(results::overCapacity).count();
         if (!afterHigher && over == 0) {
-          System.err.printf(Locale.ROOT, "harness: capacity checked after the run: %.0f rps, within %.0f rps "
-              + "+ %.1f%%; no goodput above it%n", after.rps(), reading.rps(), 100 * reading.spread());
+          System.err.printf(Locale.ROOT, "harness: capacity checked after the run: %.0f rps (spread %.1f%%), "
+              + "not above %.0f rps (spread %.1f%%) beyond both spreads; no goodput above it%n", after.rps(),
+              100 * after.spread(), reading.rps(), 100 * reading.spread());
           return results;
         }
         System.err.printf(Locale.ROOT, "harness: capacity read low: after the run %.0f rps (spread %.1f%%) against "
