@@ -16,9 +16,6 @@ import java.util.List;
  * 4 ms tick. Without profiles, overload paths first become hot inside the measured levels and are
  * compiled (and deoptimized and recompiled) there; perf's context-switch records had C2 taking 104
  * ms of the server's core in 6 s at 2x. With recorded profiles they compile during warm-up.
- * Measured (docs/results/harness.md, docs/results/rajomon.md): with the caches fewer of
- * harness-synthetic's windows at 2x stall, and Rajomon, run first on the hotel graph, keeps its
- * goodput.
  *
  * <p>Without the property, or before the cache exists, no option is added; a cache that does not
  * match the class path is ignored by the JVM with a warning.
