@@ -1,14 +1,15 @@
 """The table of demo runs: python3 demo-summary.py OUT RUNS reads OUT/run-N.out, OUT/run-N.err and
 OUT/run-N/results.json for N = 1..RUNS (as demo-ten.sh leaves them) and writes OUT/summary.md and
-OUT/summary.csv: per run the capacity readings before and after, the 1.4x phase of each scheme,
+OUT/summary.csv: per run the capacity readings before and after, the reading the run used, the 1.4x
+phase of each scheme,
 and how many one-second slices each scheme's server warmed past its fixed warm-up until its JITs
 were quiet (with '!' where the bound ran out first)."""
 import json, re, sys, pathlib
 
 out, runs = pathlib.Path(sys.argv[1]), int(sys.argv[2])
 csv = ["run,breakwater_goodput_per_capacity,breakwater_p99_per_slo,spillway_goodput_per_capacity,spillway_p99_per_slo"]
-rows = ["| run | harness s | capacity before (rps, spread) | after | run again | warm-up slices | none 1.4x p99 (us) | breakwater 1.4x goodput / cap | breakwater 1.4x p99 (us) | bars | spillway 1.4x goodput / cap | spillway 1.4x p99 (us) | spillway bars |",
-        "| ---: | ---: | --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
+rows = ["| run | harness s | capacity before (rps, spread) | after | run again | capacity used | warm-up slices | none 1.4x p99 (us) | breakwater 1.4x goodput / cap | breakwater 1.4x p99 (us) | bars | spillway 1.4x goodput / cap | spillway 1.4x p99 (us) | spillway bars |",
+        "| ---: | ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
 met = met_default = 0
 for i in range(1, runs + 1):
     err = (out / f"run-{i}.err").read_text()
@@ -32,7 +33,7 @@ for i in range(1, runs + 1):
     met_default += dok
     csv.append(f"{i},{gp:.4f},{b['p99_us'] / slo:.4f},{dgp:.4f},{(d['p99_us'] / slo) if d else float('nan'):.4f}")
     wall = re.search(r"\(([\d.]+) s wall clock", (out / f"run-{i}.out").read_text()).group(1)
-    rows.append(f"| {i} | {wall} | {', '.join(before)} | {', '.join(after)} | {again} | {warm} "
+    rows.append(f"| {i} | {wall} | {', '.join(before)} | {', '.join(after)} | {again} | {b['capacity_rps']:,.0f} | {warm} "
                 f"| {n['p99_us']:,.0f} | {gp:.3f} | {b['p99_us']:,.0f} | {'met' if ok else 'NOT met'} "
                 + (f"| {dgp:.3f} | {d['p99_us']:,.0f} | {'met' if dok else 'NOT met'} |" if d else "| - | - | - |"))
 summary = "\n".join(rows) + f"\n\n{met} of {runs} runs meet all three bars (none's p99 over the {slo:.0f} us SLO, breakwater's within it, breakwater's goodput 0.9-1.05 x the capacity reading the run used); {met_default} of {runs} meet them with spillway, the default, in breakwater's place.\n"
