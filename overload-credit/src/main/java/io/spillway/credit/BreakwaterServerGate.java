@@ -497,22 +497,16 @@ public final class BreakwaterServerGate implements ServerGate {
       } catch (RuntimeException e) {
         // A metrics callback that throws must not fail the admission that ran the update (whose
         // request is already counted) any more than it may stop a timer (Scheduler#every).
-        logUpdateFailure(e);
+        updateFailures.log(e);
       } finally {
         updating.unlock();
       }
     }
   }
 
-  /** Whether an update on an admission has failed before; written under {@link #updating}. */
-  private boolean updateFailedBefore;
-
-  private void logUpdateFailure(RuntimeException e) {
-    System.getLogger(BreakwaterServerGate.class.getName()).log(updateFailedBefore
-        ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
-        "the credit pool's update on an admission failed; admissions go on", e);
-    updateFailedBefore = true;
-  }
+  /** Failures of updates on admissions; used under {@link #updating}. */
+  private final FailureLog updateFailures = new FailureLog(BreakwaterServerGate.class,
+      "the credit pool's update on an admission failed; admissions go on");
 
   /** The timer's run: everything, unless an admission updated the pool within the interval. */
   private void timerUpdate(long nowNanos) {

@@ -233,18 +233,16 @@ final class DelayLimitGate implements ServerGate {
       } catch (RuntimeException e) {
         // A metrics callback that throws must not fail the admission that ran the update any more
         // than it may stop a timer (Scheduler#every).
-        System.getLogger(DelayLimitGate.class.getName()).log(updateFailedBefore
-            ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
-            "the plain clients' limit update failed; admissions go on", e);
-        updateFailedBefore = true;
+        updateFailures.log(e);
       } finally {
         updating.unlock();
       }
     }
   }
 
-  /** Whether an update has failed before; written under {@link #updating}. */
-  private boolean updateFailedBefore;
+  /** Failures of the limit's updates; used under {@link #updating}. */
+  private final FailureLog updateFailures = new FailureLog(DelayLimitGate.class,
+      "the plain clients' limit update failed; admissions go on");
 
   /** One control period: the limit follows the queueing delay. Under {@link #updating}, or in tests. */
   void updateLimit(long nowNanos) {

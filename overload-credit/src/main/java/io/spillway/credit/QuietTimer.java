@@ -57,7 +57,7 @@ final class QuietTimer implements Cancellable {
   private volatile long chain;
   private Cancellable next;
   private boolean cancelled;
-  private boolean failedBefore;
+  private final FailureLog failures;
 
   /**
    * @param periodNanos how often the loop runs while it has work
@@ -77,6 +77,8 @@ final class QuietTimer implements Cancellable {
     this.quietPeriodNanos = quietPeriodNanos;
     this.run = Objects.requireNonNull(run, "run");
     this.pending = Objects.requireNonNull(pending, "pending");
+    this.failures = new FailureLog(QuietTimer.class,
+        "a control loop's run failed; it keeps running every " + periodNanos + " ns");
   }
 
   /** Schedules the first run, a period from now. */
@@ -144,10 +146,7 @@ final class QuietTimer implements Cancellable {
     try {
       busy = run.getAsBoolean();
     } catch (RuntimeException e) {
-      System.getLogger(QuietTimer.class.getName()).log(failedBefore
-          ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
-          "a control loop's run failed; it keeps running every " + periodNanos + " ns", e);
-      failedBefore = true;
+      failures.log(e);
     }
     synchronized (lock) {
       if (cancelled || c != chain) {
