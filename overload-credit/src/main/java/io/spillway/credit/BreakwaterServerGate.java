@@ -170,11 +170,13 @@ public final class BreakwaterServerGate implements ServerGate {
    * QueueShare#typical}: these requests carry budgets); null: the config's.
    */
   private final QueueShare share;
-  /** The start-up's state; written under {@link #updating} or on the control loop's thread. */
+  /** The start-up's state; written under {@link #updates}' lock or on the control loop's thread. */
   private boolean startingUp = true;
   private boolean doubled;
-  private final AtomicLong lastUpdate = new AtomicLong();
-  private final java.util.concurrent.locks.ReentrantLock updating = new java.util.concurrent.locks.ReentrantLock();
+  /** The pool's updates on admissions ({@code admissionUpdateNanos > 0}), and their lock. */
+  private final DueUpdate updates = new DueUpdate(0, this::updatePoolSize,
+      new FailureLog(BreakwaterServerGate.class,
+          "the credit pool's update on an admission failed; admissions go on"));
 
   private final SessionTable<Session> sessions = new SessionTable<>();
   private final ConcurrentLinkedQueue<Session> drained = new ConcurrentLinkedQueue<>();
@@ -197,7 +199,7 @@ public final class BreakwaterServerGate implements ServerGate {
   private final AtomicLong residenceShortfall = new AtomicLong();
   /**
    * When {@link #updatePoolSize} last ran, and last found the queue at d_t or above (the first run
-   * counts as such); whether it has run. Written under {@link #updating} or by the timer.
+   * counts as such); whether it has run. Written under {@link #updates}' lock or by the timer.
    */
   private long lastResize;
   private long lastAtTarget;
@@ -317,7 +319,7 @@ public final class BreakwaterServerGate implements ServerGate {
   @Override
   public synchronized void start() {
     if (controlLoop == null) {
-      lastUpdate.set(environment.ticker().read());
+      updates.restart(environment.ticker().read());
       if (admissionUpdateNanos == 0) {
         controlLoop = environment.scheduler().every(config.controlPeriodNanos(),
             () -> timerUpdate(environment.ticker().read()));
@@ -435,7 +437,7 @@ public final class BreakwaterServerGate implements ServerGate {
     }
     metrics.onAdmission(decision);
     if (admissionUpdateNanos > 0) {
-      maybeUpdateOnAdmission(nowNanos);
+      updates.runIfDue(nowNanos, admissionUpdateNanos);
     }
     return new Permit(session, decision, decision != Status.REJECTED_NO_CREDIT,
         registering && request.origin() != 0);
@@ -485,44 +487,20 @@ public final class BreakwaterServerGate implements ServerGate {
     int inServer;
   }
 
-  /** Updates the pool if the admission interval has passed and no other thread is updating it. */
-  private void maybeUpdateOnAdmission(long nowNanos) {
-    long last = lastUpdate.get();
-    if (nowNanos - last < admissionUpdateNanos || !lastUpdate.compareAndSet(last, nowNanos)) {
-      return;
-    }
-    if (updating.tryLock()) {
-      try {
-        updatePoolSize(nowNanos);
-      } catch (RuntimeException e) {
-        // A metrics callback that throws must not fail the admission that ran the update (whose
-        // request is already counted) any more than it may stop a timer (Scheduler#every).
-        updateFailures.log(e);
-      } finally {
-        updating.unlock();
-      }
-    }
-  }
-
-  /** Failures of updates on admissions; used under {@link #updating}. */
-  private final FailureLog updateFailures = new FailureLog(BreakwaterServerGate.class,
-      "the credit pool's update on an admission failed; admissions go on");
-
   /** The timer's run: everything, unless an admission updated the pool within the interval. */
   private void timerUpdate(long nowNanos) {
     if (admissionUpdateNanos == 0) {
       updatePool(nowNanos);
       return;
     }
-    updating.lock();
+    updates.lock().lock();
     try {
       evictIdleSessions(nowNanos);
-      long last = lastUpdate.get();
-      if (nowNanos - last >= admissionUpdateNanos && lastUpdate.compareAndSet(last, nowNanos)) {
+      if (updates.claim(nowNanos, admissionUpdateNanos)) {
         updatePoolSize(nowNanos);
       }
     } finally {
-      updating.unlock();
+      updates.lock().unlock();
     }
   }
 

@@ -14,9 +14,7 @@ import io.spillway.api.Status;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Server-only protection for clients that carry no session, credit or token
@@ -135,10 +133,8 @@ final class DelayLimitGate implements ServerGate {
   /** Most requests waiting since the last control period. */
   private final AtomicInteger peak = new AtomicInteger();
   private volatile long limit;
-  /** When the limit was last updated: the first admission a period later updates it again. */
-  private final AtomicLong lastUpdate;
-  /** Held by the one thread updating the limit; the window's arrays are written only under it. */
-  private final ReentrantLock updating = new ReentrantLock();
+  /** The limit's updates: the first admission a period after the last makes the next. */
+  private final DueUpdate updates;
   private Cancellable controlLoop;
 
   /**
@@ -169,7 +165,8 @@ final class DelayLimitGate implements ServerGate {
     this.metrics = environment.metrics();
     this.minimum = environment.parallelism();
     this.limit = minimum;
-    this.lastUpdate = new AtomicLong(environment.ticker().read());
+    this.updates = new DueUpdate(environment.ticker().read(), this::updateLimit, new FailureLog(
+        DelayLimitGate.class, "the plain clients' limit update failed; admissions go on"));
   }
 
   @Override
@@ -223,28 +220,13 @@ final class DelayLimitGate implements ServerGate {
    * updating it: on an admission, or on the idle timer's run.
    */
   void updateIfDue(long nowNanos) {
-    long last = lastUpdate.get();
-    if (nowNanos - last < periodNanos || !lastUpdate.compareAndSet(last, nowNanos)) {
-      return;
-    }
-    if (updating.tryLock()) {
-      try {
-        updateLimit(nowNanos);
-      } catch (RuntimeException e) {
-        // A metrics callback that throws must not fail the admission that ran the update any more
-        // than it may stop a timer (Scheduler#every).
-        updateFailures.log(e);
-      } finally {
-        updating.unlock();
-      }
-    }
+    updates.runIfDue(nowNanos, periodNanos);
   }
 
-  /** Failures of the limit's updates; used under {@link #updating}. */
-  private final FailureLog updateFailures = new FailureLog(DelayLimitGate.class,
-      "the plain clients' limit update failed; admissions go on");
-
-  /** One control period: the limit follows the queueing delay. Under {@link #updating}, or in tests. */
+  /**
+   * One control period: the limit follows the queueing delay. Under {@link #updates}' lock, or in
+   * tests.
+   */
   void updateLimit(long nowNanos) {
     share.retarget(nowNanos);
     long targetDelayNanos = targets.targetDelayNanos();
