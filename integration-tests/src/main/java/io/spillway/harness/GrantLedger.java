@@ -164,7 +164,7 @@ public final class GrantLedger implements OverloadScheme {
     };
     return new Gate(delegate.newServerGate(new ServerEnvironment(environment.ticker(),
         environment.scheduler(), environment.queueDelay(), recorded, environment.metrics(),
-        environment.parallelism())));
+        environment.parallelism(), environment.reportsStarts())));
   }
 
   private static void grant(Account a, long delta) {

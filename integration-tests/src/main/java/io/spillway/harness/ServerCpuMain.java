@@ -179,7 +179,7 @@ public final class ServerCpuMain {
     @Override
     public ServerGate newServerGate(ServerEnvironment e) {
       return inner.newServerGate(new ServerEnvironment(e.ticker(), TIMER, e.queueDelay(), e.control(),
-          e.metrics(), e.parallelism()));
+          e.metrics(), e.parallelism(), e.reportsStarts()));
     }
 
     @Override

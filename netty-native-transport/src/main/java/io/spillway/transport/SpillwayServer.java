@@ -207,7 +207,7 @@ public final class SpillwayServer implements AutoCloseable {
     };
     EventLoop controlLoop = (EventLoop) group.next();
     gate = config.scheme.newServerGate(new ServerEnvironment(config.ticker, Scheduler.of(controlLoop),
-        delay, control, config.metrics, config.parallelism));
+        delay, control, config.metrics, config.parallelism, true)); // ServerFrameHandler.execute
     gate.start();
     if (config.adaptation != null) {
       adapter = new ThreadingAdapter(config.ticker, arrivals, config.adaptation, threadingSwitch::current,

@@ -13,9 +13,19 @@ import java.util.Objects;
  * @param control explicit messages to clients
  * @param metrics where the gate reports; {@link OverloadMetrics#NONE} for nothing
  * @param parallelism requests the server executes at once, at least 1
+ * @param reportsStarts whether the host calls {@link ServerPermit#started} as each admitted
+ *     request's handler gets it; a gate that limits the requests waiting to run learns from those
+ *     calls how fast its queue drains, and one whose host makes none counts requests until they
+ *     complete
  */
 public record ServerEnvironment(Ticker ticker, Scheduler scheduler, QueueDelaySignal queueDelay,
-    ControlChannel control, OverloadMetrics metrics, int parallelism) {
+    ControlChannel control, OverloadMetrics metrics, int parallelism, boolean reportsStarts) {
+
+  /** A host that does not report when handlers start ({@code reportsStarts} false). */
+  public ServerEnvironment(Ticker ticker, Scheduler scheduler, QueueDelaySignal queueDelay,
+      ControlChannel control, OverloadMetrics metrics, int parallelism) {
+    this(ticker, scheduler, queueDelay, control, metrics, parallelism, false);
+  }
 
   public ServerEnvironment {
     Objects.requireNonNull(ticker, "ticker");

@@ -26,13 +26,16 @@ import java.util.concurrent.atomic.LongAdder;
  * Per request (admit), O(1):
  *   AQM: drop at once if the queueing delay is at or above the drop threshold
  *        (breakwater-osdi20 §3.2.3, the same threshold Breakwater uses, 2·d_t);
- *   limit: admit only while fewer than L admitted requests wait to run, else REJECTED_LIMIT.
+ *   limit: admit only while fewer than L admitted requests wait to run, else REJECTED_LIMIT;
+ *          where the host reports starts, not applied until a request has waited behind
+ *          another (below).
  * Per control period, on the first admission a period after the last update:
  *   L ← L + 1                                          if d_m &lt; d_t and the limit was used
  *   L ← L · max(1 − β·(d_m − d_t)/d_t, 0.5)            if d_m ≥ d_t
  *   L clamped to [floor, ∞), floor = μ · d_t (at least 1) where the host reports starts,
  *                             parallelism + μ · d_t where it does not;
- *                             μ = max(X, Σ position / Σ wait) over the last periods
+ *                             μ = max(X, Σ position / Σ wait), X over the last periods,
+ *                             the drain rate over the last periods that sampled it
  * </pre>
  *
  * <p>The update is Breakwater's eq. 1–3 ({@link CreditPolicy#nextPoolSize}) with one client: a
@@ -59,7 +62,7 @@ import java.util.concurrent.atomic.LongAdder;
  * would otherwise leave the limit at the parallelism, and a server near its capacity would refuse
  * every small burst until the limit had grown back one per period.
  *
- * <p>μ is the larger of two rates over the last {@value #FLOOR_PERIODS} periods. X, the rate
+ * <p>μ is the larger of two rates, each over {@value #FLOOR_PERIODS} periods. X, the rate
  * requests complete, is the drain rate of a server that runs requests to completion and is
  * saturated; under overload the floor is then a d_t queue, where eq. 1–2 steer anyway. But X is
  * only the rate requests arrive at a server that keeps up, and where handlers block it is far
@@ -68,9 +71,24 @@ import java.util.concurrent.atomic.LongAdder;
  * it waited W behind the n − 1 admitted before it that were still waiting (n its position at
  * admission), so n ≈ μ · W, and μ is estimated as Σ n / Σ W, a ratio that weighs each sample by its
  * wait. A request that found no other waiting (n = 1) waited only for a hand-off to a worker,
- * which would overstate μ many times at moderate load, so it is not a sample. Measured on a blocking gRPC service
- * (docs/results/grpc.md, "Plain clients whose handlers block"), a burst of calls arriving in one
- * read then waits, briefly, and is admitted. The AQM threshold bounds the queue in every case.
+ * which would overstate μ many times at moderate load, so it is not a sample. The drain rate is
+ * a property of the server (its workers and what its handlers do), not of the load, so periods
+ * that sampled nothing (a quiet spell, or requests that never queued) do not age it out: the
+ * window holds the last {@value #FLOOR_PERIODS} periods that sampled it. The completion rate X
+ * follows the load and spans the last periods of time.
+ *
+ * <p><b>Before the first measurement.</b> A gate whose host reports starts ({@link
+ * ServerEnvironment#reportsStarts}) and that has not yet seen a request wait behind another has no
+ * measure of the queue its target allows: the same burst is a few milliseconds of queue on a
+ * service whose workers block and many times its SLO on one whose single worker computes. Until
+ * then the limit does not refuse; the AQM threshold and the requests' budgets bound the queue,
+ * and the first request that waits behind another is the first sample, so a server started into
+ * overload is limited from its first queue on. A limit of the parallelism from the start would refuse most of
+ * a fresh blocking service's first burst while its workers are idle (docs/results/grpc.md, "Plain
+ * clients whose handlers block", measures both). A host that does not report starts gives no
+ * samples and counts requests until they complete, so its limit applies from the first request: a
+ * blocking service's requests admitted unlimited until the first completed would hold its count
+ * far above the limit for as long as they block.
  *
  * <p><b>The queue's share of the SLO.</b> Where the gate knows the SLO and the host reports starts,
  * d_t and the AQM threshold leave room for the handlers' p99 residence ({@link QueueShare#tail}:
@@ -114,9 +132,15 @@ final class DelayLimitGate implements ServerGate {
   private final LongAdder periodWaits = new LongAdder();
   /** Whether the host has said when handlers start ({@link ServerPermit#started}). */
   private volatile boolean startsReported;
-  /** Positions and waits of the last FLOOR_PERIODS periods; control loop only. */
+  /**
+   * Whether the limit applies: from the start where the host does not report starts, else from
+   * the first drain-rate sample (class comment, "Before the first measurement").
+   */
+  private volatile boolean measured;
+  /** Positions and waits of the last FLOOR_PERIODS periods that sampled them; control loop only. */
   private final long[] recentPositions = new long[FLOOR_PERIODS];
   private final long[] recentWaits = new long[FLOOR_PERIODS];
+  private int drainIndex;
   /**
    * Completions of the last FLOOR_PERIODS periods, and when the window began; control loop only. A
    * period lasts from one update to the next: a control period, or longer where no admission came.
@@ -165,6 +189,7 @@ final class DelayLimitGate implements ServerGate {
     this.metrics = environment.metrics();
     this.minimum = environment.parallelism();
     this.limit = minimum;
+    this.measured = !environment.reportsStarts();
     this.updates = new DueUpdate(environment.ticker().read(), this::updateLimit, new FailureLog(
         DelayLimitGate.class, "the plain clients' limit update failed; admissions go on"));
   }
@@ -194,7 +219,7 @@ final class DelayLimitGate implements ServerGate {
       decision = Status.REJECTED_AQM;
     } else {
       int n = waiting.incrementAndGet();
-      if (n > limit) {
+      if (n > limit && measured) {
         waiting.decrementAndGet();
         decision = Status.REJECTED_LIMIT;
       } else {
@@ -265,8 +290,13 @@ final class DelayLimitGate implements ServerGate {
       java.util.Arrays.fill(recentStart, periodStart);
     }
     recentCompleted[recentIndex] = periodCompleted.sumThenReset();
-    recentPositions[recentIndex] = periodPositions.sumThenReset();
-    recentWaits[recentIndex] = periodWaits.sumThenReset();
+    long periodWaited = periodWaits.sumThenReset();
+    long periodPositioned = periodPositions.sumThenReset();
+    if (periodWaited > 0) { // a period without samples says nothing of the drain rate
+      recentPositions[drainIndex] = periodPositioned;
+      recentWaits[drainIndex] = periodWaited;
+      drainIndex = (drainIndex + 1) % FLOOR_PERIODS;
+    }
     recentStart[recentIndex] = periodStart;
     periodStart = nowNanos;
     recentIndex = (recentIndex + 1) % FLOOR_PERIODS;
@@ -288,9 +318,14 @@ final class DelayLimitGate implements ServerGate {
     return startsReported ? Math.max(1, queue) : minimum + queue;
   }
 
-  /** L, the current concurrency limit. */
+  /** L, the current concurrency limit; it refuses nothing until {@link #measured()}. */
   long limit() {
     return limit;
+  }
+
+  /** Whether the limit applies yet (class comment, "Before the first measurement"). */
+  boolean measured() {
+    return measured;
   }
 
   /** Requests admitted whose handlers do not have them yet and that have not completed. */
@@ -346,6 +381,9 @@ final class DelayLimitGate implements ServerGate {
         if (position > 1 && waited > 0) {
           periodPositions.add(position);
           periodWaits.add(waited);
+          if (!measured) {
+            measured = true;
+          }
         }
       }
     }

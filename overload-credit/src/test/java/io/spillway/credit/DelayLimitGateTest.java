@@ -38,6 +38,21 @@ class DelayLimitGateTest {
     p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, now, new ResponseMetadata());
   }
 
+  /** A gate whose host reports when handlers start ({@link ServerEnvironment#reportsStarts}). */
+  private final DelayLimitGate reporting = new DelayLimitGate(TARGET, DROP, PERIOD, 0.02,
+      new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2,
+          true));
+
+  private ServerPermit admitReporting() {
+    return reporting.admit(new RequestMetadata(), clock.read());
+  }
+
+  private Status probeReporting() {
+    ServerPermit p = admitReporting();
+    finish(p, clock.read());
+    return p.status();
+  }
+
   @Test
   void dropsAtTheAqmThresholdBeforeCounting() {
     delay = DROP;
@@ -177,6 +192,70 @@ class DelayLimitGateTest {
     assertEquals(40, runs[0], "one second of 250 us periods, a run every hundred");
     assertEquals(42, updates[0], "each run updates an idle gate");
     g.close();
+  }
+
+  @Test
+  void aFreshGateRefusesNoBurstByCountUntilARequestHasWaitedBehindAnother() {
+    reporting.start();
+    List<ServerPermit> burst = new ArrayList<>();
+    for (int i = 0; i < 40; i++) { // one read's worth of calls at a server that just started
+      burst.add(admitReporting());
+    }
+    assertTrue(burst.stream().allMatch(ServerPermit::isAdmitted), "no measure of the queue yet");
+    assertEquals(40, reporting.waiting());
+    assertFalse(reporting.measured());
+    delay = DROP;
+    assertEquals(Status.REJECTED_AQM, probeReporting(), "the AQM threshold bounds the queue meanwhile");
+    delay = 0;
+    clock.advance(10 * US);
+    burst.get(0).started(clock.read()); // position 1: a hand-off, no sample
+    assertFalse(reporting.measured());
+    for (int i = 1; i < 40; i++) { // each waited 10 us more than the one before it
+      clock.advance(10 * US);
+      burst.get(i).started(clock.read());
+    }
+    assertTrue(reporting.measured(), "a request that waited behind another is the first sample");
+    clock.advance(PERIOD);
+    probeReporting(); // opens a period: the floor is the drain rate's queue
+    // Σ position / Σ wait = (2 + … + 40) / (20 + … + 400 us) = 819 / 8,190 us = 100,000/s: a
+    // 2 ms target's queue is 200
+    assertEquals(200, reporting.limit());
+    burst.forEach(p -> finish(p, clock.read()));
+  }
+
+  @Test
+  void aHostThatReportsNoStartsIsLimitedFromItsFirstRequest() {
+    assertTrue(gate.measured());
+    assertTrue(admit().isAdmitted());
+    assertTrue(admit().isAdmitted());
+    assertEquals(Status.REJECTED_LIMIT, probe(), "the parallelism, 2, with no completion yet");
+  }
+
+  @Test
+  void aQuietSpellDoesNotAgeOutTheDrainRate() {
+    reporting.start();
+    ServerPermit a = admitReporting();
+    ServerPermit b = admitReporting(); // position 2
+    clock.advance(20 * US);
+    a.started(clock.read());
+    b.started(clock.read()); // waited 20 us at position 2: 100,000/s
+    finish(a, clock.read());
+    finish(b, clock.read());
+    clock.advance(PERIOD);
+    probeReporting();
+    assertEquals(200, reporting.limit());
+    // Ten windows of quiet: the idle timer updates the limit every hundred periods, and the
+    // completion rate falls to nothing, but no request waited, so nothing says the drain slowed.
+    clock.advance(10L * DelayLimitGate.FLOOR_PERIODS * PERIOD);
+    probeReporting();
+    assertEquals(200, reporting.limit());
+    List<ServerPermit> burst = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      burst.add(admitReporting());
+    }
+    assertTrue(burst.stream().allMatch(ServerPermit::isAdmitted), "the queue 2 ms drains");
+    assertEquals(Status.REJECTED_LIMIT, probeReporting());
+    burst.forEach(p -> finish(p, clock.read()));
   }
 
   @Test

@@ -421,7 +421,7 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       SpillwayControlService control = new SpillwayControlService(ticker);
       ServerGate gate = chosen.newServerGate(new ServerEnvironment(ticker,
           scheduler != null ? scheduler : SharedTimer.scheduler(), signal, control, metrics,
-          parallelism));
+          parallelism, true)); // GatedServerCall reports each handler's start
       control.bind(gate);
       gate.start();
       long target = sloNanos == 0 ? SpillwayServerInterceptor.NO_TARGET : sloNanos;

@@ -15,10 +15,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A measurement, not a test (docs/results/grpc.md, "Plain clients whose handlers block"): how many
- * plain calls of a burst a freshly installed default-scheme server admits when its handlers block.
- * Three fresh servers (SLO 100 ms, real clock, loopback); each gets ten bursts of 40 unary calls,
- * 50 ms apart, whose handlers sleep 20 ms. Prints the calls admitted of each burst, and those
- * refused by AQM. It asserts nothing and reads the wall clock, so it runs only when asked:
+ * plain calls of a burst a freshly installed default-scheme server admits when its handlers block,
+ * and, for the other side of the same default, when they compute. Three fresh servers of each
+ * (SLO 100 ms, real clock, loopback). Blocking: ten bursts of 40 unary calls, 50 ms apart, whose
+ * handlers sleep 20 ms; prints the calls admitted of each burst, and those refused by AQM.
+ * Computing: five bursts of 80 calls, 300 ms apart, whose handlers spin 4 ms on the library's
+ * executor (one thread per core); prints, per burst, the calls admitted and how many of them were
+ * answered within the SLO of the burst's sending. It asserts nothing and reads the wall clock, so
+ * it runs only when asked:
  *
  * <pre>./mvnw -B -o test -pl overload-grpc -Dtest=BlockingBurstProbe -Dspillway.probe=true</pre>
  */
@@ -30,6 +34,56 @@ class BlockingBurstProbe {
     for (int server = 0; server < 3; server++) {
       System.out.println("server " + server + ", admitted of 40 per burst:" + bursts());
     }
+    for (int server = 0; server < 3; server++) {
+      System.out.println("computing server " + server + ", admitted/within the SLO of 80 per burst:"
+          + computingBursts());
+    }
+  }
+
+  private static String computingBursts() throws Exception {
+    Echo.Handler computing = (method, request, out) -> {
+      long until = System.nanoTime() + 4_000_000;
+      while (System.nanoTime() < until) {
+        Thread.onSpinWait(); // 4 ms of a core
+      }
+      out.onNext("done:" + request);
+      out.onCompleted();
+    };
+    ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(Echo.service(computing));
+    SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofMillis(100)).install(builder);
+    Server server = builder.build().start();
+    ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", server.getPort())
+        .usePlaintext().build();
+    StringBuilder line = new StringBuilder();
+    try {
+      for (int burst = 0; burst < 5; burst++) {
+        long sent = System.nanoTime();
+        List<Calls.Handle> calls = new ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<Long>> answeredAt = new ArrayList<>();
+        for (int i = 0; i < 80; i++) {
+          Calls.Handle h = Calls.unary(channel, Echo.UNARY, "b" + burst + "c" + i);
+          calls.add(h);
+          answeredAt.add(h.reply().thenApply(r -> System.nanoTime()));
+        }
+        int ok = 0;
+        int inSlo = 0;
+        for (int i = 0; i < calls.size(); i++) {
+          if (calls.get(i).await().status().getCode() == Status.Code.OK) {
+            ok++;
+            if (answeredAt.get(i).get() - sent <= 100_000_000L) {
+              inSlo++;
+            }
+          }
+        }
+        line.append(' ').append(ok).append('/').append(inSlo);
+        Thread.sleep(300);
+      }
+    } finally {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      spillway.close();
+    }
+    return line.toString();
   }
 
   private static String bursts() throws Exception {

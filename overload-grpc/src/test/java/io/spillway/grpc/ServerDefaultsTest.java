@@ -22,6 +22,7 @@ import io.spillway.api.testing.VirtualClock;
 import io.spillway.asqm.BudgetedLock;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -117,11 +118,73 @@ class ServerDefaultsTest {
         () -> SpillwayGrpc.server().install(InProcessServerBuilder.forName("x")));
   }
 
+  /** The plain clients' limit as the gate last reported it, where a test records it. */
+  private final AtomicLong plainLimit = new AtomicLong(-1);
+  private final io.spillway.api.OverloadMetrics limitRecorder = new io.spillway.api.OverloadMetrics() {
+    @Override
+    public void onConcurrencyLimit(long limit, long counted) {
+      plainLimit.set(limit);
+    }
+  };
+  private final CountDownLatch warmHeld = new CountDownLatch(1);
+  private final CountDownLatch warmRelease = new CountDownLatch(1);
+
+  /** Serves {@link #measureTheQueue}'s calls; false for any other call. */
+  private boolean warm(String request, io.grpc.stub.StreamObserver<String> out) {
+    if (!request.startsWith("warm")) {
+      return false;
+    }
+    if (request.equals("warm-hold")) {
+      warmHeld.countDown();
+      try {
+        warmRelease.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    out.onNext("warm");
+    out.onCompleted();
+    return true;
+  }
+
+  /**
+   * Gives the plain clients' limit its first measurement, as a server's first queue does
+   * (DelayLimitGate, "Before the first measurement"): with the one worker held, two calls wait
+   * 100 ms of the virtual clock, and the second is a drain-rate sample as it starts. A period
+   * later, the next admission updates the limit. Returns once all three have completed.
+   */
+  private void measureTheQueue(Channel ch) throws Exception {
+    Calls.Handle hold = Calls.unary(ch, Echo.UNARY, "warm-hold");
+    assertTrue(warmHeld.await(10, TimeUnit.SECONDS));
+    Calls.Handle b = Calls.unary(ch, Echo.UNARY, "warm-b");
+    Calls.Handle c = Calls.unary(ch, Echo.UNARY, "warm-c");
+    assertEquals(2, awaitUndecided(2), "both admitted, waiting for the worker");
+    clock.advance(100 * MS);
+    warmRelease.countDown();
+    for (Calls.Handle h : List.of(hold, b, c)) {
+      assertEquals(Status.Code.OK, h.await().status().getCode());
+    }
+    clock.advance(10 * MS);
+  }
+
+  /** Sends {@code n} calls that wait for the held worker, and returns them once all are admitted. */
+  private List<Calls.Handle> fillTheQueue(Channel ch, long n) {
+    List<Calls.Handle> waiting = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      waiting.add(Calls.unary(ch, Echo.UNARY, "w" + i));
+    }
+    assertEquals(n, awaitUndecided((int) n), "each waits for the worker, admitted");
+    return waiting;
+  }
+
   @Test
   void plainCallsBeyondTheLimitAreRefusedWithAPushback() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch started = new CountDownLatch(1);
     Channel ch = start((method, request, out) -> {
+      if (warm(request, out)) {
+        return;
+      }
       started.countDown();
       try {
         release.await(10, TimeUnit.SECONDS);
@@ -130,11 +193,14 @@ class ServerDefaultsTest {
       }
       out.onNext("done:" + request);
       out.onCompleted();
-    }, 1, null, Executors.newSingleThreadExecutor());
+    }, SpillwayGrpc.server().sloMillis(5).metrics(limitRecorder), 1, null,
+        Executors.newSingleThreadExecutor());
+    measureTheQueue(ch);
     Calls.Handle first = Calls.unary(ch, Echo.UNARY, "a"); // holds the one worker
     assertTrue(started.await(10, TimeUnit.SECONDS));
-    // waits for the worker: the one waiting call a limit of 1 (the parallelism) allows
-    Calls.Handle second = Calls.unary(ch, Echo.UNARY, "w");
+    long limit = plainLimit.get(); // updated by the first call's admission, a period on
+    assertTrue(limit >= 1 && limit <= 4, "a slow queue's limit: " + limit);
+    List<Calls.Handle> waiting = fillTheQueue(ch, limit); // the calls the limit lets wait
     Calls.Reply refused = Calls.unary(ch, Echo.UNARY, "b").await();
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.status().getCode());
     assertEquals("spillway: rejected (limit)", refused.status().getDescription());
@@ -145,7 +211,9 @@ class ServerDefaultsTest {
     Calls.Reply ok = first.await();
     assertEquals(Status.Code.OK, ok.status().getCode(), ok.toString());
     assertEquals("done:a", ok.body());
-    assertEquals("done:w", second.await().body());
+    for (int i = 0; i < waiting.size(); i++) {
+      assertEquals("done:w" + i, waiting.get(i).await().body());
+    }
     assertEquals(0, spillway.interceptor().undecidedCalls(), "every decision was claimed");
   }
 
@@ -155,17 +223,7 @@ class ServerDefaultsTest {
         io.grpc.Metadata.Key.of("auth", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch holding = new CountDownLatch(1);
-    Channel ch = start((method, request, out) -> {
-      if (request.equals("hold")) { // holds the one worker
-        holding.countDown();
-        try {
-          release.await(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      Echo.ECHO.handle(method, request, out);
-    }, 1, new io.grpc.ServerInterceptor() {
+    io.grpc.ServerInterceptor outer = new io.grpc.ServerInterceptor() {
       @Override
       public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call,
           io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
@@ -175,21 +233,40 @@ class ServerDefaultsTest {
         }
         return next.startCall(call, headers);
       }
-    }, Executors.newSingleThreadExecutor());
+    };
+    Channel ch = start((method, request, out) -> {
+      if (warm(request, out)) {
+        return;
+      }
+      if (request.equals("hold")) { // holds the one worker
+        holding.countDown();
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      Echo.ECHO.handle(method, request, out);
+    }, SpillwayGrpc.server().sloMillis(5).metrics(limitRecorder), 1, outer,
+        Executors.newSingleThreadExecutor());
+    measureTheQueue(ch);
     Calls.Handle held = Calls.unary(ch, Echo.UNARY, "hold");
     assertTrue(holding.await(10, TimeUnit.SECONDS));
-    // waits for the worker and fills the limit (1), so the calls below are refused by it; its
-    // own decision is held until the worker reaches its interceptCall
-    Calls.Handle waiting = Calls.unary(ch, Echo.UNARY, "w");
-    awaitUndecided(1);
+    long limit = plainLimit.get();
+    assertTrue(limit >= 1 && limit <= 4, "a slow queue's limit: " + limit);
+    // These wait for the worker and fill the limit, so the calls below are refused by it; their
+    // own decisions are held until the worker reaches their interceptCall
+    List<Calls.Handle> waiting = fillTheQueue(ch, limit);
     for (int i = 0; i < 5; i++) { // refused by Spillway on arrival, then closed by the outer one
       assertEquals(Status.Code.UNAUTHENTICATED,
           Calls.unary(ch, Echo.UNARY, Calls.headers(auth, "no"), "x").await().status().getCode());
     }
-    assertEquals(1, awaitUndecided(1), "every refused call's decision was given back");
+    assertEquals(limit, awaitUndecided((int) limit), "every refused call's decision was given back");
     release.countDown();
     assertEquals(Status.Code.OK, held.await().status().getCode());
-    assertEquals(Status.Code.OK, waiting.await().status().getCode());
+    for (Calls.Handle h : waiting) {
+      assertEquals(Status.Code.OK, h.await().status().getCode());
+    }
     assertEquals(0, awaitUndecided(0), "no decision is left behind");
     Calls.Reply ok = Calls.unary(ch, Echo.UNARY, "y").await();
     assertEquals(Status.Code.OK, ok.status().getCode(), "the one slot was given back: " + ok);

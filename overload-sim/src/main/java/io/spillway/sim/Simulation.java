@@ -704,7 +704,7 @@ final class Simulation {
       this.queueDelay = delay;
       ControlChannel control = CreditMessages.channel(this::sendCredit);
       this.gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay, control,
-          OverloadMetrics.NONE, scenario.cores()));
+          OverloadMetrics.NONE, scenario.cores(), scenario.reportStarts()));
       this.clients = new Client[clientCount];
       for (int i = 0; i < clientCount; i++) {
         long sessionId = i + 1;

@@ -151,7 +151,7 @@ public class SpillwayAutoConfiguration {
     OverloadScheme scheme = custom != null ? custom : scheme(properties.getScheme(), sloNanos);
     GateStats stats = new GateStats(name);
     ServerGate gate = scheme.newServerGate(new ServerEnvironment(ticker, scheduler, delay.signal(),
-        credits, stats, properties.getParallelism()));
+        credits, stats, properties.getParallelism(), true)); // the filters report starts
     gate.start();
     return new SpillwayHttpGate.Endpoint(name, pattern, enabled, gate, sloNanos, targetNanos,
         stats, scheme.issuesCredits());
