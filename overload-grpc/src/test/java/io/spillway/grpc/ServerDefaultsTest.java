@@ -177,6 +177,92 @@ class ServerDefaultsTest {
     return waiting;
   }
 
+  /**
+   * Workers that take no task until {@link #open}: every call of a burst is admitted, and waits to
+   * run, before any handler has one. Then a thread per task, as a cached pool would.
+   */
+  private static final class HeldWorkers extends java.util.concurrent.AbstractExecutorService {
+    private final List<Runnable> held = new java.util.ArrayList<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private boolean open;
+
+    @Override
+    public void execute(Runnable task) {
+      synchronized (this) {
+        if (!open) {
+          held.add(task);
+          return;
+        }
+      }
+      threads.execute(task);
+    }
+
+    void open() {
+      List<Runnable> tasks;
+      synchronized (this) {
+        open = true;
+        tasks = List.copyOf(held);
+        held.clear();
+      }
+      tasks.forEach(threads::execute);
+    }
+
+    @Override
+    public void shutdown() {
+      threads.shutdown();
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      return threads.shutdownNow();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return threads.isShutdown();
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return threads.isTerminated();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+      return threads.awaitTermination(timeout, unit);
+    }
+  }
+
+  @Test
+  void aFreshServerAdmitsABurstOfBlockingCallsWhileItsWorkersAreIdle() throws Exception {
+    CountDownLatch running = new CountDownLatch(40);
+    CountDownLatch release = new CountDownLatch(1);
+    HeldWorkers held = new HeldWorkers();
+    Channel ch = start((method, request, out) -> {
+      running.countDown();
+      try {
+        release.await(10, TimeUnit.SECONDS); // a downstream call, say
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      out.onNext("done:" + request);
+      out.onCompleted();
+    }, SpillwayGrpc.server().sloMillis(5), 2, null, held);
+    List<Calls.Handle> burst = new java.util.ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      burst.add(Calls.unary(ch, Echo.UNARY, "c" + i));
+    }
+    // Forty waiting to run, twenty times the parallelism, on a server that has measured nothing:
+    // none is refused (DelayLimitGate, "Before the first measurement").
+    assertEquals(40, awaitUndecided(40), "every call of the burst admitted");
+    held.open();
+    assertTrue(running.await(10, TimeUnit.SECONDS), "forty handlers block at once");
+    release.countDown();
+    for (int i = 0; i < 40; i++) {
+      assertEquals("done:c" + i, burst.get(i).await().body());
+    }
+  }
+
   @Test
   void plainCallsBeyondTheLimitAreRefusedWithAPushback() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
