@@ -40,6 +40,27 @@ class BlockingBurstProbe {
     }
   }
 
+  /** What a probe does with a fresh server's channel: one line of figures. */
+  private interface Bursts {
+    String run(ManagedChannel channel) throws Exception;
+  }
+
+  /** A fresh default-scheme server (SLO 100 ms) running {@code handler}, probed by {@code bursts}. */
+  private static String onFreshServer(Echo.Handler handler, Bursts bursts) throws Exception {
+    ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(Echo.service(handler));
+    SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofMillis(100)).install(builder);
+    Server server = builder.build().start();
+    ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", server.getPort())
+        .usePlaintext().build();
+    try {
+      return bursts.run(channel);
+    } finally {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      spillway.close();
+    }
+  }
+
   private static String computingBursts() throws Exception {
     Echo.Handler computing = (method, request, out) -> {
       long until = System.nanoTime() + 4_000_000;
@@ -49,13 +70,8 @@ class BlockingBurstProbe {
       out.onNext("done:" + request);
       out.onCompleted();
     };
-    ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(Echo.service(computing));
-    SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofMillis(100)).install(builder);
-    Server server = builder.build().start();
-    ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", server.getPort())
-        .usePlaintext().build();
-    StringBuilder line = new StringBuilder();
-    try {
+    return onFreshServer(computing, channel -> {
+      StringBuilder line = new StringBuilder();
       for (int burst = 0; burst < 5; burst++) {
         long sent = System.nanoTime();
         List<Calls.Handle> calls = new ArrayList<>();
@@ -78,12 +94,8 @@ class BlockingBurstProbe {
         line.append(' ').append(ok).append('/').append(inSlo);
         Thread.sleep(300);
       }
-    } finally {
-      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-      spillway.close();
-    }
-    return line.toString();
+      return line.toString();
+    });
   }
 
   private static String bursts() throws Exception {
@@ -96,13 +108,8 @@ class BlockingBurstProbe {
       out.onNext("done:" + request);
       out.onCompleted();
     };
-    ServerBuilder<?> builder = ServerBuilder.forPort(0).addService(Echo.service(blocking));
-    SpillwayGrpcServer spillway = SpillwayGrpc.server().slo(Duration.ofMillis(100)).install(builder);
-    Server server = builder.build().start();
-    ManagedChannel channel = ManagedChannelBuilder.forAddress("localhost", server.getPort())
-        .usePlaintext().build();
-    StringBuilder line = new StringBuilder();
-    try {
+    return onFreshServer(blocking, channel -> {
+      StringBuilder line = new StringBuilder();
       for (int burst = 0; burst < 10; burst++) {
         List<Calls.Handle> calls = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
@@ -121,11 +128,7 @@ class BlockingBurstProbe {
         line.append(' ').append(ok).append(aqm > 0 ? " (aqm " + aqm + ")" : "");
         Thread.sleep(50);
       }
-    } finally {
-      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-      spillway.close();
-    }
-    return line.toString();
+      return line.toString();
+    });
   }
 }
