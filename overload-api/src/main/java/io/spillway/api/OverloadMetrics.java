@@ -26,6 +26,9 @@ public interface OverloadMetrics {
    * now (for the default scheme's plain-client limit, those admitted and not yet started, see
    * {@link ServerPermit#started}). A scheme that runs both (credits for sessions, a limit for
    * plain clients) reports each to its own callback, so neither reading is mistaken for the other.
+   * Where the host reports starts ({@link ServerEnvironment#reportsStarts}), the default scheme's
+   * limit refuses nothing until a request has waited behind another; until then it reports the
+   * limit it will start from.
    */
   default void onConcurrencyLimit(long limit, long counted) { }
 
