@@ -178,66 +178,28 @@ class ServerDefaultsTest {
   }
 
   /**
-   * Workers that take no task until {@link #open}: every call of a burst is admitted, and waits to
-   * run, before any handler has one. Then a thread per task, as a cached pool would.
+   * A cached pool whose threads start no task until {@code open} counts down: every call of a burst
+   * is admitted, and waits to run, before any handler has one.
    */
-  private static final class HeldWorkers extends java.util.concurrent.AbstractExecutorService {
-    private final List<Runnable> held = new java.util.ArrayList<>();
-    private final ExecutorService threads = Executors.newCachedThreadPool();
-    private boolean open;
-
-    @Override
-    public void execute(Runnable task) {
-      synchronized (this) {
-        if (!open) {
-          held.add(task);
-          return;
+  private static ExecutorService heldUntil(CountDownLatch open) {
+    return new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+        new java.util.concurrent.SynchronousQueue<>()) {
+      @Override
+      protected void beforeExecute(Thread thread, Runnable task) {
+        try {
+          open.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          thread.interrupt();
         }
       }
-      threads.execute(task);
-    }
-
-    void open() {
-      List<Runnable> tasks;
-      synchronized (this) {
-        open = true;
-        tasks = List.copyOf(held);
-        held.clear();
-      }
-      tasks.forEach(threads::execute);
-    }
-
-    @Override
-    public void shutdown() {
-      threads.shutdown();
-    }
-
-    @Override
-    public List<Runnable> shutdownNow() {
-      return threads.shutdownNow();
-    }
-
-    @Override
-    public boolean isShutdown() {
-      return threads.isShutdown();
-    }
-
-    @Override
-    public boolean isTerminated() {
-      return threads.isTerminated();
-    }
-
-    @Override
-    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-      return threads.awaitTermination(timeout, unit);
-    }
+    };
   }
 
   @Test
   void aFreshServerAdmitsABurstOfBlockingCallsWhileItsWorkersAreIdle() throws Exception {
     CountDownLatch running = new CountDownLatch(40);
     CountDownLatch release = new CountDownLatch(1);
-    HeldWorkers held = new HeldWorkers();
+    CountDownLatch open = new CountDownLatch(1);
     Channel ch = start((method, request, out) -> {
       running.countDown();
       try {
@@ -247,7 +209,7 @@ class ServerDefaultsTest {
       }
       out.onNext("done:" + request);
       out.onCompleted();
-    }, SpillwayGrpc.server().sloMillis(5), 2, null, held);
+    }, SpillwayGrpc.server().sloMillis(5), 2, null, heldUntil(open));
     List<Calls.Handle> burst = new java.util.ArrayList<>();
     for (int i = 0; i < 40; i++) {
       burst.add(Calls.unary(ch, Echo.UNARY, "c" + i));
@@ -255,7 +217,7 @@ class ServerDefaultsTest {
     // Forty waiting to run, twenty times the parallelism, on a server that has measured nothing:
     // none is refused (DelayLimitGate, "Before the first measurement").
     assertEquals(40, awaitUndecided(40), "every call of the burst admitted");
-    held.open();
+    open.countDown();
     assertTrue(running.await(10, TimeUnit.SECONDS), "forty handlers block at once");
     release.countDown();
     for (int i = 0; i < 40; i++) {
