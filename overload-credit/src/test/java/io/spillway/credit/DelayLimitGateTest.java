@@ -31,7 +31,11 @@ class DelayLimitGateTest {
       new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2));
 
   private ServerPermit admit() {
-    return gate.admit(new RequestMetadata(), clock.read());
+    return admit(gate);
+  }
+
+  private ServerPermit admit(DelayLimitGate g) {
+    return g.admit(new RequestMetadata(), clock.read());
   }
 
   private static void finish(ServerPermit p, long now) {
@@ -42,16 +46,6 @@ class DelayLimitGateTest {
   private final DelayLimitGate reporting = new DelayLimitGate(TARGET, DROP, PERIOD, 0.02,
       new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, OverloadMetrics.NONE, 2,
           true));
-
-  private ServerPermit admitReporting() {
-    return reporting.admit(new RequestMetadata(), clock.read());
-  }
-
-  private Status probeReporting() {
-    ServerPermit p = admitReporting();
-    finish(p, clock.read());
-    return p.status();
-  }
 
   @Test
   void dropsAtTheAqmThresholdBeforeCounting() {
@@ -199,13 +193,13 @@ class DelayLimitGateTest {
     reporting.start();
     List<ServerPermit> burst = new ArrayList<>();
     for (int i = 0; i < 40; i++) { // one read's worth of calls at a server that just started
-      burst.add(admitReporting());
+      burst.add(admit(reporting));
     }
     assertTrue(burst.stream().allMatch(ServerPermit::isAdmitted), "no measure of the queue yet");
     assertEquals(40, reporting.waiting());
     assertFalse(reporting.measured());
     delay = DROP;
-    assertEquals(Status.REJECTED_AQM, probeReporting(), "the AQM threshold bounds the queue meanwhile");
+    assertEquals(Status.REJECTED_AQM, probe(reporting), "the AQM threshold bounds the queue meanwhile");
     delay = 0;
     clock.advance(10 * US);
     burst.get(0).started(clock.read()); // position 1: a hand-off, no sample
@@ -216,7 +210,7 @@ class DelayLimitGateTest {
     }
     assertTrue(reporting.measured(), "a request that waited behind another is the first sample");
     clock.advance(PERIOD);
-    probeReporting(); // opens a period: the floor is the drain rate's queue
+    probe(reporting); // opens a period: the floor is the drain rate's queue
     // Σ position / Σ wait = (2 + … + 40) / (20 + … + 400 us) = 819 / 8,190 us = 100,000/s: a
     // 2 ms target's queue is 200
     assertEquals(200, reporting.limit());
@@ -234,27 +228,27 @@ class DelayLimitGateTest {
   @Test
   void aQuietSpellDoesNotAgeOutTheDrainRate() {
     reporting.start();
-    ServerPermit a = admitReporting();
-    ServerPermit b = admitReporting(); // position 2
+    ServerPermit a = admit(reporting);
+    ServerPermit b = admit(reporting); // position 2
     clock.advance(20 * US);
     a.started(clock.read());
     b.started(clock.read()); // waited 20 us at position 2: 100,000/s
     finish(a, clock.read());
     finish(b, clock.read());
     clock.advance(PERIOD);
-    probeReporting();
+    probe(reporting);
     assertEquals(200, reporting.limit());
     // Ten windows of quiet: the idle timer updates the limit every hundred periods, and the
     // completion rate falls to nothing, but no request waited, so nothing says the drain slowed.
     clock.advance(10L * DelayLimitGate.FLOOR_PERIODS * PERIOD);
-    probeReporting();
+    probe(reporting);
     assertEquals(200, reporting.limit());
     List<ServerPermit> burst = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
-      burst.add(admitReporting());
+      burst.add(admit(reporting));
     }
     assertTrue(burst.stream().allMatch(ServerPermit::isAdmitted), "the queue 2 ms drains");
-    assertEquals(Status.REJECTED_LIMIT, probeReporting());
+    assertEquals(Status.REJECTED_LIMIT, probe(reporting));
     burst.forEach(p -> finish(p, clock.read()));
   }
 
@@ -268,7 +262,12 @@ class DelayLimitGateTest {
   }
 
   private Status probe() {
-    ServerPermit p = admit();
+    return probe(gate);
+  }
+
+  /** One request admitted or refused, and completed at once: the decision it got. */
+  private Status probe(DelayLimitGate g) {
+    ServerPermit p = admit(g);
     finish(p, clock.read());
     return p.status();
   }
