@@ -33,6 +33,11 @@ import org.HdrHistogram.Histogram;
  *       for a {@code dns:///} target with {@code PerBackendSessions}, as the Spring Boot starter
  *       builds them; not in the default modes), and, where the {@code ghz} binary is found ({@code GHZ},
  *       {@code ~/go/bin/ghz} or the PATH), {@code ghz-none} and {@code ghz-spillway}.
+ *   <li>Mode {@code replicas}: three servers on core 0, behind one balanced channel per client
+ *       ({@code runReplicas}). Each is warmed and measured alone first, then the three together
+ *       (at most {@code replica_steady_max_s} slices), because three JVMs that start together on
+ *       one core compile through any warm-up; rows {@code replicas-none} (unprotected, at 0.5 ×
+ *       and the replica levels) and {@code replicas}, normalized by the three's summed capacity.
  *   <li>results.json (the report's schema, plus the counts), report.md and plots in {@code out}.
  * </ol>
  *
@@ -45,7 +50,8 @@ import org.HdrHistogram.Histogram;
  * <p>Keys: {@code levels} (1, 2, 3), {@code service_us} (200), {@code slo_ms} (5), {@code block_ms} (0:
  * each handler, after its CPU time, blocks this long with no lock held, a downstream call's wait), {@code warm_s}
  * (1), {@code measure_s} (4), {@code channels} (8), {@code modes} (all), {@code capacity} (measured
- * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code repeats} (1), {@code add_opens}
+ * if absent), {@code seed} (1), {@code steady_max_s} (40), {@code replica_service_us} (200, 200,
+ * 400), {@code replica_levels} (2), {@code replica_steady_max_s} (120), {@code repeats} (1), {@code add_opens}
  * (false: the server
  * JVM as a team starts it; true adds {@code --add-opens java.base/java.lang=ALL-UNNAMED}, so that
  * the carriers of its virtual threads are measured, docs/design.md).
@@ -68,6 +74,7 @@ public final class GrpcDemoMain {
     keys.put("modes", "none, spillway-plain, spillway-aware, ghz-none, ghz-spillway, replicas");
     keys.put("replica_service_us", "200, 200, 400");
     keys.put("replica_levels", "2");
+    keys.put("replica_steady_max_s", "120");
     keys.put("seed", "1");
     keys.put("steady_max_s", "40");
     keys.put("repeats", "1");
@@ -334,19 +341,74 @@ public final class GrpcDemoMain {
      */
     int warmUntilSteady(DemoServerProcess server, DemoLoad load, String mode, boolean overload)
         throws Exception {
-      for (int i = 0; i < WARM_FIRST_SLICES; i++) {
-        load.openLoop(0.7 * capacity, 0, SteadyCapacity.SLICE_NANOS, seed + 1000 + i);
-      }
       double level = overload ? levels.stream().mapToDouble(Double::doubleValue).max().orElse(1)
           : 0.7;
+      return warmUntilSteady(() -> jitMillis(server), load, mode, capacity, level);
+    }
+
+    /**
+     * {@link #warmUntilSteady(DemoServerProcess, DemoLoad, String, boolean)} for servers whose
+     * compilers {@code jit} sums, at {@code level} × {@code capacityRps} after the first slices.
+     */
+    int warmUntilSteady(SteadyCapacity.JitClock jit, DemoLoad load, String mode, double capacityRps,
+        double level) throws Exception {
+      return warmUntilSteady(jit, load, mode, capacityRps, level,
+          Integer.parseInt(keys.get("steady_max_s")));
+    }
+
+    /** As above, at most {@code maxSlices} slices after the first. */
+    int warmUntilSteady(SteadyCapacity.JitClock jit, DemoLoad load, String mode, double capacityRps,
+        double level, int maxSlices) throws Exception {
+      for (int i = 0; i < WARM_FIRST_SLICES; i++) {
+        load.openLoop(0.7 * capacityRps, 0, SteadyCapacity.SLICE_NANOS, seed + 1000 + i);
+      }
       SteadyCapacity.Slices slices = SteadyCapacity.runUntil(
-          index -> load.openLoop(level * capacity, 0, SteadyCapacity.SLICE_NANOS,
+          index -> load.openLoop(level * capacityRps, 0, SteadyCapacity.SLICE_NANOS,
               seed + 2000 + index).ok(),
-          () -> jitMillis(server), Integer.parseInt(keys.get("steady_max_s")),
-          SteadyCapacity::steady);
+          jit, maxSlices, SteadyCapacity::steady);
       System.out.println(SteadyCapacity.describeWarm(mode + " warm-up", WARM_FIRST_SLICES, level,
           slices));
       return WARM_FIRST_SLICES + slices.count();
+    }
+
+    /** A replica row, normalized by the three servers' summed capacity {@code sum}. */
+    void addReplicas(String mode, double level, double sum, DemoLoad.Result r, String reasons) {
+      double saved = capacity;
+      capacity = sum;
+      add(mode, level, r.offeredRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
+          r.rejectLatency(), r.dropRate(), r.clientRejects(), r.errors(), r.issued(), reasons);
+      capacity = saved;
+    }
+
+    /**
+     * One replica's closed-loop throughput with the others idle, read by the capacity rule
+     * ({@link SteadyCapacity#measure}). Three JVMs on one core that start together compile for
+     * longer than any warm-up, each taking the core from the others' compilers as well as from
+     * requests; one at a time, each compiles as the single server does, and a measured level then
+     * finds all three compiled.
+     */
+    double aloneCapacity(DemoServerProcess server, String what) throws Exception {
+      try (DemoLoad load = new DemoLoad(List.of(server.port()), 3, DemoLoad.Kind.PLAIN, sloNanos)) {
+        SteadyCapacity.Measured m = SteadyCapacity.measure(
+            index -> Math.round(load.closedLoop(8, 0, SteadyCapacity.SLICE_NANOS)
+                * SteadyCapacity.SLICE_NANOS / 1e9),
+            () -> jitMillis(server), CAPACITY_MAX_SLICES);
+        System.out.println(m.describe(what, "", CAPACITY_MAX_SLICES));
+        return m.reading().rps();
+      }
+    }
+
+    /** The compilers of {@code servers} and of this JVM, their milliseconds so far summed, or -1. */
+    private static long jitMillis(List<DemoServerProcess> servers) throws IOException {
+      long sum = 0;
+      for (DemoServerProcess s : servers) {
+        long m = s.compileMillis();
+        if (m < 0) {
+          return -1;
+        }
+        sum += m;
+      }
+      return SteadyCapacity.withOwnJit(sum);
     }
 
     /** Open-loop slices at 0.7 × capacity that begin every warm-up. */
@@ -401,6 +463,7 @@ public final class GrpcDemoMain {
         replicaLevels.add(Double.parseDouble(l.trim()));
       }
       double sum;
+      double[] alone;
       List<DemoServerProcess> none = new ArrayList<>();
       try {
         List<Integer> ports = new ArrayList<>();
@@ -410,16 +473,33 @@ public final class GrpcDemoMain {
           none.add(p);
           ports.add(p.port());
         }
+        alone = new double[costs.size()];
+        for (int i = 0; i < costs.size(); i++) {
+          alone[i] = aloneCapacity(none.get(i), "replicas: capacity of server " + i + " alone");
+        }
         try (DemoLoad load = new DemoLoad(ports, 3 * costs.size(), DemoLoad.Kind.PLAIN, sloNanos)) {
-          load.closedLoop(8 * costs.size(), 5_000_000_000L, 1);
-          sum = load.closedLoop(8 * costs.size(), 1_000_000_000L, 4_000_000_000L);
+          SteadyCapacity.Measured m = SteadyCapacity.measure(
+              index -> Math.round(load.closedLoop(8 * costs.size(), 0, SteadyCapacity.SLICE_NANOS)
+                  * SteadyCapacity.SLICE_NANOS / 1e9),
+              () -> jitMillis(none), CAPACITY_MAX_SLICES);
+          System.out.println(m.describe("replicas: capacity of the three together", "",
+              CAPACITY_MAX_SLICES));
+          sum = m.reading().rps();
+          // Unprotected, at half the summed capacity (the floor three processes sharing a core
+          // leave a call's latency) and at the measured levels.
+          List<Double> noneLevels = new ArrayList<>(List.of(0.5));
+          noneLevels.addAll(replicaLevels);
+          for (double level : noneLevels) {
+            DemoLoad.Result r = load.openLoop(level * sum, warmNanos, measureNanos,
+                seed + Math.round(level * 100));
+            addReplicas("replicas-none", level, sum, r, r.rejectsByReason());
+          }
         }
       } finally {
         for (DemoServerProcess p : none) {
           p.close();
         }
       }
-      System.out.printf(Locale.ROOT, "replicas: capacity of the three together %.0f rps%n", sum);
       warmSlices = 0;
       List<DemoServerProcess> servers = new ArrayList<>();
       try {
@@ -430,21 +510,26 @@ public final class GrpcDemoMain {
           servers.add(p);
           ports.add(p.port());
         }
+        double top = replicaLevels.stream().mapToDouble(Double::doubleValue).max().orElse(1);
+        for (int i = 0; i < servers.size(); i++) {
+          DemoServerProcess server = servers.get(i);
+          try (DemoLoad load = new DemoLoad(List.of(server.port()), channels,
+              DemoLoad.Kind.BALANCED, sloNanos)) {
+            warmSlices += warmUntilSteady(() -> jitMillis(server), load, "replicas: server " + i
+                + " alone", alone[i], top);
+          }
+        }
         try (DemoLoad load = new DemoLoad(ports, channels, DemoLoad.Kind.BALANCED, sloNanos)) {
-          load.openLoop(0.7 * sum, 3_000_000_000L, 1, seed);
+          warmSlices += warmUntilSteady(() -> jitMillis(servers), load, "replicas", sum, top,
+              Integer.parseInt(keys.get("replica_steady_max_s")));
           for (double level : replicaLevels) {
             long[] before = load.retriesAndCalls();
             DemoLoad.Result r = load.openLoop(level * sum, warmNanos, measureNanos,
                 seed + Math.round(level * 100));
             long[] after = load.retriesAndCalls();
             double retryShare = (double) (after[0] - before[0]) / Math.max(1, after[1] - before[1]);
-            double saved = capacity;
-            capacity = sum;
-            add("replicas", level, r.offeredRps(), r.throughputRps(), r.goodputRps(),
-                r.okLatency(), r.rejectLatency(), r.dropRate(), r.clientRejects(), r.errors(),
-                r.issued(), String.format(Locale.ROOT, "retries=%.1f%% %s", 100 * retryShare,
-                    r.rejectsByReason()));
-            capacity = saved;
+            addReplicas("replicas", level, sum, r, String.format(Locale.ROOT, "retries=%.1f%% %s",
+                100 * retryShare, r.rejectsByReason()));
           }
         }
       } finally {
