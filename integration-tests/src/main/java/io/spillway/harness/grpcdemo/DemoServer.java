@@ -112,12 +112,16 @@ public final class DemoServer {
     System.out.println("port " + server.getPort());
     System.out.flush();
     // Runs until the harness closes our standard input; "jit" asks for the milliseconds this JVM's
-    // compilers have spent so far (-1 if it does not say), for the harness's capacity reading.
+    // compilers have spent so far (-1 if it does not say), for the harness's capacity reading;
+    // "cpu" for the nanoseconds of CPU this process has used (-1 if the JVM does not say).
     java.io.BufferedReader in = new java.io.BufferedReader(
         new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.US_ASCII));
     for (String command; (command = in.readLine()) != null; ) {
       if (command.strip().equals("jit")) {
         System.out.println("jit " + io.spillway.harness.SteadyCapacity.ownJitMillis());
+        System.out.flush();
+      } else if (command.strip().equals("cpu")) {
+        System.out.println("cpu " + processCpuNanos());
         System.out.flush();
       }
     }
@@ -128,5 +132,11 @@ public final class DemoServer {
     if (pool != null) {
       pool.shutdownNow();
     }
+  }
+
+  /** This process's CPU time so far in nanoseconds, every thread's, or -1 if the JVM does not say. */
+  static long processCpuNanos() {
+    return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : -1;
   }
 }

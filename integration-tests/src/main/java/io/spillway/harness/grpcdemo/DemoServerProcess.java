@@ -86,6 +86,18 @@ final class DemoServerProcess implements AutoCloseable {
     return Long.parseLong(line.substring(4).trim());
   }
 
+  /** Nanoseconds of CPU the server process has used so far, every thread's, or -1 if it does not say. */
+  long cpuNanos() throws IOException {
+    var in = process.getOutputStream();
+    in.write("cpu\n".getBytes(StandardCharsets.US_ASCII));
+    in.flush();
+    String line = stdout.readLine();
+    if (line == null || !line.startsWith("cpu ")) {
+      throw new IOException("demo server answered " + line + " to cpu");
+    }
+    return Long.parseLong(line.substring(4).trim());
+  }
+
   @Override
   public void close() throws IOException {
     process.getOutputStream().close();

@@ -11,6 +11,8 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -44,13 +46,16 @@ final class GhzReport {
    * @param rejects      refused ({@code RESOURCE_EXHAUSTED} or {@code UNAVAILABLE})
    * @param errors       everything else (a deadline that passed, a cancelled call)
    * @param byStatus     every status seen in the window and its count
+   * @param byReason     of the refusals, Spillway's reason for each as its status description
+   *                     gives it ({@code SpillwayMetadata.describeReject}), in {@link
+   *                     io.spillway.api.Status} order, e.g. {@code aqm=3 limit=20}
    * @param okLatency    latencies of the {@code OK} calls
    * @param rejectLatency latencies of the refused calls: from a call's start to its refusal
    * @param maxLagNanos  how far the latest-started call of the window started after a constant
    *                     {@code rate}'s schedule from the run's first call (0 when no rate given)
    */
   record Result(long started, long ok, long good, long rejects, long errors,
-      Map<String, Long> byStatus, Histogram okLatency, Histogram rejectLatency,
+      Map<String, Long> byStatus, String byReason, Histogram okLatency, Histogram rejectLatency,
       double measureSeconds, long maxLagNanos) {
 
     double startedRps() {
@@ -82,6 +87,7 @@ final class GhzReport {
     long[] starts = new long[1024];
     long[] latencies = new long[1024];
     String[] statuses = new String[1024];
+    String[] errorTexts = new String[1024];
     int n = 0;
     OffsetDateTime origin = null;
     try (JsonParser p = new JsonFactory().createParser(json)) {
@@ -130,7 +136,9 @@ final class GhzReport {
             starts = Arrays.copyOf(starts, 2 * n);
             latencies = Arrays.copyOf(latencies, 2 * n);
             statuses = Arrays.copyOf(statuses, 2 * n);
+            errorTexts = Arrays.copyOf(errorTexts, 2 * n);
           }
+          errorTexts[n] = error;
           starts[n] = ChronoUnit.NANOS.between(origin, end) - latency;
           latencies[n] = latency;
           // a call that failed without a gRPC status (ghz leaves status empty) is an error
@@ -145,8 +153,9 @@ final class GhzReport {
     Histogram okLatency = new Histogram(3_600_000_000_000L, 3);
     Histogram rejectLatency = new Histogram(3_600_000_000_000L, 3);
     Map<String, Long> byStatus = new TreeMap<>();
+    long[] byReason = new long[io.spillway.api.Status.values().length];
     if (n == 0) {
-      return new Result(0, 0, 0, 0, 0, byStatus, okLatency, rejectLatency, measureSeconds, 0);
+      return new Result(0, 0, 0, 0, 0, byStatus, "", okLatency, rejectLatency, measureSeconds, 0);
     }
     long first = Long.MAX_VALUE;
     for (int i = 0; i < n; i++) {
@@ -175,6 +184,10 @@ final class GhzReport {
       } else if (status.equals(RESOURCE_EXHAUSTED) || status.equals(UNAVAILABLE)) {
         rejects++;
         rejectLatency.recordValue(Math.max(1, latencies[i]));
+        io.spillway.api.Status reason = reason(errorTexts[i]);
+        if (reason != null) {
+          byReason[reason.code()]++;
+        }
       } else {
         errors++;
       }
@@ -191,14 +204,47 @@ final class GhzReport {
         maxLag = Math.max(maxLag, sorted[i] - first - Math.round(i * interval));
       }
     }
-    return new Result(started, ok, good, rejects, errors, byStatus, okLatency, rejectLatency,
-        measureSeconds, maxLag);
+    StringBuilder reasons = new StringBuilder();
+    for (io.spillway.api.Status st : io.spillway.api.Status.values()) {
+      if (byReason[st.code()] > 0) {
+        reasons.append(reasons.isEmpty() ? "" : " ").append(label(st)).append('=')
+            .append(byReason[st.code()]);
+      }
+    }
+    return new Result(started, ok, good, rejects, errors, byStatus, reasons.toString(), okLatency,
+        rejectLatency, measureSeconds, maxLag);
   }
 
-  /** A short account for a row's note: offered against started, and ghz's lag behind its rate. */
+  /** The reasons' words in a refusal's description, as {@code describeReject} writes them. */
+  private static final Pattern REASON = Pattern.compile("spillway: rejected \\(\"?([a-z ]+)");
+
+  /** Spillway's reason in a refusal's error text, or {@code null} if the text gives none. */
+  static io.spillway.api.Status reason(String error) {
+    Matcher m = REASON.matcher(error == null ? "" : error);
+    if (!m.find()) {
+      return null;
+    }
+    for (io.spillway.api.Status st : io.spillway.api.Status.values()) {
+      if (label(st).equals(m.group(1).strip().replace(' ', '_'))) {
+        return st;
+      }
+    }
+    return null;
+  }
+
+  /** A status as the harnesses' tables name it: {@code aqm}, {@code no_credit}, {@code limit}. */
+  static String label(io.spillway.api.Status st) {
+    return st.name().toLowerCase(Locale.ROOT).replace("rejected_", "");
+  }
+
+  /**
+   * A short account for a row's note: offered against started, ghz's lag behind its rate, the
+   * statuses, and Spillway's reasons for the refusals where their descriptions give them.
+   */
   static String describe(Result r, double rate) {
     return String.format(Locale.ROOT, "ghz started %.0f/s of %.0f/s; %s behind its schedule "
-        + "at most; %s", r.startedRps(), rate, millis(r.maxLagNanos()), r.statuses());
+        + "at most; %s%s", r.startedRps(), rate, millis(r.maxLagNanos()), r.statuses(),
+        r.byReason().isEmpty() ? "" : "; refused for " + r.byReason());
   }
 
   private static String millis(long nanos) {

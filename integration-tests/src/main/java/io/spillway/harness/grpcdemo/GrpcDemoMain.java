@@ -371,6 +371,37 @@ public final class GrpcDemoMain {
       return WARM_FIRST_SLICES + slices.count();
     }
 
+    /**
+     * The server's CPU over a level, read before and after it: the share of its core it used, and
+     * that share per call it received (answered or refused), so that modes whose clients frame
+     * their calls differently can be compared by what a call costs the serving core.
+     */
+    record ServerCpu(DemoServerProcess server, long cpuNanos, long levelNanos) {
+
+      /** Before a level that sends calls for {@code levelNanos} (its warm and measured parts). */
+      static ServerCpu start(DemoServerProcess server, long levelNanos) throws IOException {
+        return new ServerCpu(server, server.cpuNanos(), levelNanos);
+      }
+
+      /**
+       * After the level and its drain. {@code receivedRps}: calls the server answered or refused a
+       * second in the measured part, taken as the level's rate throughout. The share of a core is
+       * over the level's own duration, so a server still draining a backlog after it reads above
+       * 100 %.
+       */
+      String describe(String mode, double level, double receivedRps) throws IOException {
+        long now = server.cpuNanos();
+        if (now < 0 || cpuNanos < 0) {
+          return mode + String.format(Locale.ROOT, " %.1fx: the server's JVM does not say its CPU time",
+              level);
+        }
+        double share = (double) (now - cpuNanos) / levelNanos;
+        return String.format(Locale.ROOT, "%s %.1fx: the server used %.0f %% of a core, %.0f us a "
+            + "call received (%.0f/s)", mode, level, 100 * share, share * 1e6 / receivedRps,
+            receivedRps);
+      }
+    }
+
     /** A replica row, normalized by the three servers' summed capacity {@code sum}. */
     void addReplicas(String mode, double level, double sum, DemoLoad.Result r, String reasons) {
       double saved = capacity;
@@ -437,11 +468,14 @@ public final class GrpcDemoMain {
           DemoLoad load = new DemoLoad(List.of(server.port()), channels, kind, sloNanos)) {
         warmSlices = warmUntilSteady(server, load, mode, !serverMode.equals("none"));
         for (double level : levels) {
+          ServerCpu cpu = ServerCpu.start(server, warmNanos + measureNanos);
           DemoLoad.Result r = load.openLoop(level * capacity, warmNanos, measureNanos,
               seed + Math.round(level * 100));
           add(mode, level, r.offeredRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
               r.rejectLatency(), r.dropRate(), r.clientRejects(), r.errors(), r.issued(),
               r.rejectsByReason());
+          System.out.println(cpu.describe(mode, level,
+              (r.ok() + r.serverRejects() + r.errors()) / r.measuredSeconds()));
         }
       }
     }
@@ -569,10 +603,13 @@ public final class GrpcDemoMain {
           double rps = level * capacity;
           long seconds = Math.round((warmNanos + measureNanos) / 1e9);
           long compiledBefore = server.compileMillis();
+          ServerCpu cpu = ServerCpu.start(server, seconds * 1_000_000_000L);
           Path json = ghzRun(ghz, proto, server.port(), rps, seconds,
               mode + "-" + level + "x");
           long compiled = server.compileMillis() - compiledBefore;
-          summarizeGhz(mode, level, rps, json);
+          GhzReport.Result r = summarizeGhz(mode, level, rps, json);
+          System.out.println(cpu.describe(mode, level,
+              (r.ok() + r.rejects() + r.errors()) / r.measureSeconds()));
           System.out.printf(Locale.ROOT, "%s %.1fx: the server's compiler ran %d ms of the level's"
               + " %d s%n", mode, level, compiled, seconds);
           Files.deleteIfExists(json); // every call's details: megabytes; the summary is kept
@@ -605,7 +642,8 @@ public final class GrpcDemoMain {
       return json;
     }
 
-    void summarizeGhz(String mode, double level, double rps, Path json) throws IOException {
+    GhzReport.Result summarizeGhz(String mode, double level, double rps, Path json)
+        throws IOException {
       GhzReport.Result r;
       try (java.io.InputStream in = Files.newInputStream(json)) {
         r = GhzReport.read(in, warmNanos / 1e9, measureNanos / 1e9, sloNanos, rps);
@@ -613,8 +651,9 @@ public final class GrpcDemoMain {
       long received = r.ok() + r.rejects() + r.errors();
       add(mode, level, r.startedRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
           r.rejectLatency(), io.spillway.sim.Tally.ratio(r.rejects(), received), 0, r.errors(),
-          r.started(), "");
+          r.started(), r.byReason());
       System.out.println(mode + " " + level + "x: " + GhzReport.describe(r, rps));
+      return r;
     }
 
     void add(String mode, double level, double offered, double throughput, double goodput,

@@ -1,8 +1,12 @@
 package io.spillway.harness.grpcdemo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.spillway.api.ResponseMetadata;
+import io.spillway.api.Status;
+import io.spillway.grpc.SpillwayMetadata;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -69,6 +73,7 @@ class GhzReportTest {
     assertEquals(2, r.errors(), "the deadline and the call without a status");
     assertEquals(Map.of("OK", 2L, "ResourceExhausted", 1L, "Unavailable", 1L,
         "DeadlineExceeded", 1L, "error", 1L), r.byStatus());
+    assertEquals("limit=1", r.byReason(), "the Unavailable refusal names no Spillway reason");
     assertEquals(2, r.okLatency().getTotalCount());
     assertEquals(20.0, r.okLatency().getValueAtPercentile(99) / 1e6, 0.05);
     assertEquals(5.0, r.okLatency().getValueAtPercentile(50) / 1e6, 0.01);
@@ -119,5 +124,23 @@ class GhzReportTest {
         () -> GhzReport.read(json("{\"count\":3,\"rps\":1.0}"), 0, 1, SLO, 0));
     assertThrows(IOException.class,
         () -> GhzReport.read(json("Summary:\n  Count: 3\n"), 0, 1, SLO, 0));
+  }
+
+  @Test
+  void readsSpillwaysReasonFromTheDescriptionAServerWrites() {
+    for (Status st : Status.values()) {
+      ResponseMetadata response = new ResponseMetadata().status(st);
+      if (st == Status.REJECTED_LIMIT) {
+        response.threshold(7); // "limit, threshold 7"
+      }
+      if (st == Status.REJECTED_PRICE) {
+        response.price(12); // "price 12"
+      }
+      String error = "rpc error: code = ResourceExhausted desc = "
+          + SpillwayMetadata.describeReject(response);
+      assertEquals(st, GhzReport.reason(error), error);
+    }
+    assertNull(GhzReport.reason("rpc error: code = Unavailable desc = shedding"));
+    assertNull(GhzReport.reason(""));
   }
 }
