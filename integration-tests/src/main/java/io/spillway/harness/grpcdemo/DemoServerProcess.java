@@ -76,26 +76,24 @@ final class DemoServerProcess implements AutoCloseable {
 
   /** Milliseconds the server JVM's compilers have spent so far, or -1 if it does not say. */
   long compileMillis() throws IOException {
-    var in = process.getOutputStream();
-    in.write("jit\n".getBytes(StandardCharsets.US_ASCII));
-    in.flush();
-    String line = stdout.readLine();
-    if (line == null || !line.startsWith("jit ")) {
-      throw new IOException("demo server answered " + line + " to jit");
-    }
-    return Long.parseLong(line.substring(4).trim());
+    return ask("jit");
   }
 
   /** Nanoseconds of CPU the server process has used so far, every thread's, or -1 if it does not say. */
   long cpuNanos() throws IOException {
+    return ask("cpu");
+  }
+
+  /** Sends {@code command} on the server's standard input and reads its answer, "COMMAND N". */
+  private long ask(String command) throws IOException {
     var in = process.getOutputStream();
-    in.write("cpu\n".getBytes(StandardCharsets.US_ASCII));
+    in.write((command + "\n").getBytes(StandardCharsets.US_ASCII));
     in.flush();
     String line = stdout.readLine();
-    if (line == null || !line.startsWith("cpu ")) {
-      throw new IOException("demo server answered " + line + " to cpu");
+    if (line == null || !line.startsWith(command + " ")) {
+      throw new IOException("demo server answered " + line + " to " + command);
     }
-    return Long.parseLong(line.substring(4).trim());
+    return Long.parseLong(line.substring(command.length() + 1).trim());
   }
 
   @Override
