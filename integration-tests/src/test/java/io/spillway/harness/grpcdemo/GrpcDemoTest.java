@@ -115,6 +115,21 @@ class GrpcDemoTest {
   }
 
   @Test
+  void rowsAboveTheCapacityReadingBeyondItsSpreadAreNamed() {
+    // capacity 1,000 rps read with a 5 % spread: 1,040 is within its noise, 1,086 is not
+    io.spillway.harness.SteadyCapacity.Reading reading =
+        new io.spillway.harness.SteadyCapacity.Reading(1_000, 0.05, 6, true);
+    java.util.List<GrpcDemoMain.RunRow> rows = java.util.List.of(
+        new GrpcDemoMain.RunRow("spillway-aware", 2, 1, 1_086, 4_000, ""),
+        new GrpcDemoMain.RunRow("spillway-aware", 3, 1, 1_040, 4_000, ""),
+        new GrpcDemoMain.RunRow("spillway-plain", 2, 2, 940, 5_000, ""),
+        new GrpcDemoMain.RunRow("replicas", 2, 1, 2_400, 9_000, ""));
+    assertEquals(java.util.List.of("spillway-aware 2.0x run 1 (+8.6 %)"),
+        GrpcDemoMain.overCapacity(rows, reading),
+        "the replica row is divided by its own capacity and not judged against this one");
+  }
+
+  @Test
   void anUnknownKeyIsRefusedWithTheKnownOnes() {
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
         IllegalArgumentException.class, () -> GrpcDemoMain.main(new String[] {"--set", "lvels=2"}));
