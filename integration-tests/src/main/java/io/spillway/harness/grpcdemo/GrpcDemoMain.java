@@ -170,8 +170,8 @@ public final class GrpcDemoMain {
   /**
    * The rows whose goodput exceeds the capacity reading by more than the reading's spread
    * ({@link SteadyCapacity.Reading#exceededBy}), each as {@code "mode 2.0x run 1 (+8.6 %)"}:
-   * capacity is the most the server can do, so such a row shows the reading was low (issue 28's
-   * rule for the socket harness, docs/results/harness.md). Rows whose mode starts with {@code
+   * capacity is the most the server can do, so such a row shows the reading was low (the socket
+   * harness's rule, docs/results/harness.md). Rows whose mode starts with {@code
    * replicas} are normalized by their own capacity and are not judged here.
    */
   static List<String> overCapacity(List<RunRow> rows, SteadyCapacity.Reading reading) {
