@@ -4,6 +4,7 @@ import io.grpc.BindableService;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.spillway.api.CpuQuotaDelay;
 import io.spillway.api.OverloadMetrics;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
@@ -359,13 +360,18 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       // stages are therefore combined by their maximum: the longest wait any of them shows.
       // UnstartedCalls covers the workers' queue as a call sees it (several passes), the
       // executor's own oldest task covers re-mounts after a lock, the probe covers the loops.
+      // A CPU quota (a container's CPU limit) is one more wait for the same CPU: the time the
+      // kernel would hold the whole process once the quota is spent (CpuQuotaDelay).
       UnstartedCalls unstarted = new UnstartedCalls();
       EventLoopProbe probe = EventLoopProbe.available() ? new EventLoopProbe(ticker) : null;
       QueueDelaySignal workerStage = workerDelay;
       QueueDelaySignal loops = probe != null ? probe : QueueDelaySignal.NONE;
+      QueueDelaySignal quota = CpuQuotaDelay.detect(ticker).<QueueDelaySignal>map(q -> q)
+          .orElse(QueueDelaySignal.NONE);
       List<QueueDelaySignal> stages = new ArrayList<>(2);
-      stages.add(now -> Math.max(Math.max(unstarted.queueingDelayNanos(now),
-          workerStage.queueingDelayNanos(now)), loops.queueingDelayNanos(now)));
+      stages.add(now -> Math.max(Math.max(Math.max(unstarted.queueingDelayNanos(now),
+          workerStage.queueingDelayNanos(now)), loops.queueingDelayNanos(now)),
+          quota.queueingDelayNanos(now)));
       if (queueDelay != null) {
         stages.add(queueDelay);
       }

@@ -7,7 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The application's queueing delay, assembled as its web server comes up: the stages the starter
  * measures itself (Tomcat's or Jetty's worker queue or their virtual threads' carrier queue,
- * Reactor Netty's event loops) combined by their maximum, plus any {@link QueueDelaySignal} beans the application
+ * Reactor Netty's event loops, a container's CPU limit) combined by their maximum, plus any {@link QueueDelaySignal} beans the application
  * declares (a stage of its own, such as a downstream pool), added.
  *
  * <p>Why the maximum for the measured stages: on a server of one core or a few, the event loops

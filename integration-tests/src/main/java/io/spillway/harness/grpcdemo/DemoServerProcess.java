@@ -44,7 +44,24 @@ final class DemoServerProcess implements AutoCloseable {
    */
   static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, long blockMicros,
       int core, Path log, boolean addOpens) throws IOException {
+    return start(mode, serviceMicros, sloMillis, blockMicros, core, log, addOpens, List.of());
+  }
+
+  /**
+   * As above, the JVM started inside the control groups whose {@code cgroup.procs} files are
+   * given (a CPU quota, {@link CpuQuotaGroup}), before its first instruction, as a container's
+   * process is.
+   */
+  static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, long blockMicros,
+      int core, Path log, boolean addOpens, List<Path> joinGroups) throws IOException {
     List<String> cmd = new ArrayList<>();
+    if (!joinGroups.isEmpty()) {
+      StringBuilder join = new StringBuilder();
+      for (Path procs : joinGroups) {
+        join.append("echo $$ > '").append(procs).append("' && ");
+      }
+      cmd.addAll(List.of("/bin/sh", "-c", join + "exec \"$@\"", "sh"));
+    }
     if (core >= 0) {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
     }

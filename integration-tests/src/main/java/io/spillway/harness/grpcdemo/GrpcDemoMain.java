@@ -57,7 +57,10 @@ import org.HdrHistogram.Histogram;
  * 400), {@code replica_levels} (2), {@code replica_steady_max_s} (120), {@code repeats} (1), {@code add_opens}
  * (false: the server
  * JVM as a team starts it; true adds {@code --add-opens java.base/java.lang=ALL-UNNAMED}, so that
- * the carriers of its virtual threads are measured, docs/design.md).
+ * the carriers of its virtual threads are measured, docs/design.md), {@code capacity_max_s} (30:
+ * the most one-second slices a capacity reading takes), {@code cpu_quota} (none: a number of cores
+ * starts every server of the non-replica modes in a control group with that CPU limit per 100 ms,
+ * as a container's limit, {@link CpuQuotaGroup}; needs root).
  */
 public final class GrpcDemoMain {
 
@@ -81,6 +84,8 @@ public final class GrpcDemoMain {
     keys.put("seed", "1");
     keys.put("steady_max_s", "40");
     keys.put("repeats", "1");
+    keys.put("cpu_quota", "none");
+    keys.put("capacity_max_s", Integer.toString(Run.CAPACITY_MAX_SLICES));
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--out" -> out = Path.of(args[++i]);
@@ -231,6 +236,10 @@ public final class GrpcDemoMain {
     final long seed;
     final int serverCore;
     final int repeats;
+    /** The cgroup.procs files of the CPU-quota group the servers start in; empty for none. */
+    final List<Path> quotaGroup;
+    /** Slices the capacity rule may take on the single server ({@code capacity_max_s}). */
+    final int capacityMaxSlices;
     /** The run under way, from 1. */
     int run = 1;
     final List<RunRow> rows = new ArrayList<>();
@@ -265,6 +274,14 @@ public final class GrpcDemoMain {
       repeats = Integer.parseInt(keys.get("repeats"));
       if (repeats < 1) {
         throw new IllegalArgumentException("repeats: at least 1, got " + repeats);
+      }
+      capacityMaxSlices = Integer.parseInt(keys.get("capacity_max_s"));
+      String quota = keys.get("cpu_quota");
+      try {
+        quotaGroup = quota.equals("none") ? List.of()
+            : CpuQuotaGroup.create(Double.parseDouble(quota));
+      } catch (IOException e) {
+        throw new IllegalStateException(e.getMessage(), e);
       }
       // The launcher pins this JVM to core 1; the server takes core 0 where there are two.
       serverCore = cores() >= 2 && Files.isExecutable(Path.of("/usr/bin/taskset")) ? 0 : -1;
@@ -360,9 +377,9 @@ public final class GrpcDemoMain {
         SteadyCapacity.Measured m = SteadyCapacity.measure(
             index -> Math.round(load.closedLoop(capacityOutstanding(), 0, SteadyCapacity.SLICE_NANOS)
                 * SteadyCapacity.SLICE_NANOS / 1e9),
-            () -> jitMillis(server), CAPACITY_MAX_SLICES);
+            () -> jitMillis(server), capacityMaxSlices);
         SteadyCapacity.Reading r = m.reading();
-        System.out.println(m.describe("capacity of " + serverMode + ":", "", CAPACITY_MAX_SLICES));
+        System.out.println(m.describe("capacity of " + serverMode + ":", "", capacityMaxSlices));
         return r;
       }
     }
@@ -492,7 +509,8 @@ public final class GrpcDemoMain {
     DemoServerProcess startServer(String serverMode, String label) throws IOException {
       return DemoServerProcess.start(serverMode, serviceMicros, sloMillis,
           Math.round(blockMillis * 1000), serverCore,
-          out.resolve("server-" + label + (repeats > 1 ? "-run" + run : "") + ".log"), addOpens);
+          out.resolve("server-" + label + (repeats > 1 ? "-run" + run : "") + ".log"), addOpens,
+          quotaGroup);
     }
 
     void runJava(String mode) throws Exception {
@@ -508,6 +526,7 @@ public final class GrpcDemoMain {
         warmSlices = warmUntilSteady(server, load, mode, !serverMode.equals("none"));
         for (double level : levels) {
           ServerCpu cpu = ServerCpu.start(server, warmNanos + measureNanos);
+          long[] throttledBefore = quotaGroup.isEmpty() ? null : CpuQuotaGroup.throttling(quotaGroup);
           DemoLoad.Result r = load.openLoop(level * capacity, warmNanos, measureNanos,
               seed + Math.round(level * 100));
           add(mode, level, r.offeredRps(), r.throughputRps(), r.goodputRps(), r.okLatency(),
@@ -515,6 +534,11 @@ public final class GrpcDemoMain {
               r.rejectsByReason());
           System.out.println(cpu.describe(mode, level,
               (r.ok() + r.serverRejects() + r.errors()) / r.measuredSeconds()));
+          if (!quotaGroup.isEmpty()) {
+            System.out.printf(Locale.ROOT, "%s %.1fx: CPU quota %s cores: %s%n", mode, level,
+                keys.get("cpu_quota"), CpuQuotaGroup.describe(throttledBefore,
+                    CpuQuotaGroup.throttling(quotaGroup)));
+          }
         }
       }
     }

@@ -1,6 +1,7 @@
 package io.spillway.spring.internal;
 
 import io.spillway.api.ControlChannel;
+import io.spillway.api.CpuQuotaDelay;
 import io.spillway.api.NoControl;
 import io.spillway.api.OverloadScheme;
 import io.spillway.api.QueueDelaySignal;
@@ -68,9 +69,14 @@ public class SpillwayAutoConfiguration {
     return new UnknownProperties(environment);
   }
 
+  /**
+   * The application's queueing delay: its own stages, and a container's CPU limit where the
+   * process has one (CpuQuotaDelay), measured for every web stack.
+   */
   @Bean
-  ServerQueueDelay spillwayServerQueueDelay(Map<String, QueueDelaySignal> stages) {
+  ServerQueueDelay spillwayServerQueueDelay(Map<String, QueueDelaySignal> stages, Ticker ticker) {
     ServerQueueDelay delay = new ServerQueueDelay();
+    CpuQuotaDelay.detect(ticker).ifPresent(quota -> delay.addMeasured("cpu-quota", quota));
     stages.forEach(delay::addStage);
     return delay;
   }
