@@ -106,12 +106,23 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
   /**
    * The stage for this process's control group, or empty where the process has no CPU quota
    * below the CPUs it may run on (or it cannot be read): then no stage is needed. Logged once.
+   * Empty too for any clock but {@link Ticker#system()}: the usage the stage reads is the
+   * machine's, measured against time as the machine keeps it, and against a virtual clock (tests,
+   * the simulator) the two would not agree.
    *
-   * @param ticker the clock the signal is read with (for the first sample's time only)
+   * @param ticker the clock the signal is read with
    */
   public static Optional<CpuQuotaDelay> detect(Ticker ticker) {
+    return detect(ticker, Path.of("/"));
+  }
+
+  /** As {@link #detect(Ticker)}, with {@code /proc} and {@code /sys} read under {@code root}. */
+  static Optional<CpuQuotaDelay> detect(Ticker ticker, Path root) {
     Objects.requireNonNull(ticker, "ticker");
-    Optional<CgroupCpu> cgroup = CgroupCpu.locate();
+    if (ticker != Ticker.system()) {
+      return Optional.empty();
+    }
+    Optional<CgroupCpu> cgroup = CgroupCpu.locate(root);
     if (cgroup.isEmpty()) {
       return Optional.empty();
     }
@@ -120,7 +131,7 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
     if (q == null || g.usageNanos() < 0) {
       return Optional.empty();
     }
-    int cpus = CgroupCpu.allowedCpus(Path.of("/"));
+    int cpus = CgroupCpu.allowedCpus(root);
     if (cpus > 0 && q.cores() >= cpus) {
       LOG.log(Level.INFO, String.format(Locale.ROOT, "Spillway does not watch this process's CPU "
           + "quota: %.2f cores, no fewer than the %d CPUs it may run on", q.cores(), cpus));

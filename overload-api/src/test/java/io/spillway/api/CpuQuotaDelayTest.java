@@ -1,9 +1,14 @@
 package io.spillway.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.internal.CgroupCpu.Quota;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The CPU-quota stage in virtual time: a group whose usage the test advances at a chosen rate,
@@ -143,5 +148,29 @@ class CpuQuotaDelayTest {
     assertEquals(0, run(stage, g, t, t), "one sample of the new counter spans nothing");
     assertEquals(10 * MS, run(stage, g, t + MS, t + 10 * MS),
         "measured from the new counter alone: 0.5 cores");
+  }
+
+  @Test
+  void aStageIsMadeOnlyOnTheSystemClockForAQuotaBelowTheProcesssCpus(@TempDir Path root)
+      throws IOException {
+    write(root, "proc/self/cgroup", "0::/app\n");
+    write(root, "proc/self/mountinfo", "35 30 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+    write(root, "proc/self/status", "Cpus_allowed_list:\t0-1\n");
+    write(root, "sys/fs/cgroup/app/cpu.stat", "usage_usec 5000\n");
+    write(root, "sys/fs/cgroup/app/cpu.max", "150000 100000\n"); // 1.5 of 2 CPUs
+    assertEquals(1.5, CpuQuotaDelay.detect(Ticker.system(), root).orElseThrow().quotaCores());
+    assertTrue(CpuQuotaDelay.detect(() -> T0, root).isEmpty(),
+        "the machine's usage against a virtual clock would read as any rate at all");
+
+    write(root, "sys/fs/cgroup/app/cpu.max", "200000 100000\n"); // as many cores as CPUs
+    assertTrue(CpuQuotaDelay.detect(Ticker.system(), root).isEmpty(), "a quota it cannot spend");
+    write(root, "sys/fs/cgroup/app/cpu.max", "max 100000\n");
+    assertTrue(CpuQuotaDelay.detect(Ticker.system(), root).isEmpty(), "no quota");
+  }
+
+  private static void write(Path root, String path, String text) throws IOException {
+    Path p = root.resolve(path);
+    Files.createDirectories(p.getParent());
+    Files.writeString(p, text);
   }
 }
