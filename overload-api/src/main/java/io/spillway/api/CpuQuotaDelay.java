@@ -33,20 +33,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * under the quota in every window of one period's length, it does in each of the kernel's own
  * periods whatever their phase. The stage aims at the quota less a tenth ({@value
  * #HEADROOM_DIVISOR}: the work already admitted when a sample shows the excess, and the samples'
- * spacing) and reports the excess over that aim as time at the quota's rate:
+ * spacing) and reports the share of that tenth spent, times the freeze that spending the whole
+ * quota at full speed brings, F = P − Q/n (n the CPUs the process may run on):
  *
  * <pre>
- *   delay = max(0, U − (Q − Q/10)) · P / Q
+ *   delay = max(0, U − (Q − Q/10)) / (Q/10) · (P − Q/n)
  * </pre>
  *
- * <p>the time the group would take to earn the excess back, which is how long the kernel would
- * stop it if it went on. Gates read it as they read a queue's delay: above the target their
- * limits shrink, above the AQM threshold they refuse, and as the window slides past the excess
- * the delay falls back to zero. A throttled group cannot use much more than its quota in a
- * window, so the delay reads about P/10 at most (10 ms at the default period): past the AQM
- * threshold of a service whose SLO is a few milliseconds, which a freeze of tens of milliseconds
- * would break, and below the target of one whose SLO absorbs the freeze, whose throughput the
- * stage then leaves alone.
+ * <p>At the aim it reads zero; at the quota, F: 50 ms for half a core on one CPU. Gates read it as
+ * they read a queue's delay: above the target their limits shrink, above the AQM threshold they
+ * refuse, and as the window slides past the excess the delay falls back to zero. The scale is the
+ * freeze because that is the wait the stage stands for: a service whose AQM threshold lies below
+ * it (an SLO the freeze would break) is held at the aim, and one whose SLO absorbs the freeze
+ * (a threshold above F) reads the stage below its threshold and keeps its whole quota. The excess
+ * as time at the quota's rate would not do: a throttled group cannot use more than its quota, so
+ * that reads about P/10 at most, at the AQM threshold of an 11.7 ms SLO (9.4 ms), and a Spring
+ * service with that SLO froze in 50–53 of 60 periods with it (docs/results/grpc.md, "A
+ * container's CPU limit").
  *
  * <p><b>Why a rate and not the kernel's schedule.</b> Admitting everything until nine tenths of
  * the period's quota are spent and refusing everything until the refill would keep a busy
@@ -85,6 +88,8 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
   }
 
   private final Group group;
+  /** The CPUs the process may run on: the quota is spent at most this fast. */
+  private final int cpus;
   private final AtomicBoolean sampling = new AtomicBoolean();
   private final long[] times = new long[SAMPLES];
   private final long[] usages = new long[SAMPLES];
@@ -97,8 +102,12 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
   private volatile long lastSampleAt;
   private volatile long delay;
 
-  CpuQuotaDelay(Group group, Quota initial, long nowNanos) {
+  CpuQuotaDelay(Group group, Quota initial, int cpus, long nowNanos) {
     this.group = Objects.requireNonNull(group, "group");
+    if (cpus < 1) {
+      throw new IllegalArgumentException("cpus: at least 1, got " + cpus);
+    }
+    this.cpus = cpus;
     this.quota = initial;
     this.quotaReadAt = nowNanos;
   }
@@ -131,8 +140,9 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
     if (q == null || g.usageNanos() < 0) {
       return Optional.empty();
     }
-    int cpus = CgroupCpu.allowedCpus(root);
-    if (cpus > 0 && q.cores() >= cpus) {
+    int allowed = CgroupCpu.allowedCpus(root);
+    int cpus = allowed > 0 ? allowed : Runtime.getRuntime().availableProcessors();
+    if (q.cores() >= cpus) {
       LOG.log(Level.INFO, String.format(Locale.ROOT, "Spillway does not watch this process's CPU "
           + "quota: %.2f cores, no fewer than the %d CPUs it may run on", q.cores(), cpus));
       return Optional.empty();
@@ -150,7 +160,7 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
       public long usageNanos() {
         return g.usageNanos();
       }
-    }, q, ticker.read()));
+    }, q, cpus, ticker.read()));
   }
 
   @Override
@@ -195,7 +205,7 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
     usages[newest] = u;
     held = Math.min(held + 1, SAMPLES);
     long used = usedInLastPeriod(q.periodNanos());
-    delay = used < 0 ? 0 : delayNanos(used, q.quotaNanos(), q.periodNanos());
+    delay = used < 0 ? 0 : delayNanos(used, q.quotaNanos(), q.periodNanos(), cpus);
   }
 
   /**
@@ -228,15 +238,17 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
 
   /**
    * The delay for {@code usedNanos} of CPU in the last period under a quota of {@code quotaNanos}
-   * every {@code periodNanos}: the excess over the aim, as time at the quota's rate (class
+   * every {@code periodNanos}, spent at most {@code cpus} times as fast as time passes: the share
+   * of the headroom spent times the freeze a whole quota spent at full speed brings (class
    * comment).
    */
-  static long delayNanos(long usedNanos, long quotaNanos, long periodNanos) {
-    long aim = quotaNanos - quotaNanos / HEADROOM_DIVISOR;
-    long excess = usedNanos - aim;
-    if (excess <= 0) {
+  static long delayNanos(long usedNanos, long quotaNanos, long periodNanos, int cpus) {
+    long headroom = quotaNanos / HEADROOM_DIVISOR;
+    long excess = usedNanos - (quotaNanos - headroom);
+    long freeze = periodNanos - quotaNanos / cpus;
+    if (excess <= 0 || freeze <= 0 || headroom <= 0) {
       return 0;
     }
-    return Math.round((double) excess * periodNanos / quotaNanos);
+    return Math.round((double) excess / headroom * freeze);
   }
 }

@@ -63,20 +63,24 @@ class CpuQuotaDelayTest {
   }
 
   @Test
-  void theDelayIsTheExcessOverNineTenthsOfTheQuotaAtTheQuotasRate() {
-    // half a core, 100 ms periods: the aim is 45 ms a period
-    assertEquals(0, CpuQuotaDelay.delayNanos(40 * MS, 50 * MS, 100 * MS));
-    assertEquals(0, CpuQuotaDelay.delayNanos(45 * MS, 50 * MS, 100 * MS));
-    assertEquals(10 * MS, CpuQuotaDelay.delayNanos(50 * MS, 50 * MS, 100 * MS),
-        "5 ms over the aim take 10 ms to earn back at half a core");
-    // two cores: aim 180 ms a period, 10 ms over take 5 ms at two cores
-    assertEquals(5 * MS, CpuQuotaDelay.delayNanos(190 * MS, 200 * MS, 100 * MS));
+  void theDelayIsTheShareOfTheHeadroomSpentTimesTheFreezeOfAWholeQuota() {
+    // half a core on one CPU, 100 ms periods: aim 45 ms, headroom 5 ms, freeze 100 − 50 = 50 ms
+    assertEquals(0, CpuQuotaDelay.delayNanos(40 * MS, 50 * MS, 100 * MS, 1));
+    assertEquals(0, CpuQuotaDelay.delayNanos(45 * MS, 50 * MS, 100 * MS, 1));
+    assertEquals(10 * MS, CpuQuotaDelay.delayNanos(46 * MS, 50 * MS, 100 * MS, 1));
+    assertEquals(50 * MS, CpuQuotaDelay.delayNanos(50 * MS, 50 * MS, 100 * MS, 1),
+        "the whole quota: the freeze it brings");
+    // two cores' quota on four CPUs: spent in 50 ms at full speed, a 50 ms freeze; half the
+    // 20 ms headroom spent
+    assertEquals(25 * MS, CpuQuotaDelay.delayNanos(190 * MS, 200 * MS, 100 * MS, 4));
+    assertEquals(0, CpuQuotaDelay.delayNanos(200 * MS, 200 * MS, 100 * MS, 2),
+        "two cores' quota on two CPUs cannot be spent before the period ends");
   }
 
   @Test
   void usingLessThanTheAimReadsZeroAndUsingTheWholeQuotaReadsTheFreezeItWouldCause() {
     Group g = new Group();
-    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, T0);
+    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, 1, T0);
     g.rate(0.40, T0);
     assertEquals(0, run(stage, g, T0, T0 + 200 * MS), "0.4 cores under a 0.5 quota");
 
@@ -84,26 +88,26 @@ class CpuQuotaDelayTest {
     g.rate(0.50, t);
     // the window slides onto the new rate: 0.4·(100 − x) + 0.5·x is over 45 ms once x > 50 ms
     assertEquals(0, run(stage, g, t + MS, t + 50 * MS));
-    assertEquals(2 * MS, run(stage, g, t + 51 * MS, t + 60 * MS), "46 ms used: 1 over, 2 ms at 0.5");
-    assertEquals(10 * MS, run(stage, g, t + 61 * MS, t + 150 * MS), "the whole quota: 5 over");
+    assertEquals(10 * MS, run(stage, g, t + 51 * MS, t + 60 * MS), "46 ms used: a fifth of 50 ms");
+    assertEquals(50 * MS, run(stage, g, t + 61 * MS, t + 150 * MS), "the whole quota");
 
     t += 150 * MS;
     g.rate(0.30, t);
     // 0.5·(100 − x) + 0.3·x falls to 45 ms at x = 25 ms
-    assertEquals(2 * MS, run(stage, g, t + MS, t + 20 * MS), "46 ms: still 1 over");
+    assertEquals(10 * MS, run(stage, g, t + MS, t + 20 * MS), "46 ms: still 1 over");
     assertEquals(0, run(stage, g, t + 21 * MS, t + 25 * MS));
   }
 
   @Test
   void readsWithinAMillisecondOfTheLastSampleReturnItsValueWithoutReadingTheGroup() {
     Group g = new Group();
-    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, T0);
+    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, 1, T0);
     g.rate(1.0, T0);
     run(stage, g, T0, T0 + 100 * MS);
     int reads = g.reads;
     long d = stage.queueingDelayNanos(T0 + 100 * MS + 999_999);
     assertEquals(reads, g.reads);
-    assertEquals(110 * MS, d, "a whole core under half a core's quota: 55 ms over, 110 ms at 0.5");
+    assertEquals(550 * MS, d, "a whole core under half a core's quota: 55 ms over, 11 headrooms");
     stage.queueingDelayNanos(T0 + 101 * MS);
     assertEquals(reads + 1, g.reads);
   }
@@ -111,33 +115,33 @@ class CpuQuotaDelayTest {
   @Test
   void beforeAPeriodOfSamplesTheRateSoFarIsScaledToAPeriod() {
     Group g = new Group();
-    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, T0);
+    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, 1, T0);
     g.rate(0.5, T0);
     assertEquals(0, run(stage, g, T0, T0), "one sample spans nothing");
-    assertEquals(10 * MS, run(stage, g, T0 + MS, T0 + 10 * MS), "0.5 cores for 10 ms: 50 ms a period");
+    assertEquals(50 * MS, run(stage, g, T0 + MS, T0 + 10 * MS), "0.5 cores for 10 ms: 50 ms a period");
   }
 
   @Test
   void aQuotaLiftedOrChangedIsFollowedWithinASecond() {
     Group g = new Group();
-    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, T0);
+    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, 1, T0);
     g.rate(0.5, T0);
-    assertEquals(10 * MS, run(stage, g, T0, T0 + 200 * MS));
+    assertEquals(50 * MS, run(stage, g, T0, T0 + 200 * MS));
     g.quota = null; // the limit removed
-    assertEquals(10 * MS, run(stage, g, T0 + 201 * MS, T0 + 999 * MS), "read again once a second");
+    assertEquals(50 * MS, run(stage, g, T0 + 201 * MS, T0 + 999 * MS), "read again once a second");
     assertEquals(0, run(stage, g, T0 + 1_000 * MS, T0 + 1_001 * MS));
     assertEquals(0.0, stage.quotaCores());
 
-    g.quota = new Quota(25 * MS, 100 * MS); // a quarter of a core: aim 22.5 ms
-    assertEquals(110 * MS, run(stage, g, T0 + 1_002 * MS, T0 + 2_100 * MS),
-        "50 ms used, 27.5 over, 110 ms at a quarter core");
+    g.quota = new Quota(25 * MS, 100 * MS); // a quarter of a core: aim 22.5 ms, freeze 75 ms
+    assertEquals(825 * MS, run(stage, g, T0 + 1_002 * MS, T0 + 2_100 * MS),
+        "50 ms used, 27.5 over: 11 headrooms of 2.5 ms");
     assertEquals(0.25, stage.quotaCores());
   }
 
   @Test
   void aCounterThatGoesBackStartsTheWindowAgain() {
     Group g = new Group();
-    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, T0);
+    CpuQuotaDelay stage = new CpuQuotaDelay(g, HALF_A_CORE, 1, T0);
     g.rate(0.2, T0);
     g.usageAtSince = 900 * MS;
     assertEquals(0, run(stage, g, T0, T0 + 200 * MS));
@@ -146,7 +150,7 @@ class CpuQuotaDelayTest {
     g.since = t;
     g.rate = 0.5;
     assertEquals(0, run(stage, g, t, t), "one sample of the new counter spans nothing");
-    assertEquals(10 * MS, run(stage, g, t + MS, t + 10 * MS),
+    assertEquals(50 * MS, run(stage, g, t + MS, t + 10 * MS),
         "measured from the new counter alone: 0.5 cores");
   }
 

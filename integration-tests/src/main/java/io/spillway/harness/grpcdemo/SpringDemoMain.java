@@ -26,10 +26,11 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
- * [--slo-us N] [--app-arg ARG ...] [--http METHOD:PATH]}: examples-spring's inventory service,
- * a real Spring Boot process pinned to core 0, flooded from core 1 at 1×, 2× and 3× of its
- * capacity in each configuration
- * (docs/results/spring.md).
+ * [--slo-us N] [--app-arg ARG ...] [--http METHOD:PATH] [--cpu-quota CORES]}: examples-spring's
+ * inventory service, a real Spring Boot process pinned to core 0, flooded from core 1 at 1×, 2× and
+ * 3× of its capacity in each configuration (docs/results/spring.md). With {@code --cpu-quota} every
+ * application starts in a control group with that CPU limit per 100 ms ({@link CpuQuotaGroup}; needs
+ * root), and each gRPC level prints how often the group was throttled.
  *
  * <p>Configurations, each a fresh application process:
  * <ul>
@@ -118,6 +119,11 @@ public final class SpringDemoMain {
    * longer show as defaults.
    */
   private static final List<String> APP_ARGS = new java.util.ArrayList<>();
+  /**
+   * The cgroup.procs files of the CPU-quota group every application starts in ({@code
+   * --cpu-quota}, {@link CpuQuotaGroup}); empty for none.
+   */
+  private static final List<Path> JOIN_GROUPS = new java.util.ArrayList<>();
 
   /**
    * The HTTP endpoint every HTTP configuration drives ({@code --http METHOD:PATH}): {@code
@@ -151,6 +157,7 @@ public final class SpringDemoMain {
         case "--levels" -> levels = List.of(args[++i].split(",")).stream().map(Double::parseDouble).toList();
         case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
         case "--app-arg" -> APP_ARGS.add(args[++i]);
+        case "--cpu-quota" -> JOIN_GROUPS.addAll(CpuQuotaGroup.create(Double.parseDouble(args[++i])));
         case "--http" -> {
           String[] target = args[++i].split(":", 2);
           if (target.length != 2 || !List.of("GET", "POST").contains(target[0])
@@ -164,7 +171,8 @@ public final class SpringDemoMain {
         case "-h", "--help" -> {
           System.out.println("./spillway spring-demo [--out DIR] [--seconds S] [--warm S] "
               + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N] "
-              + "[--app-arg --spring.property=value ...] [--http POST:/reservations]");
+              + "[--app-arg --spring.property=value ...] [--http POST:/reservations] "
+              + "[--cpu-quota CORES]");
           return;
         }
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -536,8 +544,13 @@ public final class SpringDemoMain {
         }
         for (double level : levels) {
           pause();
+          long[] throttled = JOIN_GROUPS.isEmpty() ? null : CpuQuotaGroup.throttling(JOIN_GROUPS);
           DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
               (long) (seconds * 1e9), 1 + Math.round(level * 100));
+          if (throttled != null) {
+            System.out.printf(Locale.ROOT, "%s %.1fx: %s%n", config, level,
+                CpuQuotaGroup.describe(throttled, CpuQuotaGroup.throttling(JOIN_GROUPS)));
+          }
           String spring = load.springSessions();
           record(config, "grpc", level, capacity, r.issued() / seconds, r.throughputRps(),
               r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
@@ -864,6 +877,13 @@ public final class SpringDemoMain {
       int http = freePort();
       int grpc = freePort();
       List<String> cmd = new ArrayList<>();
+      if (!JOIN_GROUPS.isEmpty()) {
+        StringBuilder join = new StringBuilder();
+        for (Path procs : JOIN_GROUPS) {
+          join.append("echo $$ > '").append(procs).append("' && ");
+        }
+        cmd.addAll(List.of("/bin/sh", "-c", join + "exec \"$@\"", "sh"));
+      }
       if (core >= 0) {
         cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
       }
