@@ -10,10 +10,10 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A CPU quota as a queueing-delay stage: the time the server would stand frozen if it kept
- * using CPU at the rate of its last quota period, for a process in a Linux control group with a
- * CPU bandwidth limit (a container's CPU limit: Kubernetes {@code resources.limits.cpu}, Docker
- * {@code --cpus}).
+ * A CPU quota as a queueing-delay stage: how near the process is to the freeze the kernel
+ * imposes once its quota is spent, read as a share of that freeze, for a process in a Linux
+ * control group with a CPU bandwidth limit (a container's CPU limit: Kubernetes {@code
+ * resources.limits.cpu}, Docker {@code --cpus}).
  *
  * <p><b>Why a stage of its own.</b> The kernel gives such a group {@code quota} Q of CPU time in
  * every {@code period} P (100 ms by default) and stops every one of its threads once that is
@@ -48,7 +48,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (a threshold above F) reads the stage below its threshold and keeps its whole quota. The excess
  * as time at the quota's rate would not do: a throttled group cannot use more than its quota, so
  * that reads about P/10 at most, at the AQM threshold of an 11.7 ms SLO (9.4 ms), and a Spring
- * service with that SLO froze in 50–53 of 60 periods with it (docs/results/grpc.md, "A
+ * service with that SLO froze in 44–53 of 60 periods with it (docs/results/spring.md, "A
  * container's CPU limit").
  *
  * <p><b>Why a rate and not the kernel's schedule.</b> Admitting everything until nine tenths of
