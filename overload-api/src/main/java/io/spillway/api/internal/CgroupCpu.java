@@ -6,13 +6,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * The CPU bandwidth limit of the control group this process runs in, and the group's CPU usage,
  * read from Linux's cgroup files (v2: {@code cpu.max}, {@code cpu.stat}; v1: {@code
- * cpu.cfs_quota_us}, {@code cpu.cfs_period_us}, {@code cpuacct.usage}, {@code cpu.stat}).
+ * cpu.cfs_quota_us}, {@code cpu.cfs_period_us}, {@code cpuacct.usage}).
  *
  * <p>The group is found as the JDK's own container support finds it: the process's line for the
  * controller in {@code /proc/self/cgroup}, resolved against the mount of that hierarchy in {@code
@@ -46,7 +47,8 @@ public final class CgroupCpu {
   private CgroupCpu(boolean v2, List<Path> quotaDirs, List<Path> usageFiles) {
     this.v2 = v2;
     this.quotaDirs = List.copyOf(quotaDirs);
-    this.usageFiles = List.copyOf(usageFiles);
+    // null where a group's usage cannot be read (an ancestor outside the accounting hierarchy)
+    this.usageFiles = Collections.unmodifiableList(new ArrayList<>(usageFiles));
   }
 
   /** The process's CPU group on this machine, or empty where none can be read. */
@@ -219,23 +221,6 @@ public final class CgroupCpu {
         }
         file = null;
       }
-    }
-  }
-
-  /**
-   * The time the group whose limit binds has spent throttled (its quota spent before its period
-   * ended), in nanoseconds, or -1 if it cannot be read.
-   */
-  public long throttledNanos() {
-    try {
-      String text = Files.readString(quotaDirs.get(bound).resolve("cpu.stat"), StandardCharsets.US_ASCII);
-      if (v2) {
-        long usec = statField(text, "throttled_usec");
-        return usec < 0 ? -1 : usec * 1_000;
-      }
-      return statField(text, "throttled_time");
-    } catch (IOException | RuntimeException e) {
-      return -1;
     }
   }
 

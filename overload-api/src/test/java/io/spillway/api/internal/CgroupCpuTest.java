@@ -34,12 +34,10 @@ class CgroupCpuTest {
     file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "150000\n");
     file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
     file("sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", "123456789\n");
-    file("sys/fs/cgroup/cpu,cpuacct/cpu.stat", "nr_periods 10\nnr_throttled 3\nthrottled_time 4500000\n");
     CgroupCpu g = CgroupCpu.locate(root).orElseThrow();
     assertEquals(new Quota(150_000_000L, 100_000_000L), g.quota());
     assertEquals(1.5, g.quota().cores());
     assertEquals(123_456_789L, g.usageNanos());
-    assertEquals(4_500_000L, g.throttledNanos());
   }
 
   @Test
@@ -64,6 +62,24 @@ class CgroupCpuTest {
   }
 
   @Test
+  void v1AccountingInAnotherPlaceCountsOnlyTheProcesssOwnGroup() throws IOException {
+    // the accounting hierarchy holds the process elsewhere: only its own group's usage is known,
+    // so a tighter limit on an ancestor, whose usage cannot be read, is not steered by
+    file("proc/self/cgroup", "2:cpuacct:/acct\n1:cpu:/a/b\n");
+    file("proc/self/mountinfo",
+        "40 30 0:40 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+        + "41 30 0:41 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n");
+    file("sys/fs/cgroup/cpu/a/b/cpu.cfs_quota_us", "80000\n");
+    file("sys/fs/cgroup/cpu/a/b/cpu.cfs_period_us", "100000\n");
+    file("sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "20000\n");
+    file("sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000\n");
+    file("sys/fs/cgroup/cpuacct/acct/cpuacct.usage", "42\n");
+    CgroupCpu g = CgroupCpu.locate(root).orElseThrow();
+    assertEquals(0.8, g.quota().cores());
+    assertEquals(42L, g.usageNanos());
+  }
+
+  @Test
   void v2InANamespaceWithAndWithoutALimit() throws IOException {
     file("proc/self/cgroup", "0::/\n");
     file("proc/self/mountinfo",
@@ -77,7 +93,6 @@ class CgroupCpuTest {
     file("sys/fs/cgroup/cpu.max", "25000 50000\n");
     assertEquals(new Quota(25_000_000L, 50_000_000L), g.quota());
     assertEquals(5_000_000L, g.usageNanos());
-    assertEquals(300_000L, g.throttledNanos());
   }
 
   @Test
