@@ -96,7 +96,8 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
   /** Index of the newest sample, and how many are held. */
   private int newest = -1;
   private int held;
-  private Quota quota;
+  /** Written by the sampler, read by every caller. */
+  private volatile Quota quota;
   private long quotaReadAt;
   private volatile boolean sampledOnce;
   private volatile long lastSampleAt;
@@ -114,7 +115,8 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
 
   /**
    * The stage for this process's control group, or empty where the process has no CPU quota
-   * below the CPUs it may run on (or it cannot be read): then no stage is needed. Logged once.
+   * below the CPUs it may run on (or it cannot be read): then no stage is needed. The group is
+   * the process's, so every server in it shares one stage, found and logged at the first call.
    * Empty too for any clock but {@link Ticker#system()}: the usage the stage reads is the
    * machine's, measured against time as the machine keeps it, and against a virtual clock (tests,
    * the simulator) the two would not agree.
@@ -122,7 +124,13 @@ public final class CpuQuotaDelay implements QueueDelaySignal {
    * @param ticker the clock the signal is read with
    */
   public static Optional<CpuQuotaDelay> detect(Ticker ticker) {
-    return detect(ticker, Path.of("/"));
+    Objects.requireNonNull(ticker, "ticker");
+    return ticker == Ticker.system() ? ProcessStage.STAGE : Optional.empty();
+  }
+
+  /** The process's stage, found when first asked for (the JVM's lazy holder idiom). */
+  private static final class ProcessStage {
+    static final Optional<CpuQuotaDelay> STAGE = detect(Ticker.system(), Path.of("/"));
   }
 
   /** As {@link #detect(Ticker)}, with {@code /proc} and {@code /sys} read under {@code root}. */

@@ -1,5 +1,6 @@
 package io.spillway.harness.grpcdemo;
 
+import io.spillway.api.internal.CgroupCpu;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -68,18 +69,34 @@ final class CpuQuotaGroup {
   }
 
   /**
+   * The words that start a command inside the groups whose {@code cgroup.procs} files are given,
+   * before its first instruction: a shell that writes its pid to each and then runs the command
+   * in its place. Empty for no groups.
+   */
+  static List<String> joinCommand(List<Path> procs) {
+    if (procs.isEmpty()) {
+      return List.of();
+    }
+    StringBuilder join = new StringBuilder();
+    for (Path p : procs) {
+      join.append("echo $$ > '").append(p).append("' && ");
+    }
+    return List.of("/bin/sh", "-c", join + "exec \"$@\"", "sh");
+  }
+
+  /**
    * The group's throttling counters: {periods, periods in which it was throttled, nanoseconds
    * throttled}, or {@code null} if they cannot be read.
    */
   static long[] throttling(List<Path> procs) {
     try {
       String stat = Files.readString(procs.get(0).resolveSibling("cpu.stat"), StandardCharsets.US_ASCII);
-      long ns = field(stat, "throttled_time");
+      long ns = CgroupCpu.statField(stat, "throttled_time");
       if (ns < 0) {
-        long us = field(stat, "throttled_usec");
+        long us = CgroupCpu.statField(stat, "throttled_usec");
         ns = us < 0 ? -1 : us * 1_000;
       }
-      return new long[] {field(stat, "nr_periods"), field(stat, "nr_throttled"), ns};
+      return new long[] {CgroupCpu.statField(stat, "nr_periods"), CgroupCpu.statField(stat, "nr_throttled"), ns};
     } catch (IOException | RuntimeException e) {
       return null;
     }
@@ -92,16 +109,6 @@ final class CpuQuotaGroup {
     }
     return String.format(Locale.ROOT, "throttled in %d of %d quota periods, %d ms in all",
         after[1] - before[1], after[0] - before[0], (after[2] - before[2]) / 1_000_000);
-  }
-
-  private static long field(String stat, String key) {
-    for (String line : stat.split("\n")) {
-      String[] f = line.trim().split("\\s+");
-      if (f.length == 2 && f[0].equals(key)) {
-        return Long.parseLong(f[1]);
-      }
-    }
-    return -1;
   }
 
   private static void write(Path file, String value) throws IOException {

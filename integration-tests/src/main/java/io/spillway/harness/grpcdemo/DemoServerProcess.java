@@ -54,14 +54,7 @@ final class DemoServerProcess implements AutoCloseable {
    */
   static DemoServerProcess start(String mode, long serviceMicros, long sloMillis, long blockMicros,
       int core, Path log, boolean addOpens, List<Path> joinGroups) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    if (!joinGroups.isEmpty()) {
-      StringBuilder join = new StringBuilder();
-      for (Path procs : joinGroups) {
-        join.append("echo $$ > '").append(procs).append("' && ");
-      }
-      cmd.addAll(List.of("/bin/sh", "-c", join + "exec \"$@\"", "sh"));
-    }
+    List<String> cmd = new ArrayList<>(CpuQuotaGroup.joinCommand(joinGroups));
     if (core >= 0) {
       cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
     }

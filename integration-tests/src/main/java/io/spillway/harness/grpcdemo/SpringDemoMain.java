@@ -876,14 +876,7 @@ public final class SpringDemoMain {
         Path log, String rounds) throws Exception {
       int http = freePort();
       int grpc = freePort();
-      List<String> cmd = new ArrayList<>();
-      if (!JOIN_GROUPS.isEmpty()) {
-        StringBuilder join = new StringBuilder();
-        for (Path procs : JOIN_GROUPS) {
-          join.append("echo $$ > '").append(procs).append("' && ");
-        }
-        cmd.addAll(List.of("/bin/sh", "-c", join + "exec \"$@\"", "sh"));
-      }
+      List<String> cmd = new ArrayList<>(CpuQuotaGroup.joinCommand(JOIN_GROUPS));
       if (core >= 0) {
         cmd.addAll(List.of("/usr/bin/taskset", "-c", Integer.toString(core)));
       }

@@ -181,7 +181,7 @@ public final class CgroupCpu {
     }
     try {
       if (!v2) {
-        return parseLong(text.trim());
+        return Long.parseLong(text.trim());
       }
       long usec = statField(text, "usage_usec");
       return usec < 0 ? -1 : usec * 1_000;
@@ -232,10 +232,10 @@ public final class CgroupCpu {
         if (f.length != 2 || f[0].equals("max")) {
           return null;
         }
-        return quota(parseLong(f[0]), parseLong(f[1]));
+        return quota(Long.parseLong(f[0]), Long.parseLong(f[1]));
       }
-      long quota = parseLong(Files.readString(dir.resolve("cpu.cfs_quota_us"), StandardCharsets.US_ASCII).trim());
-      long period = parseLong(Files.readString(dir.resolve("cpu.cfs_period_us"), StandardCharsets.US_ASCII).trim());
+      long quota = Long.parseLong(Files.readString(dir.resolve("cpu.cfs_quota_us"), StandardCharsets.US_ASCII).trim());
+      long period = Long.parseLong(Files.readString(dir.resolve("cpu.cfs_period_us"), StandardCharsets.US_ASCII).trim());
       return quota(quota, period);
     } catch (IOException | RuntimeException e) {
       return null;
@@ -249,13 +249,11 @@ public final class CgroupCpu {
     return new Quota(quotaMicros * 1_000, periodMicros * 1_000);
   }
 
-  /** A decimal (v1 writes -1 for no limit); anything else throws. */
-  static long parseLong(String s) {
-    return Long.parseLong(s);
-  }
-
-  /** The value of {@code key} in a "key value" per line stat file, or -1 if absent. */
-  static long statField(String text, String key) {
+  /**
+   * The value of {@code key} in a "key value" per line stat file ({@code cpu.stat}), or -1 if
+   * absent.
+   */
+  public static long statField(String text, String key) {
     for (String line : text.split("\n")) {
       int sp = line.indexOf(' ');
       if (sp > 0 && line.substring(0, sp).equals(key)) {

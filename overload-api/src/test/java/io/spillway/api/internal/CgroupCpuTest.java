@@ -24,6 +24,12 @@ class CgroupCpuTest {
     Files.writeString(p, text);
   }
 
+  /** A v1 group's limit: {@code quotaMicros} ("-1": none) every 100 ms. */
+  private void v1Limit(String dir, String quotaMicros) throws IOException {
+    file(dir + "/cpu.cfs_quota_us", quotaMicros + "\n");
+    file(dir + "/cpu.cfs_period_us", "100000\n");
+  }
+
   @Test
   void v1WithCpuAndCpuacctMountedTogetherInsideAContainer() throws IOException {
     // Docker on cgroup v1 without a cgroup namespace: the mount's root is the container's group
@@ -31,8 +37,7 @@ class CgroupCpuTest {
     file("proc/self/mountinfo",
         "30 25 0:26 / / rw,relatime - overlay overlay rw\n"
         + "41 36 0:35 /docker/abc /sys/fs/cgroup/cpu,cpuacct ro,nosuid,nodev,noexec,relatime master:17 - cgroup cgroup rw,cpu,cpuacct\n");
-    file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "150000\n");
-    file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+    v1Limit("sys/fs/cgroup/cpu,cpuacct", "150000");
     file("sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", "123456789\n");
     CgroupCpu g = CgroupCpu.locate(root).orElseThrow();
     assertEquals(new Quota(150_000_000L, 100_000_000L), g.quota());
@@ -47,10 +52,8 @@ class CgroupCpuTest {
         "40 30 0:40 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
         + "41 30 0:41 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
         + "42 30 0:42 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n");
-    file("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
-    file("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
-    file("sys/fs/cgroup/cpu/spw/cpu.cfs_quota_us", "50000\n");
-    file("sys/fs/cgroup/cpu/spw/cpu.cfs_period_us", "100000\n");
+    v1Limit("sys/fs/cgroup/cpu", "-1");
+    v1Limit("sys/fs/cgroup/cpu/spw", "50000");
     file("sys/fs/cgroup/cpuacct/cpuacct.usage", "999999999999\n");
     file("sys/fs/cgroup/cpuacct/spw/cpuacct.usage", "2000\n");
     CgroupCpu g = CgroupCpu.locate(root).orElseThrow();
@@ -69,10 +72,8 @@ class CgroupCpuTest {
     file("proc/self/mountinfo",
         "40 30 0:40 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
         + "41 30 0:41 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n");
-    file("sys/fs/cgroup/cpu/a/b/cpu.cfs_quota_us", "80000\n");
-    file("sys/fs/cgroup/cpu/a/b/cpu.cfs_period_us", "100000\n");
-    file("sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "20000\n");
-    file("sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000\n");
+    v1Limit("sys/fs/cgroup/cpu/a/b", "80000");
+    v1Limit("sys/fs/cgroup/cpu/a", "20000");
     file("sys/fs/cgroup/cpuacct/acct/cpuacct.usage", "42\n");
     CgroupCpu g = CgroupCpu.locate(root).orElseThrow();
     assertEquals(0.8, g.quota().cores());
