@@ -14,7 +14,6 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
-import io.spillway.api.Ticker;
 import io.spillway.api.testing.LeakCheckingServerGate;
 import io.spillway.api.testing.VirtualClock;
 import io.spillway.credit.Spillway;
@@ -27,14 +26,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import reactor.blockhound.BlockHound;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 class SpillwayReactorTest {
@@ -164,53 +160,5 @@ class SpillwayReactorTest {
     } finally {
       racers.shutdownNow();
     }
-  }
-
-  private static boolean isBlockingError(Throwable t) {
-    return t != null && t.getClass().getName().contains("BlockingOperationError");
-  }
-
-  /** BlockHound fails any blocking call on a non-blocking (parallel) thread. */
-  @Test
-  void theOperatorDoesNotBlock() throws InterruptedException {
-    BlockHound.install();
-    // BlockHound is active: a yield, or a park of a microsecond, on a parallel thread is reported
-    // (no time to speak of passes for either). Probed up to 20 times, the two in turn, because a
-    // single probe can go unreported in a JVM that has run the whole suite (cause not known);
-    // what matters below is that BlockHound is active before the operator runs, which any
-    // reported probe proves, and no probe reported fails the test.
-    AtomicReference<Throwable> sanity = new AtomicReference<>();
-    int probes = 0;
-    while (probes < 20 && !isBlockingError(sanity.get())) {
-      boolean park = probes++ % 2 == 1;
-      sanity.set(null);
-      Mono.fromCallable(() -> {
-        if (park) {
-          java.util.concurrent.locks.LockSupport.parkNanos(1_000);
-        } else {
-          Thread.yield();
-        }
-        return 1;
-      }).subscribeOn(Schedulers.parallel()).doOnError(sanity::set).onErrorReturn(0).block();
-    }
-    assertTrue(isBlockingError(sanity.get()),
-        "BlockHound is not active after " + probes + " probes: " + sanity.get());
-    Ticker ticker = Ticker.system();
-    ServerGate real = Spillway.forSlo(Duration.ofMillis(10)).newServerGate(new ServerEnvironment(
-        ticker, (task, d) -> () -> { }, QueueDelaySignal.NONE, ControlChannel.DISCARD,
-        OverloadMetrics.NONE, 2));
-    LeakCheckingServerGate gate = new LeakCheckingServerGate(real);
-    Long sum = Flux.range(0, 200)
-        .flatMap(i -> Mono.just(i).subscribeOn(Schedulers.parallel())
-            .transformDeferred(SpillwayReactor.gate(gate, ticker))
-            .contextWrite(SpillwayReactor.withBudget(RequestBudget.of(1_000_000)))
-            .onErrorResume(SpillwayRejectedException.class, e -> Mono.empty()))
-        .map(Integer::longValue).reduce(0L, Long::sum)
-        .subscribeOn(Schedulers.parallel()).block();
-    assertTrue(sum != null && sum > 0);
-    // doFinally runs just after the terminal signal has gone downstream: the last permit may end
-    // a moment after block() returned.
-    StarterMvcTest.waitUntil(() -> gate.outstanding() == 0);
-    gate.assertNoLeaks();
   }
 }
