@@ -61,8 +61,9 @@ import org.HdrHistogram.Histogram;
  * configuration's own closed-loop throughput read as the socket harness reads capacity ({@link
  * SteadyCapacity}: one-second slices until the last three agree within 5 % and neither the
  * application's compilers, read through the Actuator, nor this JVM's ran for more than 15 % of any
- * of them; a Spring application compiles for tens of seconds), then each demand level open-loop for 2 s + {@code
- * seconds}, the last {@code seconds} counted, with a 3 s pause between levels. Capacity
+ * of them; a Spring application compiles for tens of seconds), an open-loop warm-up at half
+ * capacity for 3 s where this harness drives the levels, then each demand level open-loop for 2 s
+ * + {@code seconds}, the last {@code seconds} counted, with a 3 s pause between levels. Capacity
  * (docs/design.md, "Measures": the highest throughput the server reaches with no control) is the
  * {@code none} configuration's closed-loop throughput over HTTP, and {@code grpc-none}'s over gRPC;
  * it is kept in {@code DIR/state.properties}, with the SLO, so a run can be split into several
@@ -124,6 +125,8 @@ public final class SpringDemoMain {
    * --cpu-quota}, {@link CpuQuotaGroup}); empty for none.
    */
   private static final List<Path> JOIN_GROUPS = new java.util.ArrayList<>();
+  /** The cores of that group's CPU limit ({@code --cpu-quota}). */
+  private static double QUOTA_CORES;
 
   /**
    * The HTTP endpoint every HTTP configuration drives ({@code --http METHOD:PATH}): {@code
@@ -157,7 +160,10 @@ public final class SpringDemoMain {
         case "--levels" -> levels = List.of(args[++i].split(",")).stream().map(Double::parseDouble).toList();
         case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
         case "--app-arg" -> APP_ARGS.add(args[++i]);
-        case "--cpu-quota" -> JOIN_GROUPS.addAll(CpuQuotaGroup.create(Double.parseDouble(args[++i])));
+        case "--cpu-quota" -> {
+          QUOTA_CORES = Double.parseDouble(args[++i]);
+          JOIN_GROUPS.addAll(CpuQuotaGroup.create(QUOTA_CORES));
+        }
         case "--http" -> {
           String[] target = args[++i].split(":", 2);
           if (target.length != 2 || !List.of("GET", "POST").contains(target[0])
@@ -542,14 +548,23 @@ public final class SpringDemoMain {
           }
           return;
         }
+        // Served calls compile the service's path. A gated configuration's closed loop may have
+        // been refused nearly whole (under a CPU limit, the compilers themselves fill the quota),
+        // which would leave the compiling to the first levels.
+        load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
         for (double level : levels) {
           pause();
           long[] throttled = JOIN_GROUPS.isEmpty() ? null : CpuQuotaGroup.throttling(JOIN_GROUPS);
+          long[] cpu = ThreadCpu.read(app.process.pid());
+          long from = System.nanoTime();
           DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
               (long) (seconds * 1e9), 1 + Math.round(level * 100));
           if (throttled != null) {
-            System.out.printf(Locale.ROOT, "%s %.1fx: %s%n", config, level,
-                CpuQuotaGroup.describe(throttled, CpuQuotaGroup.throttling(JOIN_GROUPS)));
+            // The compilers' and collector's CPU draws on the quota as the service's does.
+            System.out.printf(Locale.ROOT, "%s %.1fx: %s; %s%n", config, level,
+                CpuQuotaGroup.describe(throttled, CpuQuotaGroup.throttling(JOIN_GROUPS)),
+                ThreadCpu.describe(cpu, ThreadCpu.read(app.process.pid()),
+                    Math.round(QUOTA_CORES * (System.nanoTime() - from) / 1e6)));
           }
           String spring = load.springSessions();
           record(config, "grpc", level, capacity, r.issued() / seconds, r.throughputRps(),
