@@ -235,6 +235,8 @@ public final class SpringDemoMain {
     final double warm;
     final List<Double> levels;
     final Properties state = new Properties();
+    /** Whether this run read a capacity itself, rather than taking one from {@code state}. */
+    boolean capacityMeasured;
     final Path stateFile;
     final Path records;
     final int serverCore;
@@ -307,6 +309,7 @@ public final class SpringDemoMain {
                 + "(see " + out.resolve("app-none.log") + ")");
           }
           state.setProperty("capacity_http", String.format(Locale.ROOT, "%.0f", own));
+          capacityMeasured = true;
         }
         double capacity = need("capacity_http");
         if (calibrate || !state.containsKey("slo_us")) {
@@ -538,6 +541,7 @@ public final class SpringDemoMain {
         if (config.equals("grpc-none")
             || (config.equals("grpc-none-ghz") && !state.containsKey("capacity_grpc"))) {
           state.setProperty("capacity_grpc", String.format(Locale.ROOT, "%.0f", own));
+          capacityMeasured = true;
         }
         double capacity = need("capacity_grpc");
         if (GHZ.contains(config)) {
@@ -826,6 +830,7 @@ public final class SpringDemoMain {
       }
       json.append(String.format(Locale.ROOT, ", \"java\": \"%s\", \"cores\": \"%d\"},%n",
           System.getProperty("java.version"), GrpcDemoMain.cores()));
+      json.append("  \"capacity_measured\": ").append(capacityMeasured).append(",\n");
       json.append("  \"records\": [\n    ").append(String.join(",\n    ", latest.values()))
           .append("\n  ]\n}\n");
       Path results = out.resolve(ReportWriter.RESULTS_FILE);

@@ -17,14 +17,20 @@ final class ThreadCpu {
 
   /** {compilers, GC and VM, the whole process} in milliseconds; all -1 where not readable. */
   static long[] read(long pid) {
+    return read(Path.of("/proc", Long.toString(pid)));
+  }
+
+  /**
+   * The same from a process's {@code /proc} directory. Threads are told apart by the names the JVM
+   * gives them, as the kernel keeps them (15 characters).
+   */
+  static long[] read(Path proc) {
     long compilers = 0;
     long vm = 0;
     long total;
     try {
-      total = ticks(Files.readString(Path.of("/proc", Long.toString(pid), "stat"),
-          StandardCharsets.US_ASCII));
-      try (DirectoryStream<Path> tasks = Files.newDirectoryStream(
-          Path.of("/proc", Long.toString(pid), "task"))) {
+      total = ticks(Files.readString(proc.resolve("stat"), StandardCharsets.US_ASCII));
+      try (DirectoryStream<Path> tasks = Files.newDirectoryStream(proc.resolve("task"))) {
         for (Path task : tasks) {
           String stat;
           try {
@@ -48,7 +54,7 @@ final class ThreadCpu {
   }
 
   /** utime + stime of one stat line: fields 14 and 15, counted after the parenthesized name. */
-  private static long ticks(String stat) {
+  static long ticks(String stat) {
     String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
     return Long.parseLong(f[11]) + Long.parseLong(f[12]);
   }
