@@ -5,6 +5,7 @@
 # in the starter's filter with 503 + Retry-After (spillway.budget.when-absent=REJECT: h2load sends
 # no Spillway-Budget header). Each: 40 s warm-up (the application's compilers run about 30 s), then
 # three 10 s readings of answers per second and the application's CPU time (/proc/PID/stat).
+# "reject-vt" and "none-vt" are the same with spring.threads.virtual.enabled=true.
 # Usage: examples-spring/bench/refusal-cost.sh [OUT_DIR]   (after ./spillway build; docs/results/spring.md)
 set -u
 cd "$(dirname "$0")/../.."
@@ -33,3 +34,5 @@ run() { # name, application arguments...
 }
 run none --spillway.enabled=false
 run reject --spillway.budget.when-absent=REJECT
+run reject-vt --spillway.budget.when-absent=REJECT --spring.threads.virtual.enabled=true
+run none-vt --spillway.enabled=false --spring.threads.virtual.enabled=true

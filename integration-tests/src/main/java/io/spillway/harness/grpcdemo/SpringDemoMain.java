@@ -26,7 +26,8 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
- * [--slo-us N] [--app-arg ARG ...] [--http METHOD:PATH] [--cpu-quota CORES]}: examples-spring's
+ * [--slo-us N] [--app-arg ARG ...] [--app-jvm-arg OPTION ...] [--http METHOD:PATH]
+ * [--cpu-quota CORES]}: examples-spring's
  * inventory service, a real Spring Boot process pinned to core 0, flooded from core 1 at 1×, 2× and
  * 3× of its capacity in each configuration (docs/results/spring.md). With {@code --cpu-quota} every
  * application starts in a control group with that CPU limit per 100 ms ({@link CpuQuotaGroup}; needs
@@ -121,6 +122,11 @@ public final class SpringDemoMain {
    */
   private static final List<String> APP_ARGS = new java.util.ArrayList<>();
   /**
+   * Options added to every application's JVM ({@code --app-jvm-arg}, repeatable): for example the
+   * {@code --add-opens} that lets the starter put virtual threads on its measured carriers.
+   */
+  private static final List<String> APP_JVM_ARGS = new java.util.ArrayList<>();
+  /**
    * The cgroup.procs files of the CPU-quota group every application starts in ({@code
    * --cpu-quota}, {@link CpuQuotaGroup}); empty for none.
    */
@@ -160,6 +166,7 @@ public final class SpringDemoMain {
         case "--levels" -> levels = List.of(args[++i].split(",")).stream().map(Double::parseDouble).toList();
         case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
         case "--app-arg" -> APP_ARGS.add(args[++i]);
+        case "--app-jvm-arg" -> APP_JVM_ARGS.add(args[++i]);
         case "--cpu-quota" -> {
           QUOTA_CORES = Double.parseDouble(args[++i]);
           JOIN_GROUPS.addAll(CpuQuotaGroup.create(QUOTA_CORES));
@@ -177,7 +184,8 @@ public final class SpringDemoMain {
         case "-h", "--help" -> {
           System.out.println("./spillway spring-demo [--out DIR] [--seconds S] [--warm S] "
               + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N] "
-              + "[--app-arg --spring.property=value ...] [--http POST:/reservations] "
+              + "[--app-arg --spring.property=value ...] [--app-jvm-arg OPTION ...] "
+              + "[--http POST:/reservations] "
               + "[--cpu-quota CORES]");
           return;
         }
@@ -828,6 +836,15 @@ public final class SpringDemoMain {
         json.append(", \"").append(k).append("\": \"").append(state.getProperty(k).replace("\"", "'"))
             .append('"');
       }
+      // Arguments beyond the defaults: the rows then no longer show the starter's defaults.
+      if (!APP_ARGS.isEmpty()) {
+        json.append(", \"app_args\": \"").append(String.join(" ", APP_ARGS).replace("\"", "'"))
+            .append('"');
+      }
+      if (!APP_JVM_ARGS.isEmpty()) {
+        json.append(", \"app_jvm_args\": \"")
+            .append(String.join(" ", APP_JVM_ARGS).replace("\"", "'")).append('"');
+      }
       json.append(String.format(Locale.ROOT, ", \"java\": \"%s\", \"cores\": \"%d\"},%n",
           System.getProperty("java.version"), GrpcDemoMain.cores()));
       json.append("  \"capacity_measured\": ").append(capacityMeasured).append(",\n");
@@ -905,7 +922,9 @@ public final class SpringDemoMain {
       // flight, so it shows in the tail latency whatever the admission control does.
       Path gcLog = log.resolveSibling(log.getFileName().toString().replaceFirst("^app-", "gc-"));
       cmd.addAll(List.of("-XX:+UseParallelGC", "-Xms1g", "-Xmx1g", "-Xmn512m",
-          "-XX:+AlwaysPreTouch", "-Xlog:gc:file=" + gcLog, "-cp", classpath, MAIN,
+          "-XX:+AlwaysPreTouch", "-Xlog:gc:file=" + gcLog));
+      cmd.addAll(APP_JVM_ARGS);
+      cmd.addAll(List.of("-cp", classpath, MAIN,
           "--server.port=" + http,
           "--spring.grpc.server.port=" + grpc));
       String profile = config.startsWith("spillway") ? null : config;

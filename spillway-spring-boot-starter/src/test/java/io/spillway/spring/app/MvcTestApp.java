@@ -53,6 +53,12 @@ public class MvcTestApp {
       return "ok";
     }
 
+    /** Whether this request runs on a virtual thread. */
+    @GetMapping("/virtual")
+    boolean virtual() {
+      return Thread.currentThread().isVirtual();
+    }
+
     /** The remaining budget bound for this request, -1 if none. */
     @GetMapping("/budget")
     long budget() {
