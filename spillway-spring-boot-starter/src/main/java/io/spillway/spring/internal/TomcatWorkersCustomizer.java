@@ -41,6 +41,7 @@ public final class TomcatWorkersCustomizer extends ServerWorkers
 
   private volatile MeasuredExecutor measured;
   private volatile MeasuredExecutor connectionIo;
+  private volatile TomcatArrivalValve arrival;
 
   private final int maxThreads;
   private final int minSpareThreads;
@@ -70,11 +71,17 @@ public final class TomcatWorkersCustomizer extends ServerWorkers
     return connectionIo;
   }
 
+  /** The arrival stage on the virtual-thread route, or {@code null} (platform route). */
+  public TomcatArrivalValve arrival() {
+    return arrival;
+  }
+
   @Override
   public void customize(ConfigurableTomcatWebServerFactory factory) {
     customizing();
     if (virtualThreads) {
       TomcatArrivalValve arrival = new TomcatArrivalValve(ticker);
+      this.arrival = arrival;
       factory.addEngineValves(arrival);
       delay.addMeasured("tomcat-arrival", arrival);
     }
