@@ -29,9 +29,8 @@ final class HoldingProxy implements AutoCloseable {
   private boolean stalled;
   private final ByteArrayOutputStream held = new ByteArrayOutputStream();
   private int heldLines;
-  private OutputStream heldFor;
-  /** The server-side socket {@link #heldFor} writes to. */
-  private Socket heldSocket;
+  /** The server side of the connection whose bytes are held. */
+  private Socket heldFor;
   private volatile boolean closed;
   /** Every relayed socket still open, both sides: {@link #reset} closes them. */
   private final java.util.Set<Socket> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -58,7 +57,6 @@ final class HoldingProxy implements AutoCloseable {
       held.reset();
       heldLines = 0;
       heldFor = null;
-      heldSocket = null;
     }
   }
 
@@ -136,7 +134,6 @@ final class HoldingProxy implements AutoCloseable {
       held.reset();
       heldLines = 0;
       heldFor = null;
-      heldSocket = null;
       lock.notifyAll();
     }
   }
@@ -160,18 +157,18 @@ final class HoldingProxy implements AutoCloseable {
       holding = false;
       try {
         if (heldFor != null && held.size() > 0) {
-          heldFor.write(held.toByteArray());
-          heldFor.flush();
+          OutputStream out = heldFor.getOutputStream();
+          out.write(held.toByteArray());
+          out.flush();
         }
       } catch (IOException e) {
-        if (heldSocket == null || !heldSocket.isClosed()) {
+        if (heldFor == null || !heldFor.isClosed()) {
           throw e;
         }
       } finally {
         held.reset();
         heldLines = 0;
         heldFor = null;
-        heldSocket = null;
       }
     }
   }
@@ -209,11 +206,10 @@ final class HoldingProxy implements AutoCloseable {
       while ((n = readWhenNotStalled(in, buf)) >= 0) {
         synchronized (lock) {
           if (holding) {
-            if (heldFor != null && heldFor != out) {
+            if (heldFor != null && heldFor != server) {
               throw new AssertionError("two connections sent while held");
             }
-            heldFor = out;
-            heldSocket = server;
+            heldFor = server;
             held.write(buf, 0, n);
             for (int i = 0; i < n; i++) {
               if (buf[i] == '\n') {

@@ -5,10 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.spillway.api.Ticker;
 import io.spillway.spring.app.MvcTestApp;
 import io.spillway.spring.internal.TomcatWorkersCustomizer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -43,15 +39,7 @@ class VirtualThreadsFirstMountTest {
         .doesNotContain("tomcat-carriers");
     long firstMounts = workers.measured().submitted();
     long continuations = workers.connectionIo().submitted();
-    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build();
-    HttpResponse<String> last = null;
-    for (int i = 0; i < 4; i++) {
-      last = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/virtual"))
-          .build(), HttpResponse.BodyHandlers.ofString());
-      assertThat(last.statusCode()).isEqualTo(200);
-      assertThat(last.body()).isEqualTo("true");
-    }
-    assertThat(last.version()).isEqualTo(HttpClient.Version.HTTP_2);
+    VirtualThreadsTest.askFourTimesOverHttp2(port);
     assertThat(workers.measured().submitted()).isGreaterThanOrEqualTo(firstMounts + 4);
     assertThat(workers.connectionIo().submitted()).isGreaterThan(continuations);
     // every request's wait from Tomcat's stamp to the valve: some nanoseconds at least

@@ -78,7 +78,9 @@ public final class TomcatArrivalValve extends ValveBase implements QueueDelaySig
       next = fresh ? m + ((waitedNanos - m) >> WEIGHT_SHIFT) : waitedNanos;
     } while (!mean.compareAndSet(m, next));
     newestAt = nowNanos;
-    sampled = true;
+    if (!sampled) {
+      sampled = true;
+    }
   }
 
   @Override

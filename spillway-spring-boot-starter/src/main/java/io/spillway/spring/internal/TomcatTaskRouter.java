@@ -67,11 +67,6 @@ public final class TomcatTaskRouter implements Executor {
     (isConnectionIo(task.getClass()) ? connections : requests).execute(task);
   }
 
-  /** The executor requests' tasks run on. */
-  public Executor requests() {
-    return requests;
-  }
-
   @Override
   public String toString() {
     return "TomcatTaskRouter[requests=" + requests + ", connections=" + connections + "]";
