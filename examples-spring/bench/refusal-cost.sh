@@ -2,8 +2,8 @@
 # What one core of examples-spring spends per refused request, against a served one: the
 # application on core 0, h2load closed loop (4 connections x 100 streams, as spring-demo's HTTP
 # load) on core 1. "none" serves every request (spillway.enabled=false); "reject" refuses every one
-# in the starter's filter with 503 + Retry-After (spillway.budget.when-absent=REJECT: h2load sends
-# no Spillway-Budget header). Each: 40 s warm-up (the application's compilers run about 30 s), then
+# in the starter's filter with the reject status (429 by default) and Retry-After
+# (spillway.budget.when-absent=REJECT: h2load sends no Spillway-Budget header). Each: 40 s warm-up (the application's compilers run about 30 s), then
 # three 10 s readings of answers per second and the application's CPU time (/proc/PID/stat).
 # "reject-vt" and "none-vt" are the same with spring.threads.virtual.enabled=true.
 # Usage: examples-spring/bench/refusal-cost.sh [OUT_DIR]   (after ./spillway build; docs/results/spring.md)

@@ -7,9 +7,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What an HTTP client has been told by servers that shed its requests: per server (scheme, host
- * and port), the time before which it should not send again, from the {@code 503}'s {@code
- * Spillway-Retry-Pushback-Ms} or, from a server that is not Spillway, its {@code Retry-After} in
- * seconds. Until then the client filters fail requests to that server at once with a {@link
+ * and port), the time before which it should not send again, from a {@code 429}'s or {@code 503}'s
+ * {@code Spillway-Retry-Pushback-Ms} or, from a server that is not Spillway, its {@code
+ * Retry-After} in seconds (RFC 6585 §4 and RFC 9110 §15.6.4 both let it say how long to wait). Until then the client filters fail requests to that server at once with a {@link
  * SpillwayRejectedException}, without sending them: a retry loop above them then waits as the
  * server asked instead of adding to its overload (gRFC A6's pushback, over HTTP).
  *
@@ -46,13 +46,14 @@ public final class RetryPushback {
   }
 
   /**
-   * Records a response: a {@code 503} with a pushback or {@code Retry-After} (at most a minute is
-   * honoured) holds {@code server} off; any other status clears nothing (the hold ends by time).
+   * Records a response: a {@code 429} or {@code 503} with a pushback or {@code Retry-After} (at
+   * most a minute is honoured) holds {@code server} off; any other status clears nothing (the hold
+   * ends by time).
    *
    * @return the milliseconds the server asked to wait, 0 if it asked nothing
    */
   public long onResponse(String server, int status, String pushbackMs, String retryAfterSeconds) {
-    if (status != 503) {
+    if (status != 503 && status != 429) {
       return 0;
     }
     long ms = parse(pushbackMs, 1);

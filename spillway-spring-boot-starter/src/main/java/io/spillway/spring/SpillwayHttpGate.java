@@ -43,9 +43,10 @@ import org.springframework.util.AntPathMatcher;
  *       (the network share is left in the target), no budget, or a refusal. The budget is bound to
  *       {@link RequestBudget#CURRENT} around the handler by the filter, so {@code BudgetedLock}s
  *       in the service layer work unchanged.
- *   <li><b>Rejects</b>: {@code 503} with {@code Retry-After} and {@code
- *       Spillway-Retry-Pushback-Ms} from the current queueing delay (at least 1 s / 1 ms), and the
- *       response fields; see {@link Admission#writeRejectHeaders}.
+ *   <li><b>Rejects</b>: the filters answer {@code spillway.reject-status} ({@code 429} by default,
+ *       or {@code 503}) with {@code Retry-After} and {@code Spillway-Retry-Pushback-Ms} from the
+ *       current queueing delay (at least 1 s / 1 ms), and the response fields; see {@link
+ *       Admission#writeRejectHeaders}.
  * </ul>
  *
  * <p>Thread-safe; one instance serves every request of the application.

@@ -39,6 +39,12 @@ public class SpillwayProperties implements Validator {
    */
   public static final Set<String> RESERVED_NAMES = Set.of("default", "grpc");
 
+  /** The HTTP status of a refusal unless spillway.reject-status says otherwise. */
+  public static final int DEFAULT_REJECT_STATUS = 429;
+
+  /** The statuses {@link #setRejectStatus} accepts. */
+  public static final Set<Integer> REJECT_STATUSES = Set.of(429, 503);
+
   /** The schemes {@link #setScheme} accepts by name. */
   public static final Set<String> SCHEMES = Set.of("spillway", "breakwater", "none");
 
@@ -48,7 +54,7 @@ public class SpillwayProperties implements Validator {
     TARGET,
     /** No budget: budgeted locks in its handler wait as plain locks do. */
     UNLIMITED,
-    /** Refused at once (503, reason budget). */
+    /** Refused at once (spillway.reject-status, reason budget). */
     REJECT
   }
 
@@ -85,6 +91,15 @@ public class SpillwayProperties implements Validator {
   private final Jdbc jdbc = new Jdbc();
 
   private final Client client = new Client();
+
+  /**
+   * The HTTP status of a refused request: 429 (Too Many Requests, the HTTP form of the
+   * RESOURCE_EXHAUSTED Spillway's gRPC refusals carry) or 503 (Service Unavailable). Either comes
+   * with Retry-After and the Spillway-* headers, and the starter's clients honour both. Tomcat
+   * closes an HTTP/1.1 connection after every 503 it sends, so under overload each refused
+   * request of a keep-alive client costs the server a new connection as well.
+   */
+  private int rejectStatus = DEFAULT_REJECT_STATUS;
 
   public boolean isEnabled() {
     return enabled;
@@ -148,6 +163,14 @@ public class SpillwayProperties implements Validator {
 
   public Client getClient() {
     return client;
+  }
+
+  public int getRejectStatus() {
+    return rejectStatus;
+  }
+
+  public void setRejectStatus(int rejectStatus) {
+    this.rejectStatus = rejectStatus;
   }
 
   /** Request budgets (protego-nsdi23 §3.2). */
@@ -289,7 +312,7 @@ public class SpillwayProperties implements Validator {
   public static class Client {
     /**
      * Whether the clients built from them carry the budget of the request being served
-     * (Spillway-Budget) and hold off a server that answered 503 for as long as it asked
+     * (Spillway-Budget) and hold off a server that answered 429 or 503 for as long as it asked
      * (Spillway-Retry-Pushback-Ms, else Retry-After), failing those calls at once; and whether
      * Spring gRPC's channels get Spillway's sessions. False leaves every one as it is.
      */
@@ -378,6 +401,9 @@ public class SpillwayProperties implements Validator {
           + " (or declare an OverloadScheme bean)");
     }
     positive(errors, "slo", p.slo);
+    if (!REJECT_STATUSES.contains(p.rejectStatus)) {
+      errors.rejectValue("rejectStatus", "spillway.rejectStatus", "must be 429 or 503");
+    }
     if (p.parallelism < 1) {
       errors.rejectValue("parallelism", "spillway.parallelism", "must be at least 1");
     }

@@ -5,7 +5,7 @@ import io.spillway.api.Status;
 /**
  * A request a Spillway gate turned away: the error a {@link SpillwayReactor#gate gated} publisher
  * signals when its subscription is not admitted, and what the client filters raise for a {@code
- * 503} whose retries are spent. Cheap: no stack trace.
+ * 429} or {@code 503} whose retries are spent. Cheap: no stack trace.
  */
 public final class SpillwayRejectedException extends RuntimeException {
 

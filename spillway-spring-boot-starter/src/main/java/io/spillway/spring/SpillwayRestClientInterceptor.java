@@ -18,8 +18,9 @@ import org.springframework.http.client.ClientHttpResponse;
  * For {@code RestClient} (and {@code RestTemplate}): carries the budget of the request being
  * served ({@link RequestBudget#CURRENT}, bound by the starter's filter) to the callee as {@code
  * Spillway-Budget}, unless the caller set one, so the callee's budgeted locks see what is left of
- * the end-to-end budget; honours the callee's {@code 503}s through a {@link RetryPushback}:
- * requests to a server that asked to wait fail at once with a {@link SpillwayRejectedException};
+ * the end-to-end budget; honours the callee's {@code 429}s and {@code 503}s through a {@link
+ * RetryPushback}: requests to a server that asked to wait fail at once with a {@link
+ * SpillwayRejectedException};
  * and, given {@link SpillwayHttpSessions}, speaks Spillway's credits with each server it calls
  * (a {@link SpillwayHttpSession} per server): a request waits on the calling thread until its
  * session holds a credit, and fails with a {@link SpillwayRejectedException} ({@code EXPIRED}) if

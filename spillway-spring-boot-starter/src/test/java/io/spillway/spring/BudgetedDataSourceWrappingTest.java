@@ -28,7 +28,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 /**
  * The starter puts a {@link BudgetedDataSource} sized to the pool in front of a HikariCP DataSource
  * bean, keeping the bean's class,
- * so a request whose budget the pool's queue would outlast is answered 503 at once instead of
+ * so a request whose budget the pool's queue would outlast is answered 429 at once instead of
  * waiting for a connection (Protego's ASQM, protego-nsdi23 §3.2); a DataSource whose size it
  * cannot read is left alone.
  */
@@ -101,7 +101,7 @@ class BudgetedDataSourceWrappingTest {
   }
 
   @Test
-  void aRequestWhoseBudgetThePoolQueueWouldOutlastIsA503() throws Exception {
+  void aRequestWhoseBudgetThePoolQueueWouldOutlastIsRefusedAtOnce() throws Exception {
     BudgetedDataSource wrapped = dataSource.unwrap(BudgetedDataSource.class);
     assertEquals(200, get("/db").statusCode());
     Connection a = dataSource.getConnection(); // no budget in scope: taken as from a plain pool
@@ -119,7 +119,7 @@ class BudgetedDataSourceWrappingTest {
     ticker.advanceMillis(60_000); // the waiter has queued a minute: far past any request's budget
 
     HttpResponse<String> refused = get("/db");
-    assertEquals(503, refused.statusCode());
+    assertEquals(429, refused.statusCode());
     assertEquals(Integer.toString(Status.REJECTED_BUDGET.code()),
         refused.headers().firstValue(SpillwayHttpHeaders.STATUS).orElseThrow());
     assertEquals(1, wrapped.permits().waiters(), "the refused request never queued");

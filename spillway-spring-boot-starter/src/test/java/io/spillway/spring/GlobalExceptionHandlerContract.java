@@ -12,7 +12,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 /**
  * An application whose {@code @ExceptionHandler(Exception.class)} answers every failure with its
  * own 500 ({@code /abort} throws a budget abort, {@code /fail} a bug): a budget abort is still
- * Spillway's fast 503 with its pushback, counted as an abort, and every other exception is still
+ * Spillway's fast reject (429) with its pushback, counted as an abort, and every other exception is still
  * the application's to answer. Run once per web stack by its subclasses.
  */
 abstract class GlobalExceptionHandlerContract {
@@ -23,10 +23,10 @@ abstract class GlobalExceptionHandlerContract {
   SpillwayHttpGate gate;
 
   @Test
-  void aBudgetAbortIsAFast503DespiteTheApplicationsOwnHandler() throws Exception {
+  void aBudgetAbortIsAFastRejectDespiteTheApplicationsOwnHandler() throws Exception {
     long aborts = gate.endpoints().get(0).stats().budgetAborts();
     HttpResponse<String> r = LocalHttp.get(port, "/abort");
-    assertEquals(503, r.statusCode(), r.body());
+    assertEquals(429, r.statusCode(), r.body());
     assertEquals(Integer.toString(Status.REJECTED_BUDGET.code()),
         r.headers().firstValue(SpillwayHttpHeaders.STATUS).orElseThrow());
     assertTrue(r.headers().firstValue("Retry-After").isPresent());

@@ -34,6 +34,7 @@ class PropertiesTest {
         {"spillway.slo=-5ms", "spillway.slo"},
         {"spillway.slo=fast", "spillway.slo"},
         {"spillway.scheme=magic", "spillway.scheme"},
+        {"spillway.reject-status=500", "spillway.reject-status"},
         {"spillway.parallelism=0", "spillway.parallelism"},
         {"spillway.budget.target=0s", "spillway.budget.target"},
         {"spillway.budget.when-absent=sometimes", "spillway.budget.when-absent"},

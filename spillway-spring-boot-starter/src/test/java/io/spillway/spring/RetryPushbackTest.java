@@ -50,4 +50,24 @@ class RetryPushbackTest {
     assertThat(pushback.onResponse("http://third:80", 503, "1.5", "+x")).isZero();
     pushback.checkBeforeSending("http://third:80");
   }
+
+  /**
+   * A 429 holds the server off as a 503 does (RFC 6585 §4 lets it carry a Retry-After); any other
+   * status holds nothing, whatever its headers say.
+   */
+  @Test
+  void a429HoldsTheServerOffAsA503DoesAndNoOtherStatusDoes() {
+    VirtualClock clock = new VirtualClock(0);
+    RetryPushback pushback = new RetryPushback(clock);
+    assertThat(pushback.onResponse(SERVER, 500, "5000", "5")).isZero();
+    assertThat(pushback.onResponse(SERVER, 200, "5000", "5")).isZero();
+    pushback.checkBeforeSending(SERVER);
+    assertThat(pushback.onResponse(SERVER, 429, "250", "1")).isEqualTo(250);
+    assertThatThrownBy(() -> pushback.checkBeforeSending(SERVER))
+        .isInstanceOfSatisfying(SpillwayRejectedException.class,
+            e -> assertThat(e.retryAfterMillis()).isEqualTo(250));
+    clock.advance(250 * MS);
+    pushback.checkBeforeSending(SERVER);
+    assertThat(pushback.onResponse(SERVER, 429, null, "2")).isEqualTo(2_000);
+  }
 }

@@ -15,10 +15,13 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
-/** The starter in front of WebFlux on Reactor Netty, default properties. */
+/**
+ * The starter in front of WebFlux on Reactor Netty, default properties but for the reject status,
+ * set to 503 (the servlet tests see the default, 429).
+ */
 @SpringBootTest(classes = WebFluxTestApp.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "spring.main.web-application-type=reactive")
+    properties = {"spring.main.web-application-type=reactive", "spillway.reject-status=503"})
 class StarterWebFluxTest {
 
   @LocalServerPort

@@ -20,7 +20,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * A WebFlux service layer that blocks on a {@code BudgetedLock}, run on a worker thread as blocking
  * code is in WebFlux: {@link SpillwayReactor#fromCallable} brings the exchange's budget from the
  * Reactor context into {@code RequestBudget.CURRENT} there, so the lock refuses a request whose
- * wait would outlast it and the starter answers {@code 503}.
+ * wait would outlast it and the starter answers {@code 429}.
  */
 @SpringBootTest(classes = WebFluxTestApp.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -44,7 +44,7 @@ class WebFluxBudgetedLockTest {
   }
 
   @Test
-  void aLockWhoseQueueWouldOutlastTheBudgetIsA503() throws Exception {
+  void aLockWhoseQueueWouldOutlastTheBudgetIsRefusedAtOnce() throws Exception {
     GateStats stats = gate.endpoints().get(0).stats();
     long abortedBefore = stats.completions(Outcome.ABORTED);
     CountDownLatch waiterDone = new CountDownLatch(1);
@@ -63,7 +63,7 @@ class WebFluxBudgetedLockTest {
       WebFluxTestApp.LOCK_TICKER.advanceMillis(1000); // past any budget of a 100 ms SLO
 
       HttpResponse<String> r = get("/stock");
-      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.statusCode()).isEqualTo(429);
       assertThat(r.headers().firstValue(SpillwayHttpHeaders.STATUS))
           .hasValue(Integer.toString(Status.REJECTED_BUDGET.code()));
       assertThat(r.headers().firstValue("Retry-After")).isPresent();

@@ -15,8 +15,8 @@ import org.springframework.stereotype.Service;
  * Both are guarded by one lock, a {@link BudgetedLock} named {@code inventory}: a request whose
  * remaining budget (bound by the Spillway starter from the request, docs/design.md "Request budget
  * (ASQM)") is shorter than the lock's queue aborts before it waits (Protego §3.2) and the starter
- * answers it with a fast {@code 503}; without a budget in scope (the peers' configurations) the
- * lock behaves as a plain one.
+ * answers it with a fast reject ({@code 429}); without a budget in scope (the peers'
+ * configurations) the lock behaves as a plain one.
  *
  * <p><b>Cost.</b> Pricing and the ledger digest are a fixed number of rounds of a 64-bit hash
  * (SplitMix64's finalizer, a dependent chain the JIT cannot fold away), calibrated once at start so

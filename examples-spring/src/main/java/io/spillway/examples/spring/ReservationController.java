@@ -9,7 +9,8 @@ import org.springframework.web.bind.annotation.RestController;
  * The REST endpoint: {@code POST /reservations[?sku=N]} reserves one unit and answers the units
  * left. Without {@code sku} the SKUs are taken in turn (what a load tool that repeats one URL
  * gets). Nothing here knows about overload: the Spillway starter's filter decides before this
- * runs, and turns a budget abort in the service layer into a {@code 503}. Thread-safe.
+ * runs, and turns a budget abort in the service layer into a fast reject ({@code 429}).
+ * Thread-safe.
  */
 @RestController
 class ReservationController {

@@ -44,6 +44,11 @@ import org.HdrHistogram.Histogram;
  *       (requests held off in the client for the pushback a {@code 503} asked for) and {@code
  *       spillway-credits} (the starter's client side as a Spring client gets it by default: that
  *       pushback and a credit session with the server);
+ *   <li>over HTTP/1.1, driven by {@link HttpDemoLoad} over {@link #HTTP1_CONNECTIONS} keep-alive
+ *       connections with plain clients: {@code none-http1} and {@code spillway-http1}, and, when
+ *       named, {@code resilience4j-http1} and {@code concurrency-limits-http1} (the application
+ *       of the name without {@code -http1}; capacity is {@code none-http1}'s closed loop over
+ *       HTTP/1.1, {@link Run#runHttp1});
  *   <li>over gRPC ({@code Inventory/Reserve}), driven by {@link DemoLoad} (open-loop Poisson, 8
  *       channels): {@code grpc-none}, {@code grpc-spillway-plain} (no Spillway metadata),
  *       {@code grpc-spillway-credits} (one {@code SpillwayClientInterceptor} session per channel)
@@ -103,7 +108,20 @@ public final class SpringDemoMain {
   static final List<String> ALL = List.of("none", "grpc-none", "resilience4j", "concurrency-limits",
       "spillway", "spillway-poisson", "spillway-client-side", "spillway-credits",
       "grpc-spillway-plain", "grpc-spillway-credits", "grpc-spillway-spring-client", "grpc-none-ghz",
-      "grpc-spillway-plain-ghz");
+      "grpc-spillway-plain-ghz", "none-http1", "spillway-http1");
+  /** Configurations run only when named: the peers with HTTP/1.1 clients. */
+  static final List<String> NAMED_ONLY = List.of("resilience4j-http1", "concurrency-limits-http1");
+  /**
+   * The suffix of a configuration whose clients speak HTTP/1.1 ({@link HttpDemoLoad.Protocol#HTTP1},
+   * {@link #HTTP1_CONNECTIONS} keep-alive connections), plain clients, for every level and its
+   * closed-loop reading; the application is the configuration without the suffix.
+   */
+  static final String HTTP1 = "-http1";
+  /**
+   * HTTP/1.1 clients' connections: at most as many requests in the server as h2load's {@link
+   * #H2LOAD_CONNECTIONS} connections of {@link #H2LOAD_STREAMS} streams hold.
+   */
+  static final int HTTP1_CONNECTIONS = H2LOAD_CONNECTIONS * H2LOAD_STREAMS;
   /** The gRPC configurations whose open-loop levels ghz drives, not {@link DemoLoad}. */
   static final List<String> GHZ = List.of("grpc-none-ghz", "grpc-spillway-plain-ghz");
   /** ghz's connections: as many as {@link DemoLoad}'s channels. */
@@ -183,7 +201,8 @@ public final class SpringDemoMain {
         }
         case "-h", "--help" -> {
           System.out.println("./spillway spring-demo [--out DIR] [--seconds S] [--warm S] "
-              + "[--configs " + String.join(",", ALL) + "] [--levels 1,2,3] [--slo-us N] "
+              + "[--configs " + String.join(",", ALL) + "] (or " + String.join(",", NAMED_ONLY)
+              + ") [--levels 1,2,3] [--slo-us N] "
               + "[--app-arg --spring.property=value ...] [--app-jvm-arg OPTION ...] "
               + "[--http POST:/reservations] "
               + "[--cpu-quota CORES]");
@@ -193,8 +212,9 @@ public final class SpringDemoMain {
       }
     }
     for (String c : configs) {
-      if (!ALL.contains(c)) {
-        throw new IllegalArgumentException("unknown configuration " + c + "; known: " + ALL);
+      if (!ALL.contains(c) && !NAMED_ONLY.contains(c)) {
+        throw new IllegalArgumentException("unknown configuration " + c + "; known: " + ALL + ", "
+            + NAMED_ONLY);
       }
     }
     String classpath = System.getProperty("spillway.spring.classpath");
@@ -296,6 +316,10 @@ public final class SpringDemoMain {
     // ---- HTTP ------------------------------------------------------------------------------
 
     void runHttp(String config) throws Exception {
+      if (config.endsWith(HTTP1)) {
+        runHttp1(config);
+        return;
+      }
       boolean calibrate = config.equals("none") && !state.containsKey("capacity_http");
       try (App app = App.start(config, sloMicros(), serverCore, classpath,
           out.resolve("app-" + config + ".log"), state.getProperty("inventory_rounds"))) {
@@ -364,6 +388,56 @@ public final class SpringDemoMain {
           }
         }
         if (config.equals("spillway")) {
+          saveActuator(app.httpPort, config);
+        }
+      }
+    }
+
+    /**
+     * A configuration whose clients speak HTTP/1.1: {@link HttpDemoLoad} over {@link
+     * #HTTP1_CONNECTIONS} keep-alive connections for the closed-loop reading ({@link
+     * #H2LOAD_CONNECTIONS} x {@link #CLOSED_STREAMS} requests outstanding, as h2load's) and every
+     * level. Its capacity is {@code none-http1}'s closed-loop throughput ({@code capacity_http1});
+     * the SLO is the HTTP/2 one, from {@code none}, so the two protocols are held to the same
+     * target.
+     */
+    void runHttp1(String config) throws Exception {
+      String application = config.substring(0, config.length() - HTTP1.length());
+      long sloNanos = need("slo_us").longValue() * 1000;
+      try (App app = App.start(application, sloMicros(), serverCore, classpath,
+          out.resolve("app-" + config + ".log"), state.getProperty("inventory_rounds"));
+          HttpDemoLoad load = new HttpDemoLoad(app.httpPort, HttpDemoLoad.Protocol.HTTP1,
+              HTTP1_CONNECTIONS, HttpDemoLoad.ClientSide.PLAIN, sloNanos, httpMethod, httpPath)) {
+        System.out.println(config + ": " + app.ready);
+        keepRounds(app);
+        int outstanding = H2LOAD_CONNECTIONS * CLOSED_STREAMS;
+        load.closedLoop(outstanding, (long) (warm * 1e9));
+        SteadyCapacity.Measured steady = SteadyCapacity.measure(
+            index -> Math.round(load.closedLoop(outstanding, SteadyCapacity.SLICE_NANOS)),
+            () -> jitMillis(app), CLOSED_MAX_SLICES);
+        double own = steady.reading().rps();
+        System.out.println(steady.describe(config + ": closed-loop throughput", " (HTTP/1.1, "
+            + outstanding + " requests outstanding)", CLOSED_MAX_SLICES));
+        state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
+        if (application.equals("none")) {
+          if (own <= 0) {
+            throw new IOException("the unprotected application served nothing in its closed loop "
+                + "(see " + out.resolve("app-" + config + ".log") + ")");
+          }
+          state.setProperty("capacity_http1", String.format(Locale.ROOT, "%.0f", own));
+          capacityMeasured = true;
+        }
+        double capacity = need("capacity_http1");
+        load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
+        for (double level : levels) {
+          pause();
+          DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
+              (long) (seconds * 1e9), 1 + Math.round(level * 100));
+          record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
+              r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
+              r.rejectsByReason());
+        }
+        if (application.equals("spillway")) {
           saveActuator(app.httpPort, config);
         }
       }
@@ -750,6 +824,9 @@ public final class SpringDemoMain {
       }
       if (OWN_HTTP_LOAD.contains(config)) {
         return "java-http";
+      }
+      if (config.endsWith(HTTP1)) {
+        return "java-http1";
       }
       return "h2load";
     }

@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
  * {@link SpillwayWebFilter} would pass on as an answer: the client would take a shed request for a
  * server error and retry it at once. Ordered first, this advice claims the abort (its cause chain
  * included, as Spring matches handlers) and passes it on as an error, which the filter answers
- * {@code 503} with its pushback, ending the permit as aborted (docs/design.md, "Request budget
+ * as a reject with its pushback, ending the permit as aborted (docs/design.md, "Request budget
  * (ASQM)"). Spring MVC has {@link BudgetAbortExceptionResolver} instead.
  *
  * <p>Thread-safe; stateless.

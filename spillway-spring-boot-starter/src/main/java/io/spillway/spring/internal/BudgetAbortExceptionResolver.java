@@ -15,7 +15,7 @@ import org.springframework.web.servlet.ModelAndView;
  * services) would turn a {@link BudgetExceededException} from a {@code BudgetedLock} into its own
  * {@code 500}, and {@link SpillwayServletFilter} would never see it: the client would take a shed
  * request for a server error and retry it at once. Ordered first, this resolver hands the abort on
- * out of the dispatcher to the filter, which answers it {@code 503} with its pushback and ends the
+ * out of the dispatcher to the filter, which answers it as a reject with its pushback and ends the
  * permit as aborted (docs/design.md, "Request budget (ASQM)"). Only for a request the filter
  * admitted; anything else goes to the application's resolvers as before.
  *

@@ -19,7 +19,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 /**
  * Puts a {@link BudgetedDataSource} sized to the pool ({@code HikariConfigMXBean#getMaximumPoolSize})
  * in front of every {@link DataSource} bean that is a HikariCP pool, so a request whose budget the
- * pool's queue would outlast is refused at once (503) instead of waiting up to Hikari's {@code
+ * pool's queue would outlast is refused at once (spillway.reject-status) instead of waiting up to Hikari's {@code
  * connectionTimeout} for a connection: Protego's ASQM at the pool's wait queue (protego-nsdi23
  * §3.2). Any other DataSource is left as it is, and the log says why once per bean: without the
  * pool's size, a semaphore in front of it could admit more waiters than it has connections

@@ -209,10 +209,10 @@ public class SpillwayAutoConfiguration {
 
     @Bean
     FilterRegistrationBean<SpillwayServletFilter> spillwayServletFilter(SpillwayHttpGate gate,
-        ServletStages stages, HttpCreditStreams credits) {
+        ServletStages stages, HttpCreditStreams credits, SpillwayProperties properties) {
       FilterRegistrationBean<SpillwayServletFilter> registration = new FilterRegistrationBean<>(
           new SpillwayServletFilter(gate, stages.runQueue(), stages.slots(),
-              gate.issuesCredits() ? credits : null));
+              gate.issuesCredits() ? credits : null, properties.getRejectStatus()));
       registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
       registration.setAsyncSupported(true);
       // the async re-dispatch too: a session's asynchronous answer gets its fields as it returns
@@ -223,7 +223,7 @@ public class SpillwayAutoConfiguration {
     }
 
     /**
-     * A budget abort stays a fast 503 when the application's own exception handlers would map it
+     * A budget abort stays a fast reject when the application's own exception handlers would map it
      * (BudgetAbortExceptionResolver); with Spring MVC only. A class of its own, so that a servlet
      * application without Spring MVC never loads the resolver's type.
      */
@@ -277,16 +277,17 @@ public class SpillwayAutoConfiguration {
 
     @Bean
     SpillwayWebFilter spillwayWebFilter(SpillwayHttpGate gate, ServerQueueDelay delay,
-        Ticker ticker, HttpCreditStreams credits) {
+        Ticker ticker, HttpCreditStreams credits, SpillwayProperties properties) {
       EventLoopProbe probe = null;
       if (EventLoopProbe.available()) {
         probe = new EventLoopProbe(ticker);
         delay.addMeasured("netty-event-loops", probe);
       }
-      return new SpillwayWebFilter(gate, probe, gate.issuesCredits() ? credits : null);
+      return new SpillwayWebFilter(gate, probe, gate.issuesCredits() ? credits : null,
+          properties.getRejectStatus());
     }
 
-    /** A budget abort stays a fast 503 past the application's own exception handlers. */
+    /** A budget abort stays a fast reject past the application's own exception handlers. */
     @Bean
     BudgetAbortAdvice spillwayBudgetAbortAdvice() {
       return new BudgetAbortAdvice();

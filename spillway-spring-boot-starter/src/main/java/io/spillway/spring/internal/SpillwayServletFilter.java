@@ -7,6 +7,7 @@ import io.spillway.api.ResponseMetadata;
 import io.spillway.spring.SpillwayHttpGate;
 import io.spillway.spring.SpillwayHttpGate.Admission;
 import io.spillway.spring.SpillwayHttpHeaders;
+import io.spillway.spring.SpillwayProperties;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
@@ -21,12 +22,13 @@ import java.io.IOException;
 
 /**
  * Spillway in front of Spring MVC: decides on each request before any other filter or the
- * dispatcher sees it, answers a reject at once ({@code 503}, {@code Retry-After}), binds an
+ * dispatcher sees it, answers a reject at once (the configured status, {@code 429} by default,
+ * with {@code Retry-After}; {@link io.spillway.spring.SpillwayProperties#getRejectStatus}), binds an
  * admitted request's budget to {@link RequestBudget#CURRENT} around the rest of the chain, and
  * ends its permit exactly once: when the chain returns, or, for an asynchronous request, when the
  * container reports its end. A {@link io.spillway.api.BudgetExceededException} from the handler
- * (a {@code BudgetedLock} that would have outlasted the budget) becomes a fast {@code 503} if the
- * response is not committed yet, and the permit ends as aborted.
+ * (a {@code BudgetedLock} that would have outlasted the budget) becomes a fast reject of that
+ * status if the response is not committed yet, and the permit ends as aborted.
  *
  * <p>On a platform thread an admitted request then takes one of the {@link RunSlots} (waiting for
  * it in arrival order; refused at once, as a budget abort, if the slots' queue is already longer
@@ -58,19 +60,31 @@ public final class SpillwayServletFilter implements Filter {
   private final RunQueueDelay runQueue;
   private final RunSlots slots;
   private final HttpCreditStreams credits;
+  private final int rejectStatus;
+
+  /** With the default reject status. */
+  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue, RunSlots slots,
+      HttpCreditStreams credits) {
+    this(gate, runQueue, slots, credits, SpillwayProperties.DEFAULT_REJECT_STATUS);
+  }
 
   /**
    * @param runQueue the run-queue stage to sample, or {@code null} where it is not measured
    * @param slots the run slots of admitted requests on platform threads, or {@code null} for none
    * @param credits where the credit streams of Spillway sessions are kept ({@value
    *     HttpCreditStreams#PATH} is served from it), or {@code null} to serve no such path
+   * @param rejectStatus the status of a refused or aborted request (429 or 503)
    */
   public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue, RunSlots slots,
-      HttpCreditStreams credits) {
+      HttpCreditStreams credits, int rejectStatus) {
+    if (!SpillwayProperties.REJECT_STATUSES.contains(rejectStatus)) {
+      throw new IllegalArgumentException("rejectStatus must be 429 or 503, not " + rejectStatus);
+    }
     this.gate = gate;
     this.runQueue = runQueue;
     this.slots = slots;
     this.credits = credits;
+    this.rejectStatus = rejectStatus;
   }
 
   @Override
@@ -107,7 +121,7 @@ public final class SpillwayServletFilter implements Filter {
     }
     Admission admission = gate.admit(endpoint, request::getHeader, request.getRemoteAddr());
     if (!admission.isAdmitted()) {
-      response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+      response.setStatus(rejectStatus);
       admission.writeRejectHeaders(response::setHeader);
       return;
     }
@@ -119,8 +133,8 @@ public final class SpillwayServletFilter implements Filter {
           budget == null ? Long.MAX_VALUE : budget.remainingNanos());
       if (waited < 0) {
         long now = gate.ticker().read();
-        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
-        admission.writeAbortHeaders(admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE,
+        response.setStatus(rejectStatus);
+        admission.writeAbortHeaders(admission.end(rejectStatus,
             new BudgetExceededException(slots.queueingDelayNanos(now), budget.remainingNanos())),
             response::setHeader);
         return;
@@ -166,8 +180,8 @@ public final class SpillwayServletFilter implements Filter {
       } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
           && !response.isCommitted()) {
         response.resetBuffer();
-        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
-        admission.writeAbortHeaders(admission.end(HttpServletResponse.SC_SERVICE_UNAVAILABLE,
+        response.setStatus(rejectStatus);
+        admission.writeAbortHeaders(admission.end(rejectStatus,
             failure), response::setHeader);
         failure = null; // answered: a fast reject, not an error
       } else {

@@ -7,6 +7,7 @@ import io.spillway.grpc.EventLoopProbe;
 import io.spillway.spring.SpillwayHttpGate;
 import io.spillway.spring.SpillwayHttpGate.Admission;
 import io.spillway.spring.SpillwayHttpHeaders;
+import io.spillway.spring.SpillwayProperties;
 import io.spillway.spring.SpillwayReactor;
 import java.net.InetSocketAddress;
 import java.util.function.Consumer;
@@ -27,11 +28,12 @@ import reactor.core.publisher.SignalType;
 
 /**
  * Spillway in front of WebFlux: decides on each exchange on the event loop it arrived on, before
- * any other filter; answers a reject at once ({@code 503}, {@code Retry-After}); puts an admitted
+ * any other filter; answers a reject at once (the configured status, {@code 429} by default, with
+ * {@code Retry-After}; {@link io.spillway.spring.SpillwayProperties#getRejectStatus}); puts an admitted
  * exchange's budget in the Reactor context ({@link SpillwayReactor#BUDGET_KEY}); and ends its permit
  * exactly once, when the exchange completes, fails or is cancelled (the client went away). A
- * {@link io.spillway.api.BudgetExceededException} becomes a fast {@code 503} if the response is not
- * committed yet. A request from a Spillway session gets its response fields, the credit delta
+ * {@link io.spillway.api.BudgetExceededException} becomes a fast reject of that status if the
+ * response is not committed yet. A request from a Spillway session gets its response fields, the credit delta
  * among them, in its headers: its permit ends just before they are sent. Its credit stream
  * ({@value HttpCreditStreams#PATH}) is served here too, under the base path, which the answers
  * under a base path name ({@link SpillwayHttpHeaders#CREDITS}). The event loop is probed on each arrival ({@link EventLoopProbe}), which is how
@@ -44,16 +46,23 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
   private final SpillwayHttpGate gate;
   private final EventLoopProbe probe;
   private final HttpCreditStreams credits;
+  private final HttpStatus rejectStatus;
 
   /**
    * @param probe the event loops' probe, or {@code null} if Netty is absent
    * @param credits where the credit streams of Spillway sessions are kept ({@value
    *     HttpCreditStreams#PATH} is served from it), or {@code null} to serve no such path
+   * @param rejectStatus the status of a refused or aborted request (429 or 503)
    */
-  public SpillwayWebFilter(SpillwayHttpGate gate, EventLoopProbe probe, HttpCreditStreams credits) {
+  public SpillwayWebFilter(SpillwayHttpGate gate, EventLoopProbe probe, HttpCreditStreams credits,
+      int rejectStatus) {
+    if (!SpillwayProperties.REJECT_STATUSES.contains(rejectStatus)) {
+      throw new IllegalArgumentException("rejectStatus must be 429 or 503, not " + rejectStatus);
+    }
     this.gate = gate;
     this.probe = probe;
     this.credits = credits;
+    this.rejectStatus = HttpStatus.valueOf(rejectStatus);
   }
 
   @Override
@@ -85,7 +94,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
         remote == null ? null : remote.getHostString());
     ServerHttpResponse response = exchange.getResponse();
     if (!admission.isAdmitted()) {
-      response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+      response.setStatusCode(rejectStatus);
       admission.writeRejectHeaders(response.getHeaders()::set);
       return response.setComplete();
     }
@@ -112,8 +121,8 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     return served
         .onErrorResume(e -> SpillwayHttpGate.budgetExceeded(e) != null && !response.isCommitted(),
             e -> {
-              response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
-              admission.writeAbortHeaders(admission.end(HttpStatus.SERVICE_UNAVAILABLE.value(), e),
+              response.setStatusCode(rejectStatus);
+              admission.writeAbortHeaders(admission.end(rejectStatus.value(), e),
                   response.getHeaders()::set);
               return response.setComplete();
             })

@@ -26,7 +26,7 @@ public final class UnknownProperties {
 
   /** Every setting as the README's table spells it, {@code [i]} for a list index. */
   static final List<String> DOCUMENTED = List.of("enabled", "scheme", "slo", "parallelism",
-      "excluded-paths", "budget.target", "budget.when-absent", "endpoints[i].path",
+      "reject-status", "excluded-paths", "budget.target", "budget.when-absent", "endpoints[i].path",
       "endpoints[i].name", "endpoints[i].enabled", "endpoints[i].slo", "endpoints[i].budget-target",
       "jdbc.enabled", "jfr.enabled", "jfr.admitted-sample-every", "client.enabled",
       "client.credits", "client.slo", "client.grpc-session-per-backend",

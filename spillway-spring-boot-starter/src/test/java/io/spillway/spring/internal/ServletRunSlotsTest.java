@@ -21,7 +21,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
 
 /**
  * The servlet filter with its run slots, in virtual time: the slots follow the handler's shape, and
- * a request whose budget the slots' queue exceeds is answered 503 before it runs.
+ * a request whose budget the slots' queue exceeds is refused (the reject status) before it runs.
  */
 class ServletRunSlotsTest {
 
@@ -100,7 +100,7 @@ class ServletRunSlotsTest {
     boolean[] ran = new boolean[1];
     MockHttpServletResponse response = new MockHttpServletResponse();
     f.doFilter(new MockHttpServletRequest("GET", "/x"), response, (req, res) -> ran[0] = true);
-    assertEquals(503, response.getStatus());
+    assertEquals(SpillwayProperties.DEFAULT_REJECT_STATUS, response.getStatus());
     assertEquals(Integer.toString(Status.REJECTED_BUDGET.code()),
         response.getHeader(SpillwayHttpHeaders.STATUS));
     assertEquals(false, ran[0], "refused before the handler");

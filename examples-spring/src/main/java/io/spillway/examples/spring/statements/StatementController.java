@@ -10,7 +10,7 @@ import org.springframework.web.bind.annotation.RestController;
  * {@code GET /statements[?customer=N]}: a customer's monthly statement ({@link StatementService}).
  * Without {@code customer} the customers are taken in turn (what a load tool that repeats one URL
  * gets). Nothing here knows about overload: the Spillway starter decides before this runs, and a
- * budget refusal at the connection pool becomes a {@code 503}. Thread-safe.
+ * budget refusal at the connection pool becomes a fast reject ({@code 429}). Thread-safe.
  */
 @RestController
 @Profile("statements")

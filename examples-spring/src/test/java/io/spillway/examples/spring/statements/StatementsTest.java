@@ -32,7 +32,7 @@ import org.springframework.test.context.ActiveProfiles;
  * The statements profile as it ships, on an in-memory H2 database instead of PostgreSQL and a pool
  * of two: the endpoint answers a customer's statement from the table it filled, Boot's HikariCP
  * pool reaches the service wrapped by the Spillway starter (and still of its own class), and a
- * request whose budget the pool's queue would outlast is answered 503 with the budget reason at
+ * request whose budget the pool's queue would outlast is answered 429 with the budget reason at
  * once, through Spring's {@code JdbcTemplate}, not 500 and not after a wait.
  */
 @SpringBootTest(classes = {InventoryApplication.class, StatementsTest.Clock.class},
@@ -85,7 +85,7 @@ class StatementsTest {
   }
 
   @Test
-  void bootsPoolIsBudgetedAndARequestItsQueueWouldOutlastIsA503() throws Exception {
+  void bootsPoolIsBudgetedAndARequestItsQueueWouldOutlastIsRefusedAtOnce() throws Exception {
     assertInstanceOf(HikariDataSource.class, dataSource);
     BudgetedDataSource budgeted = dataSource.unwrap(BudgetedDataSource.class);
     assertEquals(2, budgeted.permits().permits());
@@ -106,7 +106,7 @@ class StatementsTest {
     Clock.NOW.addAndGet(TimeUnit.MINUTES.toNanos(1)); // the waiter has queued a minute
 
     HttpResponse<String> refused = get("/statements");
-    assertEquals(503, refused.statusCode(), refused.body());
+    assertEquals(429, refused.statusCode(), refused.body());
     assertEquals(Integer.toString(Status.REJECTED_BUDGET.code()),
         refused.headers().firstValue(SpillwayHttpHeaders.STATUS).orElseThrow());
     assertEquals(1, budgeted.permits().waiters(), "the refused request never queued");
