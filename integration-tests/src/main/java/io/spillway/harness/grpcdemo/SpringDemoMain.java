@@ -27,7 +27,7 @@ import org.HdrHistogram.Histogram;
 /**
  * {@code ./spillway spring-demo [--out DIR] [--seconds S] [--configs C,...] [--levels L,...]
  * [--slo-us N] [--app-arg ARG ...] [--app-jvm-arg OPTION ...] [--http METHOD:PATH]
- * [--cpu-quota CORES]}: examples-spring's
+ * [--cpu-quota CORES] [--container tomcat|jetty]}: examples-spring's
  * inventory service, a real Spring Boot process pinned to core 0, flooded from core 1 at 1×, 2× and
  * 3× of its capacity in each configuration (docs/results/spring.md). With {@code --cpu-quota} every
  * application starts in a control group with that CPU limit per 100 ms ({@link CpuQuotaGroup}; needs
@@ -158,6 +158,12 @@ public final class SpringDemoMain {
    * application's {@code statements} profile (docs/results/spring.md, "A pool-bound service").
    */
   private static String httpMethod = "POST";
+  /**
+   * The application's servlet container ({@code --container}): {@code tomcat}, examples-spring as
+   * it ships, or {@code jetty}, the same application from examples-spring-jetty (Tomcat excluded,
+   * {@code spring-boot-starter-jetty} added). Recorded in the results' scenario.
+   */
+  private static String container = "tomcat";
   private static String httpPath = "/reservations";
 
   /**
@@ -185,6 +191,12 @@ public final class SpringDemoMain {
         case "--slo-us" -> sloMicros = Long.parseLong(args[++i]);
         case "--app-arg" -> APP_ARGS.add(args[++i]);
         case "--app-jvm-arg" -> APP_JVM_ARGS.add(args[++i]);
+        case "--container" -> {
+          container = args[++i];
+          if (!List.of("tomcat", "jetty").contains(container)) {
+            throw new IllegalArgumentException("--container takes tomcat or jetty, not " + container);
+          }
+        }
         case "--cpu-quota" -> {
           QUOTA_CORES = Double.parseDouble(args[++i]);
           JOIN_GROUPS.addAll(CpuQuotaGroup.create(QUOTA_CORES));
@@ -204,6 +216,7 @@ public final class SpringDemoMain {
               + "[--configs " + String.join(",", ALL) + "] (or " + String.join(",", NAMED_ONLY)
               + ") [--levels 1,2,3] [--slo-us N] "
               + "[--app-arg --spring.property=value ...] [--app-jvm-arg OPTION ...] "
+              + "[--container tomcat|jetty] "
               + "[--http POST:/reservations] "
               + "[--cpu-quota CORES]");
           return;
@@ -217,9 +230,11 @@ public final class SpringDemoMain {
             + NAMED_ONLY);
       }
     }
-    String classpath = System.getProperty("spillway.spring.classpath");
+    String classpathKey = container.equals("jetty") ? "spillway.spring.jetty.classpath"
+        : "spillway.spring.classpath";
+    String classpath = System.getProperty(classpathKey);
     if (classpath == null) {
-      throw new IllegalStateException("-Dspillway.spring.classpath is not set (the launcher sets it)");
+      throw new IllegalStateException("-D" + classpathKey + " is not set (the launcher sets it)");
     }
     Path ghz = findGhz(System.getenv("PATH"), Path.of(System.getProperty("user.home")));
     if (ghz == null && configs.stream().anyMatch(GHZ::contains)) {
@@ -922,6 +937,7 @@ public final class SpringDemoMain {
         json.append(", \"app_jvm_args\": \"")
             .append(String.join(" ", APP_JVM_ARGS).replace("\"", "'")).append('"');
       }
+      json.append(", \"container\": \"").append(container).append('"');
       json.append(String.format(Locale.ROOT, ", \"java\": \"%s\", \"cores\": \"%d\"},%n",
           System.getProperty("java.version"), GrpcDemoMain.cores()));
       json.append("  \"capacity_measured\": ").append(capacityMeasured).append(",\n");
