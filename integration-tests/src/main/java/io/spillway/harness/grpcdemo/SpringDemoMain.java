@@ -383,15 +383,7 @@ public final class SpringDemoMain {
           };
           try (HttpDemoLoad load = new HttpDemoLoad(app.httpPort, H2LOAD_CONNECTIONS, side,
               sloNanos, httpMethod, httpPath)) {
-            load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
-            for (double level : levels) {
-              pause();
-              DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
-                  (long) (seconds * 1e9), 1 + Math.round(level * 100));
-              record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
-                  r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
-                  r.rejectsByReason() + refusalDelay(r));
-            }
+            ownLoadLevels(config, load, capacity);
           }
         } else {
           for (double level : levels) {
@@ -442,19 +434,26 @@ public final class SpringDemoMain {
           state.setProperty("capacity_http1", String.format(Locale.ROOT, "%.0f", own));
           capacityMeasured = true;
         }
-        double capacity = need("capacity_http1");
-        load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
-        for (double level : levels) {
-          pause();
-          DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
-              (long) (seconds * 1e9), 1 + Math.round(level * 100));
-          record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
-              r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
-              r.rejectsByReason());
-        }
+        ownLoadLevels(config, load, need("capacity_http1"));
         if (application.equals("spillway")) {
           saveActuator(app.httpPort, config);
         }
+      }
+    }
+
+    /**
+     * {@link HttpDemoLoad}'s open-loop warm-up at {@link #GENERATOR_WARM_LOAD} of capacity, then
+     * each level, recorded.
+     */
+    void ownLoadLevels(String config, HttpDemoLoad load, double capacity) throws Exception {
+      load.openLoop(GENERATOR_WARM_LOAD * capacity, 0, (long) (GENERATOR_WARM_S * 1e9), 0);
+      for (double level : levels) {
+        pause();
+        DemoLoad.Result r = load.openLoop(level * capacity, (long) (LEVEL_WARM_S * 1e9),
+            (long) (seconds * 1e9), 1 + Math.round(level * 100));
+        record(config, "http", level, capacity, r.issued() / seconds, r.throughputRps(),
+            r.goodputRps(), r.okLatency(), r.serverRejects(), r.errors(), r.clientRejects(),
+            r.rejectsByReason() + refusalDelay(r));
       }
     }
 
