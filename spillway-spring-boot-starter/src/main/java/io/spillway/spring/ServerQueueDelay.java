@@ -24,23 +24,39 @@ public final class ServerQueueDelay {
   private final List<QueueDelaySignal> measured = new CopyOnWriteArrayList<>();
   private final List<QueueDelaySignal> added = new CopyOnWriteArrayList<>();
   private final List<String> names = new CopyOnWriteArrayList<>();
+  /** Every stage, in the order of {@link #names}: for {@link #readings}. */
+  private final List<QueueDelaySignal> all = new CopyOnWriteArrayList<>();
   private final QueueDelaySignal signal = this::read;
 
   /** Adds a stage the starter measures, with a name for the Actuator endpoint. */
   public void addMeasured(String name, QueueDelaySignal stage) {
     measured.add(stage);
     names.add(name);
+    all.add(stage);
   }
 
   /** Adds an application stage. */
   public void addStage(String name, QueueDelaySignal stage) {
     added.add(stage);
     names.add(name);
+    all.add(stage);
   }
 
   /** The stages, by name, in the order they were added. */
   public List<String> stageNames() {
     return List.copyOf(names);
+  }
+
+  /**
+   * Each stage's reading at {@code now}, by name, in the order they were added: which stage a
+   * combined delay comes from. For the Actuator endpoint, not for decisions (it allocates).
+   */
+  public java.util.Map<String, Long> readings(long now) {
+    java.util.Map<String, Long> byName = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < all.size() && i < names.size(); i++) {
+      byName.merge(names.get(i), all.get(i).queueingDelayNanos(now), Long::sum);
+    }
+    return byName;
   }
 
   /** The combined signal. */

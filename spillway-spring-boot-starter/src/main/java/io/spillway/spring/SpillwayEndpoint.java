@@ -162,6 +162,7 @@ public class SpillwayEndpoint {
     long now = gate.ticker().read();
     m.put("queueDelayNanos", gate.queueDelay().queueingDelayNanos(now));
     m.put("queueStages", delay.stageNames());
+    m.put("queueStageDelaysNanos", delay.readings(now));
     m.put("workers", workers.get());
     Map<String, Object> slots = runSlots.get();
     if (!slots.isEmpty()) {
