@@ -9,7 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * What an HTTP client has been told by servers that shed its requests: per server (scheme, host
  * and port), the time before which it should not send again, from a {@code 429}'s or {@code 503}'s
  * {@code Spillway-Retry-Pushback-Ms} or, from a server that is not Spillway, its {@code
- * Retry-After} in seconds (RFC 6585 §4 and RFC 9110 §15.6.4 both let it say how long to wait). Until then the client filters fail requests to that server at once with a {@link
+ * Retry-After} in seconds (RFC 6585 §4 and RFC 9110 §15.6.4 both let it say how long to wait).
+ * Until then the client filters fail requests to that server at once with a {@link
  * SpillwayRejectedException}, without sending them: a retry loop above them then waits as the
  * server asked instead of adding to its overload (gRFC A6's pushback, over HTTP).
  *
