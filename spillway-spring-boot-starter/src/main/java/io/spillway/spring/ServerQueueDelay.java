@@ -23,28 +23,27 @@ public final class ServerQueueDelay {
 
   private final List<QueueDelaySignal> measured = new CopyOnWriteArrayList<>();
   private final List<QueueDelaySignal> added = new CopyOnWriteArrayList<>();
-  private final List<String> names = new CopyOnWriteArrayList<>();
-  /** Every stage, in the order of {@link #names}: for {@link #readings}. */
-  private final List<QueueDelaySignal> all = new CopyOnWriteArrayList<>();
+  /** Every stage by name, in the order added: for the Actuator endpoint. */
+  private final List<Named> named = new CopyOnWriteArrayList<>();
   private final QueueDelaySignal signal = this::read;
+
+  private record Named(String name, QueueDelaySignal stage) { }
 
   /** Adds a stage the starter measures, with a name for the Actuator endpoint. */
   public void addMeasured(String name, QueueDelaySignal stage) {
     measured.add(stage);
-    names.add(name);
-    all.add(stage);
+    named.add(new Named(name, stage));
   }
 
   /** Adds an application stage. */
   public void addStage(String name, QueueDelaySignal stage) {
     added.add(stage);
-    names.add(name);
-    all.add(stage);
+    named.add(new Named(name, stage));
   }
 
   /** The stages, by name, in the order they were added. */
   public List<String> stageNames() {
-    return List.copyOf(names);
+    return named.stream().map(Named::name).toList();
   }
 
   /**
@@ -53,8 +52,8 @@ public final class ServerQueueDelay {
    */
   public java.util.Map<String, Long> readings(long now) {
     java.util.Map<String, Long> byName = new java.util.LinkedHashMap<>();
-    for (int i = 0; i < all.size() && i < names.size(); i++) {
-      byName.merge(names.get(i), all.get(i).queueingDelayNanos(now), Long::sum);
+    for (Named n : named) {
+      byName.merge(n.name(), n.stage().queueingDelayNanos(now), Long::sum);
     }
     return byName;
   }

@@ -341,23 +341,10 @@ public final class SpringDemoMain {
         System.out.println(config + ": " + app.ready);
         keepRounds(app);
         h2loadClosed(app.httpPort, warm, config + "-warm");
-        SteadyCapacity.Measured steady = SteadyCapacity.measure(
+        closedLoop(config, config.equals("none"), "capacity_http", app,
             index -> Math.round(h2loadClosed(app.httpPort, SteadyCapacity.SLICE_NANOS / 1e9,
                 config + "-closed")),
-            () -> jitMillis(app), CLOSED_MAX_SLICES);
-        double own = steady.reading().rps();
-        System.out.println(steady.describe(config + ": closed-loop throughput", " ("
-            + H2LOAD_CONNECTIONS + " connections x " + CLOSED_STREAMS + " streams)",
-            CLOSED_MAX_SLICES));
-        state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
-        if (config.equals("none")) {
-          if (own <= 0) {
-            throw new IOException("the unprotected application served nothing in its closed loop "
-                + "(see " + out.resolve("app-none.log") + ")");
-          }
-          state.setProperty("capacity_http", String.format(Locale.ROOT, "%.0f", own));
-          capacityMeasured = true;
-        }
+            H2LOAD_CONNECTIONS + " connections x " + CLOSED_STREAMS + " streams");
         double capacity = need("capacity_http");
         if (calibrate || !state.containsKey("slo_us")) {
           pause();
@@ -419,25 +406,37 @@ public final class SpringDemoMain {
         keepRounds(app);
         int outstanding = H2LOAD_CONNECTIONS * CLOSED_STREAMS;
         load.closedLoop(outstanding, (long) (warm * 1e9));
-        SteadyCapacity.Measured steady = SteadyCapacity.measure(
+        closedLoop(config, application.equals("none"), "capacity_http1", app,
             index -> Math.round(load.closedLoop(outstanding, SteadyCapacity.SLICE_NANOS)),
-            () -> jitMillis(app), CLOSED_MAX_SLICES);
-        double own = steady.reading().rps();
-        System.out.println(steady.describe(config + ": closed-loop throughput", " (HTTP/1.1, "
-            + outstanding + " requests outstanding)", CLOSED_MAX_SLICES));
-        state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
-        if (application.equals("none")) {
-          if (own <= 0) {
-            throw new IOException("the unprotected application served nothing in its closed loop "
-                + "(see " + out.resolve("app-" + config + ".log") + ")");
-          }
-          state.setProperty("capacity_http1", String.format(Locale.ROOT, "%.0f", own));
-          capacityMeasured = true;
-        }
+            "HTTP/1.1, " + outstanding + " requests outstanding");
         ownLoadLevels(config, load, need("capacity_http1"));
         if (application.equals("spillway")) {
           saveActuator(app.httpPort, config);
         }
+      }
+    }
+
+    /**
+     * A configuration's own closed-loop throughput, read in slices as the socket harness reads
+     * capacity ({@link SteadyCapacity}), printed with {@code shape} and kept as {@code
+     * closed_CONFIG}; from the unprotected application it is also the capacity, kept as {@code
+     * capacityKey}.
+     */
+    void closedLoop(String config, boolean unprotected, String capacityKey, App app,
+        SteadyCapacity.Slice slice, String shape) throws Exception {
+      SteadyCapacity.Measured steady = SteadyCapacity.measure(slice, () -> jitMillis(app),
+          CLOSED_MAX_SLICES);
+      double own = steady.reading().rps();
+      System.out.println(steady.describe(config + ": closed-loop throughput", " (" + shape + ")",
+          CLOSED_MAX_SLICES));
+      state.setProperty("closed_" + config, String.format(Locale.ROOT, "%.0f", own));
+      if (unprotected) {
+        if (own <= 0) {
+          throw new IOException("the unprotected application served nothing in its closed loop "
+              + "(see " + out.resolve("app-" + config + ".log") + ")");
+        }
+        state.setProperty(capacityKey, String.format(Locale.ROOT, "%.0f", own));
+        capacityMeasured = true;
       }
     }
 

@@ -23,7 +23,7 @@ import java.io.IOException;
 /**
  * Spillway in front of Spring MVC: decides on each request before any other filter or the
  * dispatcher sees it, answers a reject at once (the configured status, {@code 429} by default,
- * with {@code Retry-After}; {@link io.spillway.spring.SpillwayProperties#getRejectStatus}), binds an
+ * with {@code Retry-After}; {@link SpillwayProperties#getRejectStatus}), binds an
  * admitted request's budget to {@link RequestBudget#CURRENT} around the rest of the chain, and
  * ends its permit exactly once: when the chain returns, or, for an asynchronous request, when the
  * container reports its end. A {@link io.spillway.api.BudgetExceededException} from the handler
@@ -61,12 +61,6 @@ public final class SpillwayServletFilter implements Filter {
   private final RunSlots slots;
   private final HttpCreditStreams credits;
   private final int rejectStatus;
-
-  /** With the default reject status. */
-  public SpillwayServletFilter(SpillwayHttpGate gate, RunQueueDelay runQueue, RunSlots slots,
-      HttpCreditStreams credits) {
-    this(gate, runQueue, slots, credits, SpillwayProperties.DEFAULT_REJECT_STATUS);
-  }
 
   /**
    * @param runQueue the run-queue stage to sample, or {@code null} where it is not measured

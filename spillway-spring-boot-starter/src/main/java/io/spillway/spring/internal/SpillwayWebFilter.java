@@ -29,7 +29,7 @@ import reactor.core.publisher.SignalType;
 /**
  * Spillway in front of WebFlux: decides on each exchange on the event loop it arrived on, before
  * any other filter; answers a reject at once (the configured status, {@code 429} by default, with
- * {@code Retry-After}; {@link io.spillway.spring.SpillwayProperties#getRejectStatus}); puts an admitted
+ * {@code Retry-After}; {@link SpillwayProperties#getRejectStatus}); puts an admitted
  * exchange's budget in the Reactor context ({@link SpillwayReactor#BUDGET_KEY}); and ends its permit
  * exactly once, when the exchange completes, fails or is cancelled (the client went away). A
  * {@link io.spillway.api.BudgetExceededException} becomes a fast reject of that status if the

@@ -44,7 +44,8 @@ class ServletRunSlotsTest {
         new SpillwayHttpGate.Endpoint("default", "/**", true, g, 100_000_000, targetBudgetNanos,
             stats, false),
         List.of(), List.of(), SpillwayProperties.NoBudget.TARGET, false, 1);
-    return new SpillwayServletFilter(gate, runQueue, slots, null);
+    return new SpillwayServletFilter(gate, runQueue, slots, null,
+        SpillwayProperties.DEFAULT_REJECT_STATUS);
   }
 
   /** Serves one request whose handler takes {@code wallNanos}, {@code cpuNanos} of it on a CPU. */

@@ -42,14 +42,16 @@ class ServletServiceTimeTest {
         new SpillwayHttpGate.Endpoint("default", "/**", true, g, 100 * MS, 20 * MS, stats, false),
         List.of(), List.of(), SpillwayProperties.NoBudget.TARGET, false, 1);
     if (!runQueueMeasured) {
-      return new SpillwayServletFilter(gate, null, null, null);
+      return new SpillwayServletFilter(gate, null, null, null,
+          io.spillway.spring.SpillwayProperties.DEFAULT_REJECT_STATUS);
     }
     RunQueueDelay runQueue = new RunQueueDelay(clock, into -> {
       into[0] = cpu.get();
       into[1] = 0;
       return true;
     }, 1);
-    return new SpillwayServletFilter(gate, runQueue, slots, null);
+    return new SpillwayServletFilter(gate, runQueue, slots, null,
+        io.spillway.spring.SpillwayProperties.DEFAULT_REJECT_STATUS);
   }
 
   /**

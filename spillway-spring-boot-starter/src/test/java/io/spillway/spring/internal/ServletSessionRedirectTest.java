@@ -40,7 +40,8 @@ class ServletSessionRedirectTest {
     gate = new SpillwayHttpGate(clock, QueueDelaySignal.NONE,
         new SpillwayHttpGate.Endpoint("default", "/**", true, g, 100 * MS, 20 * MS, stats, true),
         List.of(), List.of(), SpillwayProperties.NoBudget.UNLIMITED, false, 1);
-    return new SpillwayServletFilter(gate, null, null, null);
+    return new SpillwayServletFilter(gate, null, null, null,
+        io.spillway.spring.SpillwayProperties.DEFAULT_REJECT_STATUS);
   }
 
   private static void redirect(HttpServletResponse response, String how) throws IOException {
