@@ -39,7 +39,12 @@ import org.springframework.core.env.Environment;
  *       needs {@code --add-opens java.base/java.lang=ALL-UNNAMED}) the dispatcher says why, it is
  *       closed, and Boot's {@link VirtualThreadPool} is kept with a {@link MeasuredExecutor} as
  *       its executor, registered as {@code jetty-virtual-threads}, which sees the first mount
- *       only (and not the wait for one of the pool's {@code max} permits, taken after it).
+ *       only (and not the wait for one of the pool's {@code max} permits, taken after it). Most
+ *       jobs it times are Jetty's producer hand-offs (its execution strategy runs each request on
+ *       the thread that read it and hands production to a new one), whose wait stands for the
+ *       requests' while they queue for a carrier too; clients that resend each refused request
+ *       at once keep hand-offs waiting that no request waits with (docs/results/spring.md,
+ *       "Jetty").
  * </ul>
  *
  * <p>A pool the application set itself (of another class than Jetty's {@link QueuedThreadPool})
