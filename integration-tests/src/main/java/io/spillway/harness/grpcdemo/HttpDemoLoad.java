@@ -67,7 +67,10 @@ import org.HdrHistogram.Histogram;
  *       replaces it, and the replacements are counted ({@code reconnects=} in the result's
  *       reasons): Tomcat ends the connection after every {@code 503} it sends (RFC 9110 leaves
  *       that to the server; Tomcat follows Apache httpd's list of statuses that drop the
- *       connection), and after {@code maxKeepAliveRequests} (100) requests.
+ *       connection), and after {@code maxKeepAliveRequests} (100) requests. A request whose
+ *       connection closes before its answer is an error ({@code error-none=}), named by what
+ *       closed it (an exception's class, or {@code closed}: the server) and how long after it
+ *       was written.
  * </ul>
  *
  * <p>Three kinds of client:
@@ -582,6 +585,8 @@ final class HttpDemoLoad implements AutoCloseable {
     /** The request on the wire, or {@code null} while idle. */
     Pending current;
     boolean keepAlive;
+    /** The exception that closed the connection, or {@code null}: the peer closed it. */
+    String closedBy;
 
     Http1Connection(Http1Pool pool) {
       this.pool = pool;
@@ -641,6 +646,8 @@ final class HttpDemoLoad implements AutoCloseable {
       Pending p = current;
       current = null;
       if (p != null) {
+        p.tally.unanswered(p.scheduled, closedBy == null ? "closed" : closedBy,
+            System.nanoTime() - p.sentAt);
         finish(p, -1);
       }
       pool.lost(this);
@@ -648,6 +655,9 @@ final class HttpDemoLoad implements AutoCloseable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      if (closedBy == null) {
+        closedBy = cause.getClass().getSimpleName();
+      }
       ctx.close();
     }
   }
@@ -741,6 +751,22 @@ final class HttpDemoLoad implements AutoCloseable {
       return ok;
     }
 
+    /** HTTP/1.1 requests whose connection closed before their answer: by what closed it. */
+    final Map<String, long[]> unansweredBy = new java.util.TreeMap<>();
+    /** ... and how long after they were written. */
+    final Histogram unansweredAge = new Histogram(3_600_000_000_000L, 3);
+
+    /**
+     * A written request's connection closed before its answer, by {@code cause} (an exception's
+     * class, or {@code closed}: the server closed it), {@code ageNanos} after it was written.
+     */
+    synchronized void unanswered(long scheduled, String cause, long ageNanos) {
+      if (scheduled - from >= 0 && scheduled - to < 0) {
+        unansweredBy.computeIfAbsent(cause, k -> new long[1])[0]++;
+        unansweredAge.recordValue(Math.max(1, ageNanos));
+      }
+    }
+
     /** @param reconnects the HTTP/1.1 pool's replacements in the window, or {@code null} */
     synchronized DemoLoad.Result result(double offeredRps, Long reconnects) {
       StringBuilder reasons = new StringBuilder();
@@ -751,6 +777,13 @@ final class HttpDemoLoad implements AutoCloseable {
       }
       errorsByStatus.forEach((status, n) -> reasons.append(reasons.isEmpty() ? "" : " ")
           .append("error").append(status < 0 ? "-none" : "-" + status).append('=').append(n));
+      if (!unansweredBy.isEmpty()) {
+        StringBuilder by = new StringBuilder();
+        unansweredBy.forEach((k, v) -> by.append(by.isEmpty() ? "" : ", ").append(k).append(' ')
+            .append(v[0]));
+        reasons.append(String.format(Locale.ROOT, " (%s; written p50/max %.2f/%.2f ms before)", by,
+            unansweredAge.getValueAtPercentile(50) / 1e6, unansweredAge.getMaxValue() / 1e6));
+      }
       if (sentToOk.getTotalCount() + sentToRefusal.getTotalCount() > 0) {
         reasons.append(String.format(Locale.ROOT, "; sent to answer p50/p99 %s ms (ok), %s ms "
             + "(refused); budget sent p50 %s ms (ok), %s ms (refused)", p5099(sentToOk),
