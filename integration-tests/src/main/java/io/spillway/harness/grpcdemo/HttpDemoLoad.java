@@ -69,8 +69,8 @@ import org.HdrHistogram.Histogram;
  *       that to the server; Tomcat follows Apache httpd's list of statuses that drop the
  *       connection), and after {@code maxKeepAliveRequests} (100) requests. A request whose
  *       connection closes before its answer is an error ({@code error-none=}), named by what
- *       closed it (an exception's class, or {@code closed}: the server) and how long after it
- *       was written.
+ *       closed it (an exception's class, {@code write-} and one if the request's write failed,
+ *       or {@code closed}: the server closed it cleanly) and how long after it was written.
  * </ul>
  *
  * <p>Three kinds of client:
@@ -585,7 +585,10 @@ final class HttpDemoLoad implements AutoCloseable {
     /** The request on the wire, or {@code null} while idle. */
     Pending current;
     boolean keepAlive;
-    /** The exception that closed the connection, or {@code null}: the peer closed it. */
+    /**
+     * What closed the connection: an exception's class ({@code write-} and its class if the
+     * request's write failed), or {@code null}: the peer closed it.
+     */
     String closedBy;
 
     Http1Connection(Http1Pool pool) {
@@ -609,6 +612,9 @@ final class HttpDemoLoad implements AutoCloseable {
       p.sentAt = System.nanoTime();
       channel.writeAndFlush(request).addListener(f -> {
         if (!f.isSuccess()) {
+          if (closedBy == null) {
+            closedBy = "write-" + f.cause().getClass().getSimpleName();
+          }
           channel.close(); // channelInactive ends the request
         }
       });
@@ -758,7 +764,8 @@ final class HttpDemoLoad implements AutoCloseable {
 
     /**
      * A written request's connection closed before its answer, by {@code cause} (an exception's
-     * class, or {@code closed}: the server closed it), {@code ageNanos} after it was written.
+     * class, {@code write-} and one if its write failed, or {@code closed}: the server closed it
+     * cleanly), {@code ageNanos} after it was written.
      */
     synchronized void unanswered(long scheduled, String cause, long ageNanos) {
       if (scheduled - from >= 0 && scheduled - to < 0) {
