@@ -1,7 +1,9 @@
 package io.spillway.spring;
 
 import io.spillway.api.QueueDelaySignal;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -50,8 +52,8 @@ public final class ServerQueueDelay {
    * Each stage's reading at {@code now}, by name, in the order they were added: which stage a
    * combined delay comes from. For the Actuator endpoint, not for decisions (it allocates).
    */
-  public java.util.Map<String, Long> readings(long now) {
-    java.util.Map<String, Long> byName = new java.util.LinkedHashMap<>();
+  public Map<String, Long> readings(long now) {
+    Map<String, Long> byName = new LinkedHashMap<>();
     for (Named n : named) {
       byName.merge(n.name(), n.stage().queueingDelayNanos(now), Long::sum);
     }

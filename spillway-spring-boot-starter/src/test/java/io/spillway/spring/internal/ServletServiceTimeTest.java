@@ -43,7 +43,7 @@ class ServletServiceTimeTest {
         List.of(), List.of(), SpillwayProperties.NoBudget.TARGET, false, 1);
     if (!runQueueMeasured) {
       return new SpillwayServletFilter(gate, null, null, null,
-          io.spillway.spring.SpillwayProperties.DEFAULT_REJECT_STATUS);
+          SpillwayProperties.DEFAULT_REJECT_STATUS);
     }
     RunQueueDelay runQueue = new RunQueueDelay(clock, into -> {
       into[0] = cpu.get();
@@ -51,7 +51,7 @@ class ServletServiceTimeTest {
       return true;
     }, 1);
     return new SpillwayServletFilter(gate, runQueue, slots, null,
-        io.spillway.spring.SpillwayProperties.DEFAULT_REJECT_STATUS);
+        SpillwayProperties.DEFAULT_REJECT_STATUS);
   }
 
   /**

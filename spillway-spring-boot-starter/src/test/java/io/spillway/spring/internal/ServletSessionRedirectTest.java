@@ -41,7 +41,7 @@ class ServletSessionRedirectTest {
         new SpillwayHttpGate.Endpoint("default", "/**", true, g, 100 * MS, 20 * MS, stats, true),
         List.of(), List.of(), SpillwayProperties.NoBudget.UNLIMITED, false, 1);
     return new SpillwayServletFilter(gate, null, null, null,
-        io.spillway.spring.SpillwayProperties.DEFAULT_REJECT_STATUS);
+        SpillwayProperties.DEFAULT_REJECT_STATUS);
   }
 
   private static void redirect(HttpServletResponse response, String how) throws IOException {
