@@ -16,6 +16,8 @@ import java.util.concurrent.locks.StampedLock;
 final class SessionTable<V> {
 
   private static final int STRIPES = 64;
+  /** A stripe's first table size; it doubles once more than half full. */
+  static final int INITIAL_CAPACITY = 16;
   private final Stripe<V>[] stripes;
 
   @SuppressWarnings("unchecked")
@@ -26,7 +28,8 @@ final class SessionTable<V> {
     }
   }
 
-  private static long mix(long key) {
+  /** The hash of {@code key}: its top 6 bits pick the stripe, its low bits the first probe slot. */
+  static long mix(long key) {
     long h = key * 0x9E3779B97F4A7C15L;
     return h ^ (h >>> 32);
   }
@@ -92,8 +95,8 @@ final class SessionTable<V> {
 
   private static final class Stripe<V> {
     private final StampedLock lock = new StampedLock();
-    private long[] keys = new long[16];
-    private Object[] values = new Object[16];
+    private long[] keys = new long[INITIAL_CAPACITY];
+    private Object[] values = new Object[INITIAL_CAPACITY];
     private int size;
 
     @SuppressWarnings("unchecked")
