@@ -1,5 +1,8 @@
 package io.spillway.api;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * A running estimate of the p99 of the server's service time, the part of a deadline Protego
  * sets aside before the rest becomes queueing budget (protego-nsdi23 §3.2: budget = target −
@@ -46,6 +49,26 @@ package io.spillway.api;
 public final class ServiceTimeTracker {
 
   private static final long MIN_STEP_NANOS = 1_000;
+
+  /**
+   * Every completion writes the estimate and the last sample's time, from whichever thread ran it.
+   * Release stores: readers see them as they see a volatile write, without the full fence a
+   * volatile store costs the writer on every request (docs/results/jmh.md, "One gate, two
+   * threads"). The update stays a read and a write, not an atomic one: two samples recorded at once
+   * may count as one, which moves the estimate one step less, as the estimator's noise does anyway.
+   */
+  private static final VarHandle P99;
+  private static final VarHandle LAST_SAMPLE;
+
+  static {
+    try {
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      P99 = lookup.findVarHandle(ServiceTimeTracker.class, "p99Nanos", long.class);
+      LAST_SAMPLE = lookup.findVarHandle(ServiceTimeTracker.class, "lastSampleNanos", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   private volatile long p99Nanos;
   /** When the last sample was recorded with a clock reading; meaningful once {@link #timed}. */
@@ -123,10 +146,10 @@ public final class ServiceTimeTracker {
     if (e != stored) {
       e = Math.max(e, serviceNanos);
       if (e != stored) {
-        p99Nanos = e;
+        P99.setRelease(this, e);
       }
     }
-    lastSampleNanos = nowNanos;
+    LAST_SAMPLE.setRelease(this, nowNanos);
     if (refusing) {
       refusing = false; // a call ran: the estimate has a sample again
     }
@@ -172,11 +195,12 @@ public final class ServiceTimeTracker {
     }
     long e = p99Nanos;
     if (e == 0) {
-      p99Nanos = Math.max(serviceNanos, 1);
+      P99.setRelease(this, Math.max(serviceNanos, 1));
       return;
     }
     long step = step(e);
-    p99Nanos = serviceNanos > e ? e + step * 99 / 100 : Math.max(0, e - Math.max(step / 100, 1));
+    P99.setRelease(this,
+        serviceNanos > e ? e + step * 99 / 100 : Math.max(0, e - Math.max(step / 100, 1)));
   }
 
   /** The current estimate; zero before the first sample. */

@@ -1,6 +1,8 @@
 package io.spillway.credit;
 
 import io.spillway.api.ServiceTimeTracker;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * The queue's share of the SLO: d_t and the AQM threshold that leave room for the handlers.
@@ -48,8 +50,20 @@ final class QueueShare {
   private final long sloNanos;
   private final long configuredTargetNanos;
   private final long configuredDropNanos;
-  /** The median residence, estimated as ServiceTimeTracker estimates its p99 (Robbins–Monro). */
+  /**
+   * The median residence, estimated as ServiceTimeTracker estimates its p99 (Robbins–Monro). Every
+   * completion writes it with a release store, as the tracker writes its estimate.
+   */
   private volatile long median;
+  private static final VarHandle MEDIAN;
+
+  static {
+    try {
+      MEDIAN = MethodHandles.lookup().findVarHandle(QueueShare.class, "median", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
   /**
    * The p99 residence, which a stall of every running handler raises to its length at once: the
    * tail threshold is the only bound on plain requests, and a stall that recurs is left room for
@@ -99,11 +113,11 @@ final class QueueShare {
     p99.record(residenceNanos, nowNanos);
     long e = median;
     if (e == 0) {
-      median = Math.max(residenceNanos, 1);
+      MEDIAN.setRelease(this, Math.max(residenceNanos, 1));
       return;
     }
     long step = Math.max(e >> 5, 500); // half of ServiceTimeTracker's step, each way
-    median = residenceNanos > e ? e + step : Math.max(1, e - step);
+    MEDIAN.setRelease(this, residenceNanos > e ? e + step : Math.max(1, e - step));
   }
 
   /** Recomputes both targets from the residence measured so far (class comment). */
