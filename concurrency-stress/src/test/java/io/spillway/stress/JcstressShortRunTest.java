@@ -27,7 +27,7 @@ class JcstressShortRunTest {
       "Results: (\\d+) planned; (\\d+) passed, (\\d+) failed, (\\d+) soft errs, (\\d+) hard errs");
 
   /** The test classes in this module's jcstress test list, written by jcstress's processor. */
-  private static final int TESTS = 9;
+  private static final int TESTS = 13;
 
   @Test
   void everyStressTestSeesOnlyAcceptableOutcomes() throws IOException, InterruptedException {
