@@ -1,7 +1,6 @@
 package io.spillway.credit;
 
 import io.spillway.api.OverloadMetrics;
-import io.spillway.api.Outcome;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
 import io.spillway.api.ServerEnvironment;
@@ -12,7 +11,7 @@ import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.Description;
 import org.openjdk.jcstress.annotations.Expect;
 import org.openjdk.jcstress.annotations.JCStressTest;
-import org.openjdk.jcstress.annotations.Outcome.Outcomes;
+import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
 
@@ -34,6 +33,8 @@ public final class CreditLedgerStress {
   private static final long SECOND = 1_000_000_000L;
   private static final long START = 1_000_000 * SECOND;
   private static final int SESSIONS = 3;
+  private static final String BALANCED = "the ledger balances and drains to 0";
+  private static final String LEAKED = "credits leaked or were counted twice";
 
   /** A gate in virtual time (nothing scheduled; the actors run its control loop themselves). */
   static final class Ledger {
@@ -60,9 +61,9 @@ public final class CreditLedgerStress {
     void request(long session, int demand, boolean complete, long now) {
       ServerPermit p = gate.admit(new RequestMetadata().sessionId(session).demand(demand), now);
       if (!p.isAdmitted()) {
-        p.complete(Outcome.DROPPED, now, new ResponseMetadata());
+        p.complete(io.spillway.api.Outcome.DROPPED, now, new ResponseMetadata());
       } else if (complete) {
-        p.complete(Outcome.SUCCESS, now, new ResponseMetadata());
+        p.complete(io.spillway.api.Outcome.SUCCESS, now, new ResponseMetadata());
       } else {
         open.add(p);
       }
@@ -72,7 +73,7 @@ public final class CreditLedgerStress {
     void completeOne(long now) {
       ServerPermit p = open.poll();
       if (p != null) {
-        p.complete(Outcome.SUCCESS, now, new ResponseMetadata());
+        p.complete(io.spillway.api.Outcome.SUCCESS, now, new ResponseMetadata());
       }
     }
 
@@ -84,7 +85,7 @@ public final class CreditLedgerStress {
       }
       r.r1 = (int) (gate.issuedCredits() - windows);
       for (ServerPermit p; (p = open.poll()) != null; ) {
-        p.complete(Outcome.SUCCESS, now, new ResponseMetadata());
+        p.complete(io.spillway.api.Outcome.SUCCESS, now, new ResponseMetadata());
       }
       for (int s = 1; s <= SESSIONS; s++) {
         gate.deregister(s, now);
@@ -97,11 +98,8 @@ public final class CreditLedgerStress {
   /** An admission on a session while another thread deregisters it. */
   @JCStressTest
   @Description("Admission and completion against a deregistration of the same session")
-  @Outcomes({
-      @org.openjdk.jcstress.annotations.Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE,
-          desc = "the ledger balances and drains to 0"),
-      @org.openjdk.jcstress.annotations.Outcome(expect = Expect.FORBIDDEN,
-          desc = "credits leaked or were counted twice")})
+  @Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE, desc = BALANCED)
+  @Outcome(expect = Expect.FORBIDDEN, desc = LEAKED)
   @State
   public static class AdmitVersusDeregister {
     private final Ledger ledger = new Ledger(false);
@@ -129,11 +127,8 @@ public final class CreditLedgerStress {
   /** An admission while the control loop resizes the pool and revokes by eq. 6. */
   @JCStressTest
   @Description("Admission and completion against a control period")
-  @Outcomes({
-      @org.openjdk.jcstress.annotations.Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE,
-          desc = "the ledger balances and drains to 0"),
-      @org.openjdk.jcstress.annotations.Outcome(expect = Expect.FORBIDDEN,
-          desc = "credits leaked or were counted twice")})
+  @Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE, desc = BALANCED)
+  @Outcome(expect = Expect.FORBIDDEN, desc = LEAKED)
   @State
   public static class AdmitVersusControlLoop {
     private final Ledger ledger = new Ledger(false);
@@ -166,11 +161,8 @@ public final class CreditLedgerStress {
    */
   @JCStressTest
   @Description("Admission against an idle eviction, on the default scheme's rules")
-  @Outcomes({
-      @org.openjdk.jcstress.annotations.Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE,
-          desc = "the ledger balances and drains to 0"),
-      @org.openjdk.jcstress.annotations.Outcome(expect = Expect.FORBIDDEN,
-          desc = "credits leaked or were counted twice")})
+  @Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE, desc = BALANCED)
+  @Outcome(expect = Expect.FORBIDDEN, desc = LEAKED)
   @State
   public static class AdmitVersusEviction {
     private static final long LATER = START + 30 * SECOND;
@@ -200,11 +192,8 @@ public final class CreditLedgerStress {
   /** Two sessions admitted at once, one of them kept open, on the default scheme's rules. */
   @JCStressTest
   @Description("Two sessions' admissions, on the default scheme's rules")
-  @Outcomes({
-      @org.openjdk.jcstress.annotations.Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE,
-          desc = "the ledger balances and drains to 0"),
-      @org.openjdk.jcstress.annotations.Outcome(expect = Expect.FORBIDDEN,
-          desc = "credits leaked or were counted twice")})
+  @Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE, desc = BALANCED)
+  @Outcome(expect = Expect.FORBIDDEN, desc = LEAKED)
   @State
   public static class TwoSessions {
     private final Ledger ledger = new Ledger(true);
@@ -228,11 +217,8 @@ public final class CreditLedgerStress {
   /** A demand report (eq. 4's d_c) while the same session's open request completes. */
   @JCStressTest
   @Description("A demand report against a completion on the same session, default rules")
-  @Outcomes({
-      @org.openjdk.jcstress.annotations.Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE,
-          desc = "the ledger balances and drains to 0"),
-      @org.openjdk.jcstress.annotations.Outcome(expect = Expect.FORBIDDEN,
-          desc = "credits leaked or were counted twice")})
+  @Outcome(id = "0, 0, 0", expect = Expect.ACCEPTABLE, desc = BALANCED)
+  @Outcome(expect = Expect.FORBIDDEN, desc = LEAKED)
   @State
   public static class DemandVersusCompletion {
     private final Ledger ledger = new Ledger(true);

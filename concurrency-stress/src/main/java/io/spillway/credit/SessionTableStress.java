@@ -65,6 +65,15 @@ public final class SessionTableStress {
 
   private static final long[] RUN = sameSlot(3);
 
+  /** A table holding three sessions in one probe run, {@code third} last. */
+  private static SessionTable<Object> probeRun(Object third) {
+    SessionTable<Object> table = new SessionTable<>();
+    table.putIfAbsent(RUN[0], "first");
+    table.putIfAbsent(RUN[1], "second");
+    table.putIfAbsent(RUN[2], third);
+    return table;
+  }
+
   /**
    * Three sessions in one probe run (first, second, third from their shared home slot); removing
    * the first moves the other two back one slot each, one at a time. A lookup of the third, present
@@ -77,14 +86,8 @@ public final class SessionTableStress {
   @Outcome(id = "0, .*", expect = Expect.FORBIDDEN, desc = "a present session was not found")
   @State
   public static class LookupDuringProbeRunRepair {
-    private final SessionTable<Object> table = new SessionTable<>();
     private final Object third = "third";
-
-    public LookupDuringProbeRunRepair() {
-      table.putIfAbsent(RUN[0], "first");
-      table.putIfAbsent(RUN[1], "second");
-      table.putIfAbsent(RUN[2], third);
-    }
+    private final SessionTable<Object> table = probeRun(third);
 
     @Actor
     public void remove(II_Result r) {
@@ -183,14 +186,8 @@ public final class SessionTableStress {
   @Outcome(expect = Expect.FORBIDDEN, desc = "missed, visited twice, or the removal found nothing")
   @State
   public static class SweepDuringRemoval {
-    private final SessionTable<Object> table = new SessionTable<>();
     private final Object third = "third";
-
-    public SweepDuringRemoval() {
-      table.putIfAbsent(RUN[0], "first");
-      table.putIfAbsent(RUN[1], "second");
-      table.putIfAbsent(RUN[2], third);
-    }
+    private final SessionTable<Object> table = probeRun(third);
 
     @Actor
     public void remove(II_Result r) {

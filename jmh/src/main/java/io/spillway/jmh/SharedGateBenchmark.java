@@ -4,23 +4,12 @@ import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.github.resilience4j.bulkhead.Bulkhead;
-import io.spillway.api.Cancellable;
-import io.spillway.api.ControlChannel;
-import io.spillway.api.NoControl;
 import io.spillway.api.Outcome;
-import io.spillway.api.OverloadMetrics;
 import io.spillway.api.RequestMetadata;
 import io.spillway.api.ResponseMetadata;
-import io.spillway.api.Scheduler;
-import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
-import io.spillway.credit.Breakwater;
-import io.spillway.credit.BreakwaterConfig;
-import io.spillway.credit.Spillway;
-import java.util.ArrayDeque;
 import java.util.Optional;
-import java.util.Queue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -46,8 +35,8 @@ import org.openjdk.jmh.infra.ThreadParams;
  * reading, a semaphore's permits, a limiter's in-flight count. Run with {@code -t 1} and {@code
  * -t 2}: throughput that does not double is what the shared state costs.
  *
- * <p>The gates are made and warmed as in {@link CreditGateBenchmark} (the pool grown so every
- * request admits; a refusal fails the trial). Each thread advances its own time counter at the
+ * <p>The gates are made and warmed as in {@link CreditGateBenchmark} ({@link WarmedGates}: the
+ * pools grown so every request admits; a refusal fails the trial). Each thread advances its own time counter at the
  * same pace, from the same start, so the gate sees the threads' times interleave as a host's clock
  * reads do, without a shared counter that would itself be contended. The peers in the same run:
  * Netflix concurrency-limits' {@code SimpleLimiter} with {@code Gradient2Limit.newDefault()}
@@ -62,7 +51,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class SharedGateBenchmark {
 
-  /** The gates, shared by every thread. */
+  /** The gates, shared by every thread ({@link WarmedGates}), and the peers'. */
   @State(Scope.Benchmark)
   public static class Gates {
     @Param({"100", "10000"})
@@ -79,39 +68,11 @@ public class SharedGateBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-      Queue<Runnable> due = new ArrayDeque<>();
-      Scheduler byHand = (task, delay) -> {
-        due.add(task);
-        return () -> due.remove(task);
-      };
-      Scheduler idle = (task, delay) -> (Cancellable) () -> { };
-      breakwater = Breakwater.of(BreakwaterConfig.forSlo(200_000, 10_000)).newServerGate(
-          new ServerEnvironment(() -> now, byHand, t -> 0L, ControlChannel.DISCARD,
-              OverloadMetrics.NONE, 10));
-      breakwater.start();
-      ServerEnvironment env = new ServerEnvironment(() -> now, idle, t -> 0L,
-          ControlChannel.DISCARD, OverloadMetrics.NONE, 10);
-      spillway = Spillway.forSloNanos(200_000).newServerGate(env);
-      none = NoControl.INSTANCE.newServerGate(env);
-      RequestMetadata request = new RequestMetadata();
-      ResponseMetadata response = new ResponseMetadata();
-      for (int i = 1; i <= sessions; i++) {
-        request.reset().sessionId(i).demand(1).flags(RequestMetadata.FLAG_REGISTER);
-        breakwater.admit(request, now).complete(Outcome.SUCCESS, now, response.reset());
-        spillway.admit(request, now).complete(Outcome.SUCCESS, now, response.reset());
-      }
-      // Breakwater's pool grows below the target delay (eq. 1): 2,000 control periods.
-      for (int i = 0; i < 2_000; i++) {
-        due.remove().run();
-      }
-      // The default's pool grows on admissions while in use.
-      for (int i = 0; i < 200 * sessions; i++) {
-        now += 10_000;
-        request.reset().sessionId(1 + i % sessions).demand(2);
-        ServerPermit p = spillway.admit(request, now);
-        p.started(now);
-        p.complete(p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED, now, response.reset());
-      }
+      WarmedGates gates = new WarmedGates(sessions);
+      breakwater = gates.breakwater;
+      spillway = gates.spillway;
+      none = gates.none;
+      now = gates.now;
     }
   }
 
