@@ -148,7 +148,7 @@ public final class BudgetedLockStress {
         return 0;
       }
       for (int i = 0; i < HOLD_SPINS; i++) {
-        Thread.onSpinWait(); // held about as long as the other's timeout, so both ends race
+        Thread.onSpinWait(); // held a while, so the other may time out as this one unlocks
       }
       lock.unlock();
       return 1;
