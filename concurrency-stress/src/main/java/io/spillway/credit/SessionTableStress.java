@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongToIntFunction;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.Description;
@@ -38,12 +39,11 @@ public final class SessionTableStress {
     return (int) SessionTable.mix(key) & (SessionTable.INITIAL_CAPACITY - 1);
   }
 
-  /** The first {@code n} positive keys that share one stripe and one first probe slot. */
-  static long[] sameSlot(int n) {
-    Map<Integer, List<Long>> bySlot = new HashMap<>();
+  /** The first {@code n} positive keys that {@code group} puts in one group. */
+  private static long[] firstSharing(int n, LongToIntFunction group) {
+    Map<Integer, List<Long>> byGroup = new HashMap<>();
     for (long key = 1; ; key++) {
-      List<Long> keys = bySlot.computeIfAbsent(stripeOf(key) * 1024 + homeOf(key),
-          k -> new ArrayList<>());
+      List<Long> keys = byGroup.computeIfAbsent(group.applyAsInt(key), k -> new ArrayList<>());
       keys.add(key);
       if (keys.size() == n) {
         return keys.stream().mapToLong(Long::longValue).toArray();
@@ -51,16 +51,14 @@ public final class SessionTableStress {
     }
   }
 
+  /** The first {@code n} positive keys that share one stripe and one first probe slot. */
+  static long[] sameSlot(int n) {
+    return firstSharing(n, key -> stripeOf(key) * SessionTable.INITIAL_CAPACITY + homeOf(key));
+  }
+
   /** The first {@code n} positive keys that share one stripe. */
   static long[] sameStripe(int n) {
-    Map<Integer, List<Long>> byStripe = new HashMap<>();
-    for (long key = 1; ; key++) {
-      List<Long> keys = byStripe.computeIfAbsent(stripeOf(key), k -> new ArrayList<>());
-      keys.add(key);
-      if (keys.size() == n) {
-        return keys.stream().mapToLong(Long::longValue).toArray();
-      }
-    }
+    return firstSharing(n, SessionTableStress::stripeOf);
   }
 
   private static final long[] RUN = sameSlot(3);
