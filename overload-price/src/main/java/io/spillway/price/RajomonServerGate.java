@@ -230,11 +230,13 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
       unwinding = true; // saturated: this price refuses every request of the last intervals
     }
     prices.localPrice(price);
-    metrics.onPrice(price);
     prices.decayStale(policy::lowestAfter);
     if (allPrices) {
       interfacePrices = snapshotPrices();
     }
+    // Last: a metrics callback that throws ends this run (Scheduler#every logs it and goes on),
+    // and must not leave the callees' prices unaged or the list of prices unbuilt.
+    metrics.onPrice(price);
   }
 
   private void firstCall(int interfaceId) {

@@ -259,6 +259,35 @@ class RajomonServerGateTest {
     assertEquals(g.localPrice(), reportedPrices.get(3));
   }
 
+  /**
+   * A metrics callback that throws at every price report: the periodic task goes on (Scheduler
+   * logs it), and each update must still do all of its work, not only what comes before the
+   * report: the callees' prices age and the list of interface prices is rebuilt.
+   */
+  @Test
+  void aPriceReportThatThrowsLeavesNoPartOfTheUpdateUndone() {
+    OverloadMetrics broken = new OverloadMetrics() {
+      @Override
+      public void onPrice(long localPrice) {
+        throw new IllegalStateException("a broken meter");
+      }
+    };
+    RajomonServerGate g = new RajomonServerGate(config().build(), new ServerEnvironment(clock,
+        clock, now -> delay, ControlChannel.DISCARD, broken, 4), new SplittableRandom(1));
+    g.start();
+    delay = 100 * US; // 50 µs over θ: +8 at the next update
+    complete(send(g, 1L << 40, 0));
+    complete(send(g, 1L << 40, 2));
+    g.onDownstreamResponse(2, 0, new ResponseMetadata().price(120), clock.read());
+    clock.advance(25 * US);
+    assertEquals(8, g.localPrice());
+    assertEquals(InterfacePrices.of(new int[] {0, 2}, new long[] {8, 128}), g.interfacePrices(),
+        "the list is rebuilt at the update");
+    delay = 50 * US; // at θ: the local price holds
+    clock.advance(25 * US); // the callee was silent for an interval: −8
+    assertEquals(112, g.downstreamPrice(2), "a silent callee's price ages");
+  }
+
   @Test
   void theTotalPriceIsLocalPlusTheHighestCalleePrice() {
     RajomonServerGate g = gate(config().build());
