@@ -327,13 +327,13 @@ public final class RajomonServerGate implements ServerGate, CallGraphGate {
 
     @Override
     protected void onComplete(Outcome outcome, long nowNanos, ResponseMetadata response) {
-      metrics.onCompletion(outcome);
       if (!isAdmitted() || attachToThisResponse()) {
         response.price(prices.total(interfaceId));
         if (allPrices) {
           response.interfacePrices(interfacePrices);
         }
       }
+      metrics.onCompletion(outcome); // last: a callback that throws finds the response whole
     }
   }
 }

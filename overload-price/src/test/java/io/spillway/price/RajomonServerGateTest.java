@@ -2,6 +2,7 @@ package io.spillway.price;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.spillway.api.ControlChannel;
@@ -286,6 +287,36 @@ class RajomonServerGateTest {
     delay = 50 * US; // at θ: the local price holds
     clock.advance(25 * US); // the callee was silent for an interval: −8
     assertEquals(112, g.downstreamPrice(2), "a silent callee's price ages");
+  }
+
+  /**
+   * A metrics callback that throws as a permit completes: the permit is completed once and the
+   * exception reaches its caller, but only once the response is whole, so a reject still carries
+   * the price it failed to cover.
+   */
+  @Test
+  void aCompletionReportThatThrowsStillLeavesTheRejectItsPrice() {
+    OverloadMetrics broken = new OverloadMetrics() {
+      @Override
+      public void onCompletion(Outcome outcome) {
+        throw new IllegalStateException("a broken meter");
+      }
+    };
+    RajomonServerGate g = new RajomonServerGate(config().priceAttachment(PriceAttachment.always())
+        .build(), new ServerEnvironment(clock, clock, now -> delay, ControlChannel.DISCARD, broken,
+        4), new SplittableRandom(1));
+    g.start();
+    delay = 100 * US; // 50 µs over θ: +8 at the next update
+    assertTrue(send(g, 1L << 40, 0).isAdmitted()); // lifts the ceiling; left open
+    clock.advance(25 * US);
+    assertEquals(8, g.localPrice());
+    for (ServerPermit p : new ServerPermit[] {send(g, 1, 0), send(g, 100, 0)}) {
+      ResponseMetadata r = new ResponseMetadata();
+      Outcome outcome = p.isAdmitted() ? Outcome.SUCCESS : Outcome.DROPPED;
+      assertThrows(IllegalStateException.class, () -> p.complete(outcome, clock.read(), r));
+      assertTrue(p.isCompleted());
+      assertEquals(8, r.price(), "the price is written before the callback runs: " + p.status());
+    }
   }
 
   @Test
