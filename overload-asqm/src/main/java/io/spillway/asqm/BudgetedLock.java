@@ -427,12 +427,17 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       this.owner = owner;
     }
 
-    /** Releases the hold (once). */
+    /**
+     * Releases the hold (once).
+     *
+     * @throws IllegalMonitorStateException if the current thread does not hold the lock; the hold
+     *     is then still the owner's to close
+     */
     @Override
     public void close() {
       if (!released) {
+        owner.unlock(); // first: a refused close must leave the hold to its owner
         released = true;
-        owner.unlock();
       }
     }
   }
