@@ -177,6 +177,8 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       return;
     }
     long stamp = ticker.read();
+    BudgetedLockWaitEvent event = new BudgetedLockWaitEvent();
+    event.begin();
     WaiterLine.Waiter waiter = line.join(stamp);
     boolean acquired = false;
     try {
@@ -185,6 +187,7 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     } finally {
       leaveLine(waiter, stamp, acquired);
     }
+    commitWait(event);
   }
 
   /**
@@ -209,14 +212,19 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
       return false;
     }
     long stamp = ticker.read();
+    BudgetedLockWaitEvent event = new BudgetedLockWaitEvent();
+    event.begin();
     WaiterLine.Waiter waiter = line.join(stamp);
     boolean acquired = false;
     try {
       acquired = lock.tryLock(time, unit);
-      return acquired;
     } finally {
       leaveLine(waiter, stamp, acquired);
     }
+    if (acquired) {
+      commitWait(event);
+    }
+    return acquired;
   }
 
   /**
@@ -378,6 +386,11 @@ public final class BudgetedLock implements Lock, QueueDelaySignal {
     } finally {
       leaveLine(waiter, stamp, acquired);
     }
+    commitWait(event);
+  }
+
+  /** Ends a contended acquisition's wait event, begun before joining the line, and commits it. */
+  private void commitWait(BudgetedLockWaitEvent event) {
     event.end();
     if (event.shouldCommit()) {
       RequestBudget budget = RequestBudget.currentOrNull();

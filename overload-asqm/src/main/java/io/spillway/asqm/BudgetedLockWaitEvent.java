@@ -11,8 +11,10 @@ import jdk.jfr.Timespan;
 
 /**
  * A request waited for a {@link BudgetedLock}; the event's duration is the wait. Only contended
- * acquisitions are offered, and only those above the threshold (default 1 ms) are recorded, so an
- * uncontended lock costs nothing and a busy one does not flood the recording. Refusals are
+ * acquisitions are offered, whichever form waited ({@code lock}, {@code lockInterruptibly}, a timed
+ * {@code tryLock}, the budgeted forms; a wait that gave up is not), and only those above the
+ * threshold (default 1 ms) are recorded, so an uncontended lock costs nothing and a busy one does
+ * not flood the recording. Refusals are
  * {@link BudgetedLockAbortEvent}s.
  */
 @Name("io.spillway.BudgetedLockWait")
