@@ -251,11 +251,16 @@ public final class ContendedLockFinder {
    * Synchronizers a thread parks on to wait for an event, not to enter a critical section: a
    * latch, a future, a phaser, a hand-off queue, a fork-join pool's idle worker waiting for a task.
    * Waiting on them is not lock queueing (a server's main thread awaiting shutdown, or the idle
-   * carriers of virtual threads, would otherwise rank first).
+   * carriers of virtual threads, would otherwise rank first). A thread joining a fork-join task
+   * parks on the task, a future: the JDK's adapters ({@code ForkJoinTask$Adapted...}) and a parallel
+   * stream's tasks ({@code java.util.stream}); a task class of the application's own cannot be told
+   * from a lock by its name.
    */
   static boolean isSignal(String blockerClass) {
     return blockerClass.startsWith("java.util.concurrent.CountDownLatch")
         || blockerClass.equals("java.util.concurrent.ForkJoinPool")
+        || blockerClass.startsWith("java.util.concurrent.ForkJoinTask")
+        || blockerClass.startsWith("java.util.stream.")
         || blockerClass.startsWith("java.util.concurrent.CompletableFuture")
         || blockerClass.startsWith("java.util.concurrent.FutureTask")
         || blockerClass.startsWith("java.util.concurrent.Phaser")
