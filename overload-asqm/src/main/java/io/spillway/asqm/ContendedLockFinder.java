@@ -270,12 +270,15 @@ public final class ContendedLockFinder {
   }
 
   /**
-   * The JDK's frames and Spillway's own lock types, whose frames sit between the application and
-   * the JDK's lock: a wait is labelled with the first frame that is neither.
+   * The JDK's frames and Spillway's own lock types (the budgeted lock, condition, semaphore and
+   * data source), whose frames sit between the application and the JDK's lock: a wait is labelled
+   * with the first frame that is neither.
    */
   static boolean isPlatformOrWrapper(String type) {
     return type.startsWith("java.") || type.startsWith("jdk.") || type.startsWith("sun.")
         || type.startsWith("io.spillway.asqm.BudgetedLock") || type.startsWith("io.spillway.asqm.BudgetedCondition")
+        || type.startsWith("io.spillway.asqm.BudgetedSemaphore")
+        || type.startsWith("io.spillway.asqm.BudgetedDataSource")
         || type.startsWith("io.spillway.asqm.WaiterLine");
   }
 
