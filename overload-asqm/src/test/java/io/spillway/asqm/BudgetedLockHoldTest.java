@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** Error paths of {@link BudgetedLock}'s try-with-resources handle. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class BudgetedLockReviewTest {
+class BudgetedLockHoldTest {
 
   final AtomicLong now = new AtomicLong(Long.MAX_VALUE - 100);
 
