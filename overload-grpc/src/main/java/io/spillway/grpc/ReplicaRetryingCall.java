@@ -6,12 +6,15 @@ import io.grpc.ForwardingClientCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.spillway.api.RetryBudget;
 
 /**
  * A unary call that may be sent a second time, to another backend, after a fast reject: retry to
  * a replica (protego-nsdi23 §5.3), never more than once, never after anything but a fast reject
- * (a {@code RESOURCE_EXHAUSTED} carrying a Spillway status, answered before any response
- * message), and only with a token from the caller's retry budget. It keeps the request (one
+ * (a {@code RESOURCE_EXHAUSTED} whose Spillway status says the server shed the call, {@link
+ * RetryBudget#isRetryable}, answered before any response message), and only with a token from the
+ * caller's retry budget. A call whose handler ran and answered {@code RESOURCE_EXHAUSTED} itself
+ * carries the status {@code FAILED}: it may have had its effects, and is not sent again. It keeps the request (one
  * message) until the call ends; the application's listener hears only the attempt that counts.
  * Used by {@link SpillwayBalancedChannel} and {@link PerBackendSessions}, which pick the backends.
  *
@@ -136,6 +139,17 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
     }
   }
 
+  /** Whether {@code trailers} carry a Spillway status of a call the server shed, unrun. */
+  static boolean shed(Metadata trailers) {
+    String value = trailers.get(SpillwayMetadata.STATUS);
+    if (value == null) {
+      return false;
+    }
+    long code = SpillwayMetadata.parseLong(value, 0);
+    return code != Long.MIN_VALUE && code < io.spillway.api.Status.values().length
+        && RetryBudget.isRetryable(io.spillway.api.Status.fromCode((int) code), 0);
+  }
+
   private final class AttemptListener extends ForwardingClientCallListener<RespT> {
     private final B backend;
     private final boolean mayRetry;
@@ -167,7 +181,7 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
     public void onClose(Status status, Metadata trailers) {
       if (mayRetry && !heard && !cancelled
           && status.getCode() == Status.Code.RESOURCE_EXHAUSTED
-          && trailers.containsKey(SpillwayMetadata.STATUS) && backends.tryRetry()) {
+          && shed(trailers) && backends.tryRetry()) {
         boolean now;
         synchronized (ReplicaRetryingCall.this) {
           now = halfClosed;
