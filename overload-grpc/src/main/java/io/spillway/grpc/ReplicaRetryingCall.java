@@ -183,16 +183,22 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
           && status.getCode() == Status.Code.RESOURCE_EXHAUSTED
           && shed(trailers) && backends.tryRetry()) {
         boolean now;
+        boolean gone;
         synchronized (ReplicaRetryingCall.this) {
+          // cancel() reads rejectedEarlyBy under this lock: a cancel that came after the look at
+          // cancelled above would find none kept, and the call would never end
+          gone = cancelled;
           now = halfClosed;
-          if (!now) {
+          if (!now && !gone) {
             rejectedEarlyBy = backend; // rejected on its headers: retry once the request is whole
           }
         }
-        if (now) {
-          retry(backend);
+        if (!gone) {
+          if (now) {
+            retry(backend);
+          }
+          return;
         }
-        return;
       }
       super.onClose(status, trailers);
     }
