@@ -141,6 +141,12 @@ final class GatedServerCall<ReqT, RespT>
       permit.complete(outcome, now, response);
     } catch (IllegalStateException completedByHandlerMeanwhile) {
       return null;
+    } catch (RuntimeException gateFailed) {
+      // The gate's completion (or the metrics it reports to) threw after the permit was marked
+      // complete: the call must still close, or its client waits for an answer that never comes
+      // when the application closes it from a thread gRPC does not watch.
+      SpillwayServerInterceptor.LOG.log(Level.WARNING, getMethodDescriptor().getFullMethodName()
+          + ": the gate failed completing the call's permit", gateFailed);
     }
     return response;
   }
