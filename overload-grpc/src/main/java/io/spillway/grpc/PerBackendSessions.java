@@ -485,8 +485,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     r = new ReplicaRetryingCall.Backends<>() {
       @Override
       public Backend other(Backend avoid) {
-        Backend b = pick(view, channel, avoid);
-        return b != null ? b : avoid;
+        return pick(view, channel, avoid); // none ready but the one that refused: no retry
       }
 
       @Override

@@ -24,7 +24,7 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
 
   /** What a retrying call needs from its channel. */
   interface Backends<B> {
-    /** A backend other than {@code avoid}, if there is one. */
+    /** A backend other than {@code avoid} that can take the call now; {@code null} if none. */
     B other(B avoid);
 
     /** A call of {@code method} to {@code backend}. */
@@ -52,8 +52,8 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
   private int requested;
   private boolean halfClosed;
   private volatile boolean cancelled;
-  /** A reject that came before the application half-closed: retried once it has. */
-  private B rejectedEarlyBy;
+  /** Where to retry a reject that came before the application half-closed, once it has. */
+  private B retryEarlyOn;
 
   ReplicaRetryingCall(Backends<B> backends, MethodDescriptor<ReqT, RespT> method,
       CallOptions options, B firstBackend) {
@@ -83,8 +83,8 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
     boolean deliver;
     synchronized (this) {
       cancelled = true;
-      deliver = rejectedEarlyBy != null;
-      rejectedEarlyBy = null;
+      deliver = retryEarlyOn != null;
+      retryEarlyOn = null;
     }
     if (deliver) {
       listener.onClose(Status.CANCELLED.withDescription(why).withCause(cause), new Metadata());
@@ -98,8 +98,8 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
     B retryOn;
     synchronized (this) {
       halfClosed = true;
-      retryOn = rejectedEarlyBy;
-      rejectedEarlyBy = null;
+      retryOn = retryEarlyOn;
+      retryEarlyOn = null;
     }
     if (retryOn != null) {
       retry(retryOn);
@@ -119,10 +119,10 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
     return attempt.isReady();
   }
 
-  /** The second attempt, on another backend, replaying what the application sent. */
-  private void retry(B rejectedBy) {
+  /** The second attempt, on backend {@code to}, replaying what the application sent. */
+  private void retry(B to) {
     backends.retried();
-    ClientCall<ReqT, RespT> second = backends.newCall(backends.other(rejectedBy), method, options);
+    ClientCall<ReqT, RespT> second = backends.newCall(to, method, options);
     attempt = second;
     second.start(new AttemptListener(null, false), headers);
     if (requested > 0) {
@@ -179,9 +179,10 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
 
     @Override
     public void onClose(Status status, Metadata trailers) {
+      B to;
       if (mayRetry && !heard && !cancelled
-          && status.getCode() == Status.Code.RESOURCE_EXHAUSTED
-          && shed(trailers) && backends.tryRetry()) {
+          && status.getCode() == Status.Code.RESOURCE_EXHAUSTED && shed(trailers)
+          && (to = backends.other(backend)) != null && backends.tryRetry()) {
         boolean now;
         boolean gone;
         synchronized (ReplicaRetryingCall.this) {
@@ -190,12 +191,12 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
           gone = cancelled;
           now = halfClosed;
           if (!now && !gone) {
-            rejectedEarlyBy = backend; // rejected on its headers: retry once the request is whole
+            retryEarlyOn = to; // rejected on its headers: retry once the request is whole
           }
         }
         if (!gone) {
           if (now) {
-            retry(backend);
+            retry(to);
           }
           return;
         }

@@ -622,6 +622,34 @@ class PerBackendSessionsTest {
   }
 
   /**
+   * A fast reject is retried on another backend only: with no other backend ready (the other is
+   * unreachable), the reject is the answer, and the backend that refused the call does not get
+   * it a second time at once.
+   */
+  @Test
+  void aFastRejectIsNotRetriedOnTheBackendThatRefusedIt() {
+    ScriptedGate rejecting = new ScriptedGate();
+    rejecting.decide = r -> io.spillway.api.Status.REJECTED_AQM;
+    try (InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(rejecting, clock)))) {
+      resolver.next = List.of(a.address(),
+          new InProcessSocketAddress("spillway-nobody-" + System.identityHashCode(this)));
+      PerBackendSessions sessions = SpillwayGrpc.perBackend(io.spillway.api.NoControl.INSTANCE)
+          .slo(SLO).ticker(clock).scheduler(clock).retryToReplica(1.0).build();
+      ManagedChannel channel = channel(sessions);
+      try {
+        Calls.Reply reply = Calls.unary(channel, Echo.UNARY, "x").await();
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, reply.status().getCode());
+        assertEquals(1, rejecting.requests.size(),
+            "the retry went back to the backend that refused the call");
+        assertEquals(0, sessions.retries());
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /**
    * With grpc-services on the class path, a service config's client-side health checks run on the
    * policy's subchannels as on round_robin's: a backend whose health service says NOT_SERVING takes
    * no calls, and takes them again once it says SERVING.
