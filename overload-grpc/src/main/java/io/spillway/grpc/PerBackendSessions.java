@@ -485,7 +485,8 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     r = new ReplicaRetryingCall.Backends<>() {
       @Override
       public Backend other(Backend avoid) {
-        return pick(view, channel, avoid); // none ready but the one that refused: no retry
+        // none ready but the one that refused, or the sessions closed: no retry
+        return closed ? null : pick(view, channel, avoid);
       }
 
       @Override
@@ -555,7 +556,7 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
     if (b != null) {
       return b;
     }
-    return backends.computeIfAbsent(group, g -> {
+    b = backends.computeIfAbsent(group, g -> {
       SpillwayClientInterceptor session = newSession.get();
       ManagedChannel w = watched;
       if (w != null) {
@@ -563,6 +564,10 @@ public final class PerBackendSessions implements ClientInterceptor, AutoCloseabl
       }
       return new Backend(g, session, new Routed(g, channel));
     });
+    if (closed) {
+      b.session().close(); // made while close() ran: its sweep of the sessions may have missed it
+    }
+    return b;
   }
 
   /** The channel's calls, sent to one backend's subchannel. */

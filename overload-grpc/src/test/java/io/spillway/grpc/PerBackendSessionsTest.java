@@ -650,6 +650,42 @@ class PerBackendSessionsTest {
   }
 
   /**
+   * Sessions closed while a call is in flight stay closed: the call's retry after a fast reject
+   * does not make a session for another backend, which nothing would close and whose credit
+   * stream would keep its channel from terminating.
+   */
+  @Test
+  void aRetryAfterTheSessionsClosedMakesNoNewSession() {
+    PerBackendSessions[] sessions = new PerBackendSessions[1];
+    ScriptedGate rejecting = new ScriptedGate();
+    rejecting.decide = r -> {
+      sessions[0].close(); // the application closes the sessions while the call is in flight
+      return io.spillway.api.Status.REJECTED_AQM;
+    };
+    try (SpillwayGrpcServer serverB = server();
+        InProcess a = new InProcess(ServerInterceptors.intercept(Echo.service(Echo.ECHO),
+            new SpillwayServerInterceptor(rejecting, clock)));
+        InProcess b = new InProcess(serverB.intercept(Echo.service(Echo.ECHO)),
+            serverB.controlService())) {
+      resolver.next = List.of(a.address(), b.address());
+      sessions[0] = SpillwayGrpc.perBackend(breakwater).slo(SLO).ticker(clock).scheduler(clock)
+          .retryToReplica(1.0).build();
+      InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget(resolver.target("svc"))
+          .directExecutor();
+      sessions[0].install(builder);
+      ManagedChannel channel = builder.build(); // the application closes the sessions itself
+      try {
+        Calls.unary(channel, Echo.UNARY, "x").await();
+        assertEquals(1, rejecting.requests.size(), "the call went to A first");
+        assertEquals(0, serverB.control().subscribers(),
+            "a session made after close() holds a credit stream open to B");
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /**
    * With grpc-services on the class path, a service config's client-side health checks run on the
    * policy's subchannels as on round_robin's: a backend whose health service says NOT_SERVING takes
    * no calls, and takes them again once it says SERVING.
