@@ -381,27 +381,38 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
       if (call.releasedBy != gate) {
         return null; // a call of the session before it was renewed: no credit of this one's
       }
-      answer.interfaceId(call.interfaceId());
-      if (SpillwayMetadata.hasResponse(trailers)) {
-        String problem = SpillwayMetadata.readResponse(trailers, answer, interfaces);
-        if (problem != null) {
-          LOG.log(Level.DEBUG, "session {0}: {1}", sessionId, problem);
-        }
-        gate.onResponse(answer.sessionId(sessionId), call.sentAt, now);
-      } else {
-        answer.reset().interfaceId(call.interfaceId()).status(statusWithoutTrailers(status))
-            .sessionId(sessionId);
-        if (status.isOk()) {
-          gate.onResponse(answer, call.sentAt, now); // a server that writes no Spillway fields
-        } else {
-          // Cancelled, past its deadline, or cut off: the server's answer, if it sent one, is
-          // not read here, nor the credit change it carried.
-          gate.onUnanswered(answer, call.sentAt, now);
-        }
+      try {
+        feedAnswerLocked(call, status, trailers, now);
+      } catch (RuntimeException gateFailed) {
+        // the application still hears its call end, and the session goes on releasing calls
+        LOG.log(Level.WARNING, "session " + sessionId + ": the gate failed on an answer", gateFailed);
       }
       return drainLocked(now);
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** Hands a started call's answer to the gate; under the lock. */
+  private void feedAnswerLocked(GatedClientCall<?, ?> call, Status status, Metadata trailers,
+      long now) {
+    answer.interfaceId(call.interfaceId());
+    if (SpillwayMetadata.hasResponse(trailers)) {
+      String problem = SpillwayMetadata.readResponse(trailers, answer, interfaces);
+      if (problem != null) {
+        LOG.log(Level.DEBUG, "session {0}: {1}", sessionId, problem);
+      }
+      gate.onResponse(answer.sessionId(sessionId), call.sentAt, now);
+    } else {
+      answer.reset().interfaceId(call.interfaceId()).status(statusWithoutTrailers(status))
+          .sessionId(sessionId);
+      if (status.isOk()) {
+        gate.onResponse(answer, call.sentAt, now); // a server that writes no Spillway fields
+      } else {
+        // Cancelled, past its deadline, or cut off: the server's answer, if it sent one, is
+        // not read here, nor the credit change it carried.
+        gate.onUnanswered(answer, call.sentAt, now);
+      }
     }
   }
 
