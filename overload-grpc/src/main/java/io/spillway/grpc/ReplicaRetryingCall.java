@@ -14,8 +14,9 @@ import io.spillway.api.RetryBudget;
  * (a {@code RESOURCE_EXHAUSTED} whose Spillway status says the server shed the call, {@link
  * RetryBudget#isRetryable}, answered before any response message), and only with a token from the
  * caller's retry budget. A call whose handler ran and answered {@code RESOURCE_EXHAUSTED} itself
- * carries the status {@code FAILED}: it may have had its effects, and is not sent again. It keeps the request (one
- * message) until the call ends; the application's listener hears only the attempt that counts.
+ * carries the status {@code FAILED}: it may have had its effects, and is not sent again. It keeps
+ * the request (one message) until the call ends; the application's listener hears only the
+ * attempt that counts.
  * Used by {@link SpillwayBalancedChannel} and {@link PerBackendSessions}, which pick the backends.
  *
  * @param <B> the callers' backend type
@@ -186,7 +187,7 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
         boolean now;
         boolean gone;
         synchronized (ReplicaRetryingCall.this) {
-          // cancel() reads rejectedEarlyBy under this lock: a cancel that came after the look at
+          // cancel() reads retryEarlyOn under this lock: a cancel that came after the look at
           // cancelled above would find none kept, and the call would never end
           gone = cancelled;
           now = halfClosed;

@@ -385,7 +385,8 @@ public final class SpillwayClientInterceptor implements ClientInterceptor, AutoC
         feedAnswerLocked(call, status, trailers, now);
       } catch (RuntimeException gateFailed) {
         // the application still hears its call end, and the session goes on releasing calls
-        LOG.log(Level.WARNING, "session " + sessionId + ": the gate failed on an answer", gateFailed);
+        LOG.log(Level.WARNING, "session " + sessionId + ": the gate failed on an answer",
+            gateFailed);
       }
       return drainLocked(now);
     } finally {
