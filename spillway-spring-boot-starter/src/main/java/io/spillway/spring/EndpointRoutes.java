@@ -98,11 +98,30 @@ final class EndpointRoutes {
         }
       }
       String pattern = unescape(e.substring(space + 1).trim());
-      MATCHER.check(pattern);
+      String why = uncompilable(pattern);
+      if (why != null) {
+        throw new IllegalArgumentException("route pattern " + why);
+      }
       gates.add(g);
       patterns.add(pattern);
     }
     return new EndpointRoutes(List.copyOf(patterns), List.copyOf(gates));
+  }
+
+  /**
+   * Why the Ant matcher cannot match {@code pattern} ({@code "cannot be matched: '<pattern>'
+   * (<reason>)"}), or {@code null} if it can. The server's own patterns ({@code
+   * spillway.endpoints[i].path}, {@code spillway.excluded-paths}) are checked with it at start-up,
+   * as a client checks the routes it is sent.
+   */
+  static String uncompilable(String pattern) {
+    try {
+      MATCHER.check(pattern);
+      return null;
+    } catch (IllegalArgumentException e) {
+      return "cannot be matched: '" + pattern + "' ("
+          + String.valueOf(e.getMessage()).lines().findFirst().orElse("") + ")";
+    }
   }
 
   /**
@@ -114,12 +133,7 @@ final class EndpointRoutes {
     /** @throws IllegalArgumentException if a segment of {@code pattern} cannot be compiled */
     void check(String pattern) {
       for (String segment : tokenizePattern(pattern)) {
-        try {
-          getStringMatcher(segment);
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("route pattern cannot be matched: '" + pattern
-              + "' (" + e.getMessage().lines().findFirst().orElse("") + ")");
-        }
+        getStringMatcher(segment);
       }
     }
   }

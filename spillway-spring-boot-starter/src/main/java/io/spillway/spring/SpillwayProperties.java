@@ -425,8 +425,9 @@ public class SpillwayProperties implements Validator {
     }
     if (p.excludedPaths != null) {
       for (int i = 0; i < p.excludedPaths.size(); i++) {
-        if (!isPathPattern(p.excludedPaths.get(i))) {
-          errors.rejectValue("excludedPaths[" + i + "]", "spillway.excludedPaths", PATH_RULE);
+        String why = pathProblem(p.excludedPaths.get(i));
+        if (why != null) {
+          errors.rejectValue("excludedPaths[" + i + "]", "spillway.excludedPaths", why);
         }
       }
     }
@@ -437,8 +438,8 @@ public class SpillwayProperties implements Validator {
       String at = "endpoints[" + i + "].";
       if (e.path == null || e.path.isBlank()) {
         errors.rejectValue(at + "path", "spillway.endpoints", "must be set (an Ant pattern)");
-      } else if (!isPathPattern(e.path)) {
-        errors.rejectValue(at + "path", "spillway.endpoints", PATH_RULE);
+      } else if (pathProblem(e.path) != null) {
+        errors.rejectValue(at + "path", "spillway.endpoints", pathProblem(e.path));
       }
       String name = e.name != null ? e.name : e.path;
       if (e.name != null && e.name.isBlank()) {
@@ -466,9 +467,18 @@ public class SpillwayProperties implements Validator {
     }
   }
 
-  /** Whether pattern can match a request path, which always starts with /. */
-  private static boolean isPathPattern(String pattern) {
-    return pattern != null && pattern.startsWith("/");
+  /**
+   * Why {@code pattern} cannot decide on request paths, or {@code null} if it can: a path always
+   * starts with /, and the Ant matcher compiles a segment only as a path first reaches it, so a
+   * segment it cannot compile ({@code {id:[}}) would fail every request whose path reaches it.
+   */
+  private static String pathProblem(String pattern) {
+    if (pattern == null || !pattern.startsWith("/")) {
+      return PATH_RULE;
+    }
+    String uncompilable = EndpointRoutes.uncompilable(pattern);
+    return uncompilable == null ? null : "must be an Ant pattern the matcher can compile; it "
+        + uncompilable;
   }
 
   private static final String PATH_RULE =

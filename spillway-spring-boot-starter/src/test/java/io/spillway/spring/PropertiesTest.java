@@ -98,6 +98,30 @@ class PropertiesTest {
     softly.assertAll();
   }
 
+  /**
+   * A pattern whose segment the Ant matcher cannot compile ({@code {id:[}}, an unclosed regular
+   * expression) binds and starts like any other, and then throws on every request whose path
+   * reaches that segment: it must fail start-up instead, naming the property.
+   */
+  @Test
+  void aPatternTheMatcherCannotCompileFailsStartUpNamingTheProperty() {
+    org.assertj.core.api.SoftAssertions softly = new org.assertj.core.api.SoftAssertions();
+    for (String[] bad : new String[][] {
+        {"spillway.endpoints[0].path=/orders/{id:[}/**", "spillway.endpoints[0].path"},
+        {"spillway.excluded-paths=/actuator/**,/internal/{x:(}", "spillway.excluded-paths[1]"},
+    }) {
+      runner.withPropertyValues(bad[0]).run(context -> {
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+          messages.append(t.getMessage()).append('\n');
+        }
+        softly.assertThat(messages.toString().replace("excludedPaths", "excluded-paths"))
+            .as(bad[0]).contains(bad[1]);
+      });
+    }
+    softly.assertAll();
+  }
+
   @Test
   void unknownPropertiesAreReportedAndStartUpGoesOn() {
     runner.withPropertyValues("spillway.sol=5ms", "spillway.endpoints[0].path=/search/**",
