@@ -84,20 +84,26 @@ public final class SpillwayRestClientInterceptor implements ClientHttpRequestInt
       }
       writeSessionHeaders(ticket, request.getHeaders()::getFirst, request.getHeaders()::set);
     }
-    ClientHttpResponse response;
+    ClientHttpResponse response = null;
+    int status;
     try {
       response = execution.execute(request, body);
+      // may read the status line only now (HttpURLConnection after a body), and fail: a read
+      // timeout ends the request as a failed connection does
+      status = response.getStatusCode().value();
     } catch (IOException | RuntimeException | Error e) {
       if (ticket != null) {
         session.abandon(ticket);
       }
+      if (response != null) {
+        response.close(); // the caller never gets it to close
+      }
       throw e;
     }
     if (ticket != null) {
-      session.onAnswer(ticket, response.getStatusCode().value(),
-          response.getHeaders()::getFirst);
+      session.onAnswer(ticket, status, response.getHeaders()::getFirst);
     }
-    pushback.onResponse(server, response.getStatusCode().value(),
+    pushback.onResponse(server, status,
         response.getHeaders().getFirst(SpillwayHttpHeaders.RETRY_PUSHBACK_MS),
         response.getHeaders().getFirst(SpillwayHttpHeaders.RETRY_AFTER));
     return response;
