@@ -45,13 +45,14 @@ import java.io.IOException;
  * SpillwayHttpHeaders#CREDITS}).
  *
  * <p>Only the request dispatch is decided on; error and async re-dispatches pass through, except
- * that a session's request whose async re-dispatch returns without committing its answer gets its
- * fields in the headers then (an empty body is committed only as the request completes).
+ * that a budget abort an async re-dispatch throws is a fast reject too, and a session's request
+ * whose async re-dispatch returns without committing its answer gets its fields in the headers
+ * then (an empty body is committed only as the request completes).
  * Thread-safe.
  */
 public final class SpillwayServletFilter implements Filter {
 
-  /** The request attribute that keeps a session's asynchronous request for its re-dispatch. */
+  /** The request attribute that keeps an admitted asynchronous request for its re-dispatch. */
   private static final String SERVED = SpillwayServletFilter.class.getName() + ".served";
   /** Set on a request this filter admitted, for {@link BudgetAbortExceptionResolver}. */
   static final String ADMITTED = SpillwayServletFilter.class.getName() + ".admitted";
@@ -168,9 +169,7 @@ public final class SpillwayServletFilter implements Filter {
       }
       if (async) {
         request.getAsyncContext().addListener(new End(served));
-        if (admission.hasSession()) {
-          request.setAttribute(SERVED, served);
-        }
+        request.setAttribute(SERVED, served);
       } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
           && !response.isCommitted()) {
         response.resetBuffer();
@@ -182,6 +181,10 @@ public final class SpillwayServletFilter implements Filter {
         served.end(response.getStatus(), failure);
       }
     }
+    rethrow(failure);
+  }
+
+  private static void rethrow(Throwable failure) throws IOException, ServletException {
     if (failure instanceof IOException e) {
       throw e;
     } else if (failure instanceof ServletException e) {
@@ -194,24 +197,38 @@ public final class SpillwayServletFilter implements Filter {
   }
 
   /**
-   * The async re-dispatch of a session's request: the dispatch that writes its answer. An answer
-   * that asks for no stream (an empty body) is committed only as the request completes, after
-   * this dispatch, too late for the fields: they go in its headers as the dispatch returns,
-   * unless it started another async cycle.
+   * The async re-dispatch of an admitted request: the dispatch that writes its answer. A budget
+   * abort it throws (Spring MVC's resolver hands it on out of the dispatcher) is answered as a
+   * fast reject, as on the request dispatch, if the response is not committed yet. A session's
+   * answer that asks for no stream (an empty body) is committed only as the request completes,
+   * after this dispatch, too late for the fields: they go in its headers as the dispatch returns,
+   * unless it started another async cycle. Any other request's permit ends as it completes
+   * ({@link End}).
    */
-  private static void redispatched(HttpServletRequest request, HttpServletResponse response,
+  private void redispatched(HttpServletRequest request, HttpServletResponse response,
       FilterChain chain, Served served) throws IOException, ServletException {
-    boolean failed = true;
+    Throwable failure = null;
     try {
       chain.doFilter(request, response);
-      failed = false;
-    } finally {
-      if (!request.isAsyncStarted()) {
-        request.removeAttribute(SERVED);
-        served.end(failed ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR : response.getStatus(),
-            null);
-      }
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      failure = e;
     }
+    boolean over = !request.isAsyncStarted();
+    if (over) {
+      request.removeAttribute(SERVED);
+    }
+    if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
+        && !response.isCommitted()) {
+      response.resetBuffer();
+      response.setStatus(rejectStatus);
+      served.admission.writeAbortHeaders(served.admission.end(rejectStatus, failure),
+          response::setHeader);
+      failure = null; // answered: a fast reject, not an error
+    } else if (over && served.admission.hasSession()) {
+      served.end(failure != null ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
+          : response.getStatus(), failure);
+    }
+    rethrow(failure);
   }
 
   /**
