@@ -18,6 +18,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.ErrorResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -219,7 +220,8 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
 
   /**
    * Ends the exchange's permit, once (later calls are ignored by the admission). A failure ends it
-   * as the error signal passes, before the error handlers downstream of this filter see it: a
+   * (an error that carries a client error's status as that answer, as under Spring MVC, where the
+   * dispatcher resolves it) as the error signal passes, before the error handlers downstream of this filter see it: a
    * session's fields go in the headers then, if they are not sent, so the error answer those
    * handlers write carries them, however late they write it (an answer written after an
    * asynchronous step commits after this filter's {@code doFinally} has run).
@@ -238,7 +240,12 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     }
 
     private void failed(Throwable e) {
-      ResponseMetadata fields = admission.end(500, e);
+      // An error that carries a client error's status (a ResponseStatusException: a 404, a 400)
+      // is the answer the exchange gets, as Spring MVC's dispatcher resolves it: not a failure.
+      ResponseMetadata fields = e instanceof ErrorResponse answer
+          && answer.getStatusCode().value() < 500 && SpillwayHttpGate.budgetExceeded(e) == null
+          ? admission.end(answer.getStatusCode().value(), null)
+          : admission.end(500, e);
       if (fields != null && admission.hasSession()) {
         if (!response.isCommitted()) {
           SpillwayHttpHeaders.writeResponse(fields, response.getHeaders()::set);
