@@ -124,6 +124,9 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private boolean passThroughForGood;
   /** Whether the server has shown it is Spillway's: an answer with its fields, or its stream. */
   private boolean spokeSpillway;
+  /** Whether an open stream's end started the session again, at {@link #restartedAt}. */
+  private boolean restarted;
+  private long restartedAt;
   private boolean closed;
 
   /**
@@ -422,7 +425,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
    *   <li>it had been open (the server ended it, or the connection broke): the server deregistered
    *       the session with it, and may have restarted, so its ledger of this session is gone. The
    *       session starts again under a new id with a new gate, its queued requests held until the
-   *       new stream is answered; answers to requests of the old one bring no credit.
+   *       new stream is answered; answers to requests of the old one bring no credit. A stream
+   *       that ends within {@link #STREAM_RETRY_NANOS} of such a restart is taken as one that
+   *       could not be opened (previous item): a server or proxy that ends every stream at once
+   *       would otherwise be reconnected to without end.
    * </ul>
    */
   void onStreamClosed(Cancellable from, boolean notSpillway, String why) {
@@ -444,7 +450,16 @@ public final class SpillwayHttpSession implements AutoCloseable {
         retryStreamAt = now + STREAM_RETRY_NANOS;
         becomePassThroughLocked("its credit stream could not be opened (" + why + "); trying "
             + "again in " + STREAM_RETRY_NANOS / 1_000_000_000 + " s", false, now);
+      } else if (restarted && now - restartedAt < STREAM_RETRY_NANOS) {
+        // ended again soon after the last restart: a server or proxy that ends every stream,
+        // which a reopen at once would meet again and again, each a new connection
+        retryStreamAt = now + STREAM_RETRY_NANOS;
+        becomePassThroughLocked("its credit stream ended again soon after it was reopened ("
+            + why + "); trying again in " + STREAM_RETRY_NANOS / 1_000_000_000 + " s", false,
+            now);
       } else {
+        restarted = true;
+        restartedAt = now;
         LOG.log(Level.DEBUG, "session {0} with {1}: credit stream ended ({2}); starting again as "
             + "a new session", sessionId, server, why);
         List<Ticket> queued = new ArrayList<>();

@@ -423,6 +423,37 @@ class SpillwayHttpSessionTest {
     assertThat(session.offer("/x").released()).isNotDone(); // b holds the new session's credit
   }
 
+  /**
+   * A server (or a proxy before it) that answers every stream and ends it at once: the session
+   * starts again once, as for a restarted server, but a stream that ends again that soon is not
+   * reopened at once for ever, each time as a new session on a new connection to a server that
+   * may be overloaded. The session passes requests through for a while, as when a stream cannot
+   * be opened, then tries again.
+   */
+  @Test
+  void aStreamThatEndsAgainAsSoonAsItOpensIsNotReopenedAtOnceForEver() {
+    SpillwayHttpSession.Ticket a = session.offer("/x");
+    streams.listener.opened(null);
+    assertThat(a.released()).isCompleted();
+    int opens = streams.opened.size();
+    for (int i = 0; i < 5; i++) {
+      streams.listener.closed(false, "end of stream");
+      if (streams.opened.size() > opens) {
+        opens = streams.opened.size();
+        streams.listener.opened(null); // answered, and ended again at once
+      }
+    }
+    assertThat(streams.opened).as("streams opened within one instant").hasSizeLessThanOrEqualTo(2);
+    assertThat(session.isPassThrough()).isTrue();
+    assertThat(session.offer("/x").released()).isCompleted(); // requests go meanwhile
+    ticker.advanceMillis(30_000);
+    SpillwayHttpSession.Ticket b = session.offer("/x");
+    assertThat(streams.opened).as("tried again later").hasSize(opens + 1);
+    streams.listener.opened(null);
+    assertThat(b.released()).isCompleted();
+    assertThat(headers(b)).containsKey(SpillwayHttpHeaders.SESSION);
+  }
+
   @Test
   void aStreamThatCannotBeOpenedSendsAtOnceForAWhileThenTriesAgain() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
