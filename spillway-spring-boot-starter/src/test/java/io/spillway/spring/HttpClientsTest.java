@@ -139,6 +139,20 @@ class HttpClientsTest {
     });
   }
 
+  /**
+   * With {@code spillway.scheme=none} there are no credits to wait for: the clients carry the
+   * budget and honour pushback, and keep no session per server (no Spillway-Session headers, no
+   * state per origin called), as the sessions' bean says.
+   */
+  @Test
+  void withSchemeNoneTheClientsKeepNoSessions() {
+    runner().withPropertyValues("spillway.scheme=none").run(context -> {
+      assertThat(context).hasNotFailed();
+      assertThat(context).hasSingleBean(RetryPushback.class);
+      assertThat(context).doesNotHaveBean(SpillwayHttpSessions.class);
+    });
+  }
+
   @Test
   void offByPropertyTheClientsAreBootsOwn() {
     runner().withPropertyValues("spillway.client.enabled=false").run(context -> {

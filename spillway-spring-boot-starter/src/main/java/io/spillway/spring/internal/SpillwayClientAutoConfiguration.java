@@ -13,6 +13,7 @@ import io.spillway.spring.SpillwayWebClientFilter;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.restclient.RestClientCustomizer;
 import org.springframework.boot.restclient.RestTemplateCustomizer;
@@ -59,6 +60,7 @@ public class SpillwayClientAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     @ConditionalOnBooleanProperty(name = "spillway.client.credits", matchIfMissing = true)
+    @ConditionalOnExpression("!'${spillway.scheme:spillway}'.trim().equalsIgnoreCase('none')")
     SpillwayHttpSessions spillwayHttpSessions(SpillwayProperties properties, Ticker ticker,
         Scheduler scheduler) {
       Duration slo = properties.getClient().getSlo() != null ? properties.getClient().getSlo()
