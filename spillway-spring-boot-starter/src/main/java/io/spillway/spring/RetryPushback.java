@@ -14,6 +14,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * SpillwayRejectedException}, without sending them: a retry loop above them then waits as the
  * server asked instead of adding to its overload (gRFC A6's pushback, over HTTP).
  *
+ * <p>A hold lasts at most a minute, and the servers whose hold has ended are forgotten: at the next
+ * call to them, or, once the servers remembered pass twice their number at the last sweep (at
+ * least {@value #SWEEP_MIN}), by a sweep as a hold is recorded. So an application that calls many
+ * hosts (webhooks, addresses its users give) remembers about those that shed its requests within
+ * the last minute, not every one that ever did.
+ *
  * <p>Thread-safe.
  */
 public final class RetryPushback {
@@ -23,6 +29,10 @@ public final class RetryPushback {
 
   private final Ticker ticker;
   private final ConcurrentHashMap<String, Long> notBefore = new ConcurrentHashMap<>();
+  /** The fewest servers remembered at which a hold's recording sweeps out the ended ones. */
+  static final int SWEEP_MIN = 64;
+  /** Servers remembered at which the next recording sweeps; racy updates only move a sweep. */
+  private volatile int sweepAt = SWEEP_MIN;
 
   public RetryPushback(Ticker ticker) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -68,7 +78,17 @@ public final class RetryPushback {
     long until = ticker.read() + ms * NANOS_PER_MS;
     // the later end holds; readings compare by their difference, as they may wrap (Ticker)
     notBefore.merge(server, until, (held, asked) -> asked - held > 0 ? asked : held);
+    if (notBefore.size() >= sweepAt) {
+      long now = ticker.read();
+      notBefore.entrySet().removeIf(e -> e.getValue() - now <= 0);
+      sweepAt = Math.max(SWEEP_MIN, 2 * notBefore.size());
+    }
     return ms;
+  }
+
+  /** Servers remembered now, holds ended and not yet forgotten included. For tests. */
+  int rememberedServers() {
+    return notBefore.size();
   }
 
   /**

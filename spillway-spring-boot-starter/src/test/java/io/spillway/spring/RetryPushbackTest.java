@@ -70,4 +70,26 @@ class RetryPushbackTest {
     pushback.checkBeforeSending(SERVER);
     assertThat(pushback.onResponse(SERVER, 429, null, "2")).isEqualTo(2_000);
   }
+
+  /**
+   * An application that calls many hosts remembers those that held it off within the last minute,
+   * not every one that ever did: 10,000 servers that each shed one request a second apart leave
+   * about the last minute's, and every hold still in force still holds.
+   */
+  @Test
+  void serversWhoseHoldHasEndedAreForgottenWithoutBeingCalledAgain() {
+    VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 5_000_000 * MS);
+    RetryPushback pushback = new RetryPushback(clock);
+    for (int i = 0; i < 10_000; i++) {
+      assertThat(pushback.onResponse("http://host-" + i + ":80", 503, "60000", null)).isEqualTo(60_000);
+      clock.advance(1_000 * MS);
+    }
+    assertThat(pushback.rememberedServers()).isBetween(60, 2 * 60 + RetryPushback.SWEEP_MIN);
+    for (int i = 9_941; i < 10_000; i++) {
+      String server = "http://host-" + i + ":80";
+      assertThatThrownBy(() -> pushback.checkBeforeSending(server))
+          .isInstanceOf(SpillwayRejectedException.class);
+    }
+    pushback.checkBeforeSending("http://host-9939:80");
+  }
 }
