@@ -151,11 +151,17 @@ public final class SpillwayGrpcServer implements AutoCloseable {
   /**
    * Stops the gate's control loop, ends the credit streams, and closes what {@link Builder#install}
    * created (its worker executor: call this after the gRPC server has terminated, and {@link
-   * #stopCreditStreams} before shutting it down).
+   * #stopCreditStreams} before shutting it down). The streams and the executor are ended even
+   * when the gate's {@code close} throws; its exception is thrown after them.
    */
   @Override
   public void close() {
-    gate.close();
+    RuntimeException gateFailed = null;
+    try {
+      gate.close();
+    } catch (RuntimeException e) {
+      gateFailed = e; // a scheme's gate: the credit streams and the workers still end
+    }
     control.close();
     for (AutoCloseable c : owned) {
       try {
@@ -163,6 +169,9 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       } catch (Exception e) {
         SpillwayServerInterceptor.LOG.log(System.Logger.Level.WARNING, "closing " + c, e);
       }
+    }
+    if (gateFailed != null) {
+      throw gateFailed;
     }
   }
 
