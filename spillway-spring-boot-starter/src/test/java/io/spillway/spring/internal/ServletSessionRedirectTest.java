@@ -2,21 +2,13 @@ package io.spillway.spring.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.spillway.api.ControlChannel;
-import io.spillway.api.QueueDelaySignal;
-import io.spillway.api.ServerEnvironment;
-import io.spillway.api.ServerGate;
 import io.spillway.api.Status;
 import io.spillway.api.testing.VirtualClock;
-import io.spillway.credit.Spillway;
 import io.spillway.spring.GateStats;
 import io.spillway.spring.SpillwayHttpGate;
 import io.spillway.spring.SpillwayHttpHeaders;
-import io.spillway.spring.SpillwayProperties;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -29,19 +21,14 @@ import org.springframework.mock.web.MockHttpServletResponse;
  */
 class ServletSessionRedirectTest {
 
-  private static final long MS = 1_000_000;
-  private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 1_000_000_000L);
-  private final GateStats stats = new GateStats("default");
-  private SpillwayHttpGate gate;
+  private static final long MS = VirtualTimeServletFilter.MS;
+  private final VirtualTimeServletFilter fixture = new VirtualTimeServletFilter();
+  private final VirtualClock clock = fixture.clock;
+  private final GateStats stats = fixture.stats;
+  private final SpillwayHttpGate gate = fixture.gate;
 
   private SpillwayServletFilter filter() {
-    ServerGate g = Spillway.forSlo(Duration.ofMillis(100)).newServerGate(new ServerEnvironment(
-        clock, clock, QueueDelaySignal.NONE, ControlChannel.DISCARD, stats, 2));
-    gate = new SpillwayHttpGate(clock, QueueDelaySignal.NONE,
-        new SpillwayHttpGate.Endpoint("default", "/**", true, g, 100 * MS, 20 * MS, stats, true),
-        List.of(), List.of(), SpillwayProperties.NoBudget.UNLIMITED, false, 1);
-    return new SpillwayServletFilter(gate, null, null, null,
-        SpillwayProperties.DEFAULT_REJECT_STATUS);
+    return fixture.filter;
   }
 
   private static void redirect(HttpServletResponse response, String how) throws IOException {
