@@ -19,6 +19,7 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.testing.VirtualClock;
+import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -35,29 +36,12 @@ class GracefulShutdownTest {
   @Test
   void stoppingTheCreditStreamsLetsAGracefulShutdownComplete() throws Exception {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 60_000 * MS);
-    String name = InProcessServerBuilder.generateName();
-    InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
-    builder.addService(Echo.service(Echo.ECHO));
-    SpillwayGrpcServer spillway = SpillwayGrpc.server().sloMillis(5).ticker(clock).scheduler(clock)
-        .parallelism(2).install(builder);
-    Server server = builder.build().start();
-    ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
-    SpillwayClientInterceptor session = SpillwayGrpc.client().sloMillis(5).ticker(clock)
-        .scheduler(clock).build();
-    try {
-      Channel withSession = ClientInterceptors.intercept(channel, session);
-      assertEquals(Status.Code.OK, Calls.unary(withSession, Echo.UNARY, "x").await().status().getCode());
-      assertEquals(1, spillway.control().subscribers());
-
-      spillway.stopCreditStreams();
-      server.shutdown();
-      assertTrue(server.awaitTermination(30, TimeUnit.SECONDS), "terminated");
-      assertEquals(0, spillway.control().subscribers());
-    } finally {
-      session.close();
-      channel.shutdownNow();
-      server.shutdownNow();
-      spillway.close();
+    SpillwayGrpcServer.Builder spillway = SpillwayGrpc.server().sloMillis(5);
+    try (Served served = servedOnce(spillway, clock)) {
+      served.spillway().stopCreditStreams();
+      served.server().shutdown();
+      assertTrue(served.server().awaitTermination(30, TimeUnit.SECONDS), "terminated");
+      assertEquals(0, served.spillway().control().subscribers());
     }
   }
 
@@ -66,11 +50,8 @@ class GracefulShutdownTest {
    * leave the credit streams open: they end, and the gate's exception reaches the caller after.
    */
   @Test
-  void closingEndsTheCreditStreamsWhenTheGatesCloseThrows() {
+  void closingEndsTheCreditStreamsWhenTheGatesCloseThrows() throws Exception {
     VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 60_000 * MS);
-    String name = InProcessServerBuilder.generateName();
-    InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
-    builder.addService(Echo.service(Echo.ECHO));
     OverloadScheme failingClose = new OverloadScheme() {
       private final OverloadScheme inner = io.spillway.credit.Spillway.forSloNanos(5 * MS);
 
@@ -103,10 +84,15 @@ class GracefulShutdownTest {
             g.start();
           }
 
+          private boolean failed;
+
           @Override
           public void close() {
             g.close();
-            throw new IllegalStateException("the gate failed to close");
+            if (!failed) { // once: the test's own clean-up closes the server again
+              failed = true;
+              throw new IllegalStateException("the gate failed to close");
+            }
           }
         };
       }
@@ -116,29 +102,50 @@ class GracefulShutdownTest {
         return inner.newClientGate(environment);
       }
     };
-    SpillwayGrpcServer spillway = SpillwayGrpc.server(failingClose).ticker(clock).scheduler(clock)
-        .parallelism(2).install(builder);
-    Server server;
-    try {
-      server = builder.build().start();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-    ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
-    SpillwayClientInterceptor session = SpillwayGrpc.client().sloMillis(5).ticker(clock)
-        .scheduler(clock).build();
-    try {
-      Channel withSession = ClientInterceptors.intercept(channel, session);
-      assertEquals(Status.Code.OK, Calls.unary(withSession, Echo.UNARY, "x").await().status().getCode());
-      assertEquals(1, spillway.control().subscribers());
-
-      IllegalStateException thrown = assertThrows(IllegalStateException.class, spillway::close);
+    try (Served served = servedOnce(SpillwayGrpc.server(failingClose), clock)) {
+      IllegalStateException thrown = assertThrows(IllegalStateException.class,
+          served.spillway()::close);
       assertEquals("the gate failed to close", thrown.getMessage());
-      assertEquals(0, spillway.control().subscribers(), "the credit streams ended");
-    } finally {
+      assertEquals(0, served.spillway().control().subscribers(), "the credit streams ended");
+    }
+  }
+
+  /** An echo server protected by {@code spillway}, and a Spillway client that has called it once. */
+  private record Served(SpillwayGrpcServer spillway, Server server, ManagedChannel channel,
+      SpillwayClientInterceptor session) implements AutoCloseable {
+    @Override
+    public void close() {
       session.close();
       channel.shutdownNow();
       server.shutdownNow();
+      spillway.close();
     }
+  }
+
+  /**
+   * Installs {@code spillway} (on {@code clock}, two workers) on an in-process echo server and
+   * calls it once through a Spillway session, which opens the session's credit stream.
+   */
+  private static Served servedOnce(SpillwayGrpcServer.Builder spillway, VirtualClock clock)
+      throws IOException {
+    String name = InProcessServerBuilder.generateName();
+    InProcessServerBuilder builder = InProcessServerBuilder.forName(name);
+    builder.addService(Echo.service(Echo.ECHO));
+    SpillwayGrpcServer installed = spillway.ticker(clock).scheduler(clock).parallelism(2)
+        .install(builder);
+    Server server = builder.build().start();
+    ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
+    SpillwayClientInterceptor session = SpillwayGrpc.client().sloMillis(5).ticker(clock)
+        .scheduler(clock).build();
+    Served served = new Served(installed, server, channel, session);
+    try {
+      Channel withSession = ClientInterceptors.intercept(channel, session);
+      assertEquals(Status.Code.OK, Calls.unary(withSession, Echo.UNARY, "x").await().status().getCode());
+      assertEquals(1, installed.control().subscribers());
+    } catch (RuntimeException | Error e) {
+      served.close();
+      throw e;
+    }
+    return served;
   }
 }
