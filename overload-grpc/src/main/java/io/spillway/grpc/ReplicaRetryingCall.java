@@ -143,12 +143,8 @@ final class ReplicaRetryingCall<ReqT, RespT, B> extends ClientCall<ReqT, RespT> 
   /** Whether {@code trailers} carry a Spillway status of a call the server shed, unrun. */
   static boolean shed(Metadata trailers) {
     String value = trailers.get(SpillwayMetadata.STATUS);
-    if (value == null) {
-      return false;
-    }
-    long code = SpillwayMetadata.parseLong(value, 0);
-    return code != Long.MIN_VALUE && code < io.spillway.api.Status.values().length
-        && RetryBudget.isRetryable(io.spillway.api.Status.fromCode((int) code), 0);
+    io.spillway.api.Status status = value == null ? null : SpillwayMetadata.statusOf(value);
+    return status != null && RetryBudget.isRetryable(status, 0);
   }
 
   private final class AttemptListener extends ForwardingClientCallListener<RespT> {

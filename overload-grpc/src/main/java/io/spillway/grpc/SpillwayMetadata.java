@@ -218,6 +218,12 @@ public final class SpillwayMetadata {
     return readResponse(trailers, into, null);
   }
 
+  /** The status a {@code spillway-status} value names, or {@code null} if it names none. */
+  static Status statusOf(String value) {
+    long x = parseLong(value, 0);
+    return x == BAD || x >= Status.values().length ? null : Status.fromCode((int) x);
+  }
+
   /**
    * As {@link #readResponse(Metadata, ResponseMetadata)}, and also reads {@code spillway-prices}
    * into {@link ResponseMetadata#interfacePrices()}, with ids from {@code interfaces}: pairs whose
@@ -230,11 +236,11 @@ public final class SpillwayMetadata {
     Problems problems = null;
     String v;
     if ((v = trailers.get(STATUS)) != null) {
-      long x = parseLong(v, 0);
-      if (x == BAD || x >= Status.values().length) {
+      Status status = statusOf(v);
+      if (status == null) {
         problems = Problems.add(problems, STATUS, v, "not a known status code");
       } else {
-        into.status(Status.fromCode((int) x));
+        into.status(status);
       }
     }
     if ((v = trailers.get(CREDIT_DELTA)) != null) {
