@@ -170,18 +170,28 @@ public final class SpillwayServletFilter implements Filter {
       if (async) {
         request.getAsyncContext().addListener(new End(served));
         request.setAttribute(SERVED, served);
-      } else if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
-          && !response.isCommitted()) {
-        response.resetBuffer();
-        response.setStatus(rejectStatus);
-        admission.writeAbortHeaders(admission.end(rejectStatus,
-            failure), response::setHeader);
+      } else if (answeredAsAbort(failure, admission, response)) {
         failure = null; // answered: a fast reject, not an error
       } else {
         served.end(response.getStatus(), failure);
       }
     }
     rethrow(failure);
+  }
+
+  /**
+   * Answers {@code failure} as a fast reject if it is a budget abort and the response is not
+   * committed yet: the reject status and the abort's fields, the admission ended. Whether it did.
+   */
+  private boolean answeredAsAbort(Throwable failure, Admission admission,
+      HttpServletResponse response) {
+    if (failure == null || SpillwayHttpGate.budgetExceeded(failure) == null || response.isCommitted()) {
+      return false;
+    }
+    response.resetBuffer();
+    response.setStatus(rejectStatus);
+    admission.writeAbortHeaders(admission.end(rejectStatus, failure), response::setHeader);
+    return true;
   }
 
   private static void rethrow(Throwable failure) throws IOException, ServletException {
@@ -217,12 +227,7 @@ public final class SpillwayServletFilter implements Filter {
     if (over) {
       request.removeAttribute(SERVED);
     }
-    if (failure != null && SpillwayHttpGate.budgetExceeded(failure) != null
-        && !response.isCommitted()) {
-      response.resetBuffer();
-      response.setStatus(rejectStatus);
-      served.admission.writeAbortHeaders(served.admission.end(rejectStatus, failure),
-          response::setHeader);
+    if (answeredAsAbort(failure, served.admission, response)) {
       failure = null; // answered: a fast reject, not an error
     } else if (over && served.admission.hasSession()) {
       served.end(failure != null ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
