@@ -40,7 +40,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * most {@code maxTokens − initialTokens} tokens less in total (plus one for rounding), and only
  * on requests presenting more than the new account holds plus the slack. With the defaults (10
  * initial, 100,000 max, 1 token per ms) that is a client idle for over 100 s whose first requests
- * back are capped until its account refills. No thread runs for this: requests sweep a few accounts each, on every account's first
+ * back are capped until its account refills.
+ *
+ * <p><b>At most {@value #MAX_ACCOUNTS} accounts.</b> A client can invent a session id for every
+ * request, and each id would keep an account for the idle period. Beyond the cap, a request of a
+ * session without an account is judged as a new account judges its first request ({@code
+ * initialTokens} plus the slack) and no account is made; every such request sweeps, so room comes
+ * back as the oldest accounts come due. That gives an invented id nothing it would not get with
+ * an account of its own (a new id per request is judged so on every request anyway), and costs an
+ * honest session that arrives while the audit is full only the tokens it earned beyond a new
+ * wallet's, until there is room. No thread runs for this: requests sweep a few accounts each, on every account's first
  * request and every {@value #SWEEP_EVERY}th after, {@value #SWEEP_BATCH} accounts at a time, so
  * the map is walked at least as fast as accounts are created (a request that finds another
  * sweeping leaves its share to the next sweep), and idleness is judged with the
@@ -58,6 +67,13 @@ final class TokenAudit {
   private final long slackTokens;
   private final long idleNanos; // an account idle this long is full; Long.MAX_VALUE: never
   private final ConcurrentHashMap<Long, Account> accounts = new ConcurrentHashMap<>();
+
+  /**
+   * The most accounts kept (each about 100 bytes with its map entry, so 26 MB at most). A client
+   * that invents a session id per request would otherwise keep an account per request for the
+   * idle period: at 10,000 requests a second and the defaults' 100 s, a million.
+   */
+  static final int MAX_ACCOUNTS = 1 << 18;
 
   /** An account's requests between two sweeps it runs (a power of two). */
   static final int SWEEP_EVERY = 16;
@@ -96,7 +112,14 @@ final class TokenAudit {
   long admissibleTokens(long sessionId, long presented, long nowNanos) {
     long asked = Math.max(0, presented);
     while (true) {
-      Account account = accounts.computeIfAbsent(sessionId, id -> new Account(nowNanos));
+      Account account = accounts.get(sessionId);
+      if (account == null) {
+        if (accounts.mappingCount() >= MAX_ACCOUNTS) {
+          sweep(nowNanos); // makes room as the idle accounts come due
+          return Math.min(asked, initialTokens + slackTokens); // a new account's first judgement
+        }
+        account = accounts.computeIfAbsent(sessionId, id -> new Account(nowNanos));
+      }
       long allowed;
       boolean sweep;
       synchronized (account) {

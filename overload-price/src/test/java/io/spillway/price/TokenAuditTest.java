@@ -1,6 +1,7 @@
 package io.spillway.price;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -123,6 +124,35 @@ class TokenAuditTest {
     assertEquals(20, audit.sessions());
     assertEquals(14, audit.admissibleTokens(8, 1_000_000, T0 + 200 * MS), "10 + 4, not 1,000 + 4");
     assertEquals(1_000, audit.balance(8, T0 + 302 * MS), "and it earns its way back to the cap");
+  }
+
+  /**
+   * A client that invents a session id for every request must not grow the audit without bound:
+   * each id would otherwise keep an account for the idle period (100 s with the defaults). Beyond
+   * the cap, a session without an account is judged as a new account would judge its first
+   * request, and no account is made for it.
+   */
+  @Test
+  void sessionsInventedFasterThanTheyIdleOutHoldAtMostTheCapOfAccounts() {
+    TokenAudit audit = audit(4);
+    int cap = 1 << 18;
+    for (long id = 1; id <= cap + 1_000; id++) {
+      audit.admissibleTokens(id, 1_000_000, T0);
+    }
+    assertEquals(cap, audit.sessions(), "the accounts stop at the cap");
+    assertEquals(14, audit.admissibleTokens(cap + 5_000, 1_000_000, T0),
+        "an unaccounted session is judged as a new account: 10 held + 4 slack");
+    assertEquals(14, audit.admissibleTokens(cap + 5_000, 1_000_000, T0),
+        "and again: it never had an account to drain (an invented id per request gets as much)");
+    assertEquals(cap, audit.sessions());
+    assertEquals(-4, audit.balance(1, T0), "a session with an account keeps it");
+
+    // Every invented session's wallet would be full: the live sessions' requests sweep them away,
+    // at least one account a request (the cap's first ones while it is full, then as before).
+    liveTraffic(audit, 1_000, T0 + 101 * MS);
+    assertTrue(audit.sessions() <= cap - 20_000 + 20, "idle accounts make room: " + audit.sessions());
+    assertEquals(14, audit.admissibleTokens(cap + 6_000, 1_000_000, T0 + 102 * MS));
+    assertEquals(-4, audit.balance(cap + 6_000, T0 + 102 * MS), "below the cap, new accounts again");
   }
 
   @Test
