@@ -45,6 +45,14 @@ import jdk.jfr.consumer.RecordingFile;
  * and {@code jdk.JavaMonitorEnter#threshold=0ms} to see short waits (the JDK's defaults drop waits
  * under 20 ms).
  *
+ * <p><b>Sampling can crash the sampled JVM, rarely.</b> The dumps come from HotSpot's thread
+ * dumper ({@code HotSpotDiagnosticMXBean.dumpThreads}), which on JDK 25 can fail with a fatal
+ * error when it catches a virtual thread mounting or unmounting, or one that has just ended
+ * (OpenJDK bugs JDK-8359870 and JDK-8364343). The risk grows with the number of dumps and of
+ * virtual-thread switches between them. Sample a JVM you can afford to restart (a canary or a
+ * staging instance under a replayed load), not the only instance of a service; platform threads
+ * alone are covered without dumps by a JFR recording ({@link #analyze}).
+ *
  * <p>Thread-safe: stateless.
  */
 public final class ContendedLockFinder {
@@ -338,6 +346,9 @@ public final class ContendedLockFinder {
         System.err.println("--pid, --seconds, --interval-ms and TOP must be positive\n" + usage);
         System.exit(2);
       }
+      System.err.println("sampling process " + pid + " with thread dumps; on JDK 25 a dump can,"
+          + " rarely, crash the sampled JVM (JDK-8359870, JDK-8364343): sample an instance you can"
+          + " afford to restart");
       List<LockContention> ranked;
       try {
         ranked = sample(pid, Duration.ofNanos((long) (seconds * 1e9)), Duration.ofMillis(intervalMs));

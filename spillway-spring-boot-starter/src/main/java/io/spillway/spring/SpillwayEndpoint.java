@@ -25,7 +25,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * {@code management.endpoints.web.exposure.include=spillway}.
  *
  * <p>{@code /actuator/spillway/locks?seconds=N} ranks the locks this application's requests queue
- * for while it serves, the ones worth a {@code BudgetedLock} ({@link #locks}).
+ * for while it serves, the ones worth a {@code BudgetedLock} ({@link #locks}). It samples thread
+ * dumps of this JVM, which on JDK 25 can, rarely, crash it (ContendedLockFinder's class comment):
+ * profile an instance that can afford a restart.
  *
  * <p>Thread-safe.
  */
