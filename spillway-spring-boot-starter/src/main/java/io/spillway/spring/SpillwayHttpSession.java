@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * One client session of an admission scheme with one HTTP server (docs/design.md, "A request's
@@ -65,7 +66,9 @@ import java.util.function.Function;
  *   <li>A stream that cannot be opened makes it a pass-through for {@link #STREAM_RETRY_NANOS};
  *       a stream that ends starts the session again under a new id (see {@code onStreamClosed}).
  *   <li>{@link #close()} fails queued requests ({@link Status#FAILED}) and deregisters the session
- *       (its unused credits return to the server's pool).
+ *       (its unused credits return to the server's pool). A session that {@link
+ *       SpillwayHttpSessions} retires as idle closes so too, and hands the requests offered to it
+ *       afterwards on to the session that replaced it.
  * </ul>
  *
  * <p>Thread-safe: the gates, which are not, are driven under one lock; futures complete outside
@@ -128,6 +131,18 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private boolean restarted;
   private long restartedAt;
   private boolean closed;
+  /**
+   * Requests offered and not yet ended: held, queued, released and not yet reported, or failed
+   * and not yet settled. The session is idle while there are none.
+   */
+  private int unfinished;
+  /** When {@link #unfinished} last fell to zero, or the session was made. */
+  private long idleSince;
+  /**
+   * Set as the session is retired idle ({@link #retireIfIdle}): gives the origin's session that
+   * takes the requests offered here from then on, or {@code null} when there is none.
+   */
+  private Supplier<SpillwayHttpSession> successor;
 
   /**
    * A session with {@code server}.
@@ -151,6 +166,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.streams = Objects.requireNonNull(streams, "streams");
     this.control = scheme.issuesCredits() ? CONTROL_NONE : CONTROL_OFF;
+    this.idleSince = ticker.read();
   }
 
   /**
@@ -212,34 +228,59 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * sent, or fails with a {@link SpillwayRejectedException} if it expired in the queue or the
    * session closed; once released, the caller must report its end once, with {@link #onAnswer} or
    * {@link #onFailure}.
+   *
+   * <p>A session that its {@link SpillwayHttpSessions} retired as idle hands the request on to the
+   * origin's session that replaced it: the ticket is that session's, and may be reported through
+   * either.
    */
   public Ticket offer(String path) {
-    Ticket ticket = new Ticket(path == null || path.isEmpty() ? "/" : path);
+    String p = path == null || path.isEmpty() ? "/" : path;
+    Ticket ticket = new Ticket(this, p);
     long now = ticker.read();
     boolean open = false;
+    Supplier<SpillwayHttpSession> handOn = null;
     lock.lock();
     try {
-      if (passThrough && !passThroughForGood && now - retryStreamAt >= 0) {
-        passThrough = false; // try the server's credit stream again, as a new session
-        renewLocked();
-      }
-      if (closed) {
-        failing.add(ticket);
-      } else if (passThrough) {
-        releasing.add(ticket);
-      } else if (control == CONTROL_NONE || control == CONTROL_OPENING) {
-        open = control == CONTROL_NONE;
-        control = CONTROL_OPENING;
-        if (held == null) {
-          held = new ArrayList<>(4);
-        }
-        held.add(ticket);
+      if (successor != null) {
+        handOn = successor; // retired, out of the map: its successor is asked outside the lock
       } else {
-        offerLocked(ticket, now);
-        drainLocked(now);
+        unfinished++;
+        if (passThrough && !passThroughForGood && now - retryStreamAt >= 0) {
+          passThrough = false; // try the server's credit stream again, as a new session
+          renewLocked();
+        }
+        if (closed) {
+          failing.add(ticket);
+        } else if (passThrough) {
+          releasing.add(ticket);
+        } else if (control == CONTROL_NONE || control == CONTROL_OPENING) {
+          open = control == CONTROL_NONE;
+          control = CONTROL_OPENING;
+          if (held == null) {
+            held = new ArrayList<>(4);
+          }
+          held.add(ticket);
+        } else {
+          offerLocked(ticket, now);
+          drainLocked(now);
+        }
       }
     } finally {
       lock.unlock();
+    }
+    if (handOn != null) {
+      SpillwayHttpSession next = handOn.get();
+      if (next != null) {
+        return next.offer(p);
+      }
+      // none took the origin over (the sessions closed): it fails as one offered after close
+      lock.lock();
+      try {
+        unfinished++;
+        failing.add(ticket);
+      } finally {
+        lock.unlock();
+      }
     }
     if (open) {
       openStream();
@@ -250,14 +291,19 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
   /**
    * The answer to a released request: its HTTP status and response headers by name ({@code null}
-   * when absent). Later reports of the same request are ignored.
+   * when absent). Later reports of the same request are ignored. A ticket of another session
+   * (one this session handed on as it was retired, see {@link #offer}) is reported to that one.
    */
   public void onAnswer(Ticket ticket, int httpStatus, Function<String, String> headers) {
+    if (ticket.session != this) {
+      ticket.session.onAnswer(ticket, httpStatus, headers);
+      return;
+    }
     long now = ticker.read();
     lock.lock();
     try {
       ClientGate<Ticket> gate = ticket.gate;
-      if (!ticket.end()) {
+      if (!endLocked(ticket, now)) {
         return;
       }
       if (!isCurrentLocked(ticket)) {
@@ -299,7 +345,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
    */
   public void abandon(Ticket ticket) {
     if (ticket.released.cancel(false)) {
-      withdraw(ticket);
+      ticket.session.withdraw(ticket);
     } else if (!ticket.released.isCompletedExceptionally()) {
       onFailure(ticket);
     }
@@ -316,10 +362,12 @@ public final class SpillwayHttpSession implements AutoCloseable {
     lock.lock();
     try {
       if (held != null && held.remove(ticket)) {
+        endLocked(ticket, now);
         return;
       }
       for (ClientGate<Ticket> g : gates) {
         if (g != null && g.remove(ticket, now)) {
+          endLocked(ticket, now);
           drainLocked(now); // the head may have changed: the next may go, or expire later
           break;
         }
@@ -336,7 +384,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
    * sees, so the gate takes it as {@linkplain ClientGate#onUnanswered unanswered}.
    */
   public void onFailure(Ticket ticket) {
-    ended(ticket, true);
+    ticket.session.ended(ticket, true);
   }
 
   /**
@@ -348,7 +396,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     lock.lock();
     try {
       ClientGate<Ticket> gate = ticket.gate;
-      if (!ticket.end() || !isCurrentLocked(ticket)) {
+      if (!endLocked(ticket, now) || !isCurrentLocked(ticket)) {
         return;
       }
       answer.reset().sessionId(sessionId).status(Status.FAILED);
@@ -553,50 +601,105 @@ public final class SpillwayHttpSession implements AutoCloseable {
   @Override
   public void close() {
     long now = ticker.read();
-    Cancellable open;
-    boolean deregister;
-    long id;
-    URI at;
+    Closing closing;
     lock.lock();
     try {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      expireAllLocked(now, failing);
-      if (held != null) {
-        failing.addAll(held);
-        held = null;
-      }
-      if (wakeup != null) {
-        wakeup.cancel();
-        wakeup = null;
-      }
-      open = stream;
-      stream = null;
-      boolean registered = false;
-      for (ClientGate<Ticket> g : gates) {
-        registered |= g != null && g.isRegistered();
-      }
-      // A stream asked for is ended by the server's side too: a servlet server notices that the
-      // client went away only when it next writes, and it writes nothing to a session none of
-      // whose requests has registered it (a stream opened as the session started again).
-      deregister = control != CONTROL_OFF && (open != null || registered && !passThrough);
-      id = sessionId;
-      at = creditsUri;
+      closing = closeLocked(now);
     } finally {
       lock.unlock();
     }
-    settle(now);
-    if (open != null) {
-      open.cancel();
+    finishClosing(closing, now);
+  }
+
+  /**
+   * Retires the session if it is idle: no request of its unfinished (none held, queued, or
+   * released and not yet reported), and none since {@code idleNanos} before {@code now}. The check
+   * is made under the lock every request is offered under, so none slips in between: {@code
+   * unlist} runs there, taking the session out of wherever callers look it up, and from then on
+   * {@link #offer} hands what is offered here to the session {@code successor} gives. Then it
+   * closes as {@link #close} does (its stream ends, the server deregisters it).
+   *
+   * @param unlist takes the session out of its map; may take that map's locks (never this one's)
+   * @param successor the origin's session from now on, {@code null} when there is none; called
+   *     outside this session's lock
+   * @return whether it was retired
+   */
+  boolean retireIfIdle(long now, long idleNanos, Runnable unlist,
+      Supplier<SpillwayHttpSession> successor) {
+    Objects.requireNonNull(successor, "successor");
+    Closing closing;
+    lock.lock();
+    try {
+      if (closed || unfinished > 0 || now - idleSince < idleNanos) {
+        return false;
+      }
+      unlist.run();
+      this.successor = successor;
+      closing = closeLocked(now);
+    } finally {
+      lock.unlock();
     }
-    if (deregister) {
-      streams.deregister(at, id);
+    finishClosing(closing, now);
+    return true;
+  }
+
+  /** What {@link #close} does outside the lock: the stream to end, where to deregister which id. */
+  private record Closing(Cancellable stream, URI deregisterAt, long sessionId) { }
+
+  /** Closes the session under the lock; {@code null} if it was closed already. */
+  private Closing closeLocked(long now) {
+    if (closed) {
+      return null;
+    }
+    closed = true;
+    expireAllLocked(now, failing);
+    if (held != null) {
+      failing.addAll(held);
+      held = null;
+    }
+    if (wakeup != null) {
+      wakeup.cancel();
+      wakeup = null;
+    }
+    Cancellable open = stream;
+    stream = null;
+    boolean registered = false;
+    for (ClientGate<Ticket> g : gates) {
+      registered |= g != null && g.isRegistered();
+    }
+    // A stream asked for is ended by the server's side too: a servlet server notices that the
+    // client went away only when it next writes, and it writes nothing to a session none of
+    // whose requests has registered it (a stream opened as the session started again).
+    boolean deregister = control != CONTROL_OFF && (open != null || registered && !passThrough);
+    return new Closing(open, deregister ? creditsUri : null, sessionId);
+  }
+
+  private void finishClosing(Closing closing, long now) {
+    if (closing == null) {
+      return;
+    }
+    settle(now);
+    if (closing.stream() != null) {
+      closing.stream().cancel();
+    }
+    if (closing.deregisterAt() != null) {
+      streams.deregister(closing.deregisterAt(), closing.sessionId());
     }
   }
 
   // ---- under the lock ----
+
+  /** Marks {@code t} ended, once; the session is idle from {@code now} if it was the last. */
+  private boolean endLocked(Ticket t, long now) {
+    if (t.ended) {
+      return false;
+    }
+    t.ended = true;
+    if (--unfinished == 0) {
+      idleSince = now;
+    }
+    return true;
+  }
 
   private void becomePassThroughLocked(String why, boolean forGood, long now) {
     if (passThrough) {
@@ -755,6 +858,9 @@ public final class SpillwayHttpSession implements AutoCloseable {
       if (fail == failing) {
         failing = new ArrayList<>();
       }
+      for (Ticket t : fail) {
+        endLocked(t, now); // failed: the caller reports nothing more
+      }
       wasClosed = closed;
     } finally {
       lock.unlock();
@@ -864,6 +970,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     ClientGate<Ticket> gate;
     /** That gate's index in the session's gates. */
     int gateIndex;
+    /** The session whose gates and count of unfinished requests hold it. */
+    final SpillwayHttpSession session;
     /** The request's path, which picks its gate. */
     final String path;
     final CompletableFuture<Ticket> released = new CompletableFuture<>();
@@ -873,7 +981,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     /** The fields of a request released passing through: none. Never written. */
     private static final RequestMetadata NO_FIELDS = new RequestMetadata();
 
-    private Ticket(String path) {
+    private Ticket(SpillwayHttpSession session, String path) {
+      this.session = session;
       this.path = path;
     }
 
@@ -885,14 +994,6 @@ public final class SpillwayHttpSession implements AutoCloseable {
     /** Writes the overload fields the gate gave the request. */
     public void writeHeaders(BiConsumer<String, String> header) {
       SpillwayHttpHeaders.writeRequest(this.header, header);
-    }
-
-    boolean end() {
-      if (ended) {
-        return false;
-      }
-      ended = true;
-      return true;
     }
   }
 
