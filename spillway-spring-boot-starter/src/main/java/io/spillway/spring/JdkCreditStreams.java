@@ -15,11 +15,11 @@ import java.util.concurrent.Flow;
 /**
  * Credit streams over the JDK's {@code HttpClient} (HTTP/1.1, one connection per open stream):
  * {@code GET /spillway/credits} (or the path the server names) read as server-sent events, one
- * event per credit (a {@code data:} line, and a {@code window:} line when it is stamped), its
- * answer's {@code Spillway-Routes} handed to the listener as it opens; demand reports and
- * deregistrations as {@code POST} and {@code DELETE} of the same path. Any status but {@code 200}
- * ends the stream at once; {@code 404}, {@code 405} and a {@code 200} that is not {@code
- * text/event-stream} (a catch-all handler) mean the server has none. Thread-safe.
+ * event per credit or per several merged (a {@code data:} line, and a {@code window:} line when
+ * it is stamped), its answer's {@code Spillway-Routes} handed to the listener as it opens; demand
+ * reports and deregistrations as {@code POST} and {@code DELETE} of the same path. Any status but
+ * {@code 200} ends the stream at once; {@code 404}, {@code 405} and a {@code 200} that is not
+ * {@code text/event-stream} (a catch-all handler) mean the server has none. Thread-safe.
  */
 final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 

@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * : subscribed
  *
  * window: 3/8589934597           (the window after the change and its stamp, when stamped)
- * data: 2                        (one event per explicit credit: the signed delta, from gate 0)
+ * data: 2                        (an explicit credit's signed delta, from gate 0)
  *
  * data: -1 1                     (the delta, and the gate when it is not 0)
  * </pre>
@@ -29,6 +29,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * line; a server-sent events reader that does not know the field ignores it (the WHATWG
  * EventSource rules ignore unknown fields) and applies the delta. The stamp is what mends a
  * client's window that a lost answer left wrong (ResponseMetadata's class comment).
+ *
+ * <p>Credits sent faster than the client reads them wait merged, per gate ({@link
+ * PendingCredits}): one event then carries the sum of their deltas and the newest of their
+ * stamps, which leaves a client's window where the events one by one would have. So a client
+ * that stops reading costs its server one waiting event per gate, not one per credit.
  *
  * <p>A server whose endpoints have gates of their own ({@code spillway.endpoints}) keeps one
  * ledger of a session's credits per gate, so a session needs one window per gate: the stream's
@@ -99,8 +104,9 @@ public final class HttpCreditStreams {
   /** One session's open stream, as its server writes it. */
   public interface Stream {
     /**
-     * Queues an event for gate {@code endpoint}'s delta, stamped with the window after it and
-     * {@code seq} unless {@code seq} is 0; never blocks.
+     * Adds gate {@code endpoint}'s delta, stamped with the window after it and {@code seq} unless
+     * {@code seq} is 0, to what the stream writes next, merged with what waits ({@link
+     * PendingCredits}); never blocks.
      */
     void send(int endpoint, int creditDelta, int window, long seq);
 

@@ -5,38 +5,43 @@ import io.spillway.spring.SpillwayHttpHeaders;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
-import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.io.OutputStream;
 
 /**
  * A session's credit stream ({@link HttpCreditStreams}) on a servlet container: an asynchronous
  * request without a timeout, written by a virtual thread of its own, so that a gate's control
- * loop only queues an event ({@link #send} never blocks) and a slow client holds up no one but
- * itself. When the stream ends, by the client, an error, or a later stream of the same session,
- * the thread completes the request; a stream that is still the session's then deregisters it.
+ * loop only adds a credit to what waits to be written ({@link #send} never blocks) and a slow
+ * client holds up no one but itself. What waits is merged per gate ({@link PendingCredits}): a
+ * client that does not read leaves its writer blocked on the socket, and the credits sent
+ * meanwhile cost one event per gate, not one each. When the stream ends, by the client, an
+ * error, or a later stream of the same session, the thread completes the request; a stream that
+ * is still the session's then deregisters it.
  *
  * <p>Thread-safe.
  */
 final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListener, Runnable {
 
   private static final System.Logger LOG = System.getLogger(ServletCreditStream.class.getName());
-  /** Ends the writer; compared by identity. */
-  private static final byte[] END = new byte[0];
 
   private final long sessionId;
-  private final AsyncContext async;
-  private final ServletOutputStream out;
+  private final Runnable complete;
+  private final OutputStream out;
   private final HttpCreditStreams streams;
   private final SpillwayHttpGate gate;
-  private final LinkedBlockingQueue<byte[]> events = new LinkedBlockingQueue<>();
+  private final PendingCredits pending = new PendingCredits(); // guarded by this
+  private boolean ended; // guarded by this
 
-  private ServletCreditStream(long sessionId, AsyncContext async, ServletOutputStream out,
+  /**
+   * @param out the response's body
+   * @param complete completes the asynchronous request
+   */
+  ServletCreditStream(long sessionId, OutputStream out, Runnable complete,
       HttpCreditStreams streams, SpillwayHttpGate gate) {
     this.sessionId = sessionId;
-    this.async = async;
+    this.complete = complete;
     this.out = out;
     this.streams = streams;
     this.gate = gate;
@@ -89,8 +94,8 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
     response.setHeader(SpillwayHttpHeaders.ROUTES, gate.routes());
     AsyncContext async = request.startAsync();
     async.setTimeout(0);
-    ServletCreditStream stream = new ServletCreditStream(session, async, response.getOutputStream(),
-        streams, gate);
+    ServletCreditStream stream = new ServletCreditStream(session, response.getOutputStream(),
+        async::complete, streams, gate);
     if (!streams.open(session, stream)) {
       response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
       async.complete();
@@ -101,13 +106,23 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
   }
 
   @Override
-  public void send(int endpoint, int creditDelta, int window, long seq) {
-    events.add(HttpCreditStreams.event(endpoint, creditDelta, window, seq));
+  public synchronized void send(int endpoint, int creditDelta, int window, long seq) {
+    if (!ended) {
+      pending.add(endpoint, creditDelta, window, seq);
+      notifyAll();
+    }
   }
 
+  /** Events waiting to be written: at most one per gate. */
+  synchronized int pendingEvents() {
+    return pending.gates();
+  }
+
+  /** Ends the stream once what waits is written. */
   @Override
-  public void end() {
-    events.add(END);
+  public synchronized void end() {
+    ended = true;
+    notifyAll();
   }
 
   @Override
@@ -116,11 +131,17 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
       out.write(HttpCreditStreams.SUBSCRIBED);
       out.flush();
       while (true) {
-        byte[] event = events.take();
-        if (event == END) {
-          break;
+        byte[] events;
+        synchronized (this) {
+          while (pending.isEmpty() && !ended) {
+            wait();
+          }
+          events = pending.take();
         }
-        out.write(event);
+        if (events == null) {
+          break; // ended, and all written
+        }
+        out.write(events);
         out.flush();
       }
     } catch (IOException | RuntimeException e) {
@@ -129,8 +150,11 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
+      synchronized (this) {
+        ended = true; // a credit sent from now on is dropped, not kept for no writer
+      }
       try {
-        async.complete();
+        complete.run();
       } catch (IllegalStateException alreadyOver) {
         // the container ended the request first (the client went away)
       }

@@ -24,7 +24,6 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.publisher.SignalType;
 
 /**
@@ -155,9 +154,10 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
 
   /**
    * {@value HttpCreditStreams#PATH}: {@code GET} opens the session's credit stream, a response body
-   * of server-sent events fed by the gates' control loops through a sink ({@code send} never
-   * blocks), {@code POST} reports its demand ({@link HttpCreditStreams#demand}), {@code DELETE}
-   * deregisters the session; without a well-formed {@code Spillway-Session} it is a {@code 400}.
+   * of server-sent events fed by the gates' control loops as the body's writer asks for them
+   * ({@link FluxCreditStream}; {@code send} never blocks), {@code POST} reports its demand
+   * ({@link HttpCreditStreams#demand}), {@code DELETE} deregisters the session; without a
+   * well-formed {@code Spillway-Session} it is a {@code 400}.
    */
   private Mono<Void> serveCredits(ServerWebExchange exchange) {
     ServerHttpResponse response = exchange.getResponse();
@@ -185,7 +185,7 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
       response.getHeaders().set("Allow", "GET, POST, DELETE");
       return response.setComplete();
     }
-    SinkStream stream = new SinkStream();
+    FluxCreditStream stream = new FluxCreditStream();
     if (!credits.open(session, stream)) {
       response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
       return response.setComplete();
@@ -195,27 +195,12 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
     response.getHeaders().setCacheControl("no-store");
     response.getHeaders().set(SpillwayHttpHeaders.ROUTES, gate.routes());
     Flux<Mono<DataBuffer>> events = Flux.concat(Mono.just(HttpCreditStreams.SUBSCRIBED),
-        stream.sink.asFlux()).map(bytes -> Mono.just(response.bufferFactory().wrap(bytes)));
+        stream.events()).map(bytes -> Mono.just(response.bufferFactory().wrap(bytes)));
     return response.writeAndFlushWith(events).doFinally(signal -> {
       if (credits.closed(session, stream)) {
         gate.deregister(session);
       }
     });
-  }
-
-  /** A credit stream fed through a unicast sink; emissions are serialised, as a sink needs. */
-  private static final class SinkStream implements HttpCreditStreams.Stream {
-    final Sinks.Many<byte[]> sink = Sinks.many().unicast().onBackpressureBuffer();
-
-    @Override
-    public synchronized void send(int endpoint, int creditDelta, int window, long seq) {
-      sink.tryEmitNext(HttpCreditStreams.event(endpoint, creditDelta, window, seq));
-    }
-
-    @Override
-    public synchronized void end() {
-      sink.tryEmitComplete();
-    }
   }
 
   /**
