@@ -16,10 +16,12 @@ import java.util.concurrent.Flow;
  * Credit streams over the JDK's {@code HttpClient} (HTTP/1.1, one connection per open stream):
  * {@code GET /spillway/credits} (or the path the server names) read as server-sent events, one
  * event per credit or per several merged (a {@code data:} line, and a {@code window:} line when
- * it is stamped), its answer's {@code Spillway-Routes} handed to the listener as it opens; demand
- * reports and deregistrations as {@code POST} and {@code DELETE} of the same path. Any status but
- * {@code 200} ends the stream at once; {@code 404}, {@code 405} and a {@code 200} that is not
- * {@code text/event-stream} (a catch-all handler) mean the server has none. Thread-safe.
+ * it is stamped), its answer's {@code Spillway-Routes} and {@code Spillway-Stream-Key} handed to
+ * the listener as it opens; demand reports and deregistrations as {@code POST} and {@code DELETE}
+ * of the same path, carrying that key back (the server takes them only with it while the stream
+ * is open). Any status but {@code 200} ends the stream at once; {@code 404}, {@code 405} and a
+ * {@code 200} that is not {@code text/event-stream} (a catch-all handler) mean the server has
+ * none. Thread-safe.
  */
 final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
 
@@ -53,7 +55,8 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
         return BodySubscribers.discarding();
       }
       events.opened = true;
-      listener.opened(info.headers().firstValue(SpillwayHttpHeaders.ROUTES).orElse(null));
+      listener.opened(info.headers().firstValue(SpillwayHttpHeaders.ROUTES).orElse(null),
+          info.headers().firstValue(SpillwayHttpHeaders.STREAM_KEY).orElse(null));
       return events.lines;
     });
     exchange.whenComplete((response, failure) -> {
@@ -74,11 +77,11 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
   }
 
   @Override
-  public void deregister(URI stream, long sessionId) {
+  public void deregister(URI stream, long sessionId, String streamKey) {
     HttpRequest request;
     try {
-      request = HttpRequest.newBuilder(stream).DELETE()
-          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)).build();
+      request = withKey(HttpRequest.newBuilder(stream).DELETE()
+          .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId)), streamKey).build();
     } catch (IllegalArgumentException unsupported) {
       return; // never opened either (see open)
     }
@@ -86,13 +89,13 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
   }
 
   @Override
-  public void demand(URI stream, long sessionId, int gate, int demand) {
+  public void demand(URI stream, long sessionId, String streamKey, int gate, int demand) {
     HttpRequest request;
     try {
-      HttpRequest.Builder b = HttpRequest.newBuilder(stream)
+      HttpRequest.Builder b = withKey(HttpRequest.newBuilder(stream)
           .POST(HttpRequest.BodyPublishers.noBody())
           .header(SpillwayHttpHeaders.SESSION, Long.toString(sessionId))
-          .header(SpillwayHttpHeaders.DEMAND, Integer.toString(demand));
+          .header(SpillwayHttpHeaders.DEMAND, Integer.toString(demand)), streamKey);
       if (gate != 0) {
         b.header(SpillwayHttpHeaders.GATE, Integer.toString(gate));
       }
@@ -101,6 +104,11 @@ final class JdkCreditStreams implements SpillwayHttpSession.CreditStreams {
       return; // never opened either (see open)
     }
     client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+  }
+
+  /** {@code request} with the stream's key, if there is one. */
+  private static HttpRequest.Builder withKey(HttpRequest.Builder request, String streamKey) {
+    return streamKey == null ? request : request.header(SpillwayHttpHeaders.STREAM_KEY, streamKey);
   }
 
   /**

@@ -71,6 +71,17 @@ public final class SpillwayHttpHeaders {
    */
   public static final String ROUTES = "Spillway-Routes";
   /**
+   * On the credit stream's answer: the key the server bound the session's stream to, 128 random
+   * bits in hex. The session's demand reports and its deregistration ({@code POST} and {@code
+   * DELETE /spillway/credits}), and a later stream that is to replace this one, carry it back in
+   * this header; while the stream is open, the server refuses them without it ({@code 403}). The
+   * session id alone is not a secret (it rides on every request, and a proxy's logs may show it),
+   * so without the key any client could end another's stream, take its credits or return them to
+   * the pool. The gRPC transport binds a session's stream to its connection instead; an HTTP/1.1
+   * client sends these on other pooled connections than its stream's.
+   */
+  public static final String STREAM_KEY = "Spillway-Stream-Key";
+  /**
    * On the answers of a server whose credit stream is not at the origin's {@code
    * /spillway/credits} (a servlet context path, a WebFlux base path): the path it is served at,
    * which a client session that found no stream at the origin's path opens instead.

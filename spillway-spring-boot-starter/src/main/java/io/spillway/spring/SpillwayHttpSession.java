@@ -108,6 +108,12 @@ public final class SpillwayHttpSession implements AutoCloseable {
   private long wakeupAt;
   private int control;
   private Cancellable stream;
+  /**
+   * The key the server bound the open stream to ({@link SpillwayHttpHeaders#STREAM_KEY}), which
+   * the session's demand reports and deregistration carry; {@code null} while none is open (a
+   * server with no stream open for the session needs none).
+   */
+  private String streamKey;
   /** Where the credit stream is: the origin's {@code /spillway/credits}, or where answers say. */
   private URI creditsUri;
   /**
@@ -413,15 +419,16 @@ public final class SpillwayHttpSession implements AutoCloseable {
   }
 
   /**
-   * The server answered the credit stream, with its routes ({@code null}: one gate): requests may
-   * go.
+   * The server answered the credit stream, with its routes ({@code null}: one gate) and the key it
+   * bound the stream to: requests may go.
    */
-  void onStreamOpen(Cancellable from, String routesHeader) {
+  void onStreamOpen(Cancellable from, String routesHeader, String key) {
     long now = ticker.read();
     lock.lock();
     try {
       if (from == stream && control == CONTROL_OPENING) {
         control = CONTROL_READY;
+        streamKey = key;
         try {
           routes = EndpointRoutes.parse(routesHeader);
         } catch (IllegalArgumentException e) {
@@ -489,6 +496,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       }
       boolean wasOpen = control == CONTROL_READY;
       stream = null;
+      streamKey = null;
       if (closed) {
         return;
       }
@@ -643,8 +651,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
     return true;
   }
 
-  /** What {@link #close} does outside the lock: the stream to end, where to deregister which id. */
-  private record Closing(Cancellable stream, URI deregisterAt, long sessionId) { }
+  /**
+   * What {@link #close} does outside the lock: the stream to end, where to deregister which id,
+   * with its stream's key.
+   */
+  private record Closing(Cancellable stream, URI deregisterAt, long sessionId, String streamKey) { }
 
   /** Closes the session under the lock; {@code null} if it was closed already. */
   private Closing closeLocked(long now) {
@@ -663,6 +674,10 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
     Cancellable open = stream;
     stream = null;
+    // the server may hold the stream open still (a servlet server notices a client gone only
+    // when it next writes): the DELETE carries its key
+    String key = streamKey;
+    streamKey = null;
     boolean registered = false;
     for (ClientGate<Ticket> g : gates) {
       registered |= g != null && g.isRegistered();
@@ -671,7 +686,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
     // client went away only when it next writes, and it writes nothing to a session none of
     // whose requests has registered it (a stream opened as the session started again).
     boolean deregister = control != CONTROL_OFF && (open != null || registered && !passThrough);
-    return new Closing(open, deregister ? creditsUri : null, sessionId);
+    return new Closing(open, deregister ? creditsUri : null, sessionId, key);
   }
 
   private void finishClosing(Closing closing, long now) {
@@ -683,7 +698,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       closing.stream().cancel();
     }
     if (closing.deregisterAt() != null) {
-      streams.deregister(closing.deregisterAt(), closing.sessionId());
+      streams.deregister(closing.deregisterAt(), closing.sessionId(), closing.streamKey());
     }
   }
 
@@ -809,7 +824,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
       }
       int demand = gate.takeDemandReport();
       if (demand >= 0 && control == CONTROL_READY) {
-        demanding.add(new Demand(creditsUri, sessionId, i, demand));
+        demanding.add(new Demand(creditsUri, sessionId, streamKey, i, demand));
       }
       if (gate.queued() > 0) {
         long dueAt = gate.nextWakeupNanos();
@@ -870,7 +885,7 @@ public final class SpillwayHttpSession implements AutoCloseable {
           wasClosed ? Status.FAILED : Status.EXPIRED, 0));
     }
     for (Demand d : demands) {
-      streams.demand(d.at, d.sessionId, d.gate, d.demand);
+      streams.demand(d.at, d.sessionId, d.streamKey, d.gate, d.demand);
     }
     for (Ticket t : go) {
       t.sentAt = now;
@@ -885,8 +900,11 @@ public final class SpillwayHttpSession implements AutoCloseable {
     return list.isEmpty() ? List.of() : list;
   }
 
-  /** A demand report of the session's gate with index {@code gate}, to send to {@code at}. */
-  private record Demand(URI at, long sessionId, int gate, int demand) { }
+  /**
+   * A demand report of the session's gate with index {@code gate}, to send to {@code at} with
+   * the key of the session's stream.
+   */
+  private record Demand(URI at, long sessionId, String streamKey, int gate, int demand) { }
 
   /**
    * Opens the credit stream outside the lock: the handle is the session's before the stream is
@@ -936,8 +954,8 @@ public final class SpillwayHttpSession implements AutoCloseable {
     }
 
     @Override
-    public void opened(String routes) {
-      onStreamOpen(this, routes);
+    public void opened(String routes, String streamKey) {
+      onStreamOpen(this, routes, streamKey);
     }
 
     @Override
@@ -1005,8 +1023,14 @@ public final class SpillwayHttpSession implements AutoCloseable {
 
     /** What a stream reports, in order: {@code opened}, then credits, then {@code closed}. */
     interface Listener {
-      /** @param routes the answer's {@code Spillway-Routes}, {@code null} if it had none */
-      void opened(String routes);
+      /**
+       * The server answered the stream.
+       *
+       * @param routes the answer's {@code Spillway-Routes}, {@code null} if it had none
+       * @param streamKey the answer's {@value SpillwayHttpHeaders#STREAM_KEY}, which the
+       *     session's demand reports and deregistration carry back; {@code null} if it had none
+       */
+      void opened(String routes, String streamKey);
 
       /** An explicit credit of {@code delta} from the server gate with index {@code gate}. */
       void credit(int gate, int delta);
@@ -1034,16 +1058,23 @@ public final class SpillwayHttpSession implements AutoCloseable {
      */
     Cancellable open(URI stream, long sessionId, Listener listener);
 
-    /** Sends {@code DELETE} {@code stream} for {@code sessionId}; fire and forget. */
-    void deregister(URI stream, long sessionId);
+    /**
+     * Sends {@code DELETE} {@code stream} for {@code sessionId}; fire and forget.
+     *
+     * @param streamKey the key its stream's answer carried ({@link Listener#opened}), sent as
+     *     {@value SpillwayHttpHeaders#STREAM_KEY}; {@code null} if it has none open
+     */
+    void deregister(URI stream, long sessionId, String streamKey);
 
     /**
      * Sends {@code POST} {@code stream} for {@code sessionId}: a demand report of {@code demand}
      * queued requests for the server gate with index {@code gate} ({@code Spillway-Demand},
      * {@code Spillway-Gate}), which no request could carry; fire and forget. The server answers on
      * the session's stream, if at all. Must not block.
+     *
+     * @param streamKey the key its stream's answer carried, as for {@link #deregister}
      */
-    void demand(URI stream, long sessionId, int gate, int demand);
+    void demand(URI stream, long sessionId, String streamKey, int gate, int demand);
 
     /** The JDK {@code HttpClient}'s, on a client shared by every session of the process. */
     static CreditStreams jdk() {

@@ -18,8 +18,9 @@ import java.util.concurrent.TimeUnit;
  * SpillwayHttpSession.CreditStreams#jdk()}): a session's {@code POST /spillway/credits} reaches its
  * server gate, which restates the session's window on the session's stream as a stamped explicit
  * credit with no change, the answer a client whose window is in doubt asks for (ResponseMetadata's
- * class comment); and the demand path refuses what it cannot take. Shared by the Spring MVC and
- * the WebFlux tests.
+ * class comment); the demand path refuses what it cannot take, a report without the stream's key
+ * among it; and the client's deregistration, which carries the key, ends the stream. Shared by
+ * the Spring MVC and the WebFlux tests.
  */
 final class CreditRestatement {
 
@@ -31,12 +32,13 @@ final class CreditRestatement {
     URI credits = LocalHttp.uri(port, HttpCreditStreams.PATH);
     SpillwayHttpSession.CreditStreams jdk = SpillwayHttpSession.CreditStreams.jdk();
     CompletableFuture<String> opened = new CompletableFuture<>();
+    CompletableFuture<String> ended = new CompletableFuture<>();
     BlockingQueue<long[]> stamped = new LinkedBlockingQueue<>();
     BlockingQueue<long[]> unstamped = new LinkedBlockingQueue<>();
     Cancellable stream = jdk.open(credits, session, new SpillwayHttpSession.CreditStreams.Listener() {
       @Override
-      public void opened(String routes) {
-        opened.complete(routes == null ? "" : routes);
+      public void opened(String routes, String streamKey) {
+        opened.complete(streamKey);
       }
 
       @Override
@@ -52,10 +54,13 @@ final class CreditRestatement {
       @Override
       public void closed(boolean notSpillway, String why) {
         opened.completeExceptionally(new IllegalStateException(why));
+        ended.complete(why);
       }
     });
+    String key = null;
     try {
-      opened.get(30, TimeUnit.SECONDS);
+      key = opened.get(30, TimeUnit.SECONDS);
+      assertThat(key).as("the stream's key").isNotNull();
       // no demand is taken for a session the gate has not registered: nothing to restate yet
       HttpResponse<String> registering = LocalHttp.send(HttpRequest.newBuilder(
           LocalHttp.uri(port, path)).header(SpillwayHttpHeaders.SESSION, Long.toString(session))
@@ -66,7 +71,7 @@ final class CreditRestatement {
           name -> registering.headers().firstValue(name).orElse(null), answer)).isNull();
       assertThat(answer.creditSeq()).as("the answer is stamped").isNotZero();
 
-      jdk.demand(credits, session, 0, 1);
+      jdk.demand(credits, session, key, 0, 1);
       long[] restated = stamped.poll(30, TimeUnit.SECONDS);
       assertThat(restated).as("a restatement on the stream").isNotNull();
       assertThat(restated[0]).as("gate").isZero();
@@ -76,23 +81,31 @@ final class CreditRestatement {
       assertThat(unstamped).isEmpty();
 
       // what the demand path refuses
-      assertThat(post(port, Long.toString(session), "x", null)).as("malformed demand")
-          .isEqualTo(400);
-      assertThat(post(port, Long.toString(session), null, null)).as("no demand").isEqualTo(400);
-      assertThat(post(port, Long.toString(session), "1", "7")).as("no such gate").isEqualTo(400);
-      assertThat(post(port, Long.toString(session + 1 & Long.MAX_VALUE), "1", null))
+      String id = Long.toString(session);
+      assertThat(post(port, id, "x", null, key)).as("malformed demand").isEqualTo(400);
+      assertThat(post(port, id, null, null, key)).as("no demand").isEqualTo(400);
+      assertThat(post(port, id, "1", "7", key)).as("no such gate").isEqualTo(400);
+      assertThat(post(port, Long.toString(session + 1 & Long.MAX_VALUE), "1", null, null))
           .as("a session without a stream here").isEqualTo(409);
-      assertThat(post(port, Long.toString(session), "1", null)).isEqualTo(204);
+      assertThat(post(port, id, "1", null, null)).as("without the stream's key").isEqualTo(403);
+      assertThat(post(port, id, "1", null, key)).isEqualTo(204);
+
+      // the client's deregistration, with the key, ends the stream at the server
+      jdk.deregister(credits, session, key);
+      assertThat(ended.get(30, TimeUnit.SECONDS)).as("the stream ended").isNotNull();
     } finally {
       stream.cancel();
-      jdk.deregister(credits, session);
+      jdk.deregister(credits, session, key);
     }
   }
 
-  private static int post(int port, String session, String demand, String gate)
+  private static int post(int port, String session, String demand, String gate, String key)
       throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(LocalHttp.uri(port, HttpCreditStreams.PATH))
         .header(SpillwayHttpHeaders.SESSION, session).POST(HttpRequest.BodyPublishers.noBody());
+    if (key != null) {
+      b.header(SpillwayHttpHeaders.STREAM_KEY, key);
+    }
     if (demand != null) {
       b.header(SpillwayHttpHeaders.DEMAND, demand);
     }

@@ -42,15 +42,15 @@ class HttpClientFiltersTest {
   private final SpillwayHttpSession.CreditStreams streams = new SpillwayHttpSession.CreditStreams() {
     @Override
     public Cancellable open(URI stream, long sessionId, Listener listener) {
-      listener.opened(null);
+      listener.opened(null, null);
       return () -> { };
     }
 
     @Override
-    public void deregister(URI stream, long sessionId) { }
+    public void deregister(URI stream, long sessionId, String streamKey) { }
 
     @Override
-    public void demand(URI stream, long sessionId, int gate, int demand) { }
+    public void demand(URI stream, long sessionId, String streamKey, int gate, int demand) { }
   };
   private final SpillwayHttpSessions sessions = new SpillwayHttpSessions(SLO_NANOS,
       Spillway::forSloNanos, ticker, scheduler, streams);

@@ -139,7 +139,9 @@ class HttpCreditsTest {
     assertThat(stream.headers().firstValue(SpillwayHttpHeaders.ROUTES))
         .hasValue("- /actuator/**, - /error, 1 /async, 0 /**");
     assertThat(send(HttpRequest.newBuilder(URI.create(url() + HttpCreditStreams.PATH))
-        .header(SpillwayHttpHeaders.SESSION, "9").DELETE()).statusCode()).isEqualTo(204);
+        .header(SpillwayHttpHeaders.SESSION, "9").header(SpillwayHttpHeaders.STREAM_KEY,
+            stream.headers().firstValue(SpillwayHttpHeaders.STREAM_KEY).orElseThrow())
+        .DELETE()).statusCode()).isEqualTo(204);
     stream.body().close();
 
     RestClient client = builder.baseUrl(url()).build();
@@ -219,6 +221,11 @@ class HttpCreditsTest {
   @Test
   void aDemandReportRestatesTheSessionsWindowOnItsStream() throws Exception {
     CreditRestatement.aDemandReportRestatesTheWindowOnTheStream(port, "/work");
+  }
+
+  @Test
+  void aForgedRequestCannotActForAnotherSessionsStream() throws Exception {
+    StreamOwnership.aForgedRequestCannotActForAnotherSessionsStream(port, "/work");
   }
 
   private HttpResponse<String> send(HttpRequest.Builder request) throws Exception {

@@ -44,6 +44,8 @@ class SpillwayHttpSessionTest {
     final List<Long> deregistered = new ArrayList<>();
     /** Demand reports sent: session, gate, demand. */
     final List<long[]> demands = new ArrayList<>();
+    /** The stream keys the demand reports and deregistrations carried, in order. */
+    final List<String> keys = new ArrayList<>();
     final List<URI> opened = new ArrayList<>();
 
     @Override
@@ -55,13 +57,15 @@ class SpillwayHttpSessionTest {
     }
 
     @Override
-    public void deregister(URI server, long sessionId) {
+    public void deregister(URI server, long sessionId, String streamKey) {
       deregistered.add(sessionId);
+      keys.add("deregister " + streamKey);
     }
 
     @Override
-    public void demand(URI stream, long sessionId, int gate, int demand) {
+    public void demand(URI stream, long sessionId, String streamKey, int gate, int demand) {
       demands.add(new long[] {sessionId, gate, demand});
+      keys.add("demand " + streamKey);
     }
   }
 
@@ -116,7 +120,7 @@ class SpillwayHttpSessionTest {
     SpillwayHttpSession.Ticket c = session.offer("/ctx/x");
     assertThat(streams.opened).last().isEqualTo(URI.create("http://svc:8080/ctx/spillway/credits"));
     assertThat(c.released()).isNotDone(); // held until the stream answers, as a first request is
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(c.released()).isCompleted();
     assertThat(headers(c)).containsEntry(SpillwayHttpHeaders.SESSION,
         Long.toString(session.sessionId()));
@@ -138,7 +142,7 @@ class SpillwayHttpSessionTest {
 
     SpillwayHttpSession.Ticket items = session.offer("/ctx/items/1");
     SpillwayHttpSession.Ticket report = session.offer("/ctx/slow/report");
-    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**");
+    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**", null);
     assertThat(items.released()).isCompleted();
     assertThat(report.released()).isCompleted();
     answer(items, -1);
@@ -177,7 +181,7 @@ class SpillwayHttpSessionTest {
     // held until the server has answered the stream: a credit must have a way in first
     assertThat(streams.listener).isNotNull();
     assertThat(a.released()).isNotDone();
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(a.released()).isCompleted(); // the first request registers with its own credit
     assertThat(b.released()).isNotDone();
     Map<String, String> sent = headers(a);
@@ -225,7 +229,7 @@ class SpillwayHttpSessionTest {
   @Test
   void aStampedAnswerSetsTheWindowItNames() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     List<SpillwayHttpSession.Ticket> more = offer(4);
     answerStamped(a, 3, "2/" + stamp(1)); // a count of deltas would make it 4
     assertThat(released(more)).isEqualTo(2);
@@ -235,7 +239,7 @@ class SpillwayHttpSessionTest {
   @Test
   void aMalformedWindowLeavesTheDeltaAlone() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     List<SpillwayHttpSession.Ticket> more = offer(4);
     answerStamped(a, 2, "2/0"); // stamp 0 means none
     assertThat(released(more)).isEqualTo(3);
@@ -266,7 +270,7 @@ class SpillwayHttpSessionTest {
   private void stallsInDoubtThenGoesOnTheRestatement(
       java.util.function.Consumer<SpillwayHttpSession.Ticket> unread) {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, "k1");
     List<SpillwayHttpSession.Ticket> more = offer(3);
     answer(a, 1); // window 2: two go, one waits
     assertThat(released(more)).isEqualTo(2);
@@ -275,6 +279,8 @@ class SpillwayHttpSessionTest {
     unread.accept(more.get(1)); // its answer, whatever it said, is not read
     assertThat(streams.demands).singleElement().satisfies(d -> assertThat(d)
         .containsExactly(session.sessionId(), 0, 1));
+    // with its stream's key: the server takes it only from the stream's owner
+    assertThat(streams.keys).containsExactly("demand k1");
     assertThat(more.get(2).released()).isNotDone();
     SpillwayHttpSession.Ticket later = session.offer("/x");
     assertThat(streams.demands).as("asked once until a message comes").hasSize(1);
@@ -292,7 +298,7 @@ class SpillwayHttpSessionTest {
   void eachServerGateHasAWindowOfItsOwn() {
     SpillwayHttpSession.Ticket items = session.offer("/items/1");
     SpillwayHttpSession.Ticket report = session.offer("/slow/report");
-    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**");
+    streams.listener.opened("- /actuator/**, 1 /slow/**, 0 /**", null);
     // each gate's first request registers with that gate, on its own credit
     assertThat(items.released()).isCompleted();
     assertThat(report.released()).isCompleted();
@@ -321,7 +327,7 @@ class SpillwayHttpSessionTest {
   @Test
   void malformedRoutesLeaveEveryPathToTheDefaultGate() {
     SpillwayHttpSession.Ticket a = session.offer("/slow/report");
-    streams.listener.opened("1 /slow/**, 999 /**");
+    streams.listener.opened("1 /slow/**, 999 /**", null);
     assertThat(a.released()).isCompleted();
     answer(a, -1);
     SpillwayHttpSession.Ticket b = session.offer("/slow/report");
@@ -338,7 +344,7 @@ class SpillwayHttpSessionTest {
   @Test
   void aRouteWhosePatternCannotBeCompiledLeavesEveryPathToTheDefaultGate() {
     SpillwayHttpSession.Ticket a = session.offer("/slow/report");
-    streams.listener.opened("1 /slow/{id:[}, 0 /**");
+    streams.listener.opened("1 /slow/{id:[}, 0 /**", null);
     assertThat(a.released()).isCompleted();
     answer(a, 0);
     SpillwayHttpSession.Ticket b = session.offer("/slow/report");
@@ -350,7 +356,7 @@ class SpillwayHttpSessionTest {
   @Test
   void aRequestThatWaitsPastItsQueueTimeoutExpiresUnsent() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     answer(a, -1);
     SpillwayHttpSession.Ticket b = session.offer("/x");
     assertThat(timers).hasSize(1);
@@ -394,7 +400,7 @@ class SpillwayHttpSessionTest {
   @Test
   void anAnswerWithoutFieldsFromASpillwayServerIsAFailureNotAPassThrough() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null); // the server has a credit stream: it is Spillway's
+    streams.listener.opened(null, null); // the server has a credit stream: it is Spillway's
     SpillwayHttpSession.Ticket b = session.offer("/x");
     session.onAnswer(a, 500, name -> null); // an error page that lost the headers
     assertThat(session.isPassThrough()).isFalse();
@@ -407,7 +413,7 @@ class SpillwayHttpSessionTest {
     SpillwayHttpSession.Ticket a = session.offer("/x");
     Cancellable first = streams.handle;
     long firstId = session.sessionId();
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     SpillwayHttpSession.Ticket b = session.offer("/x"); // queued: a holds the one credit
     // the server ended the stream, and deregistered the session with it (or restarted)
     streams.listener.closed(false, "connection reset");
@@ -415,7 +421,7 @@ class SpillwayHttpSessionTest {
     assertThat(session.sessionId()).isNotEqualTo(firstId);
     assertThat(streams.handle).isNotSameAs(first); // a new stream, opened at once for b
     assertThat(b.released()).isNotDone(); // held until the new stream is answered
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).containsEntry(SpillwayHttpHeaders.SESSION,
         Long.toString(session.sessionId())).containsKey(SpillwayHttpHeaders.FLAGS); // registers
@@ -433,14 +439,14 @@ class SpillwayHttpSessionTest {
   @Test
   void aStreamThatEndsAgainAsSoonAsItOpensIsNotReopenedAtOnceForEver() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(a.released()).isCompleted();
     int opens = streams.opened.size();
     for (int i = 0; i < 5; i++) {
       streams.listener.closed(false, "end of stream");
       if (streams.opened.size() > opens) {
         opens = streams.opened.size();
-        streams.listener.opened(null); // answered, and ended again at once
+        streams.listener.opened(null, null); // answered, and ended again at once
       }
     }
     assertThat(streams.opened).as("streams opened within one instant").hasSizeLessThanOrEqualTo(2);
@@ -449,7 +455,7 @@ class SpillwayHttpSessionTest {
     ticker.advanceMillis(30_000);
     SpillwayHttpSession.Ticket b = session.offer("/x");
     assertThat(streams.opened).as("tried again later").hasSize(opens + 1);
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).containsKey(SpillwayHttpHeaders.SESSION);
   }
@@ -467,7 +473,7 @@ class SpillwayHttpSessionTest {
     SpillwayHttpSession.Ticket b = session.offer("/x");
     assertThat(streams.handle).isNotSameAs(first); // tried again, as a new session
     assertThat(b.released()).isNotDone();
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(b.released()).isCompleted();
     assertThat(headers(b)).containsKey(SpillwayHttpHeaders.SESSION);
     session.onAnswer(a, 200, name -> null); // sent passing through: no credit, no verdict
@@ -477,7 +483,7 @@ class SpillwayHttpSessionTest {
   @Test
   void anAbandonedRequestIsNeverSentAndGivesItsCreditToTheNext() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     answer(a, -1);
     SpillwayHttpSession.Ticket b = session.offer("/x");
     session.abandon(b);
@@ -499,7 +505,7 @@ class SpillwayHttpSessionTest {
   @Test
   void anAbandonedQueuedRequestLeavesTheQueueAndTheDemandAtOnce() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     assertThat(a.released()).isCompleted(); // a registers, and holds the one credit
     SpillwayHttpSession.Ticket b = session.offer("/x");
     SpillwayHttpSession.Ticket c = session.offer("/x");
@@ -518,7 +524,7 @@ class SpillwayHttpSessionTest {
   @Test
   void closingFailsQueuedRequestsAndDeregisters() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, null);
     SpillwayHttpSession.Ticket b = session.offer("/x");
     session.close();
     assertThat(a.released()).isCompleted();
@@ -540,17 +546,18 @@ class SpillwayHttpSessionTest {
   @Test
   void closingAfterTheStreamRestartedEndsTheNewStreamAtTheServer() {
     SpillwayHttpSession.Ticket a = session.offer("/x");
-    streams.listener.opened(null);
+    streams.listener.opened(null, "k1");
     answer(a, 0);
     long firstId = session.sessionId();
     streams.listener.closed(false, "connection reset"); // the server restarted
     long renewed = session.sessionId();
     assertThat(renewed).isNotEqualTo(firstId);
     assertThat(streams.opened).hasSize(2); // the new stream, opened before any request
-    streams.listener.opened(null);
+    streams.listener.opened(null, "k2");
     session.close();
     assertThat(streams.cancelled).isTrue();
     assertThat(streams.deregistered).containsExactly(renewed);
+    assertThat(streams.keys).as("with the new stream's key").containsExactly("deregister k2");
   }
 
   /** A stream that is still opening when the session closes is deregistered as well. */

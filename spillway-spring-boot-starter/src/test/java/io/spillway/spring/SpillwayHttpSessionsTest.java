@@ -108,13 +108,15 @@ class SpillwayHttpSessionsTest {
     final List<Long> cancelled = new CopyOnWriteArrayList<>();
     final List<Long> deregistered = new CopyOnWriteArrayList<>();
     final Map<Long, Listener> unanswered = new ConcurrentHashMap<>();
+    /** The key each answered stream was given. */
+    final Map<Long, String> keys = new ConcurrentHashMap<>();
     volatile boolean answerAtOnce = true;
 
     @Override
     public Cancellable open(URI stream, long sessionId, Listener listener) {
       opened.add(sessionId);
       if (answerAtOnce) {
-        listener.opened(null);
+        answer(sessionId, listener);
       } else {
         unanswered.put(sessionId, listener);
       }
@@ -122,12 +124,21 @@ class SpillwayHttpSessionsTest {
     }
 
     @Override
-    public void deregister(URI stream, long sessionId) {
+    public void deregister(URI stream, long sessionId, String streamKey) {
+      assertThat(streamKey).as("the deregistration carries the key of the session's stream")
+          .isEqualTo(keys.get(sessionId));
       deregistered.add(sessionId);
     }
 
     @Override
-    public void demand(URI stream, long sessionId, int gate, int demand) { }
+    public void demand(URI stream, long sessionId, String streamKey, int gate, int demand) { }
+
+    /** Answers the stream of {@code sessionId}, with a key of its own. */
+    void answer(long sessionId, Listener listener) {
+      String key = "key-" + sessionId;
+      keys.put(sessionId, key);
+      listener.opened(null, key);
+    }
   }
 
   /** The session id a released request carries. */
@@ -203,7 +214,7 @@ class SpillwayHttpSessionsTest {
     assertThat(sessions.sessions()).containsValue(session);
     assertThat(streams.cancelled).isEmpty();
 
-    streams.unanswered.values().forEach(l -> l.opened(null));
+    streams.unanswered.forEach(streams::answer);
     assertThat(held.released()).isCompleted();
     answer(session, held);
     time.advance(IDLE_NANOS + SWEEP_NANOS);

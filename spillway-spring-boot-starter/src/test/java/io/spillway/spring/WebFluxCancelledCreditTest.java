@@ -101,6 +101,8 @@ class WebFluxCancelledCreditTest {
         .isEqualTo("window: 1/" + OneCreditPerEnd.stamp(1) + "\ndata: 1\n");
     http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
         + HttpCreditStreams.PATH)).header(SpillwayHttpHeaders.SESSION, Long.toString(session))
+        .header(SpillwayHttpHeaders.STREAM_KEY,
+            stream.headers().firstValue(SpillwayHttpHeaders.STREAM_KEY).orElseThrow())
         .DELETE().build(), HttpResponse.BodyHandlers.discarding());
   }
 

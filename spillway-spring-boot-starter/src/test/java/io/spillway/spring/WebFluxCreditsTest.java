@@ -71,7 +71,9 @@ class WebFluxCreditsTest {
         .hasValue("- /actuator/**, - /error, 0 /**"); // one gate: every path waits for gate 0
     assertThat(streams.open()).isEqualTo(before + 1);
     assertThat(send(HttpRequest.newBuilder(URI.create(url)).header(SpillwayHttpHeaders.SESSION,
-        "8").DELETE()).statusCode()).isEqualTo(204);
+        "8").header(SpillwayHttpHeaders.STREAM_KEY, stream.headers()
+            .firstValue(SpillwayHttpHeaders.STREAM_KEY).orElseThrow()).DELETE()).statusCode())
+        .isEqualTo(204);
     assertThat(streams.open()).isEqualTo(before);
     // the stream's body ends (bounded, so a stream that did not end fails instead of hanging)
     assertThat(java.util.concurrent.CompletableFuture.supplyAsync(() -> stream.body().toList())
@@ -81,6 +83,11 @@ class WebFluxCreditsTest {
   @Test
   void aDemandReportRestatesTheSessionsWindowOnItsStream() throws Exception {
     CreditRestatement.aDemandReportRestatesTheWindowOnTheStream(port, "/budget");
+  }
+
+  @Test
+  void aForgedRequestCannotActForAnotherSessionsStream() throws Exception {
+    StreamOwnership.aForgedRequestCannotActForAnotherSessionsStream(port, "/budget");
   }
 
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)

@@ -63,8 +63,9 @@ class WebFluxWithoutServletApiTest {
           HttpResponse.BodyHandlers.ofLines());
       assertThat(stream.statusCode()).isEqualTo(200);
       assertThat(http.send(HttpRequest.newBuilder(credits).header(SpillwayHttpHeaders.SESSION,
-          "8").DELETE().build(), HttpResponse.BodyHandlers.discarding()).statusCode())
-          .isEqualTo(204);
+          "8").header(SpillwayHttpHeaders.STREAM_KEY, stream.headers()
+              .firstValue(SpillwayHttpHeaders.STREAM_KEY).orElseThrow()).DELETE().build(),
+          HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(204);
       assertThat(CompletableFuture.supplyAsync(() -> stream.body().toList())
           .get(30, TimeUnit.SECONDS)).startsWith(": subscribed");
     } finally {

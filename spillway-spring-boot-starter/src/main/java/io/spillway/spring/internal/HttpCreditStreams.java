@@ -2,6 +2,9 @@ package io.spillway.spring.internal;
 
 import io.spillway.api.ControlChannel;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -15,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * GET /spillway/credits          Spillway-Session: 8125…
  * 200 text/event-stream          (headers at once: the client waits for them before sending)
  * Spillway-Routes: - /actuator/**, 1 /orders/**, 0 /**
+ * Spillway-Stream-Key: 3f9c…     (the key the stream is bound to: 128 random bits, in hex)
  * : subscribed
  *
  * window: 3/8589934597           (the window after the change and its stamp, when stamped)
@@ -50,8 +54,24 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>{@code DELETE} {@value #PATH} with the session's header deregisters it (its unused credits
  * return to the pool) and ends its stream; so does a stream that ends. A session's second stream
- * replaces its first. When the application stops, every stream ends first ({@link #endAll}). At most {@link #MAX_STREAMS} streams are open at once: beyond them a client
- * gets a {@code 503} and goes on without, as a session whose server has none.
+ * replaces its first. When the application stops, every stream ends first ({@link #endAll}). At
+ * most {@link #MAX_STREAMS} streams are open at once: beyond them a client gets a {@code 503} and
+ * goes on without, as a session whose server has none.
+ *
+ * <p>A session's stream belongs to the client that opened it. The session id rides on every
+ * request and is no secret, so the server binds each stream it opens to a key of its own making
+ * ({@link java.security.SecureRandom}, 128 bits), sent in the stream's answer as {@value
+ * io.spillway.spring.SpillwayHttpHeaders#STREAM_KEY}. While the stream is open, a {@code POST},
+ * a {@code DELETE} or a {@code GET} for the session is taken only with that key in the same
+ * header; without it, or with another, it is a {@code 403} and nothing happens: the stream stays
+ * open and the session's, and the session stays registered. Otherwise any client could end
+ * another's stream, take its explicit credits on a stream of its own, or return them to the pool.
+ * The gRPC transport binds a stream to the connection it came on ({@code SpillwayControlService});
+ * an HTTP/1.1 client sends its demand reports and deregistration on other pooled connections than
+ * its stream's, so here the binding is the key. A session with no stream open here needs none: a
+ * {@code DELETE} deregisters it (a client whose stream ended cleans up, and its credits return),
+ * a {@code GET} opens its stream, a {@code POST} is a {@code 409} as above. Keys are compared in
+ * constant time ({@link java.security.MessageDigest#isEqual}).
  *
  * <p>Each endpoint gate's {@link ControlChannel} is {@link #channel} of its index; the servlet
  * filter and the WebFilter serve the path and register their streams here. Thread-safe; a
@@ -66,7 +86,12 @@ public final class HttpCreditStreams {
   /** The stream's first bytes, an SSE comment, so every server sends its headers at once. */
   static final byte[] SUBSCRIBED = ": subscribed\n\n".getBytes(StandardCharsets.US_ASCII);
 
-  private final ConcurrentHashMap<Long, Stream> streams;
+  /** Draws the streams' keys; thread-safe. */
+  private static final SecureRandom KEYS = new SecureRandom();
+  /** The bytes of a stream's key. */
+  private static final int KEY_BYTES = 16;
+
+  private final ConcurrentHashMap<Long, Bound> streams;
   /**
    * Makes {@link #open}'s check of {@link #stopped} and its put one step as {@link #endAll} sees
    * them: a stream is either refused or put where {@code endAll} will end it. Streams open once
@@ -97,8 +122,24 @@ public final class HttpCreditStreams {
   }
 
   /** Keeps the streams in {@code streams}, which tests observe. */
-  HttpCreditStreams(ConcurrentHashMap<Long, Stream> streams) {
+  HttpCreditStreams(ConcurrentHashMap<Long, Bound> streams) {
     this.streams = streams;
+  }
+
+  /** A session's open stream and the key it is bound to (its ASCII bytes). */
+  record Bound(Stream stream, byte[] key) {
+    /** Whether {@code presented}, a request's {@code Spillway-Stream-Key}, is this key. */
+    boolean keyIs(String presented) {
+      return presented != null
+          && MessageDigest.isEqual(key, presented.trim().getBytes(StandardCharsets.US_ASCII));
+    }
+  }
+
+  /** A new stream key: {@value #KEY_BYTES} random bytes, in hex. */
+  static String newKey() {
+    byte[] key = new byte[KEY_BYTES];
+    KEYS.nextBytes(key);
+    return HexFormat.of().formatHex(key);
   }
 
   /** One session's open stream, as its server writes it. */
@@ -142,9 +183,9 @@ public final class HttpCreditStreams {
 
       @Override
       public void sendCredit(long sessionId, int creditDelta, int window, long seq) {
-        Stream s = streams.get(sessionId);
-        if (s != null) {
-          s.send(endpoint, creditDelta, window, seq);
+        Bound b = streams.get(sessionId);
+        if (b != null) {
+          b.stream.send(endpoint, creditDelta, window, seq);
         }
       }
     };
@@ -155,19 +196,52 @@ public final class HttpCreditStreams {
    * sessionId} from its headers' values ({@code null} when absent).
    *
    * @return the status to answer: {@code 204} taken, {@code 400} malformed or no such gate with
-   *     credits, {@code 409} the session has no stream open here
+   *     credits, {@code 403} {@code keyHeader} is not the key of the session's stream, {@code 409}
+   *     the session has no stream open here
    */
-  int demand(long sessionId, String demandHeader, String gateHeader,
+  int demand(long sessionId, String demandHeader, String gateHeader, String keyHeader,
       io.spillway.spring.SpillwayHttpGate gate) {
     int demand = nonNegativeInt(demandHeader);
     int index = gateHeader == null ? 0 : nonNegativeInt(gateHeader);
     if (demand < 0 || index < 0) {
       return 400;
     }
-    if (!streams.containsKey(sessionId)) {
+    Bound b = streams.get(sessionId);
+    if (b == null) {
       return 409;
     }
+    if (!b.keyIs(keyHeader)) {
+      return 403;
+    }
     return gate.demand(index, sessionId, demand) ? 204 : 400;
+  }
+
+  /**
+   * Deregisters {@code sessionId} ({@code DELETE} {@value #PATH}, see the class comment) and ends
+   * its stream, if it has none open here or {@code keyHeader} is its stream's key.
+   *
+   * @return the status to answer: {@code 204} done, {@code 403} refused, nothing done
+   */
+  int deregister(long sessionId, String keyHeader, io.spillway.spring.SpillwayHttpGate gate) {
+    Bound[] ended = new Bound[1];
+    boolean[] refused = new boolean[1];
+    // the check and the removal in one step: the stream whose key is checked is the one removed
+    streams.computeIfPresent(sessionId, (id, b) -> {
+      if (!b.keyIs(keyHeader)) {
+        refused[0] = true;
+        return b;
+      }
+      ended[0] = b;
+      return null;
+    });
+    if (refused[0]) {
+      return 403;
+    }
+    if (ended[0] != null) {
+      ended[0].stream.end();
+    }
+    gate.deregister(sessionId);
+    return 204;
   }
 
   /** {@code value} as an int of at least 0, or -1 if it is absent or not one. */
@@ -187,22 +261,32 @@ public final class HttpCreditStreams {
   }
 
   /**
-   * Makes {@code stream} the session's, ending any earlier one.
+   * Makes {@code stream} the session's, bound to {@code key} ({@link #newKey}, which the caller
+   * sends in the stream's answer), ending any earlier one if {@code keyHeader}, the request's
+   * {@code Spillway-Stream-Key}, is that one's key.
    *
-   * @return {@code false} if {@link #MAX_STREAMS} are open; the caller refuses it
+   * @return the status to answer: {@code 200} opened; {@code 403} the session has a stream open
+   *     here and {@code keyHeader} is not its key (it stays the session's); {@code 503} {@link
+   *     #MAX_STREAMS} are open, or every stream has ended ({@link #endAll})
    */
-  boolean open(long sessionId, Stream stream) {
-    Stream before;
+  int open(long sessionId, Stream stream, String key, String keyHeader) {
+    Bound bound = new Bound(stream, key.getBytes(StandardCharsets.US_ASCII));
+    Bound before;
     synchronized (openLock) {
-      if (stopped || streams.size() >= MAX_STREAMS && !streams.containsKey(sessionId)) {
-        return false;
+      // only open puts, under this lock: what get sees stays until the put but for a removal
+      before = streams.get(sessionId);
+      if (stopped || streams.size() >= MAX_STREAMS && before == null) {
+        return 503;
       }
-      before = streams.put(sessionId, stream);
+      if (before != null && !before.keyIs(keyHeader)) {
+        return 403;
+      }
+      before = streams.put(sessionId, bound);
     }
-    if (before != null && before != stream) {
-      before.end();
+    if (before != null && before.stream != stream) {
+      before.stream.end();
     }
-    return true;
+    return 200;
   }
 
   /**
@@ -211,14 +295,19 @@ public final class HttpCreditStreams {
    * @return whether it was (then the caller deregisters the session)
    */
   boolean closed(long sessionId, Stream stream) {
-    return streams.remove(sessionId, stream);
+    boolean[] was = new boolean[1];
+    streams.computeIfPresent(sessionId, (id, b) -> {
+      was[0] = b.stream == stream;
+      return was[0] ? null : b;
+    });
+    return was[0];
   }
 
-  /** Ends the session's stream, if any (a deregistration). */
-  void end(long sessionId) {
-    Stream s = streams.remove(sessionId);
-    if (s != null) {
-      s.end();
+  /** Ends the session's stream, if any. */
+  private void end(long sessionId) {
+    Bound b = streams.remove(sessionId);
+    if (b != null) {
+      b.stream.end();
     }
   }
 

@@ -25,6 +25,8 @@ import java.io.OutputStream;
 final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListener, Runnable {
 
   private static final System.Logger LOG = System.getLogger(ServletCreditStream.class.getName());
+  private static final String NOT_THE_STREAMS_KEY = "the session's credit stream is open here "
+      + "and this request does not carry its Spillway-Stream-Key";
 
   private final long sessionId;
   private final Runnable complete;
@@ -49,8 +51,9 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
 
   /**
    * Serves {@value HttpCreditStreams#PATH}: {@code GET} opens the session's stream, {@code POST}
-   * reports its demand ({@link HttpCreditStreams#demand}), {@code DELETE} deregisters the session;
-   * without a well-formed {@code Spillway-Session} it is a {@code 400}.
+   * reports its demand ({@link HttpCreditStreams#demand}), {@code DELETE} deregisters the session
+   * ({@link HttpCreditStreams#deregister}), each refused without the key of the session's open
+   * stream; without a well-formed {@code Spillway-Session} it is a {@code 400}.
    */
   static void serve(HttpServletRequest request, HttpServletResponse response,
       HttpCreditStreams streams, SpillwayHttpGate gate) throws IOException {
@@ -62,21 +65,28 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
     }
     switch (request.getMethod()) {
       case "DELETE" -> {
-        streams.end(session);
-        gate.deregister(session);
-        response.setStatus(HttpServletResponse.SC_NO_CONTENT);
+        int status = streams.deregister(session,
+            request.getHeader(SpillwayHttpHeaders.STREAM_KEY), gate);
+        if (status == HttpServletResponse.SC_NO_CONTENT) {
+          response.setStatus(status);
+        } else {
+          response.sendError(status, NOT_THE_STREAMS_KEY);
+        }
       }
       case "GET" -> open(session, request, response, streams, gate);
       case "POST" -> {
         int status = streams.demand(session, request.getHeader(SpillwayHttpHeaders.DEMAND),
-            request.getHeader(SpillwayHttpHeaders.GATE), gate);
+            request.getHeader(SpillwayHttpHeaders.GATE),
+            request.getHeader(SpillwayHttpHeaders.STREAM_KEY), gate);
         if (status == HttpServletResponse.SC_NO_CONTENT) {
           response.setStatus(status);
         } else {
-          response.sendError(status, status == HttpServletResponse.SC_CONFLICT
-              ? "the session has no credit stream here"
-              : "a demand report needs a Spillway-Demand (and Spillway-Gate) of a gate with "
-                  + "credits");
+          response.sendError(status, switch (status) {
+            case HttpServletResponse.SC_CONFLICT -> "the session has no credit stream here";
+            case HttpServletResponse.SC_FORBIDDEN -> NOT_THE_STREAMS_KEY;
+            default -> "a demand report needs a Spillway-Demand (and Spillway-Gate) of a gate "
+                + "with credits";
+          });
         }
       }
       default -> {
@@ -88,19 +98,24 @@ final class ServletCreditStream implements HttpCreditStreams.Stream, AsyncListen
 
   private static void open(long session, HttpServletRequest request, HttpServletResponse response,
       HttpCreditStreams streams, SpillwayHttpGate gate) throws IOException {
-    response.setStatus(HttpServletResponse.SC_OK);
-    response.setContentType("text/event-stream");
-    response.setHeader("Cache-Control", "no-store");
-    response.setHeader(SpillwayHttpHeaders.ROUTES, gate.routes());
     AsyncContext async = request.startAsync();
     async.setTimeout(0);
     ServletCreditStream stream = new ServletCreditStream(session, response.getOutputStream(),
         async::complete, streams, gate);
-    if (!streams.open(session, stream)) {
-      response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+    String key = HttpCreditStreams.newKey();
+    // nothing is written before the writer starts, below: the headers can follow the open
+    int status = streams.open(session, stream, key,
+        request.getHeader(SpillwayHttpHeaders.STREAM_KEY));
+    if (status != HttpServletResponse.SC_OK) {
+      response.setStatus(status);
       async.complete();
       return;
     }
+    response.setStatus(HttpServletResponse.SC_OK);
+    response.setContentType("text/event-stream");
+    response.setHeader("Cache-Control", "no-store");
+    response.setHeader(SpillwayHttpHeaders.ROUTES, gate.routes());
+    response.setHeader(SpillwayHttpHeaders.STREAM_KEY, key);
     async.addListener(stream);
     Thread.ofVirtual().name("spillway-credits-" + session).start(stream);
   }

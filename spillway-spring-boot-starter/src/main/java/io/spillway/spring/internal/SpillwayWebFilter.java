@@ -156,8 +156,9 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
    * {@value HttpCreditStreams#PATH}: {@code GET} opens the session's credit stream, a response body
    * of server-sent events fed by the gates' control loops as the body's writer asks for them
    * ({@link FluxCreditStream}; {@code send} never blocks), {@code POST} reports its demand
-   * ({@link HttpCreditStreams#demand}), {@code DELETE} deregisters the session; without a
-   * well-formed {@code Spillway-Session} it is a {@code 400}.
+   * ({@link HttpCreditStreams#demand}), {@code DELETE} deregisters the session ({@link
+   * HttpCreditStreams#deregister}), each refused without the key of the session's open stream;
+   * without a well-formed {@code Spillway-Session} it is a {@code 400}.
    */
   private Mono<Void> serveCredits(ServerWebExchange exchange) {
     ServerHttpResponse response = exchange.getResponse();
@@ -168,16 +169,17 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
       return response.setComplete();
     }
     HttpMethod method = exchange.getRequest().getMethod();
+    String keyHeader =
+        exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.STREAM_KEY);
     if (HttpMethod.DELETE.equals(method)) {
-      credits.end(session);
-      gate.deregister(session);
-      response.setStatusCode(HttpStatus.NO_CONTENT);
+      response.setStatusCode(HttpStatus.valueOf(credits.deregister(session, keyHeader, gate)));
       return response.setComplete();
     }
     if (HttpMethod.POST.equals(method)) {
       response.setStatusCode(HttpStatus.valueOf(credits.demand(session,
           exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.DEMAND),
-          exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.GATE), gate)));
+          exchange.getRequest().getHeaders().getFirst(SpillwayHttpHeaders.GATE), keyHeader,
+          gate)));
       return response.setComplete();
     }
     if (!HttpMethod.GET.equals(method)) {
@@ -186,14 +188,17 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
       return response.setComplete();
     }
     FluxCreditStream stream = new FluxCreditStream();
-    if (!credits.open(session, stream)) {
-      response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+    String key = HttpCreditStreams.newKey();
+    int status = credits.open(session, stream, key, keyHeader);
+    if (status != HttpStatus.OK.value()) {
+      response.setStatusCode(HttpStatus.valueOf(status));
       return response.setComplete();
     }
     response.setStatusCode(HttpStatus.OK);
     response.getHeaders().setContentType(MediaType.TEXT_EVENT_STREAM);
     response.getHeaders().setCacheControl("no-store");
     response.getHeaders().set(SpillwayHttpHeaders.ROUTES, gate.routes());
+    response.getHeaders().set(SpillwayHttpHeaders.STREAM_KEY, key);
     Flux<Mono<DataBuffer>> events = Flux.concat(Mono.just(HttpCreditStreams.SUBSCRIBED),
         stream.events()).map(bytes -> Mono.just(response.bufferFactory().wrap(bytes)));
     return response.writeAndFlushWith(events).doFinally(signal -> {

@@ -59,7 +59,8 @@ class EndpointWindowsTest {
   private final SpillwayHttpSession.CreditStreams streams = new SpillwayHttpSession.CreditStreams() {
     @Override
     public Cancellable open(URI s, long sessionId, Listener listener) {
-      credits.open(sessionId, new HttpCreditStreams.Stream() {
+      String key = HttpCreditStreams.newKey();
+      assertThat(credits.open(sessionId, new HttpCreditStreams.Stream() {
         @Override
         public void send(int endpoint, int delta, int window, long seq) {
           streamEvents.add(() -> listener.credit(endpoint, delta, window, seq));
@@ -69,20 +70,20 @@ class EndpointWindowsTest {
         public void end() {
           streamEvents.add(() -> listener.closed(false, "ended"));
         }
-      });
-      streamEvents.add(() -> listener.opened(server.routes()));
+      }, key, null)).isEqualTo(200);
+      streamEvents.add(() -> listener.opened(server.routes(), key));
       return () -> { };
     }
 
     @Override
-    public void deregister(URI s, long sessionId) {
-      server.deregister(sessionId);
+    public void deregister(URI s, long sessionId, String streamKey) {
+      assertThat(credits.deregister(sessionId, streamKey, server)).isEqualTo(204);
     }
 
     @Override
-    public void demand(URI s, long sessionId, int gate, int demand) {
+    public void demand(URI s, long sessionId, String streamKey, int gate, int demand) {
       assertThat(credits.demand(sessionId, Integer.toString(demand), Integer.toString(gate),
-          server)).isEqualTo(204);
+          streamKey, server)).isEqualTo(204);
     }
   };
 

@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * The server's credit streams: what a gate's control channel writes on them, and every stream
- * opened is ended when the application stops.
+ * The server's credit streams: what a gate's control channel writes on them, every stream
+ * opened is ended when the application stops, and only its key acts for an open stream's session.
  */
 class HttpCreditStreamsTest {
 
@@ -53,7 +53,7 @@ class HttpCreditStreamsTest {
       public void send(int endpoint, int creditDelta, int window, long seq) {
         sent.add(endpoint + " " + creditDelta + " " + window + " " + seq);
       }
-    });
+    }, HttpCreditStreams.newKey(), null);
     streams.channel(2).sendCredit(7, 1, 4, 11);
     streams.channel(2).sendCredit(7, -1);
     streams.channel(0).sendCredit(8, 1, 1, 1); // no stream: dropped
@@ -71,9 +71,9 @@ class HttpCreditStreamsTest {
   void aStreamOpenedAsEveryStreamEndsIsEndedOrRefused() throws Exception {
     Thread[] stopping = new Thread[1];
     HttpCreditStreams[] self = new HttpCreditStreams[1];
-    ConcurrentHashMap<Long, HttpCreditStreams.Stream> map = new ConcurrentHashMap<>() {
+    ConcurrentHashMap<Long, HttpCreditStreams.Bound> map = new ConcurrentHashMap<>() {
       @Override
-      public HttpCreditStreams.Stream put(Long key, HttpCreditStreams.Stream value) {
+      public HttpCreditStreams.Bound put(Long key, HttpCreditStreams.Bound value) {
         if (stopping[0] == null) {
           stopping[0] = Thread.ofPlatform().start(self[0]::endAll);
           Thread.State s;
@@ -88,12 +88,57 @@ class HttpCreditStreamsTest {
     HttpCreditStreams streams = new HttpCreditStreams(map);
     self[0] = streams;
     Recorded stream = new Recorded();
-    boolean opened = streams.open(7, stream);
+    boolean opened = streams.open(7, stream, HttpCreditStreams.newKey(), null) == 200;
     stopping[0].join();
     if (opened) {
       assertThat(stream.ended).as("a stream opened before endAll took effect is ended").isTrue();
     }
     assertThat(streams.open()).isZero();
-    assertThat(streams.open(8, new Recorded())).as("none opens once stopped").isFalse();
+    assertThat(streams.open(8, new Recorded(), HttpCreditStreams.newKey(), null))
+        .as("none opens once stopped").isEqualTo(503);
+  }
+
+  /**
+   * While a session's stream is open, a demand report, a deregistration or another stream for
+   * the session is taken only with the key the stream was opened with: without it, or with
+   * another (a near miss included), it is refused and the stream stays open and the session's.
+   * With none open, a deregistration needs no key, a demand report has nowhere to be answered,
+   * and a stream opens.
+   */
+  @Test
+  void whileAStreamIsOpenOnlyItsKeyActsForTheSession() {
+    HttpCreditStreams streams = new HttpCreditStreams();
+    io.spillway.spring.SpillwayHttpGate gate = new VirtualTimeServletFilter().gate;
+    Recorded owner = new Recorded();
+    String key = HttpCreditStreams.newKey();
+    assertThat(key).matches("[0-9a-f]{32}");
+    assertThat(streams.open(7, owner, key, null)).isEqualTo(200);
+    String other = HttpCreditStreams.newKey();
+    assertThat(other).isNotEqualTo(key);
+    for (String forged : new String[] {null, "", other, key.substring(1), key + "0"}) {
+      assertThat(streams.deregister(7, forged, gate)).as("DELETE %s", forged).isEqualTo(403);
+      assertThat(streams.demand(7, "1", null, forged, gate)).as("POST %s", forged)
+          .isEqualTo(403);
+      assertThat(streams.open(7, new Recorded(), HttpCreditStreams.newKey(), forged))
+          .as("GET %s", forged).isEqualTo(403);
+    }
+    assertThat(owner.ended).isFalse();
+    assertThat(streams.open()).isEqualTo(1);
+
+    // the owner's: a demand report, then a stream that replaces the first, then the end
+    assertThat(streams.demand(7, "1", null, " " + key + " ", gate)).isEqualTo(204);
+    Recorded second = new Recorded();
+    String secondKey = HttpCreditStreams.newKey();
+    assertThat(streams.open(7, second, secondKey, key)).isEqualTo(200);
+    assertThat(owner.ended).isTrue();
+    assertThat(streams.deregister(7, key, gate)).as("the replaced stream's key").isEqualTo(403);
+    assertThat(second.ended).isFalse();
+    assertThat(streams.deregister(7, secondKey, gate)).isEqualTo(204);
+    assertThat(second.ended).isTrue();
+    assertThat(streams.open()).isZero();
+
+    assertThat(streams.deregister(7, null, gate)).isEqualTo(204);
+    assertThat(streams.demand(7, "1", null, null, gate)).isEqualTo(409);
+    assertThat(streams.open(7, new Recorded(), HttpCreditStreams.newKey(), null)).isEqualTo(200);
   }
 }
