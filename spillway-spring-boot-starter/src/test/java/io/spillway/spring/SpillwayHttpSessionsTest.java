@@ -141,6 +141,13 @@ class SpillwayHttpSessionsTest {
     }
   }
 
+  /** Ten idle periods pass, and {@code session} stays, its stream open. */
+  private void keptThroughTenPeriods(SpillwayHttpSession session) {
+    time.advance(10 * IDLE_NANOS);
+    assertThat(sessions.sessions()).containsValue(session);
+    assertThat(streams.cancelled).isEmpty();
+  }
+
   /** The session id a released request carries. */
   private static long sessionIdOf(SpillwayHttpSession.Ticket t) {
     Map<String, String> h = new HashMap<>();
@@ -190,9 +197,7 @@ class SpillwayHttpSessionsTest {
     SpillwayHttpSession.Ticket slow = session.offer("/orders/1");
     assertThat(slow.released()).isCompleted();
 
-    time.advance(10 * IDLE_NANOS);
-    assertThat(sessions.sessions()).containsValue(session);
-    assertThat(streams.cancelled).isEmpty();
+    keptThroughTenPeriods(session);
 
     answer(session, slow);
     time.advance(IDLE_NANOS - SWEEP_NANOS);
@@ -210,9 +215,7 @@ class SpillwayHttpSessionsTest {
     SpillwayHttpSession.Ticket held = session.offer("/orders/1");
     assertThat(held.released()).isNotDone();
 
-    time.advance(10 * IDLE_NANOS);
-    assertThat(sessions.sessions()).containsValue(session);
-    assertThat(streams.cancelled).isEmpty();
+    keptThroughTenPeriods(session);
 
     streams.unanswered.forEach(streams::answer);
     assertThat(held.released()).isCompleted();
