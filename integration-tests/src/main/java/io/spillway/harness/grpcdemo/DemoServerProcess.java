@@ -84,6 +84,11 @@ final class DemoServerProcess implements AutoCloseable {
     return port;
   }
 
+  /** The server JVM's process id ({@code taskset} runs it in its own process), for {@link ThreadCpu}. */
+  long pid() {
+    return process.pid();
+  }
+
   /** Milliseconds the server JVM's compilers have spent so far, or -1 if it does not say. */
   long compileMillis() throws IOException {
     return ask("jit");

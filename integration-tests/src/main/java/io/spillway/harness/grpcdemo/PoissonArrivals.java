@@ -3,6 +3,7 @@ package io.spillway.harness.grpcdemo;
 import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
+import java.util.function.LongPredicate;
 
 /**
  * The demos' open-loop schedule: Poisson arrivals at a fixed rate, each handed over with the time
@@ -20,10 +21,18 @@ final class PoissonArrivals {
    * start} until {@code end}, at {@code rps} on average.
    */
   static void drive(double rps, long start, long end, long seed, LongConsumer arrival) {
+    driveWhile(rps, start, seed, due -> due - end < 0, arrival);
+  }
+
+  /**
+   * As {@link #drive}, for as long as {@code more} holds for the next arrival's due time, asked
+   * again after each park: a load that runs until told to stop ({@link GrpcFloodMain}'s windows).
+   */
+  static void driveWhile(double rps, long start, long seed, LongPredicate more, LongConsumer arrival) {
     SplittableRandom random = new SplittableRandom(seed);
     double meanGap = 1e9 / rps;
     long next = start;
-    while (next - end < 0) {
+    while (more.test(next)) {
       long wait = next - System.nanoTime();
       if (wait > 0) {
         LockSupport.parkNanos(wait);

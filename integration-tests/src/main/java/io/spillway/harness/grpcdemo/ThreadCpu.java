@@ -53,6 +53,34 @@ final class ThreadCpu {
     return new long[] {compilers * 10, vm * 10, total * 10};
   }
 
+  /**
+   * The CPU of the threads of the process at {@code proc} whose names (as the kernel keeps them,
+   * 15 characters) start with one of {@code prefixes}, in milliseconds; -1 where not readable.
+   */
+  static long threadsMillis(Path proc, String... prefixes) {
+    long sum = 0;
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(proc.resolve("task"))) {
+      for (Path task : tasks) {
+        String stat;
+        try {
+          stat = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
+        } catch (IOException gone) {
+          continue; // the thread ended meanwhile
+        }
+        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        for (String prefix : prefixes) {
+          if (name.startsWith(prefix)) {
+            sum += ticks(stat);
+            break;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+    return sum * 10;
+  }
+
   /** utime + stime of one stat line: fields 14 and 15, counted after the parenthesized name. */
   static long ticks(String stat) {
     String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");

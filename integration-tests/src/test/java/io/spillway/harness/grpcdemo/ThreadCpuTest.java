@@ -42,6 +42,19 @@ class ThreadCpuTest {
   }
 
   @Test
+  void sumsTheThreadsWhoseNamesStartWithAPrefix() throws IOException {
+    task(7, "java", 2, 1);
+    task(8, "grpc-default-wo", 30, 10);
+    task(9, "grpc-default-wo", 5, 5);
+    task(10, "grpc-nio-worker", 1, 0);
+    task(11, "grpc-default-bo", 100, 0);
+    task(12, "ForkJoinPool-1-", 400, 20);
+
+    assertEquals(510, ThreadCpu.threadsMillis(proc, "grpc-default-wo", "grpc-nio-worker"));
+    assertEquals(-1, ThreadCpu.threadsMillis(proc.resolve("missing"), "grpc-"));
+  }
+
+  @Test
   void describesTheDifferenceBesideTheQuota() {
     assertEquals("CPU 1000 ms of the 1500 ms quota: compilers 300, GC and VM 50, the rest 650",
         ThreadCpu.describe(new long[] {100, 50, 2000}, new long[] {400, 100, 3000}, 1500));
