@@ -351,8 +351,14 @@ public final class SpillwayControlService implements ControlChannel, AutoCloseab
         while ((pending != 0 || pendingSeq != 0) && call.isReady()) {
           int next = (int) Math.clamp(pending, Integer.MIN_VALUE, Integer.MAX_VALUE);
           pending -= next;
-          call.sendMessage(new CreditMessage(next, pendingWindow, pendingSeq));
-          pendingSeq = 0;
+          // The stamp is the window after all that is pending, so it rides on the last part of a
+          // sum beyond an int: a client that takes its window from it applies no delta after it.
+          boolean last = pending == 0;
+          call.sendMessage(last ? new CreditMessage(next, pendingWindow, pendingSeq)
+              : new CreditMessage(next, 0, 0));
+          if (last) {
+            pendingSeq = 0;
+          }
         }
       } catch (RuntimeException e) { // closed under us: the session is on its way out
         ended = true;

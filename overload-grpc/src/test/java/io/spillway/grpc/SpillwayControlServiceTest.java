@@ -57,6 +57,7 @@ class SpillwayControlServiceTest {
   /** A raw Credits subscriber. */
   private final class Subscriber extends ClientCall.Listener<ControlMarshallers.CreditMessage> {
     final List<Integer> credits = new CopyOnWriteArrayList<>();
+    final List<ControlMarshallers.CreditMessage> messages = new CopyOnWriteArrayList<>();
     final CompletableFuture<Status> closed = new CompletableFuture<>();
     final ClientCall<byte[], ControlMarshallers.CreditMessage> call = channel.newCall(SpillwayControlService.CREDITS, CallOptions.DEFAULT);
     volatile boolean acknowledged;
@@ -80,6 +81,7 @@ class SpillwayControlServiceTest {
     @Override
     public void onMessage(ControlMarshallers.CreditMessage credit) {
       credits.add(credit.delta());
+      messages.add(credit);
     }
 
     @Override
@@ -123,6 +125,30 @@ class SpillwayControlServiceTest {
     control.sendCredit(5, 1);
     assertEquals(501, stalled.credits.stream().mapToInt(Integer::intValue).sum(),
         "a reading client's credits go at once");
+  }
+
+  /**
+   * A sum of credits beyond an int goes in several messages. The newest stamp gives the window
+   * after every one of them, so it rides on the last: a client that takes its window from the
+   * stamp must apply no delta after it.
+   */
+  @Test
+  void aSumBeyondAnIntCarriesItsStampOnTheLastMessage() {
+    Subscriber stalled = new Subscriber(Calls.headers(SpillwayMetadata.SESSION, 5), 0);
+    control.sendCredit(5, Integer.MAX_VALUE, 7, 1);
+    control.sendCredit(5, Integer.MAX_VALUE, 9, 2);
+    control.sendCredit(5, 3, 11, 3);
+
+    stalled.call.request(10);
+
+    List<ControlMarshallers.CreditMessage> sent = stalled.messages;
+    assertEquals(2L * Integer.MAX_VALUE + 3,
+        sent.stream().mapToLong(ControlMarshallers.CreditMessage::delta).sum(), sent.toString());
+    ControlMarshallers.CreditMessage last = sent.getLast();
+    assertEquals(11, last.window(), sent.toString());
+    assertEquals(3, last.seq(), sent.toString());
+    assertTrue(sent.subList(0, sent.size() - 1).stream().allMatch(m -> m.seq() == 0),
+        "only the last is stamped: " + sent);
   }
 
   @Test
