@@ -6,6 +6,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.function.BiConsumer;
 
 /**
  * The CPU a JVM process has used, split between its compiler threads, its garbage collector's
@@ -25,32 +26,22 @@ final class ThreadCpu {
    * gives them, as the kernel keeps them (15 characters).
    */
   static long[] read(Path proc) {
-    long compilers = 0;
-    long vm = 0;
+    long[] compilersAndVm = new long[2];
     long total;
     try {
       total = ticks(Files.readString(proc.resolve("stat"), StandardCharsets.US_ASCII));
-      try (DirectoryStream<Path> tasks = Files.newDirectoryStream(proc.resolve("task"))) {
-        for (Path task : tasks) {
-          String stat;
-          try {
-            stat = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
-          } catch (IOException gone) {
-            continue; // the thread ended meanwhile
-          }
-          String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-          if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
-            compilers += ticks(stat);
-          } else if (name.startsWith("GC Thread") || name.startsWith("VM Thread")
-              || name.startsWith("G1 ") || name.startsWith("VM Periodic")) {
-            vm += ticks(stat);
-          }
+      eachThread(proc, (name, stat) -> {
+        if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
+          compilersAndVm[0] += ticks(stat);
+        } else if (name.startsWith("GC Thread") || name.startsWith("VM Thread")
+            || name.startsWith("G1 ") || name.startsWith("VM Periodic")) {
+          compilersAndVm[1] += ticks(stat);
         }
-      }
+      });
     } catch (IOException | RuntimeException e) {
       return new long[] {-1, -1, -1};
     }
-    return new long[] {compilers * 10, vm * 10, total * 10};
+    return new long[] {compilersAndVm[0] * 10, compilersAndVm[1] * 10, total * 10};
   }
 
   /**
@@ -58,7 +49,27 @@ final class ThreadCpu {
    * 15 characters) start with one of {@code prefixes}, in milliseconds; -1 where not readable.
    */
   static long threadsMillis(Path proc, String... prefixes) {
-    long sum = 0;
+    long[] sum = new long[1];
+    try {
+      eachThread(proc, (name, stat) -> {
+        for (String prefix : prefixes) {
+          if (name.startsWith(prefix)) {
+            sum[0] += ticks(stat);
+            break;
+          }
+        }
+      });
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+    return sum[0] * 10;
+  }
+
+  /**
+   * Hands {@code each} the name (as the kernel keeps it) and the stat line of every thread of the
+   * process at {@code proc}; a thread that ends meanwhile is skipped.
+   */
+  private static void eachThread(Path proc, BiConsumer<String, String> each) throws IOException {
     try (DirectoryStream<Path> tasks = Files.newDirectoryStream(proc.resolve("task"))) {
       for (Path task : tasks) {
         String stat;
@@ -67,18 +78,9 @@ final class ThreadCpu {
         } catch (IOException gone) {
           continue; // the thread ended meanwhile
         }
-        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        for (String prefix : prefixes) {
-          if (name.startsWith(prefix)) {
-            sum += ticks(stat);
-            break;
-          }
-        }
+        each.accept(stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')), stat);
       }
-    } catch (IOException | RuntimeException e) {
-      return -1;
     }
-    return sum * 10;
   }
 
   /** utime + stime of one stat line: fields 14 and 15, counted after the parenthesized name. */
