@@ -20,6 +20,7 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
+import io.spillway.api.testing.ForwardingServerGate;
 import io.spillway.api.testing.LeakCheckingServerGate;
 import io.spillway.credit.Breakwater;
 import io.spillway.credit.BreakwaterConfig;
@@ -674,32 +675,11 @@ class ServerClientTest {
 
       @Override
       public ServerGate newServerGate(ServerEnvironment environment) {
-        ServerGate g = inner.newServerGate(environment);
-        return new ServerGate() {
-          @Override
-          public ServerPermit admit(RequestMetadata request, long nowNanos) {
-            return g.admit(request, nowNanos);
-          }
-
-          @Override
-          public void onDemand(long sessionId, int demand, long nowNanos) {
-            g.onDemand(sessionId, demand, nowNanos);
-          }
-
+        return new ForwardingServerGate(inner.newServerGate(environment)) {
           @Override
           public void deregister(long sessionId, long nowNanos) {
             deregistered.add(sessionId);
-            g.deregister(sessionId, nowNanos);
-          }
-
-          @Override
-          public void start() {
-            g.start();
-          }
-
-          @Override
-          public void close() {
-            g.close();
+            delegate.deregister(sessionId, nowNanos);
           }
         };
       }

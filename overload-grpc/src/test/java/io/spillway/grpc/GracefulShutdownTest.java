@@ -14,10 +14,9 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.spillway.api.ClientEnvironment;
 import io.spillway.api.ClientGate;
 import io.spillway.api.OverloadScheme;
-import io.spillway.api.RequestMetadata;
 import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
-import io.spillway.api.ServerPermit;
+import io.spillway.api.testing.ForwardingServerGate;
 import io.spillway.api.testing.VirtualClock;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
@@ -62,33 +61,12 @@ class GracefulShutdownTest {
 
       @Override
       public ServerGate newServerGate(ServerEnvironment environment) {
-        ServerGate g = inner.newServerGate(environment);
-        return new ServerGate() {
-          @Override
-          public ServerPermit admit(RequestMetadata request, long nowNanos) {
-            return g.admit(request, nowNanos);
-          }
-
-          @Override
-          public void onDemand(long sessionId, int demand, long nowNanos) {
-            g.onDemand(sessionId, demand, nowNanos);
-          }
-
-          @Override
-          public void deregister(long sessionId, long nowNanos) {
-            g.deregister(sessionId, nowNanos);
-          }
-
-          @Override
-          public void start() {
-            g.start();
-          }
-
+        return new ForwardingServerGate(inner.newServerGate(environment)) {
           private boolean failed;
 
           @Override
           public void close() {
-            g.close();
+            delegate.close();
             if (!failed) { // once: the test's own clean-up closes the server again
               failed = true;
               throw new IllegalStateException("the gate failed to close");

@@ -21,6 +21,7 @@ import io.spillway.api.ServerEnvironment;
 import io.spillway.api.ServerGate;
 import io.spillway.api.ServerPermit;
 import io.spillway.api.Status;
+import io.spillway.api.testing.ForwardingServerGate;
 import io.spillway.api.testing.LeakCheckingServerGate;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -342,42 +343,8 @@ class GraphSimulationTest {
 
   // ---------------------------------------------------------------- test gates
 
-  /** A gate that passes everything to its delegate: the test gates override what they change. */
-  private abstract static class ForwardingGate implements ServerGate {
-    final ServerGate delegate;
-
-    ForwardingGate(ServerGate delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public ServerPermit admit(RequestMetadata request, long nowNanos) {
-      return delegate.admit(request, nowNanos);
-    }
-
-    @Override
-    public void onDemand(long sessionId, int demand, long nowNanos) {
-      delegate.onDemand(sessionId, demand, nowNanos);
-    }
-
-    @Override
-    public void deregister(long sessionId, long nowNanos) {
-      delegate.deregister(sessionId, nowNanos);
-    }
-
-    @Override
-    public void start() {
-      delegate.start();
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
-    }
-  }
-
   /** Rejects every request with an odd request id; the others go to the delegate. */
-  private static final class RejectOdd extends ForwardingGate {
+  private static final class RejectOdd extends ForwardingServerGate {
     RejectOdd(ServerGate delegate) {
       super(delegate);
     }
@@ -400,7 +367,7 @@ class GraphSimulationTest {
    * Records what a service's gate sees: each request's header (by request id) and session, and
    * every callee response; publishes a price of 10 × (service index + 1) on its responses.
    */
-  private static final class Recording extends ForwardingGate implements CallGraphGate {
+  private static final class Recording extends ForwardingServerGate implements CallGraphGate {
     final CallGraph.Service service;
     final Map<Long, long[]> headers = new HashMap<>();
     final Set<Long> sessions = new HashSet<>();
