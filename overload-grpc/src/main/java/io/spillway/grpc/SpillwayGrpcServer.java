@@ -244,7 +244,11 @@ public final class SpillwayGrpcServer implements AutoCloseable {
       return this;
     }
 
-    /** Runs the gate's control loop; by default one shared daemon timer thread. */
+    /**
+     * Runs the gate's control loop and answers the calls refused for credit that a connection's
+     * hold keeps waiting ({@link SpillwayServerInterceptor}); by default one shared daemon timer
+     * thread.
+     */
     public Builder scheduler(Scheduler value) {
       scheduler = Objects.requireNonNull(value, "scheduler");
       return this;
@@ -444,6 +448,9 @@ public final class SpillwayGrpcServer implements AutoCloseable {
           control, signal, target, unstarted);
       interceptor.budgetedRunQueue = budgetedRunQueue;
       interceptor.metrics = metrics;
+      if (scheduler != null) {
+        interceptor.holds = new CreditRefusalHolds(scheduler);
+      }
       return new SpillwayGrpcServer(gate, interceptor, control, signal, List.copyOf(owned));
     }
   }

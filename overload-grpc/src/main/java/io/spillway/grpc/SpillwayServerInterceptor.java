@@ -43,7 +43,12 @@ import java.util.concurrent.TimeUnit;
  *       malformed values count as absent (logged at DEBUG, never failing the call).
  *   <li>A rejected call is closed at once with {@link io.grpc.Status#RESOURCE_EXHAUSTED}, a
  *       description naming the reason ({@code "spillway: rejected (price 42)"}, see
- *       {@link SpillwayMetadata#describeReject}) and the response fields in its trailers.
+ *       {@link SpillwayMetadata#describeReject}) and the response fields in its trailers; one
+ *       refused for want of credit on a connection ({@code REJECTED_NO_CREDIT}: it came on no
+ *       credit the server gave) is closed after its connection's hold instead
+ *       ({@link CreditRefusalHolds}: from 50 µs, doubling while the connection keeps sending
+ *       without credit, up to 10 ms), so that a client inventing sessions or ignoring its window
+ *       is slowed, not answered as fast as it can send.
  *   <li>An admitted call runs with a {@link SpillwayContext} (the inbound fields and the permit)
  *       in its gRPC {@link Context}, and with its queueing budget, if the request carried one,
  *       bound to {@link RequestBudget#CURRENT} in each of its callbacks. Its permit is completed
@@ -101,7 +106,8 @@ import java.util.concurrent.TimeUnit;
  * callback if the request carries a budget, and, installed, one for each hand-off of a streaming
  * call's work to the workers after the first), the request's and the response's metadata
  * objects, the call and listener wrappers, and a derived {@link Context}; installed, a
- * scoped-value binding around the call's first task. No threads, no timers.
+ * scoped-value binding around the call's first task. No threads and no timers, except the
+ * timer that answers held refusals for credit.
  *
  * <p>Thread-safe; one instance serves any number of services and calls.
  */
@@ -139,6 +145,11 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
    * dashboard's refusals by reason include them. Set once, before the server starts.
    */
   OverloadMetrics metrics = OverloadMetrics.NONE;
+  /**
+   * Where refusals for credit on a connection wait before they are answered. Set once, before
+   * the server starts; by default on the process's shared timer thread, started at the first hold.
+   */
+  CreditRefusalHolds holds = new CreditRefusalHolds(SharedTimer.scheduler());
   /** Decays only while it refuses calls: idleness at low load says nothing about service times. */
   private final ServiceTimeTracker serviceTimes = ServiceTimeTracker.decayingWhileRefusing();
   /** Admitted calls whose handlers have not started; {@code null} if not measured. */
@@ -426,6 +437,7 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
       // Protego §3.2: the queue it would join is already longer than its budget
       return rejected(permit, Outcome.ABORTED, request, now);
     }
+    holds.admitted(origin);
     Decision d = new Decision(request, permit, requestBudget, null, now);
     d.deadlineBudgetNanos = deadlineBudget;
     if (unstarted != null) {
@@ -450,8 +462,14 @@ public final class SpillwayServerInterceptor implements ServerInterceptor {
     Metadata trailers = new Metadata();
     writeResponse(d.rejectResponse, trailers);
     addPushback(trailers, d.at);
-    call.close(io.grpc.Status.RESOURCE_EXHAUSTED
-        .withDescription(SpillwayMetadata.describeReject(d.rejectResponse)), trailers);
+    io.grpc.Status status = io.grpc.Status.RESOURCE_EXHAUSTED
+        .withDescription(SpillwayMetadata.describeReject(d.rejectResponse));
+    long origin = d.request.origin();
+    if (origin != 0 && d.rejectResponse.status() == Status.REJECTED_NO_CREDIT
+        && holds.hold(origin, () -> call.close(status, trailers))) {
+      return; // answered at the end of its connection's hold (CreditRefusalHolds)
+    }
+    call.close(status, trailers);
   }
 
   /** Adds {@link #RETRY_PUSHBACK_MS}: the queueing delay at {@code now}, in whole ms, at least 1. */
