@@ -42,6 +42,13 @@ import java.util.stream.Collectors;
  * served and refused, the CPU of the server JVM, of its transport threads (where gRPC answers each
  * refusal) and of this JVM, and the machine's steal time.
  *
+ * <p>Then {@code --pairs} N (default {@value #DEFAULT_PAIRS}) pairs of windows: a fresh flooding
+ * connection runs {@value #PAIR_SETTLE_MILLIS} ms unmeasured and then through a flood window, is
+ * stopped, and after as long again an alone window follows. The row compares the mean of the N
+ * flood windows with that of the N + 1 alone windows that bracket them (alone after, then each
+ * pair's): one window against one reads the drift of the honest goodput between windows (up to
+ * 12 % between the two alone windows of one run) as well as the flood.
+ *
  * <p>All clients run in this JVM, which the launcher pins to core 1, so a client added to a window
  * costs the server's core only what the server does for it; where this JVM reads a whole core, the
  * honest calls also waited for the client's core, and the window's drop is not the server's alone.
@@ -49,7 +56,7 @@ import java.util.stream.Collectors;
  * {@code SessionFloodOverSocketsTest} (overload-grpc) asserts the bound per connection.
  *
  * <p>{@code ./spillway grpc-flood [--seconds N] [--warmup-seconds N] [--honest-sessions N]
- * [--offered-rps N] [--flood-calls N] [--out DIR]}: each window N seconds (default {@value
+ * [--offered-rps N] [--flood-calls N] [--pairs N] [--out DIR]}: each window N seconds (default {@value
  * #DEFAULT_SECONDS}); the warm-up {@value #DEFAULT_WARMUP_SECONDS} s before its one-second slices
  * (at most {@value #MAX_WARM_SLICES}); N honest sessions (default {@value #DEFAULT_HONEST}) offering
  * together {@value #OVERLOAD} × the capacity read first, as the demo reads it (a fresh {@code
@@ -92,6 +99,10 @@ public final class GrpcFloodMain {
   static final int BESIDE_HONEST = 2;
   static final int ALONE_AFTER = 3;
   static final int WINDOWS = 4;
+  /** Flood and alone windows that alternate after the four, by default. */
+  static final int DEFAULT_PAIRS = 3;
+  /** Load run before each alternating window, unmeasured: the paths it takes have compiled. */
+  static final long PAIR_SETTLE_MILLIS = 2_000;
 
   private GrpcFloodMain() { }
 
@@ -101,6 +112,7 @@ public final class GrpcFloodMain {
     int honest = DEFAULT_HONEST;
     long offered = 0; // measured
     int floodCalls = DEFAULT_FLOOD_CALLS;
+    int pairs = DEFAULT_PAIRS;
     Path out = Path.of("results", "grpc-flood");
     for (int i = 0; i < args.length; i += 2) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -110,6 +122,7 @@ public final class GrpcFloodMain {
         case "--honest-sessions" -> honest = (int) whole(args[i], value);
         case "--offered-rps" -> offered = whole(args[i], value);
         case "--flood-calls" -> floodCalls = (int) whole(args[i], value);
+        case "--pairs" -> pairs = (int) whole(args[i], value);
         case "--out" -> {
           if (value == null) {
             usage("--out needs a directory");
@@ -124,7 +137,7 @@ public final class GrpcFloodMain {
     }
     Files.createDirectories(out);
     new GrpcFloodMain.Run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toMillis(warmupSeconds), honest,
-        offered, floodCalls, out).run();
+        offered, floodCalls, pairs, out).run();
   }
 
   private static long whole(String name, String value) {
@@ -137,7 +150,7 @@ public final class GrpcFloodMain {
   private static void usage(String problem) {
     System.err.println("grpc-flood: " + problem);
     System.err.println("usage: ./spillway grpc-flood [--seconds N] [--warmup-seconds N] [--honest-sessions N]"
-        + " [--offered-rps N] [--flood-calls N] [--out DIR]");
+        + " [--offered-rps N] [--flood-calls N] [--pairs N] [--out DIR]");
     System.exit(2);
   }
 
@@ -190,18 +203,38 @@ public final class GrpcFloodMain {
     final int honestSessions;
     long offeredRps;
     final int floodCalls;
+    final int pairs;
+    /** The four windows, then each pair's flood window and alone window. */
+    final int windowCount;
     final Path out;
     final Windows windows = new Windows();
-    final Cpu[] cpu = new Cpu[WINDOWS];
+    final Cpu[] cpu;
     final List<String> trace = new ArrayList<>();
+    /** What each pair's flooder was served in its window, and the calls it made a second. */
+    final long[] pairFloodServed;
+    final long[] pairFloodCalls;
 
-    Run(long windowNanos, long warmupMillis, int honestSessions, long offeredRps, int floodCalls, Path out) {
+    Run(long windowNanos, long warmupMillis, int honestSessions, long offeredRps, int floodCalls, int pairs,
+        Path out) {
       this.windowNanos = windowNanos;
       this.warmupMillis = warmupMillis;
       this.honestSessions = honestSessions;
       this.offeredRps = offeredRps;
       this.floodCalls = floodCalls;
+      this.pairs = pairs;
+      this.windowCount = WINDOWS + 2 * pairs;
+      this.cpu = new Cpu[windowCount];
+      this.pairFloodServed = new long[pairs];
+      this.pairFloodCalls = new long[pairs];
       this.out = out;
+    }
+
+    static int pairFlood(int pair) {
+      return WINDOWS + 2 * pair;
+    }
+
+    static int pairAlone(int pair) {
+      return WINDOWS + 2 * pair + 1;
     }
 
     void run() throws Exception {
@@ -226,12 +259,12 @@ public final class GrpcFloodMain {
         log("server " + (core >= 0 ? "on core " + core : "unpinned") + ", clients "
             + (System.getenv("SPILLWAY_PINNED") != null ? "on core 1" : "unpinned") + "; " + honestSessions
             + " honest sessions at " + offeredRps + " rps in all; server log in " + out.resolve("server-grpc-flood.log"));
-        honest = new Honest(server.port(), group, honestSessions, offeredRps, sloNanos, windows, WINDOWS, 1,
+        honest = new Honest(server.port(), group, honestSessions, offeredRps, sloNanos, windows, windowCount, 1,
             "honest-arrivals");
         try (Honest h = honest) {
           settle(server, "the honest sessions alone", h::answered, warmupMillis);
           measure(server, ALONE);
-          flooder = new Flooder(server.port(), windows, WINDOWS);
+          flooder = new Flooder(server.port(), windows, windowCount);
           try (Flooder f = flooder) {
             f.start(floodCalls);
             settle(server, "beside the flood", () -> h.answered() + f.answered(), 0);
@@ -241,13 +274,29 @@ public final class GrpcFloodMain {
             floodServedAll = f.answered();
           }
           // the yardstick: one more honest session of the same appetite, on a connection of its own
-          extra = new Honest(server.port(), group, 1, extraRps, sloNanos, windows, WINDOWS, 2, "extra-arrivals");
+          extra = new Honest(server.port(), group, 1, extraRps, sloNanos, windows, windowCount, 2, "extra-arrivals");
           try (Honest e = extra) {
             settle(server, "beside an honest extra session", () -> h.answered() + e.answered(), 0);
             measure(server, BESIDE_HONEST);
             drained &= e.stop();
           }
           measure(server, ALONE_AFTER);
+          // Alternating: each flood window between two alone windows, a fresh flooding connection
+          // each time, so that a drift of the honest goodput over the run shows as such
+          for (int p = 0; p < pairs; p++) {
+            int floodWindow = pairFlood(p);
+            try (Flooder f = new Flooder(server.port(), windows, windowCount)) {
+              f.start(floodCalls);
+              Thread.sleep(PAIR_SETTLE_MILLIS);
+              measure(server, floodWindow);
+              drained &= f.stop();
+              pairFloodServed[p] = f.count(floodWindow, End.SERVED);
+              pairFloodCalls[p] = Math.round(Arrays.stream(End.values())
+                  .mapToLong(e -> f.count(floodWindow, e)).sum() / (windowNanos / 1e9));
+            }
+            Thread.sleep(PAIR_SETTLE_MILLIS);
+            measure(server, pairAlone(p));
+          }
           drained &= h.stop();
         }
       } finally {
@@ -271,8 +320,8 @@ public final class GrpcFloodMain {
       double seconds = windowNanos / 1e9;
       long[] beside = honest.served(BESIDE_FLOOD);
       long median = median(beside);
-      double[] good = new double[WINDOWS];
-      for (int w = 0; w < WINDOWS; w++) {
+      double[] good = new double[windowCount];
+      for (int w = 0; w < windowCount; w++) {
         good[w] = honest.good(w) / seconds;
       }
       Map<String, Object> row = new LinkedHashMap<>();
@@ -308,6 +357,26 @@ public final class GrpcFloodMain {
       row.put("besideFloodVsAlone", change(good[BESIDE_FLOOD], good[ALONE]));
       row.put("besideFloodVsAloneAfter", change(good[BESIDE_FLOOD], good[ALONE_AFTER]));
       row.put("besideHonestVsAlone", change(good[BESIDE_HONEST], good[ALONE]));
+      if (pairs > 0) {
+        // the alone windows that bracket the flood windows: alone after, then each pair's
+        double aloneSum = good[ALONE_AFTER];
+        double floodSum = 0;
+        double[] alone = new double[pairs];
+        double[] flood = new double[pairs];
+        for (int p = 0; p < pairs; p++) {
+          alone[p] = good[pairAlone(p)];
+          flood[p] = good[pairFlood(p)];
+          aloneSum += alone[p];
+          floodSum += flood[p];
+        }
+        row.put("pairsGoodRpsBesideFlood", perWindow(flood));
+        row.put("pairsGoodRpsAlone", perWindow(alone));
+        row.put("pairsBesideFloodVsBracketingAlone", change(floodSum / pairs, aloneSum / (pairs + 1)));
+        row.put("pairsFloodServed", Arrays.stream(pairFloodServed).mapToObj(Long::toString)
+            .collect(Collectors.joining("/")));
+        row.put("pairsFloodCallsPerSecond", Arrays.stream(pairFloodCalls).mapToObj(Long::toString)
+            .collect(Collectors.joining("/")));
+      }
       row.put("honestServedRps", each(w -> Arrays.stream(honest.served(w)).sum() / seconds));
       row.put("honestEndedInClientPerSecond", each(w -> honest.endedInClient(w) / seconds));
       row.put("honestRefusedPerSecond", each(w -> honest.refused(w) / seconds));
@@ -321,9 +390,9 @@ public final class GrpcFloodMain {
           .collect(Collectors.joining(" "));
     }
 
-    private static String each(IntToDoubleFunction value) {
-      double[] v = new double[WINDOWS];
-      for (int w = 0; w < WINDOWS; w++) {
+    private String each(IntToDoubleFunction value) {
+      double[] v = new double[windowCount];
+      for (int w = 0; w < windowCount; w++) {
         v[w] = value.applyAsDouble(w);
       }
       return perWindow(v);

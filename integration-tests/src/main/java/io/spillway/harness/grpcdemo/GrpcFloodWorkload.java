@@ -304,7 +304,13 @@ final class GrpcFloodWorkload {
     private final ManagedChannel channel;
     private final Windows windows;
     private final WindowCounts counts;
-    private final AtomicLong nextSession = new AtomicLong(FLOOD_SESSIONS_FROM);
+    /**
+     * Shared by every flooder of this JVM: a flooder started after another must not name the
+     * sessions the first left on probation, or it would bring them back (a later request of a
+     * registered session ends its probation) where an inventing client never does.
+     */
+    private static final AtomicLong NEXT_SESSION = new AtomicLong(FLOOD_SESSIONS_FROM);
+    private final AtomicLong invented = new AtomicLong();
     private final AtomicLong answered = new AtomicLong();
     private final AtomicInteger outstanding = new AtomicInteger();
     private volatile boolean stop;
@@ -325,7 +331,8 @@ final class GrpcFloodWorkload {
 
     private void next() {
       int window = windows.current();
-      long session = nextSession.getAndIncrement();
+      long session = NEXT_SESSION.getAndIncrement();
+      invented.incrementAndGet();
       send(channel.newCall(WORK, CallOptions.DEFAULT.withDeadlineAfter(DemoLoad.DEADLINE_MS, TimeUnit.MILLISECONDS)),
           new ClientCall.Listener<>() {
             @Override
@@ -355,7 +362,7 @@ final class GrpcFloodWorkload {
 
     /** Session ids invented so far: one a call. */
     long sessionsInvented() {
-      return nextSession.get() - FLOOD_SESSIONS_FROM;
+      return invented.get();
     }
 
     /** Stops replacing calls and waits until those outstanding have ended; false if not in three deadlines. */
