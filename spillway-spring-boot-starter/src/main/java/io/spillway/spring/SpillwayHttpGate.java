@@ -14,6 +14,7 @@ import io.spillway.api.Ticker;
 import io.spillway.spring.internal.AdmissionEvent;
 import io.spillway.spring.internal.BudgetAbortEvent;
 import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -199,15 +200,30 @@ public final class SpillwayHttpGate implements AutoCloseable {
   /**
    * Decides on a request of {@code endpoint}.
    *
+   * <p>The request's origin ({@link RequestMetadata#origin}) is its connection, {@code remote},
+   * which the client does not choose. Its session id it does choose, and a client that invents one
+   * for every request would register a session with every request; so a credit gate (the default
+   * scheme's) keeps the sessions registered from one origin on probation until they come back, at
+   * most 256 of them at once, and refuses the registering requests beyond that for credit
+   * (BreakwaterServerGate's class comment, "Newcomers"; docs/results/reliability.md, "Session
+   * floods"). An honest session leaves probation with its second request, on whichever connection
+   * that comes. Behind a reverse proxy the connections are the proxy's, shared by its clients, so
+   * the bound holds per proxy connection; where the application honours forwarded headers
+   * ({@code server.forward-headers-strategy}), the remote address is the one they name.
+   *
    * @param header the request's header by name, {@code null} when absent
-   * @param client who sent it (its remote address), for logging a malformed header once
+   * @param remote the connection it came on (remote address and port), or {@code null} if the
+   *     server cannot say: then it names no origin, and its sessions register unbounded, as in the
+   *     paper. The address also names the client when a malformed header is logged once per client.
    */
-  public Admission admit(Endpoint endpoint, Function<String, String> header, String client) {
+  public Admission admit(Endpoint endpoint, Function<String, String> header,
+      InetSocketAddress remote) {
     RequestMetadata request = new RequestMetadata();
     String problem = SpillwayHttpHeaders.readRequest(header, request);
     if (problem != null) {
-      warnOnce(client, problem);
+      warnOnce(remote == null ? null : remote.getHostString(), problem);
     }
+    request.origin(originOf(remote));
     long now = ticker.read();
     if (request.budgetNanos() == Long.MAX_VALUE) {
       switch (noBudget) {
@@ -230,6 +246,18 @@ public final class SpillwayHttpGate implements AutoCloseable {
       offerEvent(a, sampleEvery);
     }
     return a;
+  }
+
+  /**
+   * {@code remote} as an origin: its address's text and its port, packed so that two connections
+   * share an origin only if their addresses' text hashes alike; never 0, which means none.
+   */
+  static long originOf(InetSocketAddress remote) {
+    if (remote == null) {
+      return 0;
+    }
+    return (remote.getHostString().hashCode() & 0xFFFF_FFFFL) << 17 | (long) remote.getPort() << 1
+        | 1;
   }
 
   private Admission rejected(Endpoint endpoint, ServerPermit permit, RequestMetadata request,

@@ -23,7 +23,7 @@ class HttpGateServiceTimeTest {
   private SpillwayHttpGate gate;
 
   private SpillwayHttpGate.Admission admit() {
-    return gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, "c");
+    return gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, null);
   }
 
   /** Serves 400 requests of 2 ms wall time each, reporting {@code cpuWait} for each (or none). */

@@ -46,12 +46,12 @@ class JfrEventsTest {
       recording.enable("io.spillway.Admission");
       recording.enable("io.spillway.BudgetAbort");
       recording.start();
-      SpillwayHttpGate.Admission ok = gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, "c");
+      SpillwayHttpGate.Admission ok = gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, null);
       ok.end(200, null);
-      SpillwayHttpGate.Admission aborted = gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, "c");
+      SpillwayHttpGate.Admission aborted = gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, null);
       aborted.end(503, new BudgetExceededException(7_000_000, 1_000_000));
       delay.set(Duration.ofSeconds(1).toNanos());
-      SpillwayHttpGate.Admission shed = gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, "c");
+      SpillwayHttpGate.Admission shed = gate.admit(gate.endpointFor("/x"), Map.<String, String>of()::get, null);
       assertFalse(shed.isAdmitted());
       recording.stop();
       recording.dump(file);

@@ -44,7 +44,7 @@ class RefusalMetersTest {
   void aRequestRefusedForWantOfABudgetIsCountedAsDropped() {
     SpillwayHttpGate gate = gate(SpillwayProperties.NoBudget.REJECT);
     SpillwayHttpGate.Admission a = gate.admit(gate.endpointFor("/x"),
-        Map.<String, String>of()::get, "c");
+        Map.<String, String>of()::get, null);
     assertFalse(a.isAdmitted());
     assertEquals(1, meter("spillway.requests.rejected", "reason", "budget"));
     assertEquals(1, meter("spillway.requests.completed", "outcome", "dropped"));

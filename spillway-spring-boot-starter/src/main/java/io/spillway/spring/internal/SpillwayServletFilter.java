@@ -19,6 +19,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 
 /**
  * Spillway in front of Spring MVC: decides on each request before any other filter or the
@@ -114,7 +115,7 @@ public final class SpillwayServletFilter implements Filter {
       // clients look for the stream at the origin's path first: name the one it is at
       response.setHeader(SpillwayHttpHeaders.CREDITS, contextPath + HttpCreditStreams.PATH);
     }
-    Admission admission = gate.admit(endpoint, request::getHeader, request.getRemoteAddr());
+    Admission admission = gate.admit(endpoint, request::getHeader, connectionOf(request));
     if (!admission.isAdmitted()) {
       response.setStatus(rejectStatus);
       admission.writeRejectHeaders(response::setHeader);
@@ -192,6 +193,20 @@ public final class SpillwayServletFilter implements Filter {
     response.setStatus(rejectStatus);
     admission.writeAbortHeaders(admission.end(rejectStatus, failure), response::setHeader);
     return true;
+  }
+
+  /**
+   * The connection {@code request} came on, its remote address and port (unresolved: no lookup),
+   * which names its origin to the gate ({@link SpillwayHttpGate#admit}); {@code null} if the
+   * container gives no address.
+   */
+  private static InetSocketAddress connectionOf(HttpServletRequest request) {
+    String address = request.getRemoteAddr();
+    if (address == null) {
+      return null;
+    }
+    int port = request.getRemotePort();
+    return InetSocketAddress.createUnresolved(address, port >= 0 && port <= 0xFFFF ? port : 0);
   }
 
   private static void rethrow(Throwable failure) throws IOException, ServletException {

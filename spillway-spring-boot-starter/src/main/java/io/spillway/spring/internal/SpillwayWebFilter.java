@@ -9,7 +9,6 @@ import io.spillway.spring.SpillwayHttpGate.Admission;
 import io.spillway.spring.SpillwayHttpHeaders;
 import io.spillway.spring.SpillwayProperties;
 import io.spillway.spring.SpillwayReactor;
-import java.net.InetSocketAddress;
 import java.util.function.Consumer;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -89,9 +88,8 @@ public final class SpillwayWebFilter implements WebFilter, Ordered {
       exchange.getResponse().getHeaders().set(SpillwayHttpHeaders.CREDITS,
           contextPath + HttpCreditStreams.PATH);
     }
-    InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
     Admission admission = gate.admit(endpoint, exchange.getRequest().getHeaders()::getFirst,
-        remote == null ? null : remote.getHostString());
+        exchange.getRequest().getRemoteAddress());
     ServerHttpResponse response = exchange.getResponse();
     if (!admission.isAdmitted()) {
       response.setStatusCode(rejectStatus);

@@ -13,6 +13,7 @@ import io.spillway.spring.SpillwayHttpGate;
 import io.spillway.spring.SpillwayHttpHeaders;
 import io.spillway.spring.SpillwayHttpSession;
 import io.spillway.spring.SpillwayProperties;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -34,6 +35,8 @@ class EndpointWindowsTest {
 
   private static final URI SERVER = URI.create("http://orders.example:8080");
   private static final long SLO = 10_000_000;
+  /** The client's connection, the origin its session registers from (on probation at first). */
+  private static final InetSocketAddress CONNECTION = new InetSocketAddress("10.0.0.1", 40_000);
 
   private final VirtualClock clock = new VirtualClock(Long.MAX_VALUE - 10_000_000_000L);
   private final HttpCreditStreams credits = new HttpCreditStreams();
@@ -130,7 +133,7 @@ class EndpointWindowsTest {
           inFlight.add(new Sent(t, path, null));
           continue;
         }
-        SpillwayHttpGate.Admission a = server.admit(e, headers::get, "client");
+        SpillwayHttpGate.Admission a = server.admit(e, headers::get, CONNECTION);
         decisions.merge(a.status(), 1, Integer::sum);
         if (!a.isAdmitted()) {
           Map<String, String> reply = new HashMap<>();
